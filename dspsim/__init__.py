@@ -1,0 +1,46 @@
+"""dspsim: a bit-exact simulator of DSP / NPU integer arithmetic for quantized NN layers.
+
+The public API is re-exported here; see README.md for a tour and ../DESIGN.md for the layout.
+"""
+from .dtypes import IntType, int_type, qint8, quint8, qint16, quint16, qint32
+from .fixedpoint import (
+    Rounding,
+    multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
+    quantize_multiplier,
+    rounding_divide_by_pot,
+    rounding_right_shift,
+    saturate,
+    saturating_rounding_doubling_high_mul,
+    wrap,
+)
+from .quantize import (  # quantize.py
+    QuantizeResult,
+    dequantize,
+    dequantize_linear,
+    dequantize_per_channel,
+    dequantize_per_tensor,
+    dequantize_pof2,
+    pof2_frac_bits,
+    quantize,
+    quantize_linear,
+    quantize_per_channel,
+    quantize_per_tensor,
+    quantize_pof2,
+    tflite_dequantize,
+    tflite_quantize,
+)
+from .requant import Requant  # requant.py
+from .accumulator import Accumulator  # accumulator.py
+from .kernels import conv2d, depthwise_conv2d, fully_connected, relu  # kernels/
+
+__all__ = [
+    "Accumulator", "IntType", "QuantizeResult", "Requant", "Rounding",
+    "conv2d", "depthwise_conv2d", "dequantize", "dequantize_linear", "dequantize_per_channel",
+    "dequantize_per_tensor", "dequantize_pof2", "fully_connected", "int_type",
+    "multiply_by_quantized_multiplier", "multiply_by_quantized_multiplier_int64", "pof2_frac_bits",
+    "qint16", "qint32", "qint8", "quantize", "quantize_linear", "quantize_multiplier",
+    "quantize_per_channel", "quantize_per_tensor", "quantize_pof2", "quint16", "quint8", "relu",
+    "rounding_divide_by_pot", "rounding_right_shift", "saturate",
+    "saturating_rounding_doubling_high_mul", "tflite_dequantize", "tflite_quantize", "wrap",
+]

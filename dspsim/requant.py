@@ -1,0 +1,5 @@
+"""PLACEHOLDER (being written): requantization schemes."""
+
+
+class Requant:  # noqa: D101
+    pass
