@@ -1,0 +1,230 @@
+"""Bit-exact comparison of two tensors, and error against a float model.
+
+:func:`compare` answers "are these integers identical, and if not, where and by how much": the
+number of mismatching elements, the first one (as an index tuple, C order), the largest absolute
+difference in LSB (for integer tensors one code is one LSB) and a histogram of the signed
+differences ``actual - expected``. Float tensors are compared by their bit patterns (``-0.0`` and
+``0.0`` differ, a NaN equals a NaN with the same bits); their differences are reported in units of
+``lsb`` when given (the quantization step), else in float32/float64 ULPs.
+
+:func:`float_error` measures a quantized result against the exact (float) model: bias (mean
+error), RMS and max |error| in LSB, and SQNR in dB.
+
+Both return frozen dataclasses with ``to_dict()`` for ``results.json`` (see ``report.py``).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Signed differences beyond this many LSB are pooled into the ``"<-N"`` / ``">N"`` histogram bins.
+HISTOGRAM_LIMIT = 16
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of a bit-exact comparison of ``actual`` against ``expected``.
+
+    ``max_abs_diff`` and the histogram keys are in LSB (codes) for integer tensors, in ``lsb``
+    units or ULPs for float tensors (``unit`` says which). ``sampled`` describes the subset compared
+    when not every element was (``None``: all of them).
+    """
+
+    name: str
+    shape: tuple
+    count: int
+    mismatches: int
+    first_index: tuple | None = None
+    expected_value: float | int | None = None
+    actual_value: float | int | None = None
+    max_abs_diff: float = 0
+    histogram: dict = field(default_factory=dict)
+    unit: str = "LSB"
+    sampled: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.mismatches == 0
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "shape": list(self.shape),
+            "count": self.count,
+            "mismatches": self.mismatches,
+            "passed": self.passed,
+            "first_index": None if self.first_index is None else list(self.first_index),
+            "expected": self.expected_value,
+            "actual": self.actual_value,
+            "max_abs_diff": self.max_abs_diff,
+            "unit": self.unit,
+            "histogram": dict(self.histogram),
+            "sampled": self.sampled,
+        }
+
+
+def _histogram(diff: np.ndarray) -> dict:
+    """Counts of the nonzero signed differences, beyond +-HISTOGRAM_LIMIT pooled."""
+    d = diff[diff != 0]
+    if d.size == 0:
+        return {}
+    hist = {}
+    lo, hi = d < -HISTOGRAM_LIMIT, d > HISTOGRAM_LIMIT
+    if lo.any():
+        hist[f"<-{HISTOGRAM_LIMIT}"] = int(lo.sum())
+    values, counts = np.unique(d[~lo & ~hi], return_counts=True)
+    hist.update({str(int(v)): int(c) for v, c in zip(values, counts)})
+    if hi.any():
+        hist[f">{HISTOGRAM_LIMIT}"] = int(hi.sum())
+    return hist
+
+
+def _scalar(v):
+    v = v.item()
+    return v if not isinstance(v, float) or math.isfinite(v) else str(v)
+
+
+def compare(expected, actual, name: str = "", *, lsb: float | None = None, sampled: str | None = None) -> Comparison:
+    """Compare two tensors element for element, bit for bit.
+
+    Parameters
+    ----------
+    expected, actual : array_like
+        Same shape. Both integer (compared as exact integers, whatever their widths), or both
+        floating (compared by bit pattern after casting ``actual`` to ``expected``'s dtype).
+    name : str
+        Label carried into the report.
+    lsb : float, optional
+        For float tensors, the quantization step in which to express differences (rounded to the
+        nearest integer for the histogram). Without it, float differences are in ULPs.
+    sampled : str, optional
+        Description of the subset compared, carried into the report.
+
+    Raises
+    ------
+    ValueError
+        If the shapes differ, or one tensor is integer and the other floating.
+    """
+    e, a = np.asarray(expected), np.asarray(actual)
+    if e.shape != a.shape:
+        raise ValueError(f"compare: shapes differ: expected {e.shape}, actual {a.shape}")
+    kinds = {e.dtype.kind, a.dtype.kind}
+    if kinds <= set("iub"):
+        diff = a.astype(np.int64) - e.astype(np.int64)
+        if e.dtype == np.uint64 or a.dtype == np.uint64:  # exact via Python ints
+            diff = np.array([int(y) - int(x) for x, y in zip(e.ravel(), a.ravel())], dtype=object).reshape(e.shape)
+        bad = diff != 0
+        mag = np.abs(diff)
+        unit = "LSB"
+        hist_diff = diff
+    elif kinds <= set("f"):
+        a = a.astype(e.dtype)
+        bits = np.dtype(f"i{e.dtype.itemsize}")
+        eb, ab = e.view(bits).astype(np.int64), a.view(bits).astype(np.int64)
+        bad = eb != ab
+        if lsb:
+            with np.errstate(invalid="ignore", over="ignore"):
+                d = (a.astype(np.float64) - e.astype(np.float64)) / lsb
+            d = np.where(bad & ~np.isfinite(d), np.inf, np.where(bad, d, 0.0))
+            mag = np.abs(d)
+            hist_diff = np.where(np.isfinite(d), np.rint(d), np.sign(d) * (HISTOGRAM_LIMIT + 1)).astype(np.int64)
+            hist_diff = np.where(bad & (hist_diff == 0), np.sign(d).astype(np.int64), hist_diff)
+            unit = "LSB"
+        else:
+            # ULP distance: map sign-magnitude bit patterns onto a monotonic integer line
+            mask = np.int64(2 ** (8 * e.dtype.itemsize - 1) - 1)
+            eo = np.where(eb < 0, -(eb & mask), eb & mask)
+            ao = np.where(ab < 0, -(ab & mask), ab & mask)
+            hist_diff = ao - eo
+            mag = np.abs(hist_diff)
+            unit = "ULP"
+        diff = hist_diff
+    else:
+        raise ValueError(f"compare: cannot compare {e.dtype} with {a.dtype} (integer with float)")
+    n_bad = int(np.count_nonzero(bad))
+    first = None
+    ev = av = None
+    if n_bad:
+        flat = int(np.flatnonzero(np.asarray(bad).ravel())[0])
+        first = tuple(int(i) for i in np.unravel_index(flat, e.shape)) if e.ndim else ()
+        ev, av = _scalar(e.ravel()[flat]), _scalar(a.ravel()[flat])
+    max_abs = 0
+    if n_bad:
+        m = np.max(np.asarray(mag)[np.asarray(bad)])
+        max_abs = int(m) if unit == "LSB" and kinds <= set("iub") else float(m) if math.isfinite(m) else "inf"
+    return Comparison(
+        name=name,
+        shape=tuple(e.shape),
+        count=int(e.size),
+        mismatches=n_bad,
+        first_index=first,
+        expected_value=ev,
+        actual_value=av,
+        max_abs_diff=max_abs,
+        histogram=_histogram(np.asarray(diff, dtype=np.int64)) if n_bad else {},
+        unit=unit,
+        sampled=sampled,
+    )
+
+
+@dataclass(frozen=True)
+class FloatError:
+    """Error of a quantized result against the float model, in LSB of the result's scale.
+
+    ``mean_lsb`` is the bias (signed mean error), ``rms_lsb`` and ``max_abs_lsb`` its spread;
+    ``sqnr_db`` = 10 log10(sum(exact^2) / sum(error^2)) (``None`` when the error is exactly 0).
+    ``saturated`` counts elements whose exact value lies outside the representable range (their
+    error is measured against the clamped exact value, so it reports rounding only).
+    """
+
+    count: int
+    mean_lsb: float
+    rms_lsb: float
+    max_abs_lsb: float
+    sqnr_db: float | None
+    saturated: int = 0
+
+    def to_dict(self) -> dict:
+        return {
+            "count": self.count,
+            "mean_lsb": self.mean_lsb,
+            "rms_lsb": self.rms_lsb,
+            "max_abs_lsb": self.max_abs_lsb,
+            "sqnr_db": self.sqnr_db,
+            "saturated": self.saturated,
+        }
+
+
+def float_error(approx, exact, lsb, lo: float | None = None, hi: float | None = None) -> FloatError:
+    """Error of ``approx`` (real values of a quantized tensor) against ``exact`` (the float model).
+
+    ``lsb`` is the quantization step (scalar, or broadcastable per channel). If ``lo``/``hi`` are
+    given, ``exact`` is clamped to them first and the clamped count is reported as ``saturated``.
+    SQNR uses the unclamped signal power.
+    """
+    x = np.asarray(exact, dtype=np.float64)
+    y = np.asarray(approx, dtype=np.float64)
+    sat = 0
+    ref = x
+    if lo is not None or hi is not None:
+        ref = np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi)
+        sat = int(np.count_nonzero(ref != x))
+    err = (y - ref) / np.asarray(lsb, dtype=np.float64)
+    n = int(err.size)
+    if n == 0:
+        return FloatError(0, 0.0, 0.0, 0.0, None, 0)
+    noise = float(np.sum((y - ref) ** 2))
+    signal = float(np.sum(x**2))
+    sqnr = None if noise == 0 else (10 * math.log10(signal / noise) if signal > 0 else -math.inf)
+    if sqnr is not None and not math.isfinite(sqnr):
+        sqnr = None
+    return FloatError(
+        count=n,
+        mean_lsb=float(np.mean(err)),
+        rms_lsb=float(np.sqrt(np.mean(err**2))),
+        max_abs_lsb=float(np.max(np.abs(err))),
+        sqnr_db=sqnr,
+        saturated=sat,
+    )
