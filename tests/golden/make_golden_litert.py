@@ -147,6 +147,52 @@ def rand_int8(rng, shape, lo=-128, hi=127):
     return rng.integers(lo, hi + 1, size=shape).astype(np.int8)
 
 
+def haz(v):
+    """std::round on doubles (ties away from zero), exact."""
+    r = np.trunc(v)
+    return r + np.sign(v) * (np.abs(v - r) >= 0.5)
+
+
+def quantize_multiplier(m):
+    """TFLite QuantizeMultiplier(double), for crafting only (the tests use dspsim's)."""
+    if m == 0:
+        return 0, 0
+    q, e = np.frexp(m)
+    qf = int(haz(q * 2.0 ** 31))
+    if qf == 2 ** 31:
+        qf, e = qf // 2, e + 1
+    return (0, 0) if e < -31 else (qf, int(e))
+
+
+def mbqm(acc, m, shift):
+    """MultiplyByQuantizedMultiplier, default (double-rounding) build, int64 numpy, for crafting."""
+    x = acc.astype(np.int64) * (1 << max(shift, 0))
+    ab = x * m
+    num = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+    h = np.where(num >= 0, num >> 31, -((-num) >> 31))
+    e = max(-shift, 0)
+    mask = (1 << e) - 1
+    return (h >> e) + ((h & mask) > (mask >> 1) + (h < 0))
+
+
+def splitting_accs(rng, rules, lo, hi, n):
+    """``n`` accumulators in +-[lo, hi] on which the first rule disagrees with at least one other.
+
+    ``rules`` are functions acc (int64 array) -> output; half of the result disagrees with
+    ``rules[1]``, the rest with any of the others, so every rule is refuted by some vector.
+    """
+    found = {k: [] for k in range(1, len(rules))}
+    for _ in range(200):
+        acc = rng.integers(lo, hi, size=200_000) * rng.choice([-1, 1], size=200_000)
+        want = rules[0](acc)
+        for k in found:
+            found[k].extend(acc[rules[k](acc) != want][:n].tolist())
+        if all(len(v) >= n for v in found.values()):
+            break
+    picks = [found[1 + (i % len(found))][i // len(found)] for i in range(n)]
+    return np.array(picks, np.int64)
+
+
 class Store:
     """Collects the cases of one op and writes them to one npz."""
 
@@ -284,6 +330,23 @@ def fc_cases():
             weighted_op(st, base_small, f"{tag}_{act.lower()}",
                         **common(4, 64, 16, pc, np.float32(0.05), sw(16), np.float32(0.03) if act != "RELU_N1_TO_1"
                                  else np.float32(0.011), zp_out=-20), act=act)
+    # product order and float width: batch 0 is all input_zp, so its accumulators are the bias,
+    # chosen where round(acc * (double(s_in)*s_w/s_out)) differs from the float32-product and
+    # float32-arithmetic variants
+    for pc in (False, True):
+        s_in, s_out = np.float32(0.0013), np.float32(1.37)
+        s_w = rand_scale(rng, 1e-4, 1.2e-4, 16) if pc else np.full(16, rand_scale(rng, 1e-4, 1.2e-4), np.float32)
+        bias = []
+        for c in range(16):
+            md = float(s_in) * float(s_w[c]) / float(s_out)
+            mf = float(np.float32(s_in * s_w[c])) / float(s_out)
+            rules = [lambda a, m=md: haz(a * m), lambda a, m=mf: haz(a * m),
+                     lambda a, m=md: haz(np.float32(a) * np.float32(m))]
+            bias.append(splitting_accs(rng, rules, int(20 / md), min(int(110 / md), 2 ** 30), 1)[0])
+        case = common(4, 64, 16, pc, s_in, s_w if pc else s_w[0], s_out, zp_in=-3, zp_out=0)
+        case["x"][0] = -3
+        case["bias"] = np.array(bias, np.int32)
+        weighted_op(st, base_small, f"{'pc' if pc else 'pt'}_crafted_product_order", **case)
     # per-tensor weights with a non-zero weight zero point (applied as weights_offset)
     weighted_op(st, base_small, "pt_weight_zp", **dict(common(4, 64, 16, False, np.float32(0.03),
                                                                 np.float32(0.004), np.float32(0.2)), zp_w=7))
@@ -330,6 +393,21 @@ def conv_like_cases(op_name, geoms):
                         w=rand_int8(rng, w_shape, wlo, whi), bias=rng.integers(blo, bhi + 1, n_ch).astype(np.int32),
                         s_in=s_in, zp_in=zp_in, s_w=s_w, zp_w=0, s_out=s_out, zp_out=zp_out, act=act)
 
+        if gname in ("k1_s1", "m3_same"):
+            # all-zp input: acc = bias; biases where MBQM with M from double(s_in)*s_w/s_out differs
+            # from M derived from the float32 product f32(s_in*s_w)/s_out
+            s_in, s_out = np.float32(0.0013), np.float32(1.37)
+            s_w = rand_scale(rng, 1e-4, 1.2e-4, n_ch)
+            bias = []
+            for c in range(n_ch):
+                md = quantize_multiplier(float(s_in) * float(s_w[c]) / float(s_out))
+                mf = quantize_multiplier(float(np.float32(s_in * s_w[c])) / float(s_out))
+                rules = [lambda a, q=md: mbqm(a, *q), lambda a, q=mf: mbqm(a, *q)]
+                real = float(s_in) * float(s_w[c]) / float(s_out)
+                bias.append(splitting_accs(rng, rules, int(20 / real), min(int(110 / real), 2 ** 30), 1)[0])
+            weighted_op(st, base, f"{gname}_crafted_product_order", x=np.full(x_shape, -4, np.int8),
+                        w=rand_int8(rng, w_shape), bias=np.array(bias, np.int32), s_in=s_in, zp_in=-4,
+                        s_w=s_w, zp_w=0, s_out=s_out, zp_out=0)
         typical_out = float(np.sqrt(taps) * 0.05 * 60 * 0.01)  # rough output std for s_in 0.05, s_w 0.01
         case("random", np.float32(0.05), rand_scale(rng, 5e-3, 2e-2, n_ch), np.float32(typical_out / 40))
         case("ties", pot(-4), np.float32(2.0 ** -rng.integers(3, 8, n_ch)), pot(-5), zp_in=0, zp_out=0,
@@ -425,6 +503,16 @@ def relu_cases(kind):
         ("tiny", np.float32(1e-9), 0, np.float32(10.0), 5),             # multiplier 1e-10 -> 0
         ("shrink", np.float32(0.0371), -128, np.float32(0.1113), 17),
     ]
+    # scales where M from f32(s_in / s_out) and from the double quotient give different outputs
+    v = np.arange(0, 128)  # zp_in = 0: the values that pass the ReLU
+    for _ in range(200_000):
+        s_in, s_out = rand_scale(rng, 0.01, 0.1), rand_scale(rng, 0.01, 0.1)
+        hi = 127 if kind == "relu" else min(127, -128 + int(haz(float(np.float32(np.float32(6) / s_out)))))
+        a = np.clip(mbqm(v, *quantize_multiplier(float(np.float32(s_in / s_out)))) - 128, -128, hi)
+        b = np.clip(mbqm(v, *quantize_multiplier(float(s_in) / float(s_out))) - 128, -128, hi)
+        if np.any(a != b):
+            cases.append(("crafted_float_divide", s_in, 0, s_out, -128))
+            break
     for name, s_in, zp_in, s_out, zp_out in cases:
         elementwise_case(st, base, name, [full()], [s_in], [zp_in], s_out, zp_out)
     st.write()
