@@ -1,5 +1,358 @@
-"""PLACEHOLDER (being written): requantization schemes."""
+"""Requantization: from a wide integer accumulator to the output integer type.
+
+One frozen value type, :class:`Requant`, names a scheme and holds its parameters (one value, or one
+per output channel). :func:`requantize` is the one place where requantization happens; every kernel
+calls its numba core (:func:`_requantize_value`) on each accumulator.
+
+Schemes (``Requant.scheme``) and their exact arithmetic, ``acc`` being the accumulator after the
+bias (SEMANTICS 2, 5, 6, 7):
+
+``"double"``  TFLite default / gemmlowp / CMSIS-NN: ``MultiplyByQuantizedMultiplier(acc, M, shift)``
+              with two roundings (SRDHM ties toward +inf, then RoundingDivideByPOT ties away from
+              zero), ``+ zp``, clamp.
+``"single"``  ``TFLITE_SINGLE_ROUNDING``: ``(acc*M + 2^(30-shift)) >> (31-shift)``, one rounding, ties
+              toward +inf, ``+ zp``, clamp.
+``"shift"``   power-of-two DSP scale: ``acc * 2^shift`` (``shift < 0`` is a right shift) rounded by a
+              :class:`~dspsim.fixedpoint.Rounding` tie rule, ``+ zp``, clamp. A left shift cannot
+              lose anything: the value is exact, only the final clamp saturates.
+``"fbgemm"``  PyTorch/FBGEMM ``ReQuantizeOutput``: int32 bias ``raw_f = float(acc)``; float bias
+              ``raw_f = f32(float(acc) + f32(bias / act_times_w))``; ``lrintf(f32(raw_f * C_mult))``
+              (ties to even) ``+ zp``, clamp.
+``"onnxruntime"`` / ``"xnnpack"``  MLAS ``MlasRequantizeOutput`` and XNNPACK fp32: ``f32(float(acc) *
+              scale)``, ties to even, ``+ zp`` after rounding, clamp (the engines clamp in float to
+              ``[qmin - zp, qmax - zp]`` before rounding, which gives the same integers).
+``"onnx-reference"``  ONNX's Python reference: ``D = float64(acc) * float64(scale)``, ``D += zp``
+              BEFORE rounding (float64), ``rint`` (ties to even), clip. An odd zp moves ties.
+
+``float(acc)`` is the int-to-float32 conversion (round to nearest even above 2^24). Float-scale
+schemes take the accumulator as the engine's int32 holds it. The fixed-point schemes take an int32:
+an accumulator wider than 32 bits is saturated to int32 first (a DSP's saturating store), and
+:func:`requantize` counts that.
+
+Extension point: an engine whose kernel requantizes differently for one op (LiteRT's FULLY_CONNECTED
+is suspected of this, see docs/engines.md) gets a new scheme name here and a branch in
+:func:`_requantize_value`; :meth:`Requant.from_scales` maps ``(engine, op)`` to it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .dtypes import int_type
+from .fixedpoint import (
+    INT32_MAX,
+    INT32_MIN,
+    Rounding,
+    _mbqm_double,
+    _mbqm_single,
+    _rounding_right_shift,
+    _saturate,
+    _wrap,
+    as_int_array,
+    quantize_multiplier,
+    rounding_mode,
+)
+
+SCHEMES = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack", "onnx-reference")
+_CODE = {"double": 0, "single": 1, "shift": 2, "fbgemm": 3, "onnxruntime": 4, "xnnpack": 4,
+         "onnx-reference": 5}
+ENGINES = ("tflite", "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack")
+OPS = ("conv", "depthwise", "fully_connected", "relu")
+_FLOAT_LIMIT = float(1 << 40)  # beyond any output range; keeps float -> int conversion defined
 
 
-class Requant:  # noqa: D101
-    pass
+@dataclass(frozen=True)
+class Requant:
+    """A requantization scheme and its parameters (tuples: one value or one per output channel).
+
+    Build one with :meth:`fixed_point`, :meth:`shift_only`, :meth:`float_scale` or
+    :meth:`from_scales`; the fields are read-only and printable, so a run is reproducible from it.
+
+    Attributes
+    ----------
+    scheme : str
+        One of ``"double"``, ``"single"``, ``"shift"``, ``"fbgemm"``, ``"onnxruntime"``,
+        ``"xnnpack"``, ``"onnx-reference"`` (see the module docstring for the arithmetic).
+    multiplier, shift : tuple of int
+        Q31 multiplier in [0, 2^31) and shift in [-31, 30] (> 0 = left) for the fixed-point
+        schemes; ``shift`` in [-63, 31] alone for ``"shift"``.
+    scale : tuple of float
+        The float multiplier as the engine holds it (a float32 value; float64 for onnx-reference).
+    act_times_w : tuple of float
+        FBGEMM's ``f32(s_in * s_w)``, by which a float bias is divided.
+    rounding : Rounding
+        Tie rule of the ``"shift"`` scheme.
+    """
+
+    scheme: str
+    multiplier: tuple = ()
+    shift: tuple = ()
+    scale: tuple = ()
+    act_times_w: tuple = ()
+    rounding: Rounding = Rounding.HALF_AWAY_FROM_ZERO
+
+    @classmethod
+    def fixed_point(cls, multiplier, shift, rounding="double") -> "Requant":
+        """TFLite ``MultiplyByQuantizedMultiplier``; ``rounding`` "double" (default build) or "single"."""
+        func = "Requant.fixed_point"
+        if rounding not in ("double", "single"):
+            raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
+        m = as_int_array(multiplier, func, "multiplier", 0, INT32_MAX).reshape(-1)
+        s = as_int_array(shift, func, "shift", -31, 30).reshape(-1)
+        if m.size == 0 or s.size == 0 or (m.size != s.size and 1 not in (m.size, s.size)):
+            raise ValueError(f"{func}: multiplier ({m.size}) and shift ({s.size}) must have one value or "
+                             "equal lengths")
+        m, s = np.broadcast_arrays(m, s)
+        return cls(rounding, tuple(int(v) for v in m), tuple(int(v) for v in s))
+
+    @classmethod
+    def shift_only(cls, shift, rounding="half_away_from_zero") -> "Requant":
+        """Power-of-two scale ``2^shift`` (``shift < 0`` = right shift, in [-63, 31]) rounded by ``rounding``.
+
+        ``rounding`` is a :class:`Rounding` tie rule: ``half_up`` (ARM ``VRSHL``, ``(x + 2^(s-1)) >> s``),
+        ``half_away_from_zero`` (gemmlowp ``RoundingDivideByPOT``), ``half_to_even``, ``floor``
+        (plain ``>>``) or ``toward_zero``.
+        """
+        func = "Requant.shift_only"
+        mode = rounding_mode(rounding, func)
+        s = as_int_array(shift, func, "shift", -63, 31).reshape(-1)
+        if s.size == 0:
+            raise ValueError(f"{func}: shift must not be empty")
+        return cls("shift", (), tuple(int(v) for v in s), rounding=mode)
+
+    @classmethod
+    def float_scale(cls, scale, engine="onnxruntime", act_times_w=None) -> "Requant":
+        """A float-scale scheme with the engine's stored multiplier ``scale`` (float32, float64 for
+        onnx-reference) and, for FBGEMM float bias, ``act_times_w``."""
+        func = "Requant.float_scale"
+        if engine not in ("fbgemm", "onnxruntime", "xnnpack", "onnx-reference"):
+            raise ValueError(f"{func}: engine must be 'fbgemm', 'onnxruntime', 'xnnpack' or 'onnx-reference', "
+                             f"got {engine!r}")
+        sc = _float_array(scale, func, "scale")
+        if engine != "onnx-reference":
+            sc = sc.astype(np.float32)
+        atw = () if act_times_w is None else tuple(float(v) for v in _float_array(act_times_w, func,
+                                                                                   "act_times_w").astype(np.float32))
+        return cls(engine, scale=tuple(float(v) for v in sc), act_times_w=atw)
+
+    @classmethod
+    def from_scales(cls, input_scale, weight_scale, output_scale, engine="tflite", op="conv",
+                    rounding="double") -> "Requant":
+        """Derive the scheme's parameters from float scales exactly as the engine's prepare step does.
+
+        Every scale is first rounded to float32 (all engines store scales as float32).
+
+        * ``engine="tflite"`` / ``"cmsis-nn"`` (fixed point, ``rounding`` "double" or "single";
+          SEMANTICS 3): ``QuantizeMultiplier`` of ``double(s_in)*double(s_w[c])/double(s_out)`` for
+          ``op`` "conv", "depthwise" and per-channel "fully_connected" (``weight_scale`` an array);
+          ``double(f32(s_in*s_w))/double(s_out)`` for per-tensor "fully_connected" (scalar
+          ``weight_scale``); ``double(f32(s_in/s_out))`` for "relu" (``weight_scale`` ignored).
+        * ``"fbgemm"``: ``act_times_w = f32(s_in*s_w[c])``, ``scale = f32(act_times_w/s_out)``.
+        * ``"onnxruntime"``, ``"xnnpack"``, ``"onnx-reference"``: ``scale = f32(f32(s_in*s_w[c])/s_out)``
+          (onnx-reference then multiplies in float64).
+        """
+        func = "Requant.from_scales"
+        if engine not in ENGINES:
+            raise ValueError(f"{func}: engine must be one of {ENGINES}, got {engine!r}")
+        if op not in OPS:
+            raise ValueError(f"{func}: op must be one of {OPS}, got {op!r}")
+        s_in = _float_array(input_scale, func, "input_scale").astype(np.float32)
+        s_out = _float_array(output_scale, func, "output_scale").astype(np.float32)
+        if s_in.size != 1 or s_out.size != 1:
+            raise ValueError(f"{func}: input_scale and output_scale must be scalars")
+        s_in, s_out = s_in[0], s_out[0]
+        if op == "relu":
+            s_w = np.ones(1, np.float32)
+            per_channel = False
+        else:
+            if weight_scale is None:
+                raise ValueError(f"{func}: weight_scale is required for op {op!r}")
+            per_channel = np.ndim(weight_scale) > 0
+            s_w = _float_array(weight_scale, func, "weight_scale").astype(np.float32)
+        if engine in ("tflite", "cmsis-nn"):
+            if op == "relu":
+                real = np.float64(np.float32(s_in / s_out))
+                real = np.atleast_1d(real)
+            elif op == "fully_connected" and not per_channel:
+                real = np.float64(np.float32(s_in * s_w)) / np.float64(s_out)
+            else:
+                real = np.float64(s_in) * s_w.astype(np.float64) / np.float64(s_out)
+            m, s = quantize_multiplier(np.asarray(real, np.float64).reshape(-1), rounding)
+            return cls.fixed_point(m, s, rounding)
+        prod = (s_in * s_w).astype(np.float32)  # float32 * float32, rounded once
+        scale = (prod / s_out).astype(np.float32)
+        return cls.float_scale(scale, engine, prod if engine == "fbgemm" else None)
+
+    @property
+    def channels(self) -> int:
+        """Number of parameter values (1 = per tensor)."""
+        return max(len(self.multiplier), len(self.shift), len(self.scale), 1)
+
+    def arrays(self, n: int, func: str):
+        """Parameters broadcast to ``n`` channels: (code, mult, shift, scale, act_times_w, rounding)."""
+        if self.channels not in (1, n):
+            raise ValueError(f"{func}: requantization has {self.channels} per-channel values but the "
+                             f"output has {n} channels")
+
+        def full(t, dtype):
+            a = np.asarray(t if len(t) else (0,), dtype=dtype)
+            return np.ascontiguousarray(np.broadcast_to(a, (n,)))
+
+        return (_CODE[self.scheme], full(self.multiplier, np.int64), full(self.shift, np.int64),
+                full(self.scale, np.float64), full(self.act_times_w, np.float32), int(self.rounding))
+
+
+def _float_array(value, func, name):
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
+        raise TypeError(f"{func}: {name} must be a float or a float array, got {arr.dtype}")
+    arr = arr.astype(np.float64).reshape(-1)
+    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+        raise ValueError(f"{func}: {name} must be finite and positive")
+    return arr
+
+
+# --------------------------------------------------------------------------------------------
+# numba core
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _float_to_int_hte(v):
+    """Round a float to the nearest integer, ties to even (lrintf / rint), clamped to +-2^40 first."""
+    v = min(max(v, -_FLOAT_LIMIT), _FLOAT_LIMIT)
+    return np.int64(np.rint(v))
+
+
+@njit(cache=True, inline="always")
+def _requantize_value(acc, code, mult, shift, scale, fbias, has_fbias, rounding, zp):
+    """The requantized value before the activation clamp (output zero point included).
+
+    ``acc`` is the accumulator (int64 holding the accumulator's value), ``fbias`` the FBGEMM float
+    bias term ``f32(bias / act_times_w)``. Never raises.
+    """
+    if code <= 1:  # fixed point: the C kernels take an int32
+        a = _saturate(acc, 32)
+        if code == 0:
+            return _mbqm_double(a, mult, shift) + zp
+        return _mbqm_single(a, mult, shift) + zp
+    if code == 2:
+        if shift >= 0:  # exact: |acc| >= 2^31 lies beyond every output range either way
+            return (_saturate(acc, 32) << shift) + zp
+        return _rounding_right_shift(acc, -shift, rounding) + zp
+    if code == 5:  # onnx-reference: float64, zero point added before rounding
+        d = np.float64(acc) * scale + np.float64(zp)
+        return _float_to_int_hte(d)
+    raw = np.float32(acc)
+    if code == 3 and has_fbias:
+        raw = np.float32(raw + fbias)
+    y = np.float32(raw * np.float32(scale))
+    return _float_to_int_hte(np.float64(y)) + zp
+
+
+@njit(cache=True)
+def _requantize_2d(s, row_term, col_term, exact_bits, acc_bits, code, mult, shift, scale, fbias, has_fbias,
+                   rounding, zp, lo, hi, out):
+    """Finish accumulators and requantize: ``out[m, n] = clamp(requant(acc), lo, hi)`` where
+
+    ``acc = wrap(wrap(s[m, n] + row_term[m, g] + col_term[n], exact_bits), acc_bits)``, ``g`` the
+    group of channel ``n`` (``row_term`` is (M, G), or (1, G) for one row shared by all).
+
+    The gemm fast path hands over ``s`` = raw products summed modulo 2^32 plus the zero-point and
+    bias terms; the caller guarantees that wrapping to ``exact_bits`` recovers the accumulator's
+    value modulo 2^acc_bits (see accumulator.py). With zero terms and 64/64 bits, ``acc = s``.
+    Returns (outputs clamped low, clamped high, accumulators saturated to int32 by a fixed-point scheme).
+    """
+    n_lo = 0
+    n_hi = 0
+    n_sat = 0
+    n_groups = row_term.shape[1]
+    group_size = s.shape[1] // n_groups
+    shared_row = row_term.shape[0] == 1
+    for i in range(s.shape[0]):
+        ri = 0 if shared_row else i
+        for g in range(n_groups):
+            r = row_term[ri, g]
+            for j in range(g * group_size, (g + 1) * group_size):
+                a = _wrap(_wrap(np.int64(s[i, j]) + r + col_term[j], exact_bits), acc_bits)
+                if code <= 1 and (a > INT32_MAX or a < INT32_MIN):
+                    n_sat += 1
+                v = _requantize_value(a, code, mult[j], shift[j], scale[j], fbias[j], has_fbias, rounding, zp)
+                if v < lo:
+                    v = lo
+                    n_lo += 1
+                elif v > hi:
+                    v = hi
+                    n_hi += 1
+                out[i, j] = v
+    return n_lo, n_hi, n_sat
+
+
+# --------------------------------------------------------------------------------------------
+# public
+# --------------------------------------------------------------------------------------------
+def output_range(out_dtype, act_min, act_max, func):
+    """(IntType, lo, hi): the output type and the activation clamp, checked against each other."""
+    t = int_type(out_dtype, func, allowed={k: v for k, v in _OUT_TYPES.items()})
+    lo = t.min if act_min is None else int(as_int_array(act_min, func, "act_min", t.min, t.max))
+    hi = t.max if act_max is None else int(as_int_array(act_max, func, "act_max", t.min, t.max))
+    if lo > hi:
+        raise ValueError(f"{func}: act_min ({lo}) must not exceed act_max ({hi})")
+    return t, lo, hi
+
+
+_OUT_TYPES = {name: int_type(name) for name in ("int8", "uint8", "int16", "qint8", "quint8", "qint16")}
+
+
+def float_bias_term(bias, requant: Requant, n: int, func: str):
+    """FBGEMM's per-channel float bias term ``f32(bias / act_times_w)`` (float32 division)."""
+    if requant.scheme != "fbgemm" or not requant.act_times_w:
+        raise ValueError(f"{func}: a float bias needs requant='fbgemm' with act_times_w (from_scales)")
+    b = np.asarray(bias)
+    if b.ndim != 1 or b.size != n:
+        raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
+    atw = np.broadcast_to(np.asarray(requant.act_times_w, np.float32), (n,))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.ascontiguousarray((b.astype(np.float32) / atw).astype(np.float32))
+
+
+def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max=None, *, out_dtype="int8",
+               float_bias=None, axis=-1):
+    """Requantize accumulators: the scheme of ``requant``, ``+ output_zero_point``, clamp, cast.
+
+    Parameters
+    ----------
+    acc : integer array (int64 range)
+        Accumulators after the bias. Per-channel parameters run along ``axis`` (default last).
+    requant : Requant
+    output_zero_point : int, inside ``out_dtype``
+    act_min, act_max : int, optional
+        Activation clamp (default the full range of ``out_dtype``); ``act_min > act_max`` is refused.
+    out_dtype : "int8" | "uint8" | "int16"
+    float_bias : float array, optional
+        FBGEMM float bias (one per channel), added as ``f32(float(acc) + f32(bias / act_times_w))``.
+
+    Returns an array of ``out_dtype``. Saturation: only the final clamp (and, for the fixed-point
+    schemes, int32 saturation of a wider accumulator).
+    """
+    func = "requantize"
+    if not isinstance(requant, Requant):
+        raise TypeError(f"{func}: requant must be a Requant, got {type(requant).__name__}")
+    t, lo, hi = output_range(out_dtype, act_min, act_max, func)
+    zp = int(as_int_array(output_zero_point, func, "output_zero_point", t.min, t.max))
+    a = as_int_array(acc, func, "acc")
+    if a.ndim == 0:
+        a = a.reshape(1)
+    a = np.moveaxis(a, axis, -1)
+    shape = a.shape
+    a2 = np.ascontiguousarray(a.reshape(-1, shape[-1]))
+    n = shape[-1]
+    code, mult, shift, scale, _, rnd = requant.arrays(n, func)
+    fb = np.zeros(n, np.float32) if float_bias is None else float_bias_term(float_bias, requant, n, func)
+    out = np.empty(a2.shape, t.dtype)
+    _requantize_2d(a2, np.zeros((1, 1), np.int64), np.zeros(n, np.int64), 64, 64, code, mult, shift, scale, fb,
+                   float_bias is not None, rnd, zp, lo, hi, out)
+    out = np.moveaxis(out.reshape(shape), -1, axis)
+    if np.ndim(acc) == 0:
+        return int(out.reshape(-1)[0])
+    return out

@@ -1,0 +1,286 @@
+"""Shared by the kernels: argument checking, padding geometry, im2col, and the accumulate-requantize driver.
+
+The driver :func:`run` is where every matrix-shaped kernel (fully connected, conv, depthwise) meets
+the accumulator model and the requantization: it bounds the accumulator, picks the fast path (gemm
+or a direct int64 loop, finished modulo 2^32 or exactly, see ``dspsim.accumulator``) or the checked
+MAC-by-MAC kernel, and requantizes in one pass (``dspsim.requant._requantize_2d``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..accumulator import Accumulator, KernelStats, _mac_conv
+from ..fixedpoint import as_int_array
+from ..requant import Requant, _requantize_2d, float_bias_term, output_range
+
+_ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+# --------------------------------------------------------------------------------------------
+# argument checking
+# --------------------------------------------------------------------------------------------
+def check_tensor(a, func, name, ndim=None, allowed=_ACT_TYPES):
+    """``a`` as a numpy array of one of the ``allowed`` dtypes (and rank ``ndim``), else TypeError/ValueError."""
+    arr = np.asarray(a)
+    if arr.dtype not in allowed:
+        raise TypeError(f"{func}: {name} must have dtype {' or '.join(str(d) for d in allowed)}, got {arr.dtype}")
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{func}: {name} must have rank {ndim}, got shape {arr.shape}")
+    if arr.size == 0:
+        raise ValueError(f"{func}: {name} must not be empty, got shape {arr.shape}")
+    return arr
+
+
+def zero_point(value, dtype, func, name):
+    """A zero point as an int inside the range of ``dtype``."""
+    info = np.iinfo(dtype)
+    zp = as_int_array(value, func, name, int(info.min), int(info.max))
+    if zp.ndim != 0:
+        raise ValueError(f"{func}: {name} must be a scalar")
+    return int(zp)
+
+
+def pair(value, func, name, lo=1):
+    """An int or a pair (h, w) of ints, each >= ``lo``."""
+    vals = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value
+    try:
+        vals = tuple(vals)
+    except TypeError:
+        raise TypeError(f"{func}: {name} must be an int or a pair of ints, got {value!r}") from None
+    if len(vals) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in vals):
+        raise TypeError(f"{func}: {name} must be an int or a pair of ints, got {value!r}")
+    if any(v < lo for v in vals):
+        raise ValueError(f"{func}: {name} must be >= {lo}, got {value!r}")
+    return int(vals[0]), int(vals[1])
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Output size and padding of a 2-D window op (TFLite's index rule, SEMANTICS 3).
+
+    ``in_y = out_y * stride_h - pad_top + dilation_h * filter_y`` (same for x); taps outside the
+    input contribute an exact zero.
+    """
+
+    out_h: int
+    out_w: int
+    stride: tuple
+    dilation: tuple
+    pad_top: int
+    pad_left: int
+
+
+def geometry(in_hw, k_hw, stride, padding, dilation, func) -> Geometry:
+    """Resolve ``padding`` ("VALID", "SAME", an int, (ph, pw) or ((top, bottom), (left, right))).
+
+    "SAME" follows TFLite/TensorFlow: ``out = ceil(in / stride)``, total padding
+    ``max((out - 1) * stride + (k - 1) * dilation + 1 - in, 0)``, the odd pixel at the bottom/right.
+    """
+    stride = pair(stride, func, "stride")
+    dilation = pair(dilation, func, "dilation")
+    eff = [(k - 1) * d + 1 for k, d in zip(k_hw, dilation)]
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            pads = [(0, 0), (0, 0)]
+        elif mode == "SAME":
+            pads = []
+            for n, e, s in zip(in_hw, eff, stride):
+                out = -(-n // s)
+                total = max((out - 1) * s + e - n, 0)
+                pads.append((total // 2, total - total // 2))
+        else:
+            raise ValueError(f"{func}: padding must be 'VALID', 'SAME' or explicit, got {padding!r}")
+    else:
+        try:
+            if isinstance(padding, (int, np.integer)) or all(isinstance(p, (int, np.integer)) for p in padding):
+                ph, pw = pair(padding, func, "padding", lo=0)
+                pads = [(ph, ph), (pw, pw)]
+            else:
+                pads = [pair(p, func, "padding", lo=0) for p in padding]
+                if len(pads) != 2:
+                    raise TypeError
+        except TypeError:
+            raise TypeError(f"{func}: padding must be 'VALID', 'SAME', an int, (ph, pw) or "
+                            f"((top, bottom), (left, right)), got {padding!r}") from None
+    outs = [(n + a + b - e) // s + 1 for n, (a, b), e, s in zip(in_hw, pads, eff, stride)]
+    if min(outs) < 1 or any(n + a + b < e for n, (a, b), e in zip(in_hw, pads, eff)):
+        raise ValueError(f"{func}: the padded input {in_hw} is smaller than the dilated filter {tuple(eff)}; "
+                         "no output")
+    return Geometry(outs[0], outs[1], stride, dilation, pads[0][0], pads[1][0])
+
+
+@dataclass(frozen=True)
+class Quant:
+    """Resolved quantization arguments of one kernel call."""
+
+    requant: Requant
+    zx: int
+    zw: int
+    zo: int
+    lo: int
+    hi: int
+    out_dtype: np.dtype
+
+
+def resolve_quant(func, op, x_dtype, w_dtype, *, input_zero_point, weight_zero_point, output_zero_point,
+                  multiplier, shift, rounding, requant, input_scale, weight_scale, output_scale, act_min,
+                  act_max, out_dtype) -> Quant:
+    """Turn the kernel keywords into a :class:`Quant`.
+
+    Requantization is, by priority: ``requant`` a :class:`Requant`; ``requant`` a name ("tflite",
+    "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack") with the three scales; scales
+    alone (TFLite's derivation); ``requant="shift"`` with ``shift`` (tie rule ``rounding``, default
+    half away from zero); otherwise ``multiplier``/``shift`` with ``rounding`` "double" | "single".
+    """
+    t, lo, hi = output_range(out_dtype, act_min, act_max, func)
+    zx = zero_point(input_zero_point, x_dtype, func, "input_zero_point")
+    zw = zero_point(weight_zero_point, w_dtype, func, "weight_zero_point")
+    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    scales = (input_scale, weight_scale, output_scale)
+    if isinstance(requant, Requant):
+        rq = requant
+    elif requant == "shift":
+        if shift is None:
+            raise ValueError(f"{func}: requant='shift' needs shift=")
+        rq = Requant.shift_only(shift, "half_away_from_zero" if rounding == "double" else rounding)
+    elif requant is not None or any(s is not None for s in scales):
+        if any(s is None for s in scales):
+            raise ValueError(f"{func}: float-scale requantization needs input_scale, weight_scale and output_scale")
+        if multiplier is not None or shift is not None:
+            raise ValueError(f"{func}: give either multiplier/shift or scales, not both")
+        try:
+            rq = Requant.from_scales(*scales, engine=requant or "tflite", op=op,
+                                     rounding=rounding if rounding in ("double", "single") else "double")
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{func}: {e}") from None
+    else:
+        if multiplier is None or shift is None:
+            raise ValueError(f"{func}: give multiplier and shift, or scales with requant=")
+        try:
+            rq = Requant.fixed_point(multiplier, shift, rounding)
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{func}: {str(e).replace('Requant.fixed_point: ', '')}") from None
+    return Quant(rq, zx, zw, zo, lo, hi, t.dtype)
+
+
+def bias_arrays(bias, n, q: Quant, func):
+    """(int64 bias (n,), float32 FBGEMM bias term (n,) or None)."""
+    if bias is None:
+        return np.zeros(n, np.int64), None
+    b = np.asarray(bias)
+    if b.ndim != 1 or b.size != n:
+        raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
+    if b.dtype.kind == "f":
+        if not np.all(np.isfinite(b)):
+            raise ValueError(f"{func}: a float bias must be finite")
+        try:
+            return np.zeros(n, np.int64), float_bias_term(b, q.requant, n, func)
+        except ValueError as e:
+            raise ValueError(str(e)) from None
+    return as_int_array(b, func, "bias", -(1 << 31), (1 << 31) - 1), None
+
+
+def signed_weights(w, zw):
+    """uint8 weights as int8 ``w - 128`` with zero point ``zw - 128`` (the same differences)."""
+    if w.dtype == np.uint8:
+        return (w.astype(np.int16) - 128).astype(np.int8), zw - 128
+    return w, zw
+
+
+# --------------------------------------------------------------------------------------------
+# im2col (padding taps hold the input zero point, so they add exactly zero)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _im2col(x, k_h, k_w, c0, icg, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h, out_w, fill, out):
+    """``out[(b*OH + oy)*OW + ox, (fy*KW + fx)*icg + ic] = x[b, in_y, in_x, c0 + ic]`` (``fill`` outside)."""
+    n_b, in_h, in_w, _ = x.shape
+    for b in range(n_b):
+        for oy in range(out_h):
+            for ox in range(out_w):
+                row = (b * out_h + oy) * out_w + ox
+                for fy in range(k_h):
+                    iy = oy * stride_h - pad_t + dil_h * fy
+                    for fx in range(k_w):
+                        ix = ox * stride_w - pad_l + dil_w * fx
+                        col = (fy * k_w + fx) * icg
+                        if iy >= 0 and iy < in_h and ix >= 0 and ix < in_w:
+                            for ic in range(icg):
+                                out[row, col + ic] = x[b, iy, ix, c0 + ic]
+                        else:
+                            for ic in range(icg):
+                                out[row, col + ic] = fill
+
+
+def im2col(x, k_hw, c0, icg, g: Geometry, fill):
+    """The (B*OH*OW, KH*KW*icg) patch matrix of input channels ``c0 .. c0+icg`` (a view when trivial)."""
+    n_b, in_h, in_w, c = x.shape
+    (sh, sw), (dh, dw) = g.stride, g.dilation
+    if k_hw == (1, 1) and (sh, sw) == (1, 1) and g.pad_top == 0 and g.pad_left == 0 and icg == c \
+            and (g.out_h, g.out_w) == (in_h, in_w):
+        return x.reshape(n_b * in_h * in_w, c)
+    out = np.empty((n_b * g.out_h * g.out_w, k_hw[0] * k_hw[1] * icg), x.dtype)
+    _im2col(x, k_hw[0], k_hw[1], c0, icg, sh, sw, dh, dw, g.pad_top, g.pad_left, g.out_h, g.out_w,
+            x.dtype.type(fill), out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# the driver
+# --------------------------------------------------------------------------------------------
+def bounds(x, wm, zx, zw, bias_i):
+    """(B, raw_bound, pair_bound) of accumulator.Accumulator.exact_bits for patches of ``x`` and rows of ``wm``."""
+    xmin, xmax = int(x.min()), int(x.max())
+    amax = max(abs(xmax - zx), abs(xmin - zx), 0)
+    wmi = wm.astype(np.int64)
+    b = amax * np.abs(wmi - zw).sum(axis=1) + np.abs(bias_i)
+    xabs = max(abs(xmin), abs(xmax), abs(zx))  # padding taps hold zx
+    wabs = np.abs(wmi)
+    raw = wm.shape[1] * xabs * int(wabs.max())
+    if wm.shape[1] % 2:
+        wabs = np.concatenate([wabs, np.zeros((wm.shape[0], 1), np.int64)], axis=1)
+    pair_sum = wabs[:, 0::2] + wabs[:, 1::2]
+    return int(b.max()), raw, xabs * int(pair_sum.max())
+
+
+def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, bias_i, fbias, fast, exact_fast):
+    """Accumulate and requantize a conv-shaped op; returns the (B, OH, OW, OC) output [, KernelStats].
+
+    ``fast(exact_bits)`` returns ``(s (M, OC), row_term (M, G), col_term (OC,))`` for
+    ``_requantize_2d``; ``exact_fast`` says the fast path's sums are exact int64 (direct loops), so
+    no raw-sum bound applies. ``wm`` (OC, K) are the weights per output channel (for the bounds).
+    """
+    acc_model = Accumulator() if acc_model is None else acc_model
+    if not isinstance(acc_model, Accumulator):
+        raise TypeError(f"{func}: accumulator must be an Accumulator, got {type(acc_model).__name__}")
+    if acc_model.pair_saturation and (x4.dtype != np.uint8 or w4.dtype != np.int8):
+        raise ValueError(f"{func}: pair_saturation models vpmaddubsw: uint8 activations, int8 weights")
+    n_b = x4.shape[0]
+    n_oc = w4.shape[0]
+    bound, raw, pair_bound = bounds(x4, wm, q.zx, q.zw, bias_i)
+    e_bits = acc_model.exact_bits(bound, 0 if exact_fast else raw, pair_bound, bool(stats))
+    code, mult, shift, scale, _, rnd = q.requant.arrays(n_oc, func)
+    fb = np.zeros(n_oc, np.float32) if fbias is None else fbias
+    out = np.empty((n_b * g.out_h * g.out_w, n_oc), q.out_dtype)
+    ev = ovf = pair_ev = 0
+    fast_path = e_bits is not None
+    if fast_path:
+        s, row_term, col_term = fast(e_bits)
+    else:
+        acc = np.empty((n_b, g.out_h, g.out_w, n_oc), np.int64)
+        events = np.empty_like(acc)
+        pair_ev = _mac_conv(x4, w4, bias_i, q.zx, q.zw, g.stride[0], g.stride[1], g.dilation[0], g.dilation[1],
+                            g.pad_top, g.pad_left, ch_base, acc_model.bits, acc_model.overflow == "saturate",
+                            acc_model.pair_saturation, acc, events)
+        ev, ovf = int(events.sum()), int(np.count_nonzero(events))
+        s, row_term, col_term = acc.reshape(-1, n_oc), np.zeros((1, 1), np.int64), np.zeros(n_oc, np.int64)
+        e_bits = 64  # acc is final; wrapping it to acc_model.bits again changes nothing
+    n_lo, n_hi, n_sat = _requantize_2d(s, row_term, col_term, e_bits, acc_model.bits, code, mult, shift, scale,
+                                       fb, fbias is not None, rnd, q.zo, q.lo, q.hi, out)
+    out = out.reshape(n_b, g.out_h, g.out_w, n_oc)
+    if not stats:
+        return out
+    return out, KernelStats(ev, ovf, int(pair_ev), int(n_sat), int(n_lo), int(n_hi), fast_path)
