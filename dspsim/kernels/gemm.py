@@ -1,30 +1,391 @@
-"""Exact integer GEMM cores: int8/uint8 x int8 products summed in int32.
+"""Exact integer GEMM and convolution cores: int8/uint8 x int8 products summed in int32.
 
 ``gemm_s32(a, b)`` returns ``C[m, n] = sum_k a[m, k] * b[n, k]`` in int32, wrapping modulo 2^32
 (each product is exact; the sum wraps exactly as a C int32 accumulator with -fwrapv would).
-Callers decompose zero points around it: for ``sum_k (a + za)(b + zb)`` they add
-``za * rowsum(b) + zb * rowsum(a) + K * za * zb``, which is exact modulo 2^32.
+With zero points it returns ``sum_k (a[m, k] - za) * (b[n, k] - zb[n]) + bias[n]``, and
+``conv2d_s32`` returns the same sum over the in-bounds taps of a convolution window: a padded tap
+contributes exactly zero. Everything is exact modulo 2^32, so the result equals the int32 wrap of
+the true integer sum, whatever the order of the additions.
+
+How it is fast. Both cores are one blocked GEMM over packed operands:
+
+* the weights are packed once (:func:`pack_weights`) into panels of ``NR`` output columns laid out
+  ``[K/4][NR][4]``, each K-run padded with zeros to a multiple of 4;
+* the activations become unsigned bytes ``u = a + 128`` (int8) or ``u = a`` (uint8); for a
+  convolution they are copied once into a zero-point-padded NHWC buffer, and each output pixel's
+  window is addressed in place (implicit GEMM: one K-segment per filter tap, no im2col);
+* a tile computes ``MR`` rows by ``NR`` columns with the accumulators in registers, using the AVX-512
+  VNNI instruction ``vpdpbusd`` (:mod:`dspsim.kernels._vnni`) or, without VNNI, a plain loop;
+* the zero-point algebra is folded into the tile's store. With ``alpha = za + offset``
+  (``offset`` 128 for int8 activations, 0 for uint8) and padded taps holding ``u = alpha``::
+
+      sum (a - za)(b - zb) = sum u*b - alpha * sum b - zb * sum u + K * alpha * zb
+
+  so the tile stores ``raw + col_add[n] + row_add[m] * col_mul[n]`` with
+  ``col_add = bias - alpha * sum_k b + K * alpha * zb``, ``row_add = sum_k u`` and ``col_mul = -zb``.
+  Ring identities hold modulo 2^32, so the int32 result is exact.
+
+Threads: the drivers run ``prange`` over (group, column panel, row chunk) work items; they are
+compiled with ``parallel=True`` and cannot be cached, so call :func:`warmup` once before timing.
+Set ``DSPSIM_DISABLE_VNNI=1`` (or pass ``use_vnni=False``) to force the plain tile; the plain tile is
+also chosen under ``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsic cannot run.
 """
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
+
+import numba
 import numpy as np
 from numba import njit, prange
 
+from ..fixedpoint import _wrap32
+from ._vnni import HAVE_VNNI, MR, NR, tile_vnni
 
-@njit(parallel=True)
-def _gemm_s32(a, b, out):
-    m_dim, k_dim = a.shape
-    n_dim = b.shape[0]
-    for m in prange(m_dim):
-        for n in range(n_dim):
-            acc = np.int32(0)
-            for k in range(k_dim):
-                acc += np.int32(a[m, k]) * np.int32(b[n, k])
-            out[m, n] = acc
+_GEMM = "gemm_s32"
+_CONV = "conv2d_s32"
 
 
-def gemm_s32(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a (M, K) int8|uint8`` times ``b (N, K) int8`` transposed, exact in int32 (wraps mod 2^32)."""
-    out = np.empty((a.shape[0], b.shape[0]), dtype=np.int32)
-    _gemm_s32(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+# --------------------------------------------------------------------------------------------
+# tiles and drivers (never raise)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0):
+    """Portable twin of :func:`dspsim.kernels._vnni.tile_vnni`: same arguments, same result."""
+    acc = np.empty(NR, np.int32)
+    for r in range(mv):
+        acc[:] = 0
+        step = b_off
+        for s in range(segs.shape[0]):
+            base = rows[r] + segs[s]
+            for q in range(k4):
+                a0 = np.int32(a[base + 4 * q])
+                a1 = np.int32(a[base + 4 * q + 1])
+                a2 = np.int32(a[base + 4 * q + 2])
+                a3 = np.int32(a[base + 4 * q + 3])
+                # |4 products| <= 4 * 255 * 128 < 2^31; the int32 store wraps like the VNNI lane.
+                for j in range(NR):
+                    acc[j] += (a0 * bp[step + 4 * j] + a1 * bp[step + 4 * j + 1]
+                               + a2 * bp[step + 4 * j + 2] + a3 * bp[step + 4 * j + 3])
+                step += 4 * NR
+        ra = int(row_add[m0 + r])
+        for j in range(nv):
+            c[c_off + r * ldc + j] = _wrap32(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]))
+
+
+def _make_driver(tile):
+    """The blocked, threaded GEMM driver around one tile kernel (VNNI or plain)."""
+
+    @njit(parallel=True)
+    def drive(a, row_off, group_stride, segs, k4, bp, panel_bytes, groups, n_group, out, col_add, col_mul,
+              row_add, n_chunks):
+        m_dim = row_off.shape[0]
+        n_pan = (n_group + NR - 1) // NR
+        m_tiles = (m_dim + MR - 1) // MR
+        chunk = (m_tiles + n_chunks - 1) // n_chunks
+        ldc = n_group * groups
+        for item in prange(groups * n_pan * n_chunks):
+            rows = np.empty(MR, np.int64)
+            g = item // (n_pan * n_chunks)
+            pan = (item // n_chunks) % n_pan
+            n0 = pan * NR
+            nv = min(NR, n_group - n0)
+            b_off = (g * n_pan + pan) * panel_bytes
+            for t in range(item % n_chunks * chunk, min(m_tiles, (item % n_chunks + 1) * chunk)):
+                m0 = t * MR
+                mv = min(MR, m_dim - m0)
+                for r in range(MR):
+                    rows[r] = row_off[min(m0 + r, m_dim - 1)] + g * group_stride
+                tile(a, rows, segs, k4, bp, b_off, out, m0 * ldc + g * n_group + n0, ldc, mv, nv,
+                     col_add, col_mul, g * n_group + n0, row_add, g * m_dim + m0)
+
+    return drive
+
+
+_drive_plain = _make_driver(_tile_plain)
+_drive_vnni = _make_driver(tile_vnni) if HAVE_VNNI else None
+
+
+@njit(cache=True)
+def _window_sums(ubuf, row_off, segs, group_stride, channels, groups, out):
+    """``out[g, m] = sum over taps and the group's real channels of ubuf`` (exact, int64)."""
+    for g in range(groups):
+        for m in range(row_off.shape[0]):
+            s = 0
+            for t in range(segs.shape[0]):
+                base = row_off[m] + segs[t] + g * group_stride
+                for ch in range(channels):
+                    s += int(ubuf[base + ch])
+            out[g, m] = s
+
+
+# --------------------------------------------------------------------------------------------
+# packing
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, eq=False)
+class PackedWeights:
+    """Weights packed once for :func:`gemm_s32` / :func:`conv2d_s32`; reuse across calls.
+
+    Attributes
+    ----------
+    data : ndarray of int8
+        ``[groups][panels][taps * channels_padded / 4][NR][4]``, zero-filled past the real sizes.
+    shape : tuple
+        The original weight shape: ``(N, K)`` for a GEMM, ``(O, KH, KW, I)`` (OHWI) for a conv.
+    groups : int
+        Convolution groups (1 for a GEMM).
+    sums : ndarray of int64, shape (N,) or (O,)
+        ``sum_k b[n, k]`` over the real entries, exact (take ``.astype(np.int32)`` for the wrap).
+    """
+
+    data: np.ndarray
+    shape: tuple
+    groups: int
+    sums: np.ndarray
+
+    @property
+    def taps(self) -> int:
+        return 1 if len(self.shape) == 2 else self.shape[1] * self.shape[2]
+
+    @property
+    def channels(self) -> int:
+        """Real K-entries per tap (K for a GEMM, I for a conv)."""
+        return self.shape[-1]
+
+    @property
+    def channels_padded(self) -> int:
+        return -(-self.channels // 4) * 4
+
+    @property
+    def n_group(self) -> int:
+        return self.shape[0] // self.groups
+
+
+def pack_weights(w, *, groups: int = 1) -> PackedWeights:
+    """Pack int8 weights once: ``(N, K)`` for :func:`gemm_s32`, ``(O, KH, KW, I)`` for :func:`conv2d_s32`.
+
+    For a grouped convolution, ``O`` splits into ``groups`` consecutive blocks, each reading ``I``
+    input channels (so the input has ``groups * I`` channels). Raises ``TypeError`` unless ``w`` is
+    int8, ``ValueError`` for a wrong rank, an empty axis or ``O`` not divisible by ``groups``.
+    """
+    func = "pack_weights"
+    w = np.asarray(w)
+    if w.dtype != np.int8:
+        raise TypeError(f"{func}: weights must be int8, got {w.dtype}")
+    if w.ndim not in (2, 4) or 0 in w.shape:
+        raise ValueError(f"{func}: weights must be a non-empty (N, K) or (O, KH, KW, I) array, got shape {w.shape}")
+    if not isinstance(groups, (int, np.integer)) or groups < 1 or w.shape[0] % groups:
+        raise ValueError(f"{func}: groups must be a positive divisor of {w.shape[0]} output channels, got {groups}")
+    if w.ndim == 2 and groups != 1:
+        raise ValueError(f"{func}: a (N, K) GEMM weight takes groups=1, got {groups}")
+    groups = int(groups)
+    n_total, ch = w.shape[0], w.shape[-1]
+    taps = 1 if w.ndim == 2 else w.shape[1] * w.shape[2]
+    n_group = n_total // groups
+    n_pad = -(-n_group // NR) * NR
+    ch_pad = -(-ch // 4) * 4
+    w4 = np.zeros((groups, n_pad, taps, ch_pad), np.int8)
+    w4[:, :n_group, :, :ch] = w.reshape(groups, n_group, taps, ch)
+    panels = w4.reshape(groups, n_pad // NR, NR, taps * ch_pad // 4, 4).transpose(0, 1, 3, 2, 4)
+    sums = w.reshape(n_total, -1).sum(axis=1, dtype=np.int64)
+    return PackedWeights(np.ascontiguousarray(panels).ravel(), tuple(w.shape), groups, sums)
+
+
+# --------------------------------------------------------------------------------------------
+# public wrappers
+# --------------------------------------------------------------------------------------------
+def _choose_vnni(use_vnni, func):
+    if use_vnni is None:
+        return HAVE_VNNI and not numba.config.DISABLE_JIT and os.environ.get("DSPSIM_DISABLE_VNNI", "") in ("", "0")
+    if use_vnni and not (HAVE_VNNI and not numba.config.DISABLE_JIT):
+        raise ValueError(f"{func}: use_vnni=True needs a JIT-compiled AVX-512 VNNI target (HAVE_VNNI is {HAVE_VNNI})")
+    return bool(use_vnni)
+
+
+def _activation(x, func, name):
+    x = np.asarray(x)
+    if x.dtype not in (np.int8, np.uint8):
+        raise TypeError(f"{func}: {name} must be int8 or uint8, got {x.dtype}")
+    return x, 128 if x.dtype == np.int8 else 0
+
+
+def _per_column(value, n, func, name, lo, hi):
+    """A scalar or an (n,) integer array, checked to lie in [lo, hi], as an int64 (n,) array."""
+    from ..fixedpoint import as_int_array
+
+    arr = as_int_array(value, func, name, lo, hi)
+    if arr.ndim == 0:
+        return np.full(n, int(arr), np.int64)
+    if arr.shape != (n,):
+        raise ValueError(f"{func}: {name} must be a scalar or have shape ({n},), got {arr.shape}")
+    return arr
+
+
+def _run(func, ubuf, row_off, group_stride, segs, packed, zero_alpha, zb, bias, want_row_sums, use_vnni):
+    """Shared tail of both cores: zero-point terms, then the threaded driver. Returns (M, N) int32."""
+    groups, n_group = packed.groups, packed.n_group
+    m_dim, n_total = row_off.shape[0], packed.shape[0]
+    k_real = packed.taps * packed.channels
+    # col_add = bias - alpha*sum_k b + K*alpha*zb, reduced mod 2^32 (int64 cannot overflow here:
+    # |bias| < 2^63 is checked to int32, |alpha*sum b| <= 255*128*K, K*alpha*zb likewise).
+    col_add = np.zeros(n_total + NR, np.int32)
+    col_add[:n_total] = (bias - zero_alpha * packed.sums + k_real * zero_alpha * zb).astype(np.int32)
+    col_mul = np.zeros(n_total + NR, np.int32)
+    col_mul[:n_total] = -zb
+    row_add = np.zeros((groups, m_dim), np.int64)
+    if want_row_sums:
+        _window_sums(ubuf, row_off, segs, group_stride, packed.channels, groups, row_add)
+    row_add = row_add.astype(np.int32).ravel()
+    out = np.empty((m_dim, n_total), np.int32)
+    n_pan = -(-n_group // NR)
+    work = groups * n_pan
+    threads = numba.get_num_threads()
+    n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // work))) if work < 8 * threads else 1
+    panel_bytes = packed.taps * packed.channels_padded * NR
+    drive = _drive_vnni if use_vnni else _drive_plain
+    drive(ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, panel_bytes,
+          groups, n_group, out.ravel(), col_add, col_mul, row_add, n_chunks)
     return out
+
+
+def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) -> np.ndarray:
+    """Exact int32 GEMM ``C[m, n] = sum_k (a[m, k] - za) * (b[n, k] - zb[n]) + bias[n]`` modulo 2^32.
+
+    Parameters
+    ----------
+    a : ndarray (M, K) of int8 or uint8
+    b : ndarray (N, K) of int8, or :class:`PackedWeights` from ``pack_weights(b)`` (reuse it).
+    a_zero_point : int, in the range of ``a``'s dtype (default 0).
+    b_zero_point : int or (N,) ints in [-128, 127] (default 0), per output column.
+    bias : None or (N,) integers in the int32 range.
+    use_vnni : None (auto: AVX-512 VNNI when available, unless ``DSPSIM_DISABLE_VNNI=1``), True, False.
+
+    Returns
+    -------
+    ndarray (M, N) of int32: the true integer sum wrapped to 32 bits (two's complement). With the
+    defaults this is ``sum_k a[m, k] * b[n, k]``.
+    """
+    a, offset = _activation(a, _GEMM, "a")
+    if a.ndim != 2:
+        raise ValueError(f"{_GEMM}: a must be 2-D (M, K), got shape {a.shape}")
+    packed = b if isinstance(b, PackedWeights) else pack_weights(b) if np.asarray(b).dtype == np.int8 else None
+    if packed is None:
+        raise TypeError(f"{_GEMM}: b must be int8 or PackedWeights, got {np.asarray(b).dtype}")
+    if len(packed.shape) != 2:
+        raise ValueError(f"{_GEMM}: b must be packed from a (N, K) matrix, got weights of shape {packed.shape}")
+    m_dim, k_dim = a.shape
+    n_dim = packed.shape[0]
+    if k_dim != packed.shape[1]:
+        raise ValueError(f"{_GEMM}: a has K={k_dim} columns but b has K={packed.shape[1]}")
+    lo, hi = (-128, 127) if offset else (0, 255)
+    za = int(_per_column(a_zero_point, 1, _GEMM, "a_zero_point", lo, hi)[0]) if np.ndim(a_zero_point) == 0 else None
+    if za is None:
+        raise ValueError(f"{_GEMM}: a_zero_point must be a scalar")
+    zb = _per_column(b_zero_point, n_dim, _GEMM, "b_zero_point", -128, 127)
+    bias = np.zeros(n_dim, np.int64) if bias is None else _per_column(bias, n_dim, _GEMM, "bias", -(1 << 31), (1 << 31) - 1)
+    use = _choose_vnni(use_vnni, _GEMM)
+    if m_dim == 0:
+        return np.zeros((0, n_dim), np.int32)
+    kp = packed.channels_padded
+    if offset == 0 and kp == k_dim:
+        ubuf = np.ascontiguousarray(a)
+    else:
+        ubuf = np.zeros((m_dim, kp), np.uint8)
+        ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
+    row_off = np.arange(m_dim, dtype=np.int64) * kp
+    segs = np.zeros(1, np.int64)
+    return _run(_GEMM, ubuf.ravel(), row_off, 0, segs, packed, za + offset, zb, bias, bool(zb.any()), use)
+
+
+def _pair(value, func, name, lo):
+    vals = (value, value) if np.ndim(value) == 0 else tuple(value)
+    if len(vals) != 2 or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= lo for v in vals):
+        raise ValueError(f"{func}: {name} must be an int >= {lo} or a pair of them, got {value!r}")
+    return int(vals[0]), int(vals[1])
+
+
+def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input_zero_point=0,
+               weight_zero_point=0, bias=None, use_vnni=None) -> np.ndarray:
+    """Exact int32 convolution accumulators, NHWC x OHWI, modulo 2^32.
+
+    ``out[b, oy, ox, o] = bias[o] + sum (x[b, iy, ix, c] - zx) * (w[o, ky, kx, ci] - zw[o])`` over the
+    taps whose ``iy = oy*sh + ky*dh - pad_top``, ``ix = ox*sw + kx*dw - pad_left`` fall inside the
+    input (a padded tap contributes exactly 0, as TFLite's ``if (is_point_inside_image)`` does), with
+    ``c = g * I + ci`` for output channel ``o`` in group ``g``.
+
+    Parameters
+    ----------
+    x : ndarray (N, H, W, groups * I) of int8 or uint8
+    w : ndarray (O, KH, KW, I) of int8, or :class:`PackedWeights` from ``pack_weights(w, groups=...)``.
+    stride, dilation : int or (h, w) pair of ints >= 1.
+    pads : (top, bottom, left, right) ints >= 0.
+    groups : int, must match the packed weights' groups.
+    input_zero_point : int in the range of ``x``'s dtype; weight_zero_point : int or (O,) in [-128, 127].
+    bias : None or (O,) integers in the int32 range.
+    use_vnni : as in :func:`gemm_s32`.
+
+    Returns
+    -------
+    ndarray (N, OH, OW, O) of int32 with ``OH = (H + top + bottom - dh*(KH-1) - 1) // sh + 1``.
+    """
+    x, offset = _activation(x, _CONV, "x")
+    packed = w if isinstance(w, PackedWeights) else pack_weights(w, groups=groups) \
+        if np.asarray(w).dtype == np.int8 else None
+    if packed is None:
+        raise TypeError(f"{_CONV}: w must be int8 or PackedWeights, got {np.asarray(w).dtype}")
+    if len(packed.shape) != 4 or packed.groups != groups:
+        raise ValueError(f"{_CONV}: w must be packed from an OHWI weight with groups={groups}, "
+                         f"got shape {packed.shape}, groups={packed.groups}")
+    if x.ndim != 4 or x.shape[3] != groups * packed.channels:
+        raise ValueError(f"{_CONV}: x must be NHWC with {groups * packed.channels} channels, got shape {x.shape}")
+    sh, sw = _pair(stride, _CONV, "stride", 1)
+    dh, dw = _pair(dilation, _CONV, "dilation", 1)
+    if len(pads) != 4 or not all(isinstance(p, (int, np.integer)) and p >= 0 for p in pads):
+        raise ValueError(f"{_CONV}: pads must be 4 ints >= 0 (top, bottom, left, right), got {pads!r}")
+    pt, pb, pl, pr = (int(p) for p in pads)
+    n_img, h, wd, _ = x.shape
+    n_out, kh, kw, ch = packed.shape
+    hp, wp = h + pt + pb, wd + pl + pr
+    oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"{_CONV}: the dilated {kh}x{kw} kernel does not fit the padded {hp}x{wp} input")
+    lo, hi = (-128, 127) if offset else (0, 255)
+    if np.ndim(input_zero_point) != 0:
+        raise ValueError(f"{_CONV}: input_zero_point must be a scalar")
+    zx = int(_per_column(input_zero_point, 1, _CONV, "input_zero_point", lo, hi)[0])
+    zw = _per_column(weight_zero_point, n_out, _CONV, "weight_zero_point", -128, 127)
+    bias = np.zeros(n_out, np.int64) if bias is None else _per_column(bias, n_out, _CONV, "bias", -(1 << 31), (1 << 31) - 1)
+    use = _choose_vnni(use_vnni, _CONV)
+    alpha = zx + offset
+    cp = packed.channels_padded
+    # Padded buffer: every tap outside the image (and every padding channel) holds u = alpha,
+    # i.e. x = zx, so it adds (x - zx) * (w - zw) = 0 once the zero-point terms are folded in.
+    ubuf = np.full((n_img, hp, wp, groups, cp), alpha, np.uint8)
+    ubuf[:, pt:pt + h, pl:pl + wd, :, :ch] = x.view(np.uint8).reshape(n_img, h, wd, groups, ch) ^ np.uint8(offset)
+    pix = wp * groups * cp
+    row_off = ((np.arange(n_img)[:, None, None] * hp + np.arange(oh)[None, :, None] * sh) * pix
+               + np.arange(ow)[None, None, :] * (sw * groups * cp)).astype(np.int64).ravel()
+    segs = ((np.arange(kh)[:, None] * (dh * pix)) + np.arange(kw)[None, :] * (dw * groups * cp)).astype(np.int64).ravel()
+    out = _run(_CONV, ubuf.ravel(), row_off, cp, segs, packed, alpha, zw, bias, bool(zw.any()), use)
+    return out.reshape(n_img, oh, ow, n_out)
+
+
+def row_sums(a) -> np.ndarray:
+    """``sum_k a[m, k]`` of an (M, K) int8/uint8 matrix, as int32 (exact: |sum| < 2^31 for K < 2^23)."""
+    a, _ = _activation(a, "row_sums", "a")
+    if a.ndim != 2:
+        raise ValueError(f"row_sums: a must be 2-D (M, K), got shape {a.shape}")
+    return a.sum(axis=1, dtype=np.int64).astype(np.int32)
+
+
+def warmup() -> None:
+    """Compile every driver on tiny inputs, so that later calls (and benchmarks) pay no JIT time."""
+    rng = np.random.default_rng(0)
+    for dtype in (np.int8, np.uint8):
+        a = rng.integers(0, 100, (3, 5)).astype(dtype)
+        b = rng.integers(-9, 9, (2, 5)).astype(np.int8)
+        x = rng.integers(0, 100, (1, 3, 3, 2)).astype(dtype)
+        w = rng.integers(-9, 9, (2, 2, 2, 1)).astype(np.int8)
+        for use in ((False, True) if _choose_vnni(None, "warmup") else (False,)):
+            gemm_s32(a, b, b_zero_point=1, use_vnni=use)
+            conv2d_s32(x, w, groups=2, pads=(1, 0, 1, 0), weight_zero_point=1, use_vnni=use)

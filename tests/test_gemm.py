@@ -1,0 +1,197 @@
+"""Exact int32 GEMM / conv cores against numpy int64 arithmetic reduced modulo 2^32."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dspsim.kernels import gemm as G
+from dspsim.kernels.gemm import PackedWeights, conv2d_s32, gemm_s32, pack_weights, row_sums
+
+PATHS = [False, True] if G._choose_vnni(None, "test") else [False]
+RANGES = {np.int8: (-128, 127), np.uint8: (0, 255)}
+
+
+def wrap32(v):
+    return np.asarray(v, np.int64).astype(np.int32)
+
+
+def gemm_ref(a, b, za=0, zb=0, bias=0):
+    zb = np.reshape(np.asarray(zb, np.int64), (-1, 1))
+    return wrap32((a.astype(np.int64) - za) @ (b.astype(np.int64) - zb).T + np.asarray(bias, np.int64))
+
+
+def conv_ref(x, w, stride=(1, 1), dilation=(1, 1), pads=(0, 0, 0, 0), groups=1, zx=0, zw=0, bias=0):
+    """TFLite-style loop: only in-bounds taps are summed."""
+    n, h, wd, _ = x.shape
+    o, kh, kw, ci = w.shape
+    (sh, sw), (dh, dw), (pt, pb, pl, pr) = stride, dilation, pads
+    oh, ow = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1, (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    og = o // groups
+    xs = x.astype(np.int64) - zx
+    ws = w.astype(np.int64) - np.reshape(np.asarray(zw, np.int64), (-1, 1, 1, 1))
+    out = np.zeros((n, oh, ow, o), np.int64) + np.asarray(bias, np.int64)
+    for oy in range(oh):
+        for ox in range(ow):
+            for ky in range(kh):
+                for kx in range(kw):
+                    iy, ix = oy * sh + ky * dh - pt, ox * sw + kx * dw - pl
+                    if 0 <= iy < h and 0 <= ix < wd:
+                        for g in range(groups):
+                            out[:, oy, ox, g * og:(g + 1) * og] += (
+                                xs[:, iy, ix, g * ci:(g + 1) * ci] @ ws[g * og:(g + 1) * og, ky, kx, :].T)
+    return wrap32(out)
+
+
+def rand(rng, dtype, shape):
+    lo, hi = RANGES[dtype]
+    return rng.integers(lo, hi + 1, shape).astype(dtype)
+
+
+@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 13, 9), (6, 4, 64), (13, 67, 130), (65, 255, 63), (3, 1029, 5)])
+def test_gemm_matches_int64_matmul(m, k, n, dtype, use_vnni):
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a, b = rand(rng, dtype, (m, k)), rand(rng, np.int8, (n, k))
+    np.testing.assert_array_equal(gemm_s32(a, b, use_vnni=use_vnni), gemm_ref(a, b))
+
+
+@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_gemm_extreme_values(dtype, use_vnni):
+    lo, hi = RANGES[dtype]
+    for av in (lo, hi):
+        for bv in (-128, 127):
+            a = np.full((7, 37), av, dtype)
+            b = np.full((66, 37), bv, np.int8)
+            np.testing.assert_array_equal(gemm_s32(a, b, use_vnni=use_vnni), gemm_ref(a, b))
+
+
+@pytest.mark.parametrize("use_vnni", PATHS)
+def test_gemm_wraps_modulo_2_32(use_vnni):
+    k = 140_000  # 16384 * k > 2^31: the int32 sum overflows and must wrap
+    a = np.full((2, k), -128, np.int8)
+    b = np.full((3, k), -128, np.int8)
+    b[1] = 127
+    got = gemm_s32(a, b, use_vnni=use_vnni)
+    np.testing.assert_array_equal(got, gemm_ref(a, b))
+    assert got[0, 0] != 16384 * k
+
+
+@pytest.mark.parametrize("use_vnni", PATHS)
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 20), k=st.integers(1, 90), n=st.integers(1, 140), signed=st.booleans(),
+       seed=st.integers(0, 2**32 - 1), per_column=st.booleans())
+def test_gemm_zero_points_and_bias(use_vnni, m, k, n, signed, seed, per_column):
+    rng = np.random.default_rng(seed)
+    dtype = np.int8 if signed else np.uint8
+    a, b = rand(rng, dtype, (m, k)), rand(rng, np.int8, (n, k))
+    za = int(rand(rng, dtype, ()))
+    zb = rng.integers(-128, 128, n) if per_column else int(rng.integers(-128, 128))
+    bias = rng.integers(-2**31, 2**31, n)
+    got = gemm_s32(a, b, a_zero_point=za, b_zero_point=zb, bias=bias, use_vnni=use_vnni)
+    np.testing.assert_array_equal(got, gemm_ref(a, b, za, zb, bias))
+
+
+def test_gemm_packed_weights_equal_raw_weights():
+    rng = np.random.default_rng(1)
+    a, b = rand(rng, np.int8, (9, 50)), rand(rng, np.int8, (70, 50))
+    packed = pack_weights(b)
+    assert isinstance(packed, PackedWeights)
+    np.testing.assert_array_equal(gemm_s32(a, packed), gemm_s32(a, b))
+    np.testing.assert_array_equal(packed.sums, b.sum(axis=1, dtype=np.int64))
+    np.testing.assert_array_equal(row_sums(a), a.sum(axis=1, dtype=np.int64))
+
+
+def test_gemm_vnni_and_plain_paths_agree_on_random_input():
+    if len(PATHS) < 2:
+        pytest.skip("no AVX-512 VNNI on this CPU")
+    rng = np.random.default_rng(2)
+    a, b = rand(rng, np.uint8, (50, 300)), rand(rng, np.int8, (200, 300))
+    np.testing.assert_array_equal(gemm_s32(a, b, use_vnni=True), gemm_s32(a, b, use_vnni=False))
+
+
+def test_disable_vnni_env_forces_plain_tile(monkeypatch):
+    def boom(*args):
+        raise AssertionError("VNNI driver used")
+
+    monkeypatch.setenv("DSPSIM_DISABLE_VNNI", "1")
+    monkeypatch.setattr(G, "_drive_vnni", boom)
+    a = np.ones((2, 3), np.int8)
+    np.testing.assert_array_equal(gemm_s32(a, np.ones((4, 3), np.int8)), np.full((2, 4), 3))
+
+
+CONV_CASES = [
+    # x shape, w shape, stride, dilation, pads, groups
+    ((1, 5, 6, 3), (4, 3, 3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
+    ((2, 9, 7, 8), (6, 3, 2, 4), (2, 1), (1, 2), (0, 2, 1, 0), 2),
+    ((1, 8, 8, 5), (5, 3, 3, 1), (1, 1), (1, 1), (1, 1, 1, 1), 5),
+    ((1, 12, 12, 70), (130, 1, 1, 70), (1, 1), (1, 1), (0, 0, 0, 0), 1),
+    ((1, 10, 11, 6), (7, 3, 3, 6), (3, 2), (2, 2), (2, 1, 3, 0), 1),
+    ((3, 4, 4, 2), (3, 5, 5, 2), (1, 1), (1, 1), (2, 2, 2, 2), 1),
+]
+
+
+@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+@pytest.mark.parametrize("xs,ws,stride,dilation,pads,groups", CONV_CASES)
+def test_conv_matches_in_bounds_tap_loop(xs, ws, stride, dilation, pads, groups, dtype, use_vnni):
+    rng = np.random.default_rng(sum(xs) + sum(ws))
+    x, w = rand(rng, dtype, xs), rand(rng, np.int8, ws)
+    zx = int(rand(rng, dtype, ()))
+    zw = rng.integers(-128, 128, ws[0])
+    bias = rng.integers(-2**31, 2**31, ws[0])
+    kw = dict(stride=stride, dilation=dilation, pads=pads, groups=groups)
+    for q in ({}, {"zx": zx}, {"zx": zx, "zw": zw, "bias": bias}, {"zw": int(zw[0])}):
+        got = conv2d_s32(x, w, input_zero_point=q.get("zx", 0), weight_zero_point=q.get("zw", 0),
+                         bias=q.get("bias"), use_vnni=use_vnni, **kw)
+        np.testing.assert_array_equal(got, conv_ref(x, w, **kw, **q))
+
+
+@pytest.mark.parametrize("use_vnni", PATHS)
+def test_conv_padded_taps_contribute_zero(use_vnni):
+    x = np.full((1, 4, 4, 3), -7, np.int8)  # every real tap is the zero point too
+    w = np.full((5, 3, 3, 3), 127, np.int8)
+    got = conv2d_s32(x, w, pads=(1, 1, 1, 1), input_zero_point=-7, bias=np.arange(5), use_vnni=use_vnni)
+    np.testing.assert_array_equal(got, np.broadcast_to(np.arange(5), (1, 4, 4, 5)))
+
+
+def test_errors_name_the_function_and_rule():
+    a, b = np.zeros((2, 3), np.int8), np.zeros((4, 3), np.int8)
+    with pytest.raises(TypeError, match="^gemm_s32: a must be int8 or uint8"):
+        gemm_s32(a.astype(np.int16), b)
+    with pytest.raises(ValueError, match="^gemm_s32: a has K=2"):
+        gemm_s32(a[:, :2], b)
+    with pytest.raises(ValueError, match="^gemm_s32: a_zero_point must be in"):
+        gemm_s32(a, b, a_zero_point=200)
+    with pytest.raises(TypeError, match="^pack_weights: weights must be int8"):
+        pack_weights(b.astype(np.uint8))
+    with pytest.raises(ValueError, match="^conv2d_s32: x must be NHWC with 4 channels"):
+        conv2d_s32(np.zeros((1, 3, 3, 3), np.int8), np.zeros((2, 1, 1, 2), np.int8), groups=2)
+    with pytest.raises(ValueError, match="^conv2d_s32: the dilated 3x3 kernel does not fit"):
+        conv2d_s32(np.zeros((1, 2, 2, 1), np.int8), np.zeros((1, 3, 3, 1), np.int8))
+
+
+def test_plain_path_runs_without_jit():
+    script = textwrap.dedent("""
+        import numpy as np
+        from dspsim.kernels.gemm import gemm_s32, conv2d_s32
+        rng = np.random.default_rng(0)
+        a = rng.integers(-128, 128, (5, 7)).astype(np.int8)
+        b = rng.integers(-128, 128, (3, 7)).astype(np.int8)
+        ref = (a.astype(np.int64) @ b.astype(np.int64).T - 3 * b.sum(1, dtype=np.int64)).astype(np.int32)
+        assert (gemm_s32(a, b, a_zero_point=3) == ref).all()
+        x = np.full((1, 3, 3, 2), 4, np.uint8)
+        w = np.ones((2, 3, 3, 2), np.int8)
+        out = conv2d_s32(x, w, pads=(1, 1, 1, 1), input_zero_point=1)
+        assert out[0, 1, 1, 0] == 9 * 2 * 3 and out[0, 0, 0, 0] == 4 * 2 * 3, out[..., 0]
+        print("ok")
+    """)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1")
+    res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
