@@ -156,8 +156,11 @@ def test_fc_vectors_follow_the_double_float_requantization(name):
 def test_fc_reference_is_not_multiply_by_quantized_multiplier(name):
     """dspsim's fixed-point FC (MBQM, double rounding) disagrees with LiteRT's reference FC here."""
     c = CASES["fc"][name]
-    s_in, s_w, s_out = np.float64(c["input_scale"]), c["weight_scale"].astype(np.float64), np.float64(c["output_scale"])
-    real = np.float64(np.float32(c["input_scale"] * c["weight_scale"][0])) / s_out if s_w.size == 1 else s_in * s_w / s_out
+    s_in, s_w, s_out = c["input_scale"], c["weight_scale"], np.float64(c["output_scale"])
+    if s_w.size == 1:  # GetQuantizedConvolutionMultipler: float32 product
+        real = np.float64(np.float32(s_in * s_w[0])) / s_out
+    else:
+        real = np.float64(s_in) * s_w.astype(np.float64) / s_out
     m, s = dspsim.quantize_multiplier(real)
     got = dspsim.fully_connected(c["x"], c["w"], c["bias"], weight_zero_point=int(c["weight_zero_point"]),
                                  multiplier=np.asarray(m), shift=np.asarray(s), rounding="double", **_quant_kwargs(c))

@@ -313,7 +313,8 @@ def fc_cases():
         weighted_op(st, base_small, f"{tag}_tiny_zero",
                     **common(4, 64, 16, pc, np.float32(1e-6), sw(16, 1e-6, 2e-6), np.float32(1e5)))
         weighted_op(st, base_small, f"{tag}_tiny_shift31",
-                    **common(4, 64, 16, pc, pot(-10), pot(-12) if not pc else np.float32(2.0 ** -rng.integers(11, 13, 16)),
+                    **common(4, 64, 16, pc, pot(-10),
+                             pot(-12) if not pc else np.float32(2.0 ** -rng.integers(11, 13, 16)),
                              pot(9), zp_in=0, blo=2**19, bhi=2**21))
         # saturation both ways
         weighted_op(st, base_small, f"{tag}_saturate",
