@@ -1,0 +1,436 @@
+"""Reports: ``summary.md`` (readable tables), ``results.json`` (machine-readable), PNG plots.
+
+The only matplotlib user in dspsim: it is imported lazily, with the Agg backend, when plots are
+drawn. Every writer builds the whole report in a temporary sibling directory and renames it into
+place at the end (:func:`atomic_dir`), so an interrupted run (Ctrl-C, a crash) leaves no
+half-written report, and an existing report of the same name is replaced whole.
+
+``results.json`` schema. Common to all kinds::
+
+    {"schema": "dspsim.<kind>/1", "kind": "suite" | "drift" | "compare",
+     "run": {"name", "seconds", "started" (UTC ISO 8601), "argv", "dspsim", "python", "numpy",
+             "numba", "platform", ...}, ...}
+
+A *comparison* (bit-exact check) is ``{"name", "shape", "count", "mismatches", "passed",
+"first_index" (list or null), "expected", "actual" (values at first_index), "max_abs_diff",
+"unit" ("LSB" or "ULP"), "histogram" ({"<signed diff>": count, "<-16"/">16": pooled}), "sampled"
+(null, or which subset was compared)}``. A *float error* is ``{"count", "mean_lsb" (bias),
+"rms_lsb", "max_abs_lsb", "sqnr_db" (null when the error is 0), "saturated"}``.
+
+- ``suite``: ``"summary": {"cases", "passed", "failed", "errors", "checks", "checked_values",
+  "mismatches"}``; ``"cases": [{"name", "op", "seed", "params", "vectors", "status" ("pass" |
+  "fail" | "error"), "error", "seconds", "n_outputs", "checks": [comparison], "float": float
+  error | null, "schemes": [{"name", "baseline", "count", "differ", "max_abs_diff", "histogram",
+  "float": float error | null, "note"}], "notes": [str]}]``.
+- ``drift``: ``"cycles": [{"name", "family", "mode", "T", "round_mode", "narrow_range", "policy",
+  "n", "cycles", "lsb", "stats": {"mean", "rms", "max_abs" (real units), "mean_lsb", "rms_lsb",
+  "max_abs_lsb", "codes_changed"} (lists, one value per cycle)}]``; ``"depth": [{"name", "chain",
+  "scheme", "width", "depth", "stats": {"mean_lsb", "rms_lsb", "max_abs_lsb", "mean", "rms",
+  "max_abs", "differ_from_double"} (one per layer)}]``; ``"findings": [str]``.
+- ``compare``: ``"expected"``, ``"actual"`` (paths), ``"checks": [comparison]``, ``"passed"``.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_dir(out):
+    """Yield a fresh temporary directory beside ``out``; on success it becomes ``out``.
+
+    On any exception (KeyboardInterrupt included) the temporary directory is removed and ``out``
+    is left as it was.
+    """
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    try:
+        yield tmp
+        old = None
+        if out.exists():
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            os.replace(out, old)
+        os.replace(tmp, out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _dump_json(d: dict, path: Path) -> None:
+    path.write_text(json.dumps(_finite(d), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+
+
+def _finite(v):
+    """JSON has no inf/nan: write them as strings."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return str(v)
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_finite(x) for x in v]
+    return v
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _fmt(v, digits: int = 3) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, int):
+        return f"{v:,}"
+    if not math.isfinite(v):
+        return str(v)
+    return f"{v:.{digits}f}" if abs(v) < 1e4 else f"{v:.3g}"
+
+
+def _table(header, rows) -> list:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return lines + [""]
+
+
+def _run_lines(run: dict) -> list:
+    keys = ["started", "seconds", "argv", "dspsim", "python", "numpy", "numba", "platform"]
+    parts = [f"{k}: `{' '.join(run[k]) if k == 'argv' else run[k]}`" for k in keys if k in run]
+    return ["Run: " + "; ".join(parts), ""]
+
+
+# =============================================================================================
+# suite
+# =============================================================================================
+def _hist_key(k: str) -> int:
+    """Sort key of a histogram bin: the pooled "<-N" first, ">N" last."""
+    return -(10**9) if k.startswith("<") else 10**9 if k.startswith(">") else int(k)
+
+
+def _hist_text(h: dict, limit: int = 6) -> str:
+    items = sorted(h.items(), key=lambda kv: -kv[1])[:limit]
+    return ", ".join(f"{k}: {v}" for k, v in items) + (" …" if len(h) > limit else "")
+
+
+def render_suite_md(d: dict) -> str:
+    s, cases = d["summary"], d["cases"]
+    ok = s["failed"] == 0 and s["errors"] == 0
+    lines = [f"# dspsim suite: {d['run']['name']}", ""] + _run_lines(d["run"])
+    lines += [f"**{'PASS' if ok else 'FAIL'}**: {s['cases']} cases ({s['passed']} pass, {s['failed']} fail, "
+              f"{s['errors']} error); {s['checks']} bit-exact checks over {s['checked_values']:,} values, "
+              f"{s['mismatches']:,} mismatches.", ""]
+    bad = [c for c in cases if c["status"] != "pass"]
+    if bad:
+        lines += ["## Failures", ""]
+        rows = []
+        for c in bad:
+            if c["status"] == "error":
+                rows.append([c["name"], c["op"], "error", "–", "–", "–", c["error"]])
+            for ch in c["checks"]:
+                if not ch["passed"]:
+                    rows.append([c["name"], c["op"], ch["name"], f"{ch['mismatches']:,} / {ch['count']:,}",
+                                 ch["first_index"], f"{ch['expected']} → {ch['actual']}",
+                                 f"max {ch['max_abs_diff']} {ch['unit']}; {_hist_text(ch['histogram'])}"])
+        lines += _table(["case", "op", "check", "mismatches", "first index", "expected → actual", "diff"], rows)
+
+    lines += ["## Bit-exactness against the oracle (dspsim.reference)", ""]
+    rows = []
+    for c in cases:
+        n_chk = len(c["checks"])
+        mism = sum(ch["mismatches"] for ch in c["checks"])
+        vals = sum(ch["count"] for ch in c["checks"])
+        sampled = any(ch["sampled"] for ch in c["checks"])
+        rows.append([c["name"], c["op"], c["n_outputs"], n_chk, f"{vals:,}{' (sampled)' if sampled else ''}", mism,
+                     c["status"].upper() if c["status"] != "pass" else "pass", f"{c['seconds']:.2f}"])
+    lines += _table(["case", "op", "outputs", "checks", "values checked", "mismatches", "status", "s"], rows)
+
+    lines += ["## Error against the float model", "",
+              "Error of dspsim's result (the case's own scheme) against the exact float computation, in LSB of",
+              "the output (the float model is clamped to the representable/activation range; clamped",
+              "elements are counted under *saturated*).", ""]
+    rows = [[c["name"], _fmt(c["float"]["mean_lsb"], 4), _fmt(c["float"]["rms_lsb"], 4), _fmt(c["float"]["max_abs_lsb"]),
+             _fmt(c["float"]["sqnr_db"], 1), c["float"]["saturated"]] for c in cases if c["float"]]
+    lines += _table(["case", "bias (LSB)", "RMS (LSB)", "max |err| (LSB)", "SQNR (dB)", "saturated"], rows)
+
+    lines += ["## Across schemes", "",
+              "Same inputs, other scheme: outputs that differ from the case's own scheme (kernels: integer",
+              "outputs; TF modes: dequantized values; affine: codes), and that scheme's error against the",
+              "float model. This is what changes if the hardware rounds differently.", ""]
+    agg = {}
+    for c in cases:
+        for sc in c["schemes"]:
+            if sc["differ"] is None:
+                continue
+            key = (c["op"], sc["baseline"] if c["op"] != "tf_quantize" else "each mode", sc["name"])
+            a = agg.setdefault(key, {"cases": 0, "count": 0, "differ": 0, "max": 0, "bias": [], "rms": []})
+            a["cases"] += 1
+            a["count"] += sc["count"]
+            a["differ"] += sc["differ"]
+            a["max"] = max(a["max"], sc["max_abs_diff"] if isinstance(sc["max_abs_diff"], (int, float)) else 0)
+            if sc["float"]:
+                a["bias"].append(sc["float"]["mean_lsb"])
+                a["rms"].append(sc["float"]["rms_lsb"])
+    rows = []
+    for (op, base, name), a in sorted(agg.items()):
+        pct = 100.0 * a["differ"] / a["count"] if a["count"] else 0.0
+        mb = sum(a["bias"]) / len(a["bias"]) if a["bias"] else None
+        mr = sum(a["rms"]) / len(a["rms"]) if a["rms"] else None
+        rows.append([op, base, name, a["cases"], f"{a['differ']:,} / {a['count']:,}", f"{pct:.2f} %",
+                     _fmt(a["max"]), _fmt(mb, 4), _fmt(mr, 4)])
+    lines += _table(["op", "baseline", "scheme", "cases", "outputs differing", "%", "max |diff| (LSB)",
+                     "mean bias (LSB)", "mean RMS (LSB)"], rows)
+    notes = sorted({f"{sc['name']}: {sc['note']}" for c in cases for sc in c["schemes"] if sc["note"]}
+                   | {n for c in cases for n in c["notes"]})
+    sampled = [(c["name"], ch["sampled"]) for c in cases for ch in c["checks"] if ch["sampled"]]
+    if sampled or notes:
+        lines += ["## Notes", ""]
+        seen = set()
+        for name, desc in sampled:
+            if name not in seen:
+                lines.append(f"- `{name}`: oracle checked on a deterministic sample ({desc}).")
+                seen.add(name)
+        lines += [f"- {n}" for n in notes]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _suite_plots(d: dict, out: Path) -> list:
+    plt = _pyplot()
+    made = []
+    cases = d["cases"]
+    # error vs scheme (kernels): bias and RMS in LSB, averaged over the cases that ran the scheme
+    kernel_ops = ("fully_connected", "conv2d", "depthwise_conv2d", "relu")
+    per = {}
+    for c in cases:
+        if c["op"] not in kernel_ops or not c["float"] or c["status"] == "error":
+            continue
+        own = c["params"].get("scheme", "double")
+        per.setdefault(own, []).append(c["float"])
+        for sc in c["schemes"]:
+            if sc["float"]:
+                per.setdefault(sc["name"], []).append(sc["float"])
+    if per:
+        names = sorted(per, key=lambda n: ("double", "single", "fbgemm", "onnxruntime", "onnx-reference",
+                                           "xnnpack").index(n) if n in ("double", "single", "fbgemm", "onnxruntime",
+                                                                        "onnx-reference", "xnnpack") else 9)
+        bias = [sum(f["mean_lsb"] for f in per[n]) / len(per[n]) for n in names]
+        rms = [sum(f["rms_lsb"] for f in per[n]) / len(per[n]) for n in names]
+        fig, ax = plt.subplots(figsize=(7, 3.5))
+        xs = range(len(names))
+        ax.bar([x - 0.2 for x in xs], rms, 0.4, label="RMS error")
+        ax.bar([x + 0.2 for x in xs], bias, 0.4, label="bias (mean error)")
+        ax.set_xticks(list(xs), names)
+        ax.set_ylabel("LSB of the output")
+        ax.set_title("Kernels: error against the float model, by requantization scheme")
+        ax.axhline(0, color="k", lw=0.5)
+        ax.legend()
+        fig.tight_layout()
+        fig.savefig(out / "error_vs_scheme.png", dpi=90)
+        plt.close(fig)
+        made.append("error_vs_scheme.png")
+    # histograms: failing checks if any, else the scheme differences of the kernels
+    failing = [(c["name"], ch) for c in cases for ch in c["checks"] if not ch["passed"]]
+    if failing:
+        items = [(f"{n}: {ch['name']}", ch["histogram"]) for n, ch in failing[:6]]
+        title, fname = "Mismatches against the oracle (actual - expected)", "mismatch_histograms.png"
+    else:
+        merged = {}
+        for c in cases:
+            if c["op"] not in kernel_ops:
+                continue
+            for sc in c["schemes"]:
+                h = merged.setdefault(f"{sc['name']} vs {sc['baseline']}", {})
+                for k, v in sc["histogram"].items():
+                    h[k] = h.get(k, 0) + v
+        items = [(k, v) for k, v in merged.items() if v][:6]
+        title, fname = "Kernels: output differences between schemes (other - own, LSB)", "scheme_differences.png"
+    if items:
+        fig, axes = plt.subplots(1, len(items), figsize=(2.6 * len(items) + 1, 3), squeeze=False)
+        for ax, (label, h) in zip(axes[0], items):
+            keys = sorted(h, key=_hist_key)
+            ax.bar(range(len(keys)), [h[k] for k in keys])
+            ax.set_xticks(range(len(keys)), keys, fontsize=7)
+            ax.set_title(label, fontsize=8)
+        fig.suptitle(title, fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out / fname, dpi=90)
+        plt.close(fig)
+        made.append(fname)
+    return made
+
+
+def write_suite_report(d: dict, out, plots: bool = True) -> Path:
+    """Write ``summary.md``, ``results.json`` and the plots of a suite run into ``out``."""
+    out = Path(out)
+    with atomic_dir(out) as tmp:
+        _dump_json(d, tmp / "results.json")
+        made = _suite_plots(d, tmp) if plots else []
+        md = render_suite_md(d)
+        if made:
+            md += "\n## Plots\n\n" + "\n".join(f"![{m}]({m})" for m in made) + "\n"
+        (tmp / "summary.md").write_text(md, encoding="utf-8")
+    return out
+
+
+# =============================================================================================
+# drift
+# =============================================================================================
+def render_drift_md(d: dict) -> str:
+    lines = [f"# dspsim drift: {d['run']['name']}", ""] + _run_lines(d["run"])
+    if d.get("findings"):
+        lines += ["## Findings", ""] + [f"- {f}" for f in d["findings"]] + [""]
+    lines += ["## Quantize → dequantize cycles", "",
+              "x₀ is quantized, dequantized, and the result fed back, `cycles` times. *policy*: `fixed` = the",
+              "requested range every cycle, dequantize with the returned range; `returned` = the next cycle",
+              "requests the range returned by the previous one; `data` = the range re-estimated from the data",
+              "each cycle; `mismatched` = dequantize with the requested instead of the returned range.",
+              "Errors are against x₀ (real units and LSB of the first cycle's step); *changed* = codes that",
+              "differ from the previous cycle's.", ""]
+    rows = []
+    for c in d["cycles"]:
+        st = c["stats"]
+        last = len(st["mean_lsb"]) - 1
+        changed_after = sum(st["codes_changed"][1:])
+        rows.append([c["name"], c["policy"], _fmt(st["mean_lsb"][0], 4), _fmt(st["rms_lsb"][0], 4),
+                     _fmt(st["mean_lsb"][last], 4), _fmt(st["rms_lsb"][last], 4), _fmt(st["max_abs_lsb"][last], 3),
+                     f"{changed_after:,}", _fmt(st["rms"][last], 6)])
+    lines += _table(["mode", "policy", "bias c1 (LSB)", "RMS c1", f"bias c{d['cycles'][0]['cycles'] if d['cycles'] else ''}",
+                     "RMS last", "max last", "codes changed after c1", "RMS last (real)"], rows)
+    if d.get("depth"):
+        lines += ["## Requantization chains over depth", "",
+                  "Layers of int8 fully-connected + requantization; each layer's input is the previous",
+                  "layer's int8 output. Error against the float chain (exact real arithmetic on the same",
+                  "quantized weights), in LSB of each layer's output scale; *differ* = outputs that differ",
+                  "from the double-rounding chain.", ""]
+        rows = []
+        for c in d["depth"]:
+            st = c["stats"]
+            rows.append([c["chain"], c["scheme"], _fmt(st["mean_lsb"][0], 4), _fmt(st["rms_lsb"][0], 4),
+                         _fmt(st["mean_lsb"][-1], 4), _fmt(st["rms_lsb"][-1], 4), _fmt(st["max_abs_lsb"][-1], 2),
+                         f"{st['differ_from_double'][-1]:,} / {c['width'] * c.get('batch', 1):,}"])
+        lines += _table(["chain", "scheme", "bias L1 (LSB)", "RMS L1", "bias last", "RMS last", "max last",
+                         "differ from double (last)"], rows)
+    return "\n".join(lines)
+
+
+def _drift_plots(d: dict, out: Path) -> list:
+    plt = _pyplot()
+    made = []
+    groups = {}
+    for c in d["cycles"]:
+        groups.setdefault(c["family_label"], []).append(c)
+    if groups:
+        n = len(groups)
+        cols = min(4, n)
+        rows = -(-n // cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.6 * rows), squeeze=False, sharex=True)
+        for ax, (label, cs) in zip(axes.ravel(), groups.items()):
+            for c in cs:
+                cyc = range(1, len(c["stats"]["rms_lsb"]) + 1)
+                ax.plot(cyc, c["stats"]["rms_lsb"], label=f"{c['policy']} RMS", lw=1.2)
+                ax.plot(cyc, c["stats"]["mean_lsb"], ls="--", lw=0.9, label=f"{c['policy']} bias")
+            ax.set_title(label, fontsize=8)
+            ax.axhline(0, color="k", lw=0.4)
+            ax.tick_params(labelsize=7)
+        for ax in axes.ravel()[n:]:
+            ax.axis("off")
+        axes[0][0].legend(fontsize=6)
+        fig.supxlabel("cycle", fontsize=9)
+        fig.supylabel("error vs x₀ (LSB)", fontsize=9)
+        fig.suptitle("Quantize → dequantize cycles: error per mode", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out / "drift_cycles.png", dpi=80)
+        plt.close(fig)
+        made.append("drift_cycles.png")
+    chains = {}
+    for c in d.get("depth", []):
+        chains.setdefault(c["chain"], []).append(c)
+    if chains:
+        fig, axes = plt.subplots(2, len(chains), figsize=(4 * len(chains), 5.2), squeeze=False, sharex=True)
+        for j, (label, cs) in enumerate(chains.items()):
+            for c in cs:
+                depth = range(1, len(c["stats"]["rms_lsb"]) + 1)
+                axes[0][j].plot(depth, c["stats"]["rms_lsb"], label=c["scheme"])
+                axes[1][j].plot(depth, c["stats"]["mean_lsb"], label=c["scheme"])
+            axes[0][j].set_title(label, fontsize=9)
+            axes[0][j].set_ylabel("RMS error (LSB)", fontsize=8)
+            axes[1][j].set_ylabel("bias (LSB)", fontsize=8)
+            axes[1][j].set_xlabel("layer", fontsize=8)
+            axes[1][j].axhline(0, color="k", lw=0.4)
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle("Requantization chains: error against the float chain vs depth", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(out / "drift_depth.png", dpi=80)
+        plt.close(fig)
+        made.append("drift_depth.png")
+    return made
+
+
+def write_drift_report(d: dict, out, plots: bool = True) -> Path:
+    """Write ``summary.md``, ``results.json`` and the drift plots into ``out``."""
+    out = Path(out)
+    with atomic_dir(out) as tmp:
+        _dump_json(d, tmp / "results.json")
+        made = _drift_plots(d, tmp) if plots else []
+        md = render_drift_md(d)
+        if made:
+            md += "\n## Plots\n\n" + "\n".join(f"![{m}]({m})" for m in made) + "\n"
+        (tmp / "summary.md").write_text(md, encoding="utf-8")
+    return out
+
+
+# =============================================================================================
+# compare
+# =============================================================================================
+def render_compare_md(d: dict) -> str:
+    lines = [f"# dspsim compare: {d['run']['name']}", ""] + _run_lines(d["run"])
+    lines += [f"Expected: `{d['expected']}`  ", f"Actual: `{d['actual']}`", "",
+              f"**{'PASS' if d['passed'] else 'FAIL'}**", ""]
+    rows = [[ch["name"], ch["shape"], f"{ch['mismatches']:,} / {ch['count']:,}", ch["first_index"],
+             f"{ch['expected']} → {ch['actual']}" if ch["mismatches"] else "–", ch["max_abs_diff"], ch["unit"],
+             _hist_text(ch["histogram"]) or "–"] for ch in d["checks"]]
+    lines += _table(["key", "shape", "mismatches", "first index", "expected → actual", "max |diff|", "unit",
+                     "histogram (diff: count)"], rows)
+    if d.get("problems"):
+        lines += ["## Not compared", ""] + [f"- {p}" for p in d["problems"]] + [""]
+    return "\n".join(lines)
+
+
+def write_compare_report(d: dict, out, plots: bool = True) -> Path:
+    """Write ``summary.md``, ``results.json`` and (on mismatch) a histogram of the differences."""
+    out = Path(out)
+    with atomic_dir(out) as tmp:
+        _dump_json(d, tmp / "results.json")
+        md = render_compare_md(d)
+        failing = [ch for ch in d["checks"] if not ch["passed"] and ch["histogram"]]
+        if plots and failing:
+            plt = _pyplot()
+            fig, axes = plt.subplots(1, min(len(failing), 6), figsize=(3 * min(len(failing), 6) + 1, 3), squeeze=False)
+            for ax, ch in zip(axes[0], failing):
+                h = ch["histogram"]
+                keys = sorted(h, key=_hist_key)
+                ax.bar(range(len(keys)), [h[k] for k in keys])
+                ax.set_xticks(range(len(keys)), keys, fontsize=7)
+                ax.set_title(ch["name"], fontsize=8)
+            fig.suptitle(f"actual - expected ({failing[0]['unit']})", fontsize=10)
+            fig.tight_layout()
+            fig.savefig(tmp / "mismatch_histograms.png", dpi=90)
+            plt.close(fig)
+            md += "\n![mismatch_histograms.png](mismatch_histograms.png)\n"
+        (tmp / "summary.md").write_text(md, encoding="utf-8")
+    return out
