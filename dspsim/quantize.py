@@ -1,14 +1,902 @@
-"""PLACEHOLDER (being written): float <-> int quantization in every engine's convention."""
+"""Float <-> integer quantization, bit for bit as each engine does it.
+
+* TensorFlow ``QuantizeV2`` / ``Dequantize`` (:func:`quantize`, :func:`dequantize`): modes
+  MIN_COMBINED, MIN_FIRST and SCALED, per tensor or per ``axis``, on x86 with the Eigen kernels
+  (oneDNN off). Every per-element step is float32, rounded as IEEE does, and flushed to zero as
+  TF's kernels run with FTZ/DAZ on: any float32 result below 2^-126 in magnitude becomes 0 and a
+  subnormal input reads as 0 (tininess is judged on the rounded result). Only the scale divisions
+  are done in double and stored as float, as the C++ does.
+* PyTorch / FBGEMM (:func:`quantize_per_tensor`, :func:`quantize_per_channel` and the
+  dequantizers), as observed on torch 2.13.0 (x86-64): the zero point enters before the rounding.
+* ONNX Runtime MLAS ``QuantizeLinear`` / ``DequantizeLinear`` (:func:`quantize_linear`,
+  :func:`dequantize_linear`).
+* The TFLite reference ``QUANTIZE`` / ``DEQUANTIZE`` kernels (:func:`tflite_quantize`,
+  :func:`tflite_dequantize`).
+* Power-of-two symmetric (Q-format) quantization as fixed-point DSPs use it
+  (:func:`pof2_frac_bits`, :func:`quantize_pof2`, :func:`dequantize_pof2`).
+
+Tie rules differ between engines, and this is the point of the module: TF MIN_COMBINED rounds
+``y - 128`` away from zero for signed types but ``trunc(y + 0.5)`` (ties up) for unsigned ones;
+PyTorch and ONNX Runtime round ties to even, PyTorch after adding the zero point, ONNX Runtime
+before; TFLite rounds ties away from zero. See ``docs/engines.md`` for the observed differences.
+
+Kernels are private ``@njit`` loops over float32 values that never raise; the public functions
+validate and raise ``ValueError``/``TypeError`` naming themselves and the rule. NaN inputs are
+refused everywhere (no engine defines the code of a NaN).
+"""
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .dtypes import PLAIN_TYPES, TF_TYPES, IntType
+from .fixedpoint import _rounding_right_shift, _wrap, as_int_array, rounding_mode
+
+_F0 = np.float32(0.0)
+_F1 = np.float32(1.0)
+_FHALF = np.float32(0.5)
+_TINY = np.float32(2.0**-126)
+_FLT_MAX = np.float32(np.finfo(np.float32).max)
+_INT32_MIN = -(1 << 31)
+
+MIN_COMBINED, MIN_FIRST, SCALED = 0, 1, 2
+_TF_MODES = {"MIN_COMBINED": MIN_COMBINED, "MIN_FIRST": MIN_FIRST, "SCALED": SCALED}
+HALF_AWAY_FROM_ZERO, HALF_TO_EVEN = 0, 1
+_TF_ROUNDS = {"HALF_AWAY_FROM_ZERO": HALF_AWAY_FROM_ZERO, "HALF_TO_EVEN": HALF_TO_EVEN}
 
 
-def _todo(*a, **k):
-    raise NotImplementedError("dspsim.quantize is being written")
+class QuantizeResult(NamedTuple):
+    """What TF ``QuantizeV2`` returns: the codes and the float range they represent.
+
+    ``output_min``/``output_max`` are numpy float32 scalars (per tensor) or float32 arrays of the
+    shape of ``min_range`` (per channel), bit-equal to TensorFlow's. Unpacks as ``q, lo, hi``.
+    """
+
+    output: np.ndarray
+    output_min: np.float32 | np.ndarray
+    output_max: np.float32 | np.ndarray
 
 
-class QuantizeResult:  # noqa: D101
-    pass
+# --------------------------------------------------------------------------------------------
+# float32 scalar helpers (FTZ, C++ min/max, rounding of a float32 to an integral float32)
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def _ftz(v):
+    """Flush-to-zero: a float32 below 2^-126 in magnitude becomes a zero of the same sign."""
+    if abs(v) < _TINY:
+        return v * _F0
+    return v
 
 
-quantize = dequantize = quantize_per_tensor = quantize_per_channel = _todo
-dequantize_per_tensor = dequantize_per_channel = quantize_linear = dequantize_linear = _todo
-tflite_quantize = tflite_dequantize = quantize_pof2 = dequantize_pof2 = pof2_frac_bits = _todo
+@njit(cache=True, inline="always")
+def _fmin(a, b):
+    """``std::min(a, b)``: ``b < a ? b : a``."""
+    return b if b < a else a
+
+
+@njit(cache=True, inline="always")
+def _fmax(a, b):
+    """``std::max(a, b)``: ``a < b ? b : a``."""
+    return b if a < b else a
+
+
+@njit(cache=True, inline="always")
+def _haz(v):
+    """``std::round`` of a float32, ties away from zero; exact (``|v| + 0.5`` is done in float64)."""
+    r = np.floor(abs(np.float64(v)) + 0.5)
+    return np.float32(r if v >= 0 else -r)
+
+
+@njit(cache=True, inline="always")
+def _hte(v):
+    """``rint`` of a float32 in the default FP mode: ties to even."""
+    return np.float32(np.rint(np.float64(v)))
+
+
+@njit(cache=True, inline="always")
+def _to_code(v, bits, signed):
+    """C conversion of an integral float to a ``bits``-bit integer: truncation, then the low bits.
+
+    Every caller clamps or rounds first, so truncation only matters for TF's unsigned
+    MIN_COMBINED ``trunc(y + 0.5)``; the wrap models qint32's ``int32(lrint(2^31)) = INT32_MIN``.
+    """
+    i = np.int64(v)
+    if signed:
+        return _wrap(i, bits)
+    return i & ((np.int64(1) << bits) - 1)
+
+
+@njit(cache=True, inline="always")
+def _fma_f32(a, b, c):
+    """``fmaf(a, b, c)``: the exact ``a*b + c`` rounded once to float32 (ties to even).
+
+    ``a*b`` of two float32 is exact in float64; the sum is made exact as ``s + err`` (TwoSum) and
+    rounded to odd in float64 when inexact, so the final float64 -> float32 rounding is the
+    single correct one (53 >= 24 + 2 bits).
+    """
+    p = np.float64(a) * np.float64(b)
+    cc = np.float64(c)
+    s = p + cc
+    bb = s - p
+    err = (p - (s - bb)) + (cc - bb)
+    if err != 0.0:
+        m, _ = math.frexp(s)
+        if (np.int64(m * 9007199254740992.0) & 1) == 0:  # even last bit: step toward the exact value
+            s = np.nextafter(s, np.inf if err > 0.0 else -np.inf)
+    return np.float32(s)
+
+
+# --------------------------------------------------------------------------------------------
+# TensorFlow QuantizeV2 / Dequantize
+# --------------------------------------------------------------------------------------------
+@njit(cache=True, error_model="numpy")
+def _tf_quantize_params(min_in, max_in, emr, mode, bits, signed, narrow, p_min, p_max, p_scale, p_offset):
+    """Per slice: range adjustment (SEMANTICS 1.1), then the mode's scale (1.2-1.4).
+
+    Writes the range TF returns (``p_min``, ``p_max``), the float32 scale and, for MIN_FIRST,
+    ``f32(round(min * scale) - lowest)``.
+    """
+    tmin = -(np.int64(1) << (bits - 1)) if signed else np.int64(0)
+    tmax = (np.int64(1) << (bits - 1)) - 1 if signed else (np.int64(1) << bits) - 1
+    for i in range(min_in.size):
+        lo = _ftz(min_in[i])
+        hi = _ftz(max_in[i])
+        min_r = _fmin(_F0, lo)
+        eps = _ftz(_fmax(_F1, _fmax(abs(lo), abs(hi))) * emr)
+        max_r = _fmax(_F0, _fmax(hi, _ftz(min_r + eps)))
+        offset = _F0
+        if mode == MIN_COMBINED:
+            scale = _ftz(np.float32((np.float64(tmax) - np.float64(tmin)) / np.float64(_ftz(max_r - min_r))))
+        elif mode == MIN_FIRST:
+            if max_r == min_r:
+                scale = _F0
+            else:
+                steps = np.float64(np.int64(1) << bits) - 1.0
+                scale = _ftz(np.float32(steps / np.float64(_ftz(max_r - min_r))))
+            offset = _ftz(_haz(_ftz(min_r * scale)) - np.float32(tmin))
+        else:  # SCALED
+            min_out = np.float32(tmin + (1 if narrow else 0))
+            max_out = np.float32(tmax)
+            s_min = _ftz(min_out / min_r) if _ftz(min_out * min_r) > _F0 else _FLT_MAX
+            s_max = _ftz(max_out / max_r) if _ftz(max_out * max_r) > _F0 else _FLT_MAX
+            scale = _fmin(s_min, s_max)
+            min_r = _ftz(min_out / scale)
+            max_r = _ftz(max_out / scale)
+        p_min[i] = min_r
+        p_max[i] = max_r
+        p_scale[i] = scale
+        p_offset[i] = offset
+
+
+@njit(cache=True, error_model="numpy")
+def _tf_quantize_kernel(x, n_slices, inner, mode, round_mode, bits, signed, p_min, p_max, p_scale, p_offset, out):
+    """QuantizeV2's per-element float32 recipe; returns how many pre-cast values were not finite
+    (TF leaves those undefined; the wrapper refuses them)."""
+    half = np.float32(np.int64(1) << (bits - 1)) if signed else _F0
+    lowest = np.float32(-(np.int64(1) << (bits - 1))) if signed else _F0
+    highest = np.float32((np.int64(1) << (bits - 1)) - 1) if signed else np.float32((np.int64(1) << bits) - 1)
+    lower_bound = _fmax(lowest, np.float32(-2147483648.0))  # MIN_FIRST: bounds castable to int32
+    upper_bound = _fmin(highest, np.float32(2147483520.0))
+    bad = 0
+    for i in range(x.size):
+        c = (i // inner) % n_slices
+        v = _ftz(x[i])
+        if mode == MIN_COMBINED:
+            y = _ftz(_ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) - p_min[c]) * p_scale[c])
+            if signed:
+                y = _haz(_ftz(y - half))
+            else:
+                y = np.float32(np.trunc(_ftz(y + _FHALF)))  # "fast path": ties up, float-to-uint cast
+        elif mode == MIN_FIRST:  # no clamp before: +-inf * scale saturates through the bounds
+            y = _ftz(_haz(_ftz(v * p_scale[c])) - p_offset[c])
+            y = _fmin(_fmax(y, lower_bound), upper_bound)
+        else:
+            y = _ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) * p_scale[c])
+            y = _hte(y) if round_mode == HALF_TO_EVEN else _haz(y)
+        if not np.isfinite(y):
+            bad += 1
+            out[i] = 0
+        else:
+            out[i] = _to_code(y, bits, signed)
+    return bad
+
+
+@njit(cache=True, error_model="numpy")
+def _tf_dequantize_params(p_min, p_max, mode, bits, signed, narrow, p_scale, p_offset):
+    """Per slice (SEMANTICS 1.6): the float32 scale and the additive term of each mode."""
+    tmin = -(np.int64(1) << (bits - 1)) if signed else np.int64(0)
+    tmax = (np.int64(1) << (bits - 1)) - 1 if signed else (np.int64(1) << bits) - 1
+    for i in range(p_min.size):
+        min_r = _ftz(p_min[i])
+        max_r = _ftz(p_max[i])
+        offset = min_r
+        if mode == MIN_COMBINED:
+            scale = _ftz(_ftz(max_r - min_r) / (np.float32(tmax) - np.float32(tmin)))
+        elif mode == MIN_FIRST:  # QuantizedToFloatStruct: range_min_rounded - lowest * range_scale
+            steps = np.float64(np.int64(1) << bits) - 1.0
+            scale = _ftz(np.float32(np.float64(_ftz(max_r - min_r)) / steps))
+            rounded_min = min_r if max_r == min_r else _ftz(_haz(_ftz(min_r / scale)) * scale)
+            offset = _ftz(rounded_min - _ftz(np.float32(tmin) * scale))
+        elif tmin == 0:  # SCALED, unsigned
+            scale = _ftz(max_r / np.float32(tmax))
+        else:
+            scale = _fmax(_ftz(min_r / np.float32(tmin + (1 if narrow else 0))), _ftz(max_r / np.float32(tmax)))
+        p_scale[i] = scale
+        p_offset[i] = offset
+
+
+@njit(cache=True, error_model="numpy")
+def _tf_dequantize_kernel(q, n_slices, inner, mode, half, p_scale, p_offset, out):
+    """Dequantize's per-element float32 recipe (FTZ); ``half`` is 2^(bits-1) for signed T, else 0."""
+    for i in range(q.size):
+        c = (i // inner) % n_slices
+        fq = np.float32(q[i])
+        if mode == MIN_COMBINED:
+            out[i] = _ftz(_ftz(_ftz(fq + half) * p_scale[c]) + p_offset[c])
+        elif mode == MIN_FIRST:
+            out[i] = _ftz(p_offset[c] + _ftz(fq * p_scale[c]))
+        else:
+            out[i] = _ftz(fq * p_scale[c])
+
+
+# --------------------------------------------------------------------------------------------
+# affine kernels: PyTorch / FBGEMM, ONNX Runtime MLAS, TFLite reference, power of two
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _torch_quantize_kernel(x, n_slices, inner, inv, zp, fused, lo, hi, out):
+    """FBGEMM quantize: ``t = fmaf(x, inv, zp)`` (``fused``) or ``f32(f32(x * inv) + zp)``, float
+    clamp to the type, then ``cvtps`` (ties to even)."""
+    for i in range(x.size):
+        c = (i // inner) % n_slices
+        z = np.float32(zp[c])
+        if fused:
+            t = _fma_f32(x[i], inv[c], z)
+        else:
+            t = np.float32(np.float32(x[i] * inv[c]) + z)
+        if t >= hi:  # also +inf; float(INT32_MAX) = 2^31 lands here
+            out[i] = hi
+        elif t <= lo:
+            out[i] = lo
+        else:
+            out[i] = min(max(np.int64(np.rint(np.float64(t))), lo), hi)
+
+
+@njit(cache=True)
+def _onnx_quantize_kernel(x, n_slices, inner, scale, zp, lo, hi, out):
+    """MLAS QuantizeLinear: ``f32(x / scale)``, float clamp to ``[lo - zp, hi - zp]``, ties to even,
+    ``+ zp`` after the rounding."""
+    for i in range(x.size):
+        c = (i // inner) % n_slices
+        v = np.float32(x[i] / scale[c])
+        v = min(max(v, np.float32(lo - zp[c])), np.float32(hi - zp[c]))
+        out[i] = np.int64(np.rint(np.float64(v))) + zp[c]
+
+
+@njit(cache=True)
+def _tflite_quantize_kernel(x, n_slices, inner, scale, zp, lo, hi, out):
+    """TFLite AffineQuantize: ``clamp(int32(round(f32(x / scale))) + zp)``, ties away from zero.
+
+    A rounded value outside int32 converts to INT32_MIN (x86 ``cvttss2si``), and ``+ zp`` wraps
+    at 32 bits, as the compiled C++ does on x86.
+    """
+    for i in range(x.size):
+        c = (i // inner) % n_slices
+        v = _haz(np.float32(x[i] / scale[c]))
+        if v >= np.float32(2147483648.0) or v < np.float32(-2147483648.0):
+            r = np.int64(_INT32_MIN)
+        else:
+            r = np.int64(v)
+        r = _wrap(r + zp[c], 32)
+        out[i] = min(max(r, lo), hi)
+
+
+@njit(cache=True)
+def _pof2_quantize_kernel(x, n_slices, inner, frac_bits, mode, qmin, qmax, out):
+    """``saturate(round(x * 2^f))``: exact, the rounding is ``_rounding_right_shift`` of the
+    float's integer mantissa."""
+    for i in range(x.size):
+        c = (i // inner) % n_slices
+        f = frac_bits[c]
+        xv = np.float64(x[i])
+        v = math.ldexp(xv, f)  # for the saturation test only (may overflow to inf)
+        if v >= qmax:
+            out[i] = qmax
+        elif v <= qmin:
+            out[i] = qmin
+        else:  # |x * 2^f| < 2^32: x = mant * 2^(e - 53) with an integer mant
+            m, e = math.frexp(xv)
+            mant = np.int64(m * 9007199254740992.0)
+            shift = 53 - e - f
+            if shift <= 0:
+                r = mant << (-shift)
+            else:  # beyond 62 bits every rule already sees |value| < 2^-9
+                r = _rounding_right_shift(mant, min(shift, 62), mode)
+            out[i] = min(max(r, qmin), qmax)
+
+
+# --------------------------------------------------------------------------------------------
+# validation helpers
+# --------------------------------------------------------------------------------------------
+def _float32_array(x, func: str, name: str = "x") -> np.ndarray:
+    """``x`` as a contiguous float32 array (float64 rounds to nearest); integers and NaN refused."""
+    arr = np.asarray(x)
+    if arr.dtype.kind != "f":
+        raise TypeError(f"{func}: {name} must be a floating-point array (the float side of quantization), "
+                        f"got dtype {arr.dtype}")
+    with np.errstate(over="ignore"):
+        arr = np.ascontiguousarray(arr, dtype=np.float32)
+    if np.isnan(arr).any():
+        raise ValueError(f"{func}: {name} contains NaN, whose code no engine defines")
+    return arr
+
+
+def _real_array(v, func: str, name: str, dtype=np.float32) -> np.ndarray:
+    """A finite real parameter (int or float, scalar or array) converted to ``dtype``."""
+    arr = np.asarray(v)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{func}: {name} must be a real number or array, got dtype {arr.dtype}")
+    with np.errstate(over="ignore"):
+        out = arr.astype(dtype)
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"{func}: {name} must be finite")
+    return out
+
+
+def _flag(value, func: str, name: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{func}: {name} must be a bool, got {type(value).__name__}")
+    return bool(value)
+
+
+def _choice(value, table: dict, func: str, name: str) -> int:
+    key = value.upper() if isinstance(value, str) else value
+    if key not in table:
+        raise ValueError(f"{func}: unknown {name} {value!r}; expected one of {list(table)}")
+    return table[key]
+
+
+def _axis_slices(shape: tuple, axis, func: str):
+    """``(axis, length, inner)`` for laying a per-channel parameter along ``axis`` (may be negative)."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{func}: axis must be an int or None, got {type(axis).__name__}")
+    ndim = len(shape)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{func}: axis {axis} is out of bounds for an array of rank {ndim}")
+    axis = int(axis) % ndim
+    return axis, shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64))
+
+
+def _per_channel(param: np.ndarray, shape: tuple, axis, func: str, name: str):
+    """``(flat param, n_slices, inner)``: a scalar / 1-element param is per-tensor, else 1-D along axis."""
+    if param.size == 1:
+        return param.reshape(1), 1, 1
+    if axis is None:
+        raise ValueError(f"{func}: {name} has {param.size} values; per-channel parameters need an axis")
+    if param.ndim != 1:
+        raise ValueError(f"{func}: per-channel {name} must be 1-D, got shape {param.shape}")
+    axis, length, inner = _axis_slices(shape, axis, func)
+    if param.size != length:
+        raise ValueError(f"{func}: {name} has {param.size} values but axis {axis} has length {length}")
+    return param, length, inner
+
+
+def _tf_type(T, func: str) -> IntType:
+    if isinstance(T, IntType):
+        T = T.name
+    if T not in TF_TYPES:
+        raise ValueError(f"{func}: unknown T {T!r}; expected one of {list(TF_TYPES)}")
+    return TF_TYPES[T]
+
+
+def _tf_slices(shape: tuple, axis, func: str):
+    """TF's slicing: no axis (or an axis of length 1) is the per-tensor path."""
+    if axis is None:
+        return 1, 1
+    _, length, inner = _axis_slices(shape, axis, func)
+    return (1, 1) if length == 1 else (length, inner)
+
+
+def _tf_range_pair(min_range, max_range, n_slices: int, func: str):
+    lo = _real_array(min_range, func, "min_range")
+    hi = _real_array(max_range, func, "max_range")
+    for name, arr in (("min_range", lo), ("max_range", hi)):
+        if arr.size != n_slices:
+            raise ValueError(f"{func}: {name} has {arr.size} values but there are {n_slices} slices "
+                             f"(one per index of axis, or 1 without axis)")
+    if np.any(hi.reshape(-1) < lo.reshape(-1)):
+        raise ValueError(f"{func}: max_range must be >= min_range")
+    return lo, hi
+
+
+def _tf_range_out(values: np.ndarray, per_tensor: bool, shape: tuple):
+    return values[0] if per_tensor else values.reshape(shape)
+
+
+# --------------------------------------------------------------------------------------------
+# public API: TensorFlow
+# --------------------------------------------------------------------------------------------
+def quantize(x, min_range, max_range, T, mode="MIN_COMBINED", round_mode="HALF_AWAY_FROM_ZERO",
+             narrow_range=False, axis=None, ensure_minimum_range=0.01) -> QuantizeResult:
+    """TensorFlow ``QuantizeV2`` (``tf.quantization.quantize``), bit for bit (x86, Eigen, FTZ).
+
+    Range adjustment, every mode (float32)::
+
+        min_r = min(0, min_range)
+        max_r = max(0, max(max_range, min_r + max(1, |min_range|, |max_range|) * ensure_minimum_range))
+
+    MIN_COMBINED: ``scale = f32(double(range(T)) / (max_r - min_r))``,
+    ``y = (clamp(x, min_r, max_r) - min_r) * scale``; signed T: ``q = round(y - 2^(bits-1))`` with
+    ties away from zero; unsigned T: ``q = trunc(y + 0.5)``, ties up. qint32: ``x = max_r`` gives
+    ``2^31``, which wraps to INT32_MIN as in TF. Returns ``(min_r, max_r)``.
+
+    MIN_FIRST: ``rs = f32((2^bits - 1) / double(max_r - min_r))`` (0 when the range is empty),
+    ``q = clamp(round(x * rs) - (round(min_r * rs) - min_T))`` with ties away from zero; x is not
+    clamped first, the result is (to ``[min_T, max_T]``, for qint32 to ``[-2^31, 2147483520]``).
+    Returns ``(min_r, max_r)``.
+
+    SCALED: ``s = min(min_out / min_r, max_out / max_r)`` over the sides whose product is > 0
+    (FLT_MAX otherwise), ``min_out = min_T + narrow_range``, ``max_out = max_T``; returns
+    ``(min_out / s, max_out / s)`` and ``q = round(clamp(x, that range) * s)`` by ``round_mode``.
+
+    Parameters
+    ----------
+    x : float array (float64 is rounded to float32, as ``tf.constant`` does); NaN is refused
+        (TF's code for NaN is undefined), +-inf is supported: it saturates like any value beyond
+        the range (MIN_COMBINED/SCALED clamp it, MIN_FIRST saturates through its bounds).
+    min_range, max_range : float or array
+        One value, or one per index of ``axis``.
+    T : "qint8" | "quint8" | "qint16" | "quint16" | "qint32"
+    mode : "MIN_COMBINED" | "MIN_FIRST" | "SCALED"
+    round_mode : "HALF_AWAY_FROM_ZERO" | "HALF_TO_EVEN" (SCALED only)
+    narrow_range : bool, read by SCALED only (lowest code ``min_T + 1``; quint8 then maps 0.0 to 1)
+    axis : int or None
+        Per-channel axis (negative counts from the end). An axis of length 1 is TF's per-tensor
+        path: scalar ``output_min``/``output_max``.
+    ensure_minimum_range : float (float32)
+
+    Returns
+    -------
+    QuantizeResult ``(output, output_min, output_max)``; output has T's numpy dtype.
+
+    Raises
+    ------
+    ValueError
+        Where TF refuses (HALF_TO_EVEN unless SCALED; max_range < min_range; a number of range
+        values other than the number of slices; MIN_FIRST per channel), for unknown names,
+        non-finite ranges, NaN in x, an axis out of bounds, and where TF's result is undefined
+        (a scale that overflows float32, e.g. a [0, 0] range with ``ensure_minimum_range=0``).
+    TypeError
+        For an integer x or non-bool ``narrow_range``.
+    """
+    func = "quantize"
+    t = _tf_type(T, func)
+    mode_i = _choice(mode, _TF_MODES, func, "mode")
+    round_i = _choice(round_mode, _TF_ROUNDS, func, "round_mode")
+    narrow = _flag(narrow_range, func, "narrow_range")
+    if round_i == HALF_TO_EVEN and mode_i != SCALED:
+        raise ValueError(f"{func}: round_mode='HALF_TO_EVEN' is only supported with mode='SCALED'")
+    x = _float32_array(x, func)
+    n_slices, inner = _tf_slices(x.shape, axis, func)
+    if n_slices > 1 and mode_i == MIN_FIRST:
+        raise ValueError(f"{func}: mode='MIN_FIRST' is not implemented per channel (axis of length > 1)")
+    lo, hi = _tf_range_pair(min_range, max_range, n_slices, func)
+    emr = _real_array(ensure_minimum_range, func, "ensure_minimum_range")
+    if emr.size != 1:
+        raise ValueError(f"{func}: ensure_minimum_range must be a scalar")
+    params = [np.empty(n_slices, np.float32) for _ in range(4)]
+    with np.errstate(all="ignore"):
+        _tf_quantize_params(lo.reshape(-1), hi.reshape(-1), emr.reshape(-1)[0], mode_i, t.bits, t.signed,
+                            narrow, *params)
+        out = np.empty(x.size, np.int64)
+        bad = _tf_quantize_kernel(x.reshape(-1), n_slices, inner, mode_i, round_i, t.bits, t.signed, *params, out)
+    if bad:
+        raise ValueError(f"{func}: the range is too small for {t.name}: the scale overflows float32 and "
+                         f"{bad} values have no defined code in TensorFlow (raise ensure_minimum_range)")
+    per_tensor = n_slices == 1
+    return QuantizeResult(out.astype(t.dtype).reshape(x.shape),
+                          _tf_range_out(params[0], per_tensor, lo.shape),
+                          _tf_range_out(params[1], per_tensor, lo.shape))
+
+
+_DTYPE_TO_TF = {np.dtype(t.dtype): t for t in TF_TYPES.values()}
+
+
+def dequantize(q, min_range, max_range, mode="MIN_COMBINED", narrow_range=False, axis=None, T=None):
+    """TensorFlow ``Dequantize`` (``tf.quantization.dequantize``) to float32, bit for bit (FTZ).
+
+    MIN_COMBINED: ``sf = (max - min) / f32(max_T - min_T)``; ``out = (q + half) * sf + min`` with
+    ``half = 2^(bits-1)`` for signed T, 0 for unsigned ones.
+    MIN_FIRST: ``rs = f32((max - min) / double(2^bits - 1))``,
+    ``out = (round(min / rs) * rs - min_T * rs) + q * rs`` (ties away from zero; ``min`` itself when
+    ``max == min``). This can disagree with :func:`quantize` by one code (SEMANTICS 1.6).
+    SCALED: ``sf = max / max_T`` (unsigned) or ``max(min / (min_T + narrow_range), max / max_T)``;
+    ``out = q * sf``.
+
+    Every step is float32. Feed the range :func:`quantize` returned: Dequantize neither adjusts nor
+    checks it (max < min is accepted, as in TF).
+
+    Parameters
+    ----------
+    q : integer array; T is taken from its dtype (int8 -> qint8, uint8 -> quint8, int16, uint16,
+        int32) unless ``T`` is given, in which case the values must fit T.
+    min_range, max_range : float or array (one value per slice of ``axis``), finite
+    mode, narrow_range, axis : as in :func:`quantize`; MIN_FIRST per channel is refused.
+
+    Raises ValueError / TypeError naming ``dequantize`` and the rule.
+    """
+    func = "dequantize"
+    mode_i = _choice(mode, _TF_MODES, func, "mode")
+    narrow = _flag(narrow_range, func, "narrow_range")
+    arr = np.asarray(q)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{func}: q must be an integer array, got dtype {arr.dtype}")
+    if T is None:
+        if arr.dtype not in _DTYPE_TO_TF:
+            raise TypeError(f"{func}: cannot infer T from dtype {arr.dtype}; pass T= or an int8/uint8/int16/"
+                            f"uint16/int32 array")
+        t = _DTYPE_TO_TF[arr.dtype]
+    else:
+        t = _tf_type(T, func)
+    q64 = np.ascontiguousarray(as_int_array(arr, func, "q", t.min, t.max))
+    n_slices, inner = _tf_slices(q64.shape, axis, func)
+    if n_slices > 1 and mode_i == MIN_FIRST:
+        raise ValueError(f"{func}: mode='MIN_FIRST' is not implemented per channel (axis of length > 1)")
+    lo = _real_array(min_range, func, "min_range").reshape(-1)
+    hi = _real_array(max_range, func, "max_range").reshape(-1)
+    for name, v in (("min_range", lo), ("max_range", hi)):
+        if v.size != n_slices:
+            raise ValueError(f"{func}: {name} has {v.size} values but there are {n_slices} slices")
+    scale = np.empty(n_slices, np.float32)
+    offset = np.empty(n_slices, np.float32)
+    out = np.empty(q64.size, np.float32)
+    half = np.float32(-t.min)
+    with np.errstate(all="ignore"):
+        _tf_dequantize_params(lo, hi, mode_i, t.bits, t.signed, narrow, scale, offset)
+        _tf_dequantize_kernel(q64.reshape(-1), n_slices, inner, mode_i, half, scale, offset, out)
+    return out.reshape(q64.shape)
+
+
+# --------------------------------------------------------------------------------------------
+# public API: PyTorch / FBGEMM
+# --------------------------------------------------------------------------------------------
+_TORCH_TYPES = {"quint8": PLAIN_TYPES["uint8"], "qint8": PLAIN_TYPES["int8"], "qint32": PLAIN_TYPES["int32"],
+                "uint8": PLAIN_TYPES["uint8"], "int8": PLAIN_TYPES["int8"], "int32": PLAIN_TYPES["int32"]}
+
+
+def _torch_type(dtype, func: str) -> IntType:
+    name = dtype.name if isinstance(dtype, IntType) else str(dtype).replace("torch.", "")
+    if name not in _TORCH_TYPES:
+        raise ValueError(f"{func}: unknown dtype {dtype!r}; expected one of {list(_TORCH_TYPES)}")
+    return _TORCH_TYPES[name]
+
+
+def _scales(scale, func: str, name: str, dtype=np.float32) -> np.ndarray:
+    """Positive finite scale(s), also after rounding to ``dtype``."""
+    s = _real_array(scale, func, name, np.float64)
+    if np.any(s <= 0) or np.any(s.astype(dtype) <= 0):
+        raise ValueError(f"{func}: {name} must be > 0 (and not underflow to 0 in {np.dtype(dtype).name})")
+    with np.errstate(over="ignore"):
+        if not np.all(np.isfinite(s.astype(dtype))):
+            raise ValueError(f"{func}: {name} must be finite in {np.dtype(dtype).name}")
+    return s.astype(dtype)
+
+
+def _torch_quantize(func, x, scale, zero_point, axis, dtype, per_channel):
+    t = _torch_type(dtype, func)
+    x = _float32_array(x, func)
+    s = _scales(scale, func, "scale" if not per_channel else "scales").reshape(-1)
+    zp = as_int_array(zero_point, func, "zero_point", t.min, t.max).reshape(-1)
+    if per_channel:
+        ax, length, inner = _axis_slices(x.shape, axis, func)
+        for name, v in (("scales", s), ("zero_points", zp)):
+            if v.size != length:
+                raise ValueError(f"{func}: {name} has {v.size} values but axis {ax} has length {length}")
+    else:
+        if s.size != 1 or zp.size != 1:
+            raise ValueError(f"{func}: scale and zero_point must be scalars")
+        length, inner = 1, 1
+    inv = (np.float32(1.0) / s).astype(np.float32)
+    fused = not per_channel and t.bits < 32
+    out = np.empty(x.size, np.int64)
+    _torch_quantize_kernel(x.reshape(-1), length, inner, inv, np.ascontiguousarray(zp), fused, t.min, t.max, out)
+    return out.astype(t.dtype).reshape(x.shape)
+
+
+def quantize_per_tensor(x, scale, zero_point, dtype):
+    """``torch.quantize_per_tensor(x, scale, zero_point, dtype).int_repr()``, as torch 2.13 computes it.
+
+    Observed on torch 2.13.0 (x86-64, fbgemm), which differs from the source reading in SEMANTICS 6:
+    with ``inv = f32(1 / f32(scale))``,
+
+    * quint8 / qint8: ``q = rint(fmaf(x, inv, zp))``: the zero point enters *before* the one
+      rounding to float32 and the tie rule (ties to even) sees ``x * inv + zp``: x/scale = 0.5 with
+      zp = 3 gives 4, where ONNX Runtime gives 3;
+    * qint32: ``q = rint(f32(f32(x * inv) + f32(zp)))`` (the zero point itself rounded to float32).
+
+    Saturates to the type (+-inf included). ``dtype``: "quint8" | "qint8" | "qint32" or
+    "uint8" | "int8" | "int32". Returns the integer codes (``int_repr``) in that numpy dtype.
+    ``scale`` must be positive and finite in float32; ``zero_point`` must fit the type.
+    """
+    return _torch_quantize("quantize_per_tensor", x, scale, zero_point, None, dtype, False)
+
+
+def quantize_per_channel(x, scales, zero_points, axis, dtype):
+    """``torch.quantize_per_channel(...).int_repr()`` as torch 2.13 computes it (x86-64, fbgemm).
+
+    Per element of channel c: ``q = rint(f32(f32(x * inv[c]) + f32(zp[c])))`` with
+    ``inv[c] = f32(1 / f32(scales[c]))``: two float32 roundings, then ties to even; saturates to the
+    type. Observed for quint8, qint8 and qint32 alike (no fused multiply-add here, unlike
+    :func:`quantize_per_tensor`). ``scales``/``zero_points``: 1-D, one per index of ``axis``.
+    """
+    return _torch_quantize("quantize_per_channel", x, scales, zero_points, axis, dtype, True)
+
+
+def _int_codes(q, func: str) -> np.ndarray:
+    arr = np.asarray(q)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{func}: q must be an integer array, got dtype {arr.dtype}")
+    return np.ascontiguousarray(as_int_array(arr, func, "q", _INT32_MIN, (1 << 32) - 1))
+
+
+def _wrap32(v: np.ndarray) -> np.ndarray:
+    return ((v - _INT32_MIN) % (1 << 32)) + _INT32_MIN
+
+
+def dequantize_per_tensor(q, scale, zero_point):
+    """``torch.dequantize`` of a per-tensor quantized tensor: ``f32(f32(scale) * float(q - zp))``.
+
+    ``q - zp`` is computed in int32 and wraps (observed for qint32 at the extremes); its conversion
+    to float32 rounds to nearest even above 2^24. Returns float32.
+    """
+    func = "dequantize_per_tensor"
+    q = _int_codes(q, func)
+    s = _scales(scale, func, "scale")
+    zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
+    if s.size != 1 or zp.size != 1:
+        raise ValueError(f"{func}: scale and zero_point must be scalars")
+    return (s.reshape(())[()] * _wrap32(q - int(zp)).astype(np.float32)).astype(np.float32)
+
+
+def dequantize_per_channel(q, scales, zero_points, axis):
+    """``torch.dequantize`` of a per-channel tensor: ``f32(double(f32(q) - f32(zp[c])) * scale[c])``.
+
+    The scales stay double (torch keeps them as float64); the difference is float32; one rounding
+    to float32 at the end. Returns float32.
+    """
+    func = "dequantize_per_channel"
+    q = _int_codes(q, func)
+    s = _scales(scales, func, "scales", np.float64).reshape(-1)
+    zp = as_int_array(zero_points, func, "zero_points", _INT32_MIN, (1 << 31) - 1).reshape(-1)
+    ax, length, _ = _axis_slices(q.shape, axis, func)
+    for name, v in (("scales", s), ("zero_points", zp)):
+        if v.size != length:
+            raise ValueError(f"{func}: {name} has {v.size} values but axis {ax} has length {length}")
+    shape = [1] * q.ndim
+    shape[ax] = length
+    diff = q.astype(np.float32) - zp.astype(np.float32).reshape(shape)
+    return (diff.astype(np.float64) * s.reshape(shape)).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# public API: ONNX Runtime
+# --------------------------------------------------------------------------------------------
+_ONNX_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16", "uint16")}
+
+
+def quantize_linear(x, scale, zero_point=0, axis=1, dtype="uint8"):
+    """ONNX ``QuantizeLinear`` as ONNX Runtime's MLAS computes it (bit-exact with ORT 1.32, x86).
+
+    ``v = f32(x / scale)`` (a true division, not a reciprocal), clamped in float to
+    ``[min_T - zp, max_T - zp]``, rounded ties to even, then ``+ zp``: the zero point enters after
+    the rounding (PyTorch adds it before). Saturates; +-inf saturate too.
+
+    Parameters
+    ----------
+    x : float array (float64 is rounded to float32)
+    scale : float or 1-D array (float32). A scalar, 0-d or 1-element scale is per tensor; a longer
+        1-D scale is per axis along ``axis`` (ONNX default 1; negative counts from the end).
+    zero_point : int or 1-D int array of the same length, inside the type (default 0)
+    dtype : "int8" | "uint8" | "int16" | "uint16". ONNX Runtime has no int32 QuantizeLinear
+        (the model is rejected), so int32 is refused here.
+    """
+    func = "quantize_linear"
+    key = dtype.name if isinstance(dtype, IntType) else str(dtype)
+    if key not in _ONNX_TYPES:
+        raise ValueError(f"{func}: dtype {dtype!r} is not supported by ONNX Runtime's QuantizeLinear; "
+                         f"expected one of {list(_ONNX_TYPES)}")
+    t = _ONNX_TYPES[key]
+    x = _float32_array(x, func)
+    s = _scales(scale, func, "scale")
+    s, n_slices, inner = _per_channel(s, x.shape, axis, func, "scale")
+    zp = as_int_array(zero_point, func, "zero_point", t.min, t.max).reshape(-1)
+    if zp.size not in (1, n_slices):
+        raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
+    zp = np.ascontiguousarray(np.broadcast_to(zp, (n_slices,)))
+    out = np.empty(x.size, np.int64)
+    _onnx_quantize_kernel(x.reshape(-1), n_slices, inner, s, zp, t.min, t.max, out)
+    return out.astype(t.dtype).reshape(x.shape)
+
+
+def dequantize_linear(q, scale, zero_point=0, axis=1):
+    """ONNX ``DequantizeLinear`` as ONNX Runtime computes it: ``f32(float(int32(q - zp)) * scale)``.
+
+    ``q - zp`` is an int32 subtraction (wraps for int32 inputs, observed), converted to float32
+    (rounds above 2^24), times the float32 scale. ``q``: int8 / uint8 / int16 / uint16 / int32
+    values; ``scale`` per tensor or per axis as in :func:`quantize_linear`. Returns float32.
+    """
+    func = "dequantize_linear"
+    q = _int_codes(q, func)
+    s = _scales(scale, func, "scale")
+    s, n_slices, inner = _per_channel(s, q.shape, axis, func, "scale")
+    zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1).reshape(-1)
+    if zp.size not in (1, n_slices):
+        raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
+    idx = (np.arange(q.size) // inner) % n_slices
+    zp_full = np.broadcast_to(zp, (n_slices,))[idx]
+    diff = _wrap32(q.reshape(-1) - zp_full).astype(np.float32)
+    return (diff * s[idx]).astype(np.float32).reshape(q.shape)
+
+
+# --------------------------------------------------------------------------------------------
+# public API: TFLite reference kernels
+# --------------------------------------------------------------------------------------------
+_TFLITE_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16")}
+
+
+def tflite_quantize(x, scale, zero_point=0, dtype="int8", axis=None):
+    """TFLite reference ``QUANTIZE`` (``AffineQuantize``; ``PerChannelQuantize`` with ``axis``).
+
+    ``q = clamp(int32(round(f32(x / f32(scale)))) + zp, min_T, max_T)``: a float32 true division,
+    ties away from zero (``TfLiteRound``). A rounded value beyond int32 (huge x, +-inf) converts to
+    INT32_MIN as x86 ``cvttss2si`` does, and ``+ zp`` wraps at 32 bits; with zp >= 0 such values
+    land on min_T whatever their sign (the C++ has undefined behaviour there; this is what x86
+    builds compute). Note that LiteRT's default interpreter delegates QUANTIZE to XNNPACK, which
+    multiplies by ``f32(1/scale)`` and rounds ties to even instead (SEMANTICS 9).
+
+    ``dtype``: "int8" | "uint8" | "int16". ``scale``/``zero_point``: scalars, or 1-D along ``axis``.
+    """
+    func = "tflite_quantize"
+    key = dtype.name if isinstance(dtype, IntType) else str(dtype)
+    if key not in _TFLITE_TYPES:
+        raise ValueError(f"{func}: unknown dtype {dtype!r}; expected one of {list(_TFLITE_TYPES)}")
+    t = _TFLITE_TYPES[key]
+    x = _float32_array(x, func)
+    s = _scales(scale, func, "scale")
+    s, n_slices, inner = _per_channel(s, x.shape, axis, func, "scale")
+    zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1).reshape(-1)
+    if zp.size not in (1, n_slices):
+        raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
+    zp = np.ascontiguousarray(np.broadcast_to(zp, (n_slices,)))
+    out = np.empty(x.size, np.int64)
+    _tflite_quantize_kernel(x.reshape(-1), n_slices, inner, s, zp, t.min, t.max, out)
+    return out.astype(t.dtype).reshape(x.shape)
+
+
+def tflite_dequantize(q, scale, zero_point=0):
+    """TFLite reference ``DEQUANTIZE``: ``float(double(scale) * (q - zp))``, one rounding to float32.
+
+    ``scale`` is a float32 (widened exactly to double); ``q - zp`` is an int32 difference. Returns
+    float32.
+    """
+    func = "tflite_dequantize"
+    q = _int_codes(q, func)
+    s = _scales(scale, func, "scale")
+    zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
+    if s.size != 1 or zp.size != 1:
+        raise ValueError(f"{func}: scale and zero_point must be scalars")
+    diff = _wrap32(q - int(zp)).astype(np.float64)
+    return (np.float64(s.reshape(())[()]) * diff).astype(np.float32)
+
+
+# --------------------------------------------------------------------------------------------
+# public API: power-of-two (Q-format) quantization
+# --------------------------------------------------------------------------------------------
+def _check_pof2_bits(bits, func: str) -> int:
+    if isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer)):
+        raise TypeError(f"{func}: bits must be an int")
+    if not 2 <= bits <= 32:
+        raise ValueError(f"{func}: bits must be in [2, 32], got {bits}")
+    return int(bits)
+
+
+def _pof2_fits(value: float, limit: int) -> int:
+    """Largest f with ``|value| * 2^f <= limit`` for ``value != 0`` (exact: frexp is exact)."""
+    m, e = math.frexp(abs(value))  # |value| = m * 2^e, m in [0.5, 1)
+    f = -e
+    while m * 2.0 ** (e + f + 1) <= limit:  # at most a few steps: limit < 2^32
+        f += 1
+    while m * 2.0 ** (e + f) > limit:
+        f -= 1
+    return f
+
+
+def pof2_frac_bits(max_abs, bits=8, narrow_range=True) -> int:
+    """The fractional bit count f of a ``bits``-bit Q-format that holds a range without saturating.
+
+    f is the largest integer with ``max_abs * 2^f <= 2^(bits-1) - 1`` (the largest positive code:
+    127 for 8 bits, 31 for 6): no value of the range saturates under any rounding. The scale is
+    ``2^-f``; f may be negative (ranges beyond ``2^(bits-1)``) or exceed ``bits - 1`` (small ranges).
+
+    ``max_abs``: a scalar is the range ``[-max_abs, max_abs]`` (its magnitude is used); an array is
+    data, and its extremes are used: ``max(x)`` must fit the largest code and ``min(x)`` the lowest,
+    which is ``-(2^(bits-1) - 1)`` with ``narrow_range`` (default) and ``-2^(bits-1)`` without (so
+    data in [-1, 0.5] gets f = 7 for 8 bits without narrow range, 6 with it).
+
+    A zero range (or all-zero data) has no binding limit; it gets ``f = bits - 1`` (Q0.(bits-1),
+    the format of a unit range), and zero is exact in every format.
+    """
+    func = "pof2_frac_bits"
+    bits = _check_pof2_bits(bits, func)
+    narrow = _flag(narrow_range, func, "narrow_range")
+    arr = np.asarray(max_abs)
+    if arr.dtype.kind not in "fiu":
+        raise TypeError(f"{func}: max_abs must be a real number or array, got dtype {arr.dtype}")
+    if arr.size == 0:
+        raise ValueError(f"{func}: max_abs is empty")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{func}: max_abs must be finite")
+    qmax = (1 << (bits - 1)) - 1
+    if arr.ndim == 0:
+        hi, lo = abs(float(arr)), -abs(float(arr))
+    else:
+        hi, lo = float(arr.max()), float(arr.min())
+    qlow = qmax if narrow else qmax + 1
+    limits = [_pof2_fits(v, lim) for v, lim in ((hi, qmax), (lo, qlow)) if (v > 0 if lim == qmax else v < 0)]
+    return min(limits) if limits else bits - 1
+
+
+def quantize_pof2(x, frac_bits, bits=8, rounding="half_to_even", narrow_range=True, axis=None):
+    """Power-of-two symmetric quantization: ``q = saturate(round(x * 2^frac_bits))``.
+
+    The scale ``2^-frac_bits`` is exact, so ``x * 2^f`` is exact and the only rounding is the
+    final one, by ``rounding`` (any :class:`~dspsim.fixedpoint.Rounding` name; default ties to
+    even, ``half_up`` is the DSP's ``(v + 2^(s-1)) >> s``, ``floor`` plain truncation of the low
+    bits). Zero maps to code 0 exactly (no zero point).
+
+    Saturation: to ``[-(2^(bits-1) - 1), 2^(bits-1) - 1]`` with ``narrow_range`` (default,
+    symmetric), to ``[-2^(bits-1), 2^(bits-1) - 1]`` without; +-inf saturate; NaN is refused.
+    ``frac_bits``: an int, or a 1-D int array (one per index of ``axis``), each in [-1100, 1100].
+    ``bits`` in [2, 32]. Returns int8 / int16 / int32 codes (the smallest that holds ``bits``).
+    """
+    func = "quantize_pof2"
+    bits = _check_pof2_bits(bits, func)
+    mode = int(rounding_mode(rounding, func))
+    narrow = _flag(narrow_range, func, "narrow_range")
+    x = np.asarray(x)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{func}: x must be a floating-point array, got dtype {x.dtype}")
+    x = np.ascontiguousarray(x, dtype=np.float64)  # float32 and float16 widen exactly
+    if np.isnan(x).any():
+        raise ValueError(f"{func}: x contains NaN")
+    f = as_int_array(frac_bits, func, "frac_bits", -1100, 1100)
+    f, n_slices, inner = _per_channel(f, x.shape, axis, func, "frac_bits")
+    qmax = (1 << (bits - 1)) - 1
+    qmin = -qmax if narrow else -qmax - 1
+    out = np.empty(x.size, np.int64)
+    _pof2_quantize_kernel(x.reshape(-1), n_slices, inner, np.ascontiguousarray(f), mode, qmin, qmax, out)
+    dtype = np.int8 if bits <= 8 else np.int16 if bits <= 16 else np.int32
+    return out.astype(dtype).reshape(x.shape)
+
+
+def dequantize_pof2(q, frac_bits, axis=None):
+    """``q * 2^-frac_bits`` as float32: exact while ``|q| < 2^24`` and the result is a normal
+    float32, otherwise rounded once to nearest even. ``frac_bits`` as in :func:`quantize_pof2`."""
+    func = "dequantize_pof2"
+    q = np.asarray(q)
+    if q.dtype.kind not in "iu":
+        raise TypeError(f"{func}: q must be an integer array, got dtype {q.dtype}")
+    q = as_int_array(q, func, "q")
+    f = as_int_array(frac_bits, func, "frac_bits", -1100, 1100)
+    f, n_slices, _ = _per_channel(f, q.shape, axis, func, "frac_bits")
+    if n_slices > 1:
+        shape = [1] * q.ndim
+        shape[_axis_slices(q.shape, axis, func)[0]] = n_slices
+        f = f.reshape(shape)
+    else:
+        f = f.reshape(())
+    with np.errstate(over="ignore"):
+        return np.ldexp(q.astype(np.float64), -f).astype(np.float32)

@@ -147,7 +147,224 @@ def float32_bits(v: float) -> int:
 # =============================================================================================
 # quantize / dequantize (TensorFlow, PyTorch, ONNX, TFLite, power-of-two)
 # =============================================================================================
-# (section: quantize)
+# --- TensorFlow QuantizeV2 / Dequantize (SEMANTICS 1): float32 steps with FTZ, scales via double --
+FLT_MAX = Fraction(2**24 - 1, 2**24) * Fraction(2) ** 128
+_TF_TYPES = {"qint8": (8, True), "quint8": (8, False), "qint16": (16, True), "quint16": (16, False),
+             "qint32": (32, True)}
+
+
+def _is_inf(v) -> bool:
+    return isinstance(v, float) and math.isinf(v)
+
+
+def ftz32(v):
+    """``f32(v)`` under FTZ/DAZ: results below 2^-126 in magnitude become 0; +-inf passes."""
+    r = f32(v)
+    if _is_inf(r):
+        return r
+    return Fraction(0) if abs(r) < Fraction(1, 2**126) else r
+
+
+def _double(v):
+    """The double nearest to ``v`` (Python's int/int true division is correctly rounded)."""
+    if _is_inf(v):
+        return v
+    v = Fraction(v)
+    try:
+        return Fraction(v.numerator / v.denominator)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+
+
+def _div(a, b):
+    """``a / b`` for the exact values of two floats, as C does when ``b`` may be 0 (a != 0)."""
+    if b == 0:
+        return math.inf if a > 0 else -math.inf
+    return Fraction(a) / Fraction(b)
+
+
+def _type_bounds(bits: int, signed: bool) -> tuple[int, int]:
+    return (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if signed else (0, 2**bits - 1)
+
+
+def _code(v: int, bits: int, signed: bool) -> int:
+    """C conversion of an integral value to the type: the low ``bits`` bits."""
+    return wrap(v, bits) if signed else v % 2**bits
+
+
+def tf_adjust_range(min_in: float, max_in: float, ensure_minimum_range: float) -> tuple[Fraction, Fraction]:
+    """The range QuantizeV2 works on: contains 0, at least ``eps`` wide (float32, FTZ)."""
+    lo, hi, emr = ftz32(min_in), ftz32(max_in), ftz32(ensure_minimum_range)
+    min_r = min(Fraction(0), lo)
+    eps = ftz32(max(Fraction(1), abs(lo), abs(hi)) * emr)
+    max_r = max(Fraction(0), hi, ftz32(min_r + eps))
+    return min_r, max_r
+
+
+def tf_quantize(xs, min_in, max_in, T, mode="MIN_COMBINED", round_mode="HALF_AWAY_FROM_ZERO",
+                narrow_range=False, ensure_minimum_range=0.01):
+    """One slice of TF QuantizeV2: ``(codes, output_min, output_max)``; a code is None where TF's
+    result is undefined (a non-finite pre-cast value)."""
+    bits, signed = _TF_TYPES[T]
+    tmin, tmax = _type_bounds(bits, signed)
+    min_r, max_r = tf_adjust_range(min_in, max_in, ensure_minimum_range)
+    xs = [x if _is_inf(x) else ftz32(x) for x in xs]
+    codes = []
+    if mode == "MIN_COMBINED":
+        scale = ftz32(_double(_div(Fraction(tmax - tmin), ftz32(max_r - min_r))))
+        for x in xs:
+            if _is_inf(scale):
+                codes.append(None)
+                continue
+            y = ftz32(ftz32(min(max(x, min_r), max_r) - min_r) * scale)
+            if signed:
+                v = round_fraction(ftz32(y - 2 ** (bits - 1)), "half_away_from_zero")
+            else:
+                v = math.trunc(ftz32(y + Fraction(1, 2)))
+            codes.append(_code(v, bits, signed))
+        return codes, min_r, max_r
+    if mode == "MIN_FIRST":
+        rs = Fraction(0) if max_r == min_r else ftz32(_double(_div(Fraction(2**bits - 1), ftz32(max_r - min_r))))
+        lower, upper = max(Fraction(tmin), Fraction(-(2**31))), min(f32(tmax), Fraction(2147483520))
+        if _is_inf(rs):
+            return [None] * len(xs), min_r, max_r
+        offset = ftz32(round_fraction(ftz32(min_r * rs), "half_away_from_zero") - tmin)
+        for x in xs:
+            p = x * rs if not (_is_inf(x) and rs == 0) else None
+            p = None if p is None else (p if _is_inf(p) else ftz32(p))
+            if p is None:
+                codes.append(None)
+                continue
+            if _is_inf(p):
+                v = upper if p > 0 else lower
+            else:
+                v = min(max(ftz32(round_fraction(p, "half_away_from_zero") - offset), lower), upper)
+            codes.append(_code(math.trunc(v), bits, signed))
+        return codes, min_r, max_r
+    # SCALED
+    min_out, max_out = f32(tmin + (1 if narrow_range else 0)), f32(tmax)
+    s_min = ftz32(_div(min_out, min_r)) if ftz32(min_out * min_r) > 0 else FLT_MAX
+    s_max = ftz32(_div(max_out, max_r)) if ftz32(max_out * max_r) > 0 else FLT_MAX
+    s = min(s_min, s_max)
+    if _is_inf(s):
+        return [None] * len(xs), Fraction(0), Fraction(0)
+    min_r, max_r = ftz32(min_out / s), ftz32(max_out / s)
+    rule = "half_to_even" if round_mode == "HALF_TO_EVEN" else "half_away_from_zero"
+    for x in xs:
+        y = ftz32(min(max(x, min_r), max_r) * s)
+        codes.append(_code(round_fraction(y, rule), bits, signed))
+    return codes, min_r, max_r
+
+
+def tf_dequantize(codes, min_r, max_r, T, mode="MIN_COMBINED", narrow_range=False):
+    """One slice of TF Dequantize: the float32 results as exact Fractions (None if undefined)."""
+    bits, signed = _TF_TYPES[T]
+    tmin, tmax = _type_bounds(bits, signed)
+    min_r, max_r = ftz32(min_r), ftz32(max_r)
+    out = []
+    for q in codes:
+        fq = f32(q)
+        if mode == "MIN_COMBINED":
+            sf = ftz32(ftz32(max_r - min_r) / ftz32(f32(tmax) - f32(tmin)))
+            half = 2 ** (bits - 1) if signed else 0
+            out.append(ftz32(ftz32(ftz32(fq + half) * sf) + min_r))
+        elif mode == "MIN_FIRST":
+            rs = ftz32(_double(ftz32(max_r - min_r) / (2**bits - 1)))
+            if max_r == min_r:
+                rounded_min = min_r
+            elif rs == 0:
+                out.append(None)  # min / 0 in C: not a number TF defines
+                continue
+            else:
+                rounded_min = ftz32(round_fraction(ftz32(min_r / rs), "half_away_from_zero") * rs)
+            out.append(ftz32(ftz32(rounded_min - ftz32(tmin * rs)) + ftz32(fq * rs)))
+        else:
+            if tmin == 0:
+                sf = ftz32(max_r / f32(tmax))
+            else:
+                sf = max(ftz32(min_r / f32(tmin + (1 if narrow_range else 0))), ftz32(max_r / f32(tmax)))
+            out.append(ftz32(fq * sf))
+    return out
+
+
+# --- PyTorch / FBGEMM (observed, SEMANTICS 6), ONNX Runtime MLAS (5), TFLite reference (3) ------
+def _clamp(v: int, lo: int, hi: int) -> int:
+    return lo if v < lo else hi if v > hi else v
+
+
+def torch_quantize(x, scale: float, zero_point: int, lo: int, hi: int, fused: bool) -> int:
+    """``rint(fmaf(x, inv, zp))`` (fused, per-tensor 8-bit) or ``rint(f32(f32(x*inv) + f32(zp)))``,
+    saturated; ``inv = f32(1 / f32(scale))``."""
+    inv = f32(1 / f32(scale))
+    if _is_inf(x):
+        return hi if x > 0 else lo
+    t = f32(Fraction(x) * inv + zero_point) if fused else f32(f32(Fraction(x) * inv) + f32(zero_point))
+    if _is_inf(t):
+        return hi if t > 0 else lo
+    return _clamp(round_fraction(t, "half_to_even"), lo, hi)
+
+
+def torch_dequantize_per_tensor(q: int, scale: float, zero_point: int) -> Fraction:
+    return f32(f32(scale) * f32(wrap(q - zero_point, 32)))
+
+
+def torch_dequantize_per_channel(q: int, scale: float, zero_point: int) -> Fraction:
+    return f32(_double(f32(f32(q) - f32(zero_point)) * Fraction(scale)))
+
+
+def onnx_quantize(x, scale: float, zero_point: int, lo: int, hi: int) -> int:
+    """MLAS: ``f32(x / scale)``, clamp to [lo - zp, hi - zp], ties to even, + zp."""
+    if _is_inf(x):
+        return hi if x > 0 else lo
+    v = f32(Fraction(x) / f32(scale))
+    v = v if _is_inf(v) else min(max(v, f32(lo - zero_point)), f32(hi - zero_point))
+    if _is_inf(v):
+        v = f32(hi - zero_point) if v > 0 else f32(lo - zero_point)
+    return round_fraction(v, "half_to_even") + zero_point
+
+
+def onnx_dequantize(q: int, scale: float, zero_point: int) -> Fraction:
+    return f32(f32(wrap(q - zero_point, 32)) * f32(scale))
+
+
+def tflite_quantize(x, scale: float, zero_point: int, lo: int, hi: int) -> int:
+    """``clamp(int32(round_haz(f32(x / scale))) + zp)``; beyond int32 the x86 conversion gives
+    INT32_MIN and ``+ zp`` wraps."""
+    v = x if _is_inf(x) else f32(Fraction(x) / f32(scale))
+    r = None if _is_inf(v) else round_fraction(v, "half_away_from_zero")
+    if r is None or not INT32_MIN <= r <= INT32_MAX:
+        r = INT32_MIN
+    return _clamp(wrap(r + zero_point, 32), lo, hi)
+
+
+def tflite_dequantize(q: int, scale: float, zero_point: int) -> Fraction:
+    return f32(_double(f32(scale) * wrap(q - zero_point, 32)))
+
+
+# --- power-of-two (Q-format) --------------------------------------------------------------------
+def quantize_pof2(x, frac_bits: int, bits: int, rule: str, narrow_range: bool) -> int:
+    qmax = 2 ** (bits - 1) - 1
+    qmin = -qmax if narrow_range else -qmax - 1
+    if _is_inf(x):
+        return qmax if x > 0 else qmin
+    return _clamp(round_fraction(Fraction(x) * Fraction(2) ** frac_bits, rule), qmin, qmax)
+
+
+def dequantize_pof2(q: int, frac_bits: int) -> Fraction:
+    return f32(Fraction(q) * Fraction(2) ** -frac_bits)
+
+
+def pof2_frac_bits(lo, hi, bits: int, narrow_range: bool) -> int:
+    """Largest f with ``hi * 2^f <= 2^(b-1) - 1`` and ``lo * 2^f >=`` the lowest code (searched)."""
+    qmax = 2 ** (bits - 1) - 1
+    qlow = -qmax if narrow_range else -qmax - 1
+    lo, hi = Fraction(lo), Fraction(hi)
+    if lo == 0 and hi == 0:
+        return bits - 1
+    f = 1200
+    while not (hi * Fraction(2) ** f <= qmax and lo * Fraction(2) ** f >= qlow):
+        f -= 1
+    return f
 
 
 # =============================================================================================
