@@ -55,19 +55,21 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
     acc = np.empty(NR, np.int32)
     for r in range(mv):
         acc[:] = 0
-        step = b_off
         for s in range(segs.shape[0]):
             base = rows[r] + segs[s]
             for q in range(k4):
+                step = b_off + (s * k4 + q) * 4 * NR
+                bq = bp[step:step + 4 * NR]
                 a0 = np.int32(a[base + 4 * q])
                 a1 = np.int32(a[base + 4 * q + 1])
                 a2 = np.int32(a[base + 4 * q + 2])
                 a3 = np.int32(a[base + 4 * q + 3])
-                # |4 products| <= 4 * 255 * 128 < 2^31; the int32 store wraps like the VNNI lane.
+                # |4 products| <= 4 * 255 * 128 < 2^31; the int32 add wraps like the VNNI lane.
+                # Every term is cast to int32 so that LLVM keeps 32-bit lanes (vpmaddwd, vpdpwssd).
                 for j in range(NR):
-                    acc[j] += (a0 * bp[step + 4 * j] + a1 * bp[step + 4 * j + 1]
-                               + a2 * bp[step + 4 * j + 2] + a3 * bp[step + 4 * j + 3])
-                step += 4 * NR
+                    acc[j] = np.int32(acc[j] + np.int32(
+                        a0 * np.int32(bq[4 * j]) + a1 * np.int32(bq[4 * j + 1])
+                        + a2 * np.int32(bq[4 * j + 2]) + a3 * np.int32(bq[4 * j + 3])))
         ra = int(row_add[m0 + r])
         for j in range(nv):
             c[c_off + r * ldc + j] = _wrap32(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]))
