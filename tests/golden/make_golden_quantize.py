@@ -172,9 +172,13 @@ def tf_scale_finite(mode, T, lo, hi, emr, narrow):
     """False when the float32 scale overflows (SEMANTICS 1.7: no defined code then)."""
     dt, bits, _ = TF_T[T]
     mn, mx = f32_adjust(lo, hi, 0.01 if emr is None else emr)
-    if mode == "SCALED":
-        return True
     with np.errstate(all="ignore"):
+        if mode == "SCALED":                       # SEMANTICS 1.4, float32
+            info = np.iinfo(dt)
+            lo_q, hi_q = F32(info.min + (1 if narrow else 0)), F32(info.max)
+            s_min = F32(lo_q / mn) if lo_q * mn > 0 else np.finfo(F32).max
+            s_max = F32(hi_q / mx) if hi_q * mx > 0 else np.finfo(F32).max
+            return bool(np.isfinite(min(s_min, s_max)))
         width = F32(mx - mn)
         return bool(np.isfinite(F32(np.float64(2.0 ** bits - 1) / np.float64(width))))
 
@@ -375,8 +379,8 @@ def gen_tf(versions_out):
                         continue
                     st.add(dict(meta, kind="dequantize"), q=codes, min=lo32, max=hi32, dq=d)
                 # per-channel dequantize (axis 0 of (3, m)); MIN_FIRST is refused by TF
-                m = min(codes.size // 3, 60)
-                q3 = codes[rng.permutation(codes.size)[: 3 * m]].reshape(3, m)
+                m = min(codes.size // 3, 60)     # rows: lowest codes, highest codes, random codes
+                q3 = codes[np.r_[0:m, codes.size - m:codes.size, rng.integers(0, codes.size, m)]].reshape(3, m)
                 lo3, hi3 = np.array([-1, 0, -3], F32), np.array([1, 6, -1], F32)
                 name = f"{mode}/{T}/{'narrow' if narrow else 'full'}/dq axis0"
                 meta = dict(name=name, mode=mode, T=T, narrow_range=narrow, axis=0, n=int(q3.size))
@@ -437,24 +441,41 @@ def onednn_diff():
         sys.exit(subprocess.call([sys.executable, os.path.abspath(__file__), "--onednn-diff"], env=env))
     eng = TF()
     meta, _, arrays = load(os.path.join(HERE, "quantize_tf.npz"))
-    bad = 0
+    stats = {}
     for m in meta:
         if m["kind"] != "quantize":
             continue
         a = arrays(m)
-        q, omin, omax = eng.quantize(a["x"], a["min"], a["max"], m["T"], m["mode"], m["round_mode"],
-                                     m["narrow_range"], m["axis"], m["ensure_minimum_range"])
-        dq = eng.dequantize(a["q"], a["omin"], a["omax"], m["T"], m["mode"], m["narrow_range"], m["axis"])
+        key = f"{m['mode']}/{m['T']}/{m['round_mode'][5:8]}/{'axis' if m['axis'] is not None else 'tensor'}"
+        st = stats.setdefault(key, dict(cases=0, q_cases=0, q_elems=0, elems=0, range_cases=0,
+                                        dq_cases=0, dq_errors=0, examples=[]))
+        st["cases"] += 1
+        st["elems"] += a["x"].size
+        try:
+            q, omin, omax = eng.quantize(a["x"], a["min"], a["max"], m["T"], m["mode"], m["round_mode"],
+                                         m["narrow_range"], m["axis"], m["ensure_minimum_range"])
+        except eng.tf.errors.OpError as e:
+            st["q_errors"] = st.get("q_errors", 0) + 1
+            st["q_error"] = type(e).__name__
+            continue
         nq = int((q != a["q"]).sum())
-        nd = int((dq.view(np.uint32) != a["dq"].view(np.uint32)).sum())
-        nr = int(not (np.array_equal(omin, a["omin"]) and np.array_equal(omax, a["omax"])))
-        if nq or nd or nr:
-            bad += 1
-            i = np.flatnonzero(q != a["q"])[:3]
-            print(f"{m['name']}: {nq} codes, {nd} dequantized, range {nr}; "
-                  f"x={a['x'].ravel()[i].tolist()} eigen={a['q'].ravel()[i].tolist()} "
-                  f"onednn={q.ravel()[i].tolist()}")
-    print(f"oneDNN on: {bad} of {sum(m['kind'] == 'quantize' for m in meta)} quantize cases differ")
+        st["q_cases"] += nq > 0
+        st["q_elems"] += nq
+        st["range_cases"] += not (np.array_equal(omin, a["omin"]) and np.array_equal(omax, a["omax"]))
+        if nq and len(st["examples"]) < 2:
+            i = np.flatnonzero(q.ravel() != a["q"].ravel())[0]
+            st["examples"].append(f"{m['name']}: x={a['x'].ravel()[i]!r} eigen={a['q'].ravel()[i]} "
+                                  f"onednn={q.ravel()[i]}")
+        try:
+            dq = eng.dequantize(a["q"], a["omin"], a["omax"], m["T"], m["mode"], m["narrow_range"], m["axis"])
+            st["dq_cases"] += bool((dq.view(np.uint32) != a["dq"].view(np.uint32)).any())
+        except eng.tf.errors.OpError:
+            st["dq_errors"] += 1
+    for key, st in sorted(stats.items()):
+        ex = st.pop("examples")
+        print(key, st)
+        for e in ex:
+            print("    ", e)
 
 
 # --------------------------------------------------------------------------------------------------
