@@ -138,20 +138,27 @@ def fbgemm_model(case, pair_saturation=False):
     mult = (atw / F32(case["output_scale"])).astype(F32)
     bias_term = (case["bias"].astype(F32) / atw).astype(F32)
     raw_f = (acc.astype(F32) + bias_term).astype(F32)
-    v = np.rint((raw_f * mult).astype(F32)).astype(np.int64) + int(case["output_zero_point"])
+    v = cvtps_epi32((raw_f * mult).astype(F32)) + int(case["output_zero_point"])
     lo = int(case["output_zero_point"]) if case["relu"] else 0
     return np.clip(v, lo, 255)
 
 
+def cvtps_epi32(v):
+    """x86 float -> int32, ties to even; out of range (|v| >= 2^31) gives INT32_MIN ("integer indefinite")."""
+    big = (v >= F32(2.0**31)) | (v < F32(-2.0**31))
+    return np.where(big, -2**31, np.rint(np.where(big, 0, v))).astype(np.int64)
+
+
 def onednn_model(case):
     """What torch's "x86" engine does for conv (oneDNN on this host): like fbgemm_model, but the output
-    zero point is added in float BEFORE the round (observed, ties only)."""
+    zero point is added in float BEFORE the round (observed on ties) and out-of-range values saturate."""
     acc = wrap32(layer_acc(case))
     sw = np.broadcast_to(np.asarray(case["weight_scale"], F32), (acc.shape[-1],))
     atw = (F32(case["input_scale"]) * sw).astype(F32)
     mult = (atw / F32(case["output_scale"])).astype(F32)
     raw_f = (acc.astype(F32) + (case["bias"].astype(F32) / atw).astype(F32)).astype(F32)
-    v = np.rint(((raw_f * mult).astype(F32) + F32(case["output_zero_point"])).astype(F32)).astype(np.int64)
+    v = ((raw_f * mult).astype(F32) + F32(case["output_zero_point"])).astype(F32)
+    v = np.rint(np.clip(v, -2.0**31, 2.0**31)).astype(np.int64)       # oneDNN saturates the conversion
     return np.clip(v, int(case["output_zero_point"]) if case["relu"] else 0, 255)
 
 
@@ -331,9 +338,9 @@ def fbgemm_cases(rng):
     # output clamping, and the float -> int32 conversion of a huge scaled value
     cs.append(("fc_clamp", fb_case(rng, "fully_connected", shape=(16, 64), wshape=(32, 64), zx=128, sx=0.05,
                                    sw=0.02, zw=0, so=0.004, zo=128, relu=False)))
-    cs.append(("fc_scaled_beyond_int32", fb_case(rng, "fully_connected", shape=(16, 64), wshape=(32, 64), zx=128,
-                                                 sx=0.05, sw=0.02, zw=0, so=2e-7, zo=128, relu=False,
-                                                 note="|acc * multiplier| > 2^31 for some outputs")))
+    cs.append(("fc_scaled_beyond_int32", fb_case(rng, "fully_connected", shape=(16, 64), wshape=(37, 64), zx=128,
+                                                 sx=0.05, sw=0.02, zw=0, so=1e-8, zo=128, relu=False,
+                                                 note="|acc * multiplier| > 2^31: cvtps2dq gives INT32_MIN")))
     # conv2d -----------------------------------------------------------------------------------------
     cs.append(("conv_3x3_same", fb_case(rng, "conv2d", shape=(2, 16, 16, 16), wshape=(32, 3, 3, 16), zx=120,
                                         sx=0.031, sw=0.0063, zw=0, so=0.9, zo=90, relu=False,
@@ -446,6 +453,12 @@ def saturation_cases(rng):
                                        x=extreme_codes(rng, (1, 32, 32, 16), 0.5),
                                        w=extreme_weights(rng, (1, 3, 3, 16), 0.7), zx=128, sx=0.01, sw=0.004,
                                        zw=0, so=0.02, zo=128, relu=False, pads=(1, 1, 1, 1))))
+    cs.append(("dw_scaled_beyond_int32", fb_case(rng, "depthwise_conv2d", shape=(1, 10, 10, 16), wshape=(1, 3, 3, 16),
+                                                 zx=128, sx=0.05, sw=0.02, zw=0, so=1e-8, zo=128, relu=False,
+                                                 pads=(1, 1, 1, 1), note="depthwise fast path, |acc * m| > 2^31")))
+    cs.append(("conv_scaled_beyond_int32_relu", fb_case(rng, "conv2d", shape=(1, 6, 6, 8), wshape=(16, 3, 3, 8),
+                                                        zx=128, sx=0.05, sw=0.02, zw=0, so=1e-8, zo=100, relu=True,
+                                                        note="im2col conv, |acc * m| > 2^31, fused ReLU")))
     return cs
 
 
