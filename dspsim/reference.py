@@ -370,4 +370,199 @@ def pof2_frac_bits(lo, hi, bits: int, narrow_range: bool) -> int:
 # =============================================================================================
 # requantization schemes and kernels
 # =============================================================================================
-# (section: kernels)
+# --- requantization (dspsim.requant) ---------------------------------------------------------
+def f64(v) -> Fraction:
+    """The double nearest to the exact value ``v`` (ties to even), as an exact Fraction."""
+    return Fraction(float(Fraction(v)))  # int/int true division is correctly rounded
+
+
+def requant_from_scales(input_scale, weight_scale, output_scale, engine="tflite", op="conv", rounding="double"):
+    """Engine prepare steps (SEMANTICS 3, 5, 6, 7) as a dict: scheme, multiplier, shift, scale, act_times_w.
+
+    ``weight_scale`` a list means per channel; every scale is first rounded to float32.
+    """
+    s_in, s_out = f32(input_scale), f32(output_scale)
+    per_channel = isinstance(weight_scale, (list, tuple))
+    s_w = [f32(v) for v in weight_scale] if per_channel else [f32(1 if weight_scale is None else weight_scale)]
+    if engine in ("tflite", "cmsis-nn"):
+        if op == "relu":
+            reals = [f32(s_in / s_out)]
+        elif op == "fully_connected" and not per_channel:
+            reals = [f64(f32(s_in * s_w[0]) / s_out)]
+        else:
+            reals = [f64(s_in * w / s_out) for w in s_w]  # the product of two floats is exact in double
+        pairs = [quantize_multiplier(float(r), rounding) for r in reals]
+        return {"scheme": rounding, "multiplier": [p[0] for p in pairs], "shift": [p[1] for p in pairs]}
+    atw = [f32(s_in * w) for w in s_w]
+    return {"scheme": engine, "scale": [f32(a / s_out) for a in atw], "act_times_w": atw}
+
+
+def requantize_value(acc: int, rq: dict, c: int, zp: int, float_bias=None) -> int:
+    """One accumulator through scheme ``rq`` (channel ``c``) and ``+ zp``, before the activation clamp.
+
+    ``rq`` as from :func:`requant_from_scales`, or ``{"scheme": "shift", "shift": [...], "rounding": rule}``.
+    """
+    def at(key):
+        v = rq[key]
+        return v[c] if len(v) > 1 else v[0]
+
+    scheme = rq["scheme"]
+    if scheme in ("double", "single"):
+        return multiply_by_quantized_multiplier(saturate(acc, 32), at("multiplier"), at("shift"), scheme) + zp
+    if scheme == "shift":
+        return round_fraction(Fraction(acc) * Fraction(2) ** at("shift"), rq["rounding"]) + zp
+    scale = Fraction(at("scale"))
+    if scheme == "onnx-reference":  # float64, zero point before rounding
+        return round_fraction(f64(f64(acc * scale) + zp), "half_to_even")
+    raw = f32(acc)
+    if scheme == "fbgemm" and float_bias is not None:
+        raw = f32(raw + f32(f32(float_bias) / at("act_times_w")))
+    return round_fraction(f32(raw * scale), "half_to_even") + zp
+
+
+def clamp(v: int, lo: int, hi: int) -> int:
+    return min(max(v, lo), hi)
+
+
+# --- accumulator model (dspsim.accumulator) --------------------------------------------------
+def acc_add(acc: int, term: int, bits: int = 32, overflow: str = "wrap"):
+    """(acc + term in a ``bits``-bit register, 1 if it left the range else 0)."""
+    s = acc + term
+    if saturate(s, bits) == s:
+        return s, 0
+    return (saturate(s, bits) if overflow == "saturate" else wrap(s, bits)), 1
+
+
+def accumulate(terms, bias, bits=32, overflow="wrap", pairs=None):
+    """Sum ``terms`` MAC by MAC then add ``bias``; returns (acc, overflow events, pair saturations).
+
+    ``pairs = (raw_products, correction)``: the vpmaddubsw model, raw products summed two by two
+    with int16 saturation, then ``correction`` and ``bias`` added.
+    """
+    acc, events, pair_events = 0, 0, 0
+    if pairs is None:
+        for t in terms:
+            acc, e = acc_add(acc, t, bits, overflow)
+            events += e
+    else:
+        raw, correction = pairs
+        for i in range(0, len(raw), 2):
+            p = sum(raw[i:i + 2])
+            if saturate(p, 16) != p:
+                pair_events += 1
+            acc, e = acc_add(acc, saturate(p, 16), bits, overflow)
+            events += e
+        acc, e = acc_add(acc, correction, bits, overflow)
+        events += e
+    acc, e = acc_add(acc, bias, bits, overflow)
+    return acc, events + e, pair_events
+
+
+# --- kernels ---------------------------------------------------------------------------------
+def _conv_generic(x, w, bias, zx, zw, zo, rq, lo, hi, stride, pads, dilation, in_channels, acc_model,
+                  float_bias=None):
+    """TFLite ConvPerChannel loop: output channel oc reads input channels in_channels(oc) and
+    filter taps w[oc][fy][fx][i]. Returns (nested output list, total overflow events, pair events)."""
+    bits, overflow, pair_mode = acc_model
+    n_b, in_h, in_w = len(x), len(x[0]), len(x[0][0])
+    k_h, k_w = len(w[0]), len(w[0][0])
+    (sh, sw), (pt, pb, pl, pr), (dh, dw) = stride, pads, dilation
+    out_h = (in_h + pt + pb - (k_h - 1) * dh - 1) // sh + 1
+    out_w = (in_w + pl + pr - (k_w - 1) * dw - 1) // sw + 1
+    out, events, pair_events = [], 0, 0
+    for b in range(n_b):
+        plane = []
+        for oy in range(out_h):
+            line = []
+            for ox in range(out_w):
+                pixel = []
+                for oc in range(len(w)):
+                    chans = in_channels(oc)
+                    terms, raw = [], []
+                    for fy in range(k_h):
+                        for fx in range(k_w):
+                            iy, ix = oy * sh - pt + dh * fy, ox * sw - pl + dw * fx
+                            inside = 0 <= iy < in_h and 0 <= ix < in_w
+                            for i, ic in enumerate(chans):
+                                wv = w[oc][fy][fx][i]
+                                xv = x[b][iy][ix][ic] if inside else zx
+                                raw.append((xv, wv))
+                                if inside:
+                                    terms.append((xv - zx) * (wv - zw))
+                    pairs = None
+                    if pair_mode:
+                        k = len(raw)
+                        corr = -zx * (sum(v for _, v in raw) - k * zw) - zw * sum(u for u, _ in raw)
+                        pairs = ([u * v for u, v in raw], corr)
+                    bv = 0 if bias is None else bias[oc]
+                    acc, e, pe = accumulate(terms, bv, bits, overflow, pairs)
+                    events += e
+                    pair_events += pe
+                    fb = None if float_bias is None else float_bias[oc]
+                    pixel.append(clamp(requantize_value(acc, rq, oc, zo, fb), lo, hi))
+                line.append(pixel)
+            plane.append(line)
+        out.append(plane)
+    return out, events, pair_events
+
+
+def conv2d(x, w, bias, zx, zw, zo, rq, lo, hi, stride=(1, 1), pads=(0, 0, 0, 0), dilation=(1, 1),
+           acc_model=(32, "wrap", False), float_bias=None):
+    """TFLite ConvPerChannel (grouped): x NHWC, w OHWI nested lists; ``pads = (top, bottom, left, right)``."""
+    icg, c = len(w[0][0][0]), len(x[0][0][0])
+    ocg = len(w) // (c // icg)
+    return _conv_generic(x, w, bias, zx, zw, zo, rq, lo, hi, stride, pads, dilation,
+                         lambda oc: range((oc // ocg) * icg, (oc // ocg + 1) * icg), acc_model, float_bias)
+
+
+def depthwise_conv2d(x, w, bias, zx, zw, zo, rq, lo, hi, depth_multiplier=1, stride=(1, 1), pads=(0, 0, 0, 0),
+                     dilation=(1, 1), acc_model=(32, "wrap", False), float_bias=None):
+    """TFLite DepthwiseConvPerChannel: w (1, KH, KW, C*M), output channel oc = ic*M + m reads input ic."""
+    k_h, k_w, n_oc = len(w[0]), len(w[0][0]), len(w[0][0][0])
+    w_ohwi = [[[[w[0][fy][fx][oc]] for fx in range(k_w)] for fy in range(k_h)] for oc in range(n_oc)]
+    return _conv_generic(x, w_ohwi, bias, zx, zw, zo, rq, lo, hi, stride, pads, dilation,
+                         lambda oc: [oc // depth_multiplier], acc_model, float_bias)
+
+
+def fully_connected(x, w, bias, zx, zw, zo, rq, lo, hi, acc_model=(32, "wrap", False), float_bias=None):
+    """TFLite FullyConnected: x (M, K), w (N, K) nested lists; acc = sum over d, then + bias."""
+    x4 = [[[row]] for row in x]
+    w4 = [[[row]] for row in w]
+    out, ev, pe = _conv_generic(x4, w4, bias, zx, zw, zo, rq, lo, hi, (1, 1), (0, 0, 0, 0), (1, 1),
+                                lambda oc: range(len(x[0])), acc_model, float_bias)
+    return [o[0][0] for o in out], ev, pe
+
+
+# --- ReLU family (dspsim.kernels.relu) -------------------------------------------------------
+def haz_f32_div(f, scale) -> int:
+    """TfLiteRound(f / scale) with a float32 division."""
+    return round_fraction(f32(f32(f) / f32(scale)), "half_away_from_zero")
+
+
+def tflite_activation_range(activation, output_scale, zo, qmin, qmax):
+    lo_hi = {"none": (None, None), "relu": (0, None), "relu6": (0, 6), "relu_n1_to_1": (-1, 1)}[activation]
+    lo = qmin if lo_hi[0] is None else max(qmin, zo + haz_f32_div(lo_hi[0], output_scale))
+    hi = qmax if lo_hi[1] is None else min(qmax, zo + haz_f32_div(lo_hi[1], output_scale))
+    return lo, hi
+
+
+def relu(q: int, zi: int, zo: int, multiplier: int, shift: int, lo: int, hi: int, rounding="double") -> int:
+    """TFLite ReluX: clamp(zo + MBQM(q - zi, M, shift), lo, hi)."""
+    return clamp(zo + multiply_by_quantized_multiplier(q - zi, multiplier, shift, rounding), lo, hi)
+
+
+def leaky_relu(q, zi, zo, alpha, input_scale, output_scale, qmin, qmax, rounding="double") -> int:
+    """TFLite QuantizeLeakyRelu with the multipliers of LeakyReluPrepare (float32 ratios)."""
+    s_in, s_out = f32(input_scale), f32(output_scale)
+    m_id = quantize_multiplier(float(f32(s_in / s_out)), rounding)
+    m_al = quantize_multiplier(float(f32(f32(s_in * f32(alpha)) / s_out)), rounding)
+    m, s = m_id if q - zi >= 0 else m_al
+    return clamp(zo + multiply_by_quantized_multiplier(q - zi, m, s, rounding), qmin, qmax)
+
+
+def tflm_relu6(q, zi, input_scale, qmin, qmax) -> int:
+    return clamp(q, zi, clamp(zi + haz_f32_div(6, input_scale), qmin, qmax))
+
+
+def torch_relu(q, zp) -> int:
+    return max(q, zp)

@@ -158,6 +158,8 @@ class Requant:
             raise ValueError(f"{func}: engine must be one of {ENGINES}, got {engine!r}")
         if op not in OPS:
             raise ValueError(f"{func}: op must be one of {OPS}, got {op!r}")
+        if op == "relu" and engine not in ("tflite", "cmsis-nn"):
+            raise ValueError(f"{func}: op 'relu' requantizes only in TFLite/CMSIS-NN (engine 'tflite')")
         s_in = _float_array(input_scale, func, "input_scale").astype(np.float32)
         s_out = _float_array(output_scale, func, "output_scale").astype(np.float32)
         if s_in.size != 1 or s_out.size != 1:

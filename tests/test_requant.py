@@ -1,0 +1,195 @@
+"""Requant: parameter derivation per engine and the requantization of every scheme, against the oracle."""
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dspsim import reference as ref
+from dspsim.fixedpoint import Rounding
+from dspsim.requant import Requant, requantize
+
+SETTINGS = settings(max_examples=300, deadline=None)
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def oracle_requant(rq: Requant) -> dict:
+    """The oracle's view of a Requant (plain lists, exact Fractions)."""
+    return {"scheme": rq.scheme, "multiplier": list(rq.multiplier), "shift": list(rq.shift),
+            "scale": [Fraction(v) for v in rq.scale], "act_times_w": [Fraction(v) for v in rq.act_times_w],
+            "rounding": rq.rounding.name.lower()}
+
+
+def edge_ints(lo, hi):
+    """Integers in [lo, hi] with extra weight on +-2^i +-{0,1} and the ends."""
+    specials = {lo, hi, 0, 1, -1}
+    for i in range(64):
+        for d in (-1, 0, 1):
+            for v in ((1 << i) + d, -(1 << i) + d):
+                if lo <= v <= hi:
+                    specials.add(v)
+    return st.one_of(st.sampled_from(sorted(specials)), st.integers(lo, hi))
+
+
+multipliers = st.one_of(st.sampled_from([0, 1, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1717986918]),
+                        st.integers(1 << 30, INT32_MAX))
+scales = st.floats(1e-6, 10.0, allow_nan=False, allow_infinity=False)
+
+
+def test_semantics9_mbqm_vectors_through_requantize():
+    rows = [(-6, 1 << 30, -1, -2, -1), (-2, 1 << 30, -1, -1, 0), (6, 1 << 30, -1, 2, 2), (-5, 1 << 30, 0, -2, -2),
+            (2, 1717986918, -2, 1, 0)]
+    for acc, m, s, double, single in rows:
+        assert requantize(acc, Requant.fixed_point(m, s, "double"), 0, -1000, 1000, out_dtype="int16") == double
+        assert requantize(acc, Requant.fixed_point(m, s, "single"), 0, -1000, 1000, out_dtype="int16") == single
+
+
+def test_float_schemes_place_the_zero_point_as_their_engines_do():
+    # SEMANTICS 9: acc 1, 3, -1, multiplier 0.5, y_zp 1
+    acc = np.array([1, 3, -1])
+    onnx_ref = requantize(acc, Requant.float_scale(0.5, "onnx-reference"), 1)
+    ort = requantize(acc, Requant.float_scale(0.5, "onnxruntime"), 1)
+    fbgemm = requantize(acc, Requant.float_scale(0.5, "fbgemm"), 1)
+    assert onnx_ref.tolist() == [2, 2, 0]
+    assert ort.tolist() == [1, 3, 1] and fbgemm.tolist() == [1, 3, 1]
+
+
+def test_float_schemes_round_the_accumulator_to_float32_first():
+    # 16777217 becomes 16777216 in float32: times 2^-25 is exactly 0.5 -> 0 (ties to even); float64 keeps 1
+    assert requantize(16777217, Requant.float_scale(2.0**-25, "onnxruntime"), 0) == 0
+    assert requantize(16777217, Requant.float_scale(2.0**-25, "onnx-reference"), 0) == 1
+
+
+@pytest.mark.parametrize("rule,expected", [("half_up", [-2, 3, -1]), ("half_away_from_zero", [-3, 3, -2]),
+                                           ("half_to_even", [-2, 2, -2]), ("floor", [-3, 2, -2]),
+                                           ("toward_zero", [-2, 2, -1])])
+def test_shift_only_tie_rules(rule, expected):
+    rq = Requant.shift_only(-1, rule)
+    assert requantize(np.array([-5, 5, -3]), rq, 0).tolist() == expected
+
+
+def test_shift_only_left_shift_is_exact_then_clamped():
+    rq = Requant.shift_only(3)
+    assert requantize(np.array([5, -16, 1 << 40, -(1 << 40)]), rq, 1, out_dtype="int16").tolist() == \
+        [41, -127, 32767, -32768]
+
+
+def test_fixed_point_saturates_wide_accumulators_to_int32_first():
+    rq = Requant.fixed_point(1 << 30, -20)  # 2^-21
+    wide = (1 << 40) + 12345
+    assert requantize(wide, rq, 0, out_dtype="int16") == requantize(INT32_MAX, rq, 0, out_dtype="int16") == 1024
+
+
+def test_from_scales_tflite_formulas_differ_between_per_tensor_fc_and_conv():
+    # find scales where double(f32(a*b))/c and double(a)*double(b)/c give different Q31 multipliers
+    rng = np.random.default_rng(1)
+    hits = 0
+    for _ in range(2000):
+        a, b, c = (float(np.float32(v)) for v in rng.uniform(0.001, 1.0, 3))
+        fc = Requant.from_scales(a, b, c, op="fully_connected")
+        conv = Requant.from_scales(a, b, c, op="conv")
+        hits += fc.multiplier != conv.multiplier
+        assert fc.multiplier == (ref.requant_from_scales(a, b, c, op="fully_connected")["multiplier"][0],)
+    assert hits > 0
+
+
+@SETTINGS
+@given(s_in=scales, s_out=scales, s_w=st.one_of(scales, st.lists(scales, min_size=1, max_size=4)),
+       engine=st.sampled_from(["tflite", "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack"]),
+       op=st.sampled_from(["conv", "depthwise", "fully_connected", "relu"]),
+       rounding=st.sampled_from(["double", "single"]))
+def test_from_scales_matches_oracle(s_in, s_out, s_w, engine, op, rounding):
+    if op == "relu" and engine not in ("tflite", "cmsis-nn"):
+        with pytest.raises(ValueError, match="^Requant.from_scales: op 'relu'"):
+            Requant.from_scales(s_in, s_w, s_out, engine=engine, op=op)
+        return
+    rq = Requant.from_scales(s_in, s_w, s_out, engine=engine, op=op, rounding=rounding)
+    want = ref.requant_from_scales(s_in, s_w, s_out, engine, op, rounding)
+    if engine in ("tflite", "cmsis-nn"):
+        n = len(want["multiplier"])
+        assert rq.scheme == rounding
+        assert list(rq.multiplier) == want["multiplier"] and list(rq.shift) == want["shift"] and rq.channels == n
+    else:
+        assert rq.scheme == engine
+        assert [Fraction(v) for v in rq.scale] == want["scale"]
+        if engine == "fbgemm":
+            assert [Fraction(v) for v in rq.act_times_w] == want["act_times_w"]
+
+
+@SETTINGS
+@given(acc=st.lists(edge_ints(-(1 << 34), 1 << 34), min_size=1, max_size=6), m=multipliers,
+       s=edge_ints(-31, 30), rounding=st.sampled_from(["double", "single"]), zp=st.integers(-128, 127),
+       lo_hi=st.tuples(st.integers(-128, 127), st.integers(-128, 127)))
+def test_fixed_point_requantize_matches_oracle(acc, m, s, rounding, zp, lo_hi):
+    lo, hi = min(lo_hi), max(lo_hi)
+    rq = Requant.fixed_point(m, s, rounding)
+    got = requantize(np.array(acc), rq, zp, lo, hi)
+    want = [ref.clamp(ref.requantize_value(a, oracle_requant(rq), 0, zp), lo, hi) for a in acc]
+    assert got.dtype == np.int8 and got.tolist() == want
+
+
+@SETTINGS
+@given(acc=st.lists(edge_ints(-(1 << 40), 1 << 40), min_size=1, max_size=6), s=st.integers(-63, 31),
+       rule=st.sampled_from([r.name.lower() for r in Rounding]), zp=st.integers(-32768, 32767))
+def test_shift_only_requantize_matches_oracle(acc, s, rule, zp):
+    rq = Requant.shift_only(s, rule)
+    got = requantize(np.array(acc), rq, zp, out_dtype="int16")
+    want = [ref.clamp(ref.requantize_value(a, oracle_requant(rq), 0, zp), -32768, 32767) for a in acc]
+    assert got.tolist() == want
+
+
+@SETTINGS
+@given(acc=st.lists(edge_ints(INT32_MIN, INT32_MAX), min_size=1, max_size=4),
+       scale=st.floats(1e-9, 4.0), zp=st.integers(0, 255),
+       engine=st.sampled_from(["fbgemm", "onnxruntime", "xnnpack", "onnx-reference"]),
+       fbias=st.one_of(st.none(), st.floats(-1e6, 1e6, width=32)), atw=st.floats(2.0**-20, 1.0, width=32))
+def test_float_requantize_matches_oracle(acc, scale, zp, engine, fbias, atw):
+    rq = Requant.float_scale(scale, engine, act_times_w=atw if engine == "fbgemm" else None)
+    use_bias = fbias is not None and engine == "fbgemm"
+    got = requantize(np.array(acc).reshape(-1, 1), rq, zp, out_dtype="uint8",
+                     float_bias=np.array([fbias], np.float32) if use_bias else None)
+    want = [ref.clamp(ref.requantize_value(a, oracle_requant(rq), 0, zp, fbias if use_bias else None), 0, 255)
+            for a in acc]
+    assert got.reshape(-1).tolist() == want
+
+
+def test_per_channel_parameters_run_along_the_last_axis():
+    rq = Requant.fixed_point([1 << 30, 1 << 30], [0, -1])
+    assert requantize(np.array([[8, 8], [-8, -8]]), rq, 0).tolist() == [[4, 2], [-4, -2]]
+    with pytest.raises(ValueError, match="^requantize: .*2 per-channel values but the output has 3"):
+        requantize(np.zeros((1, 3), np.int64), rq, 0)
+
+
+@pytest.mark.parametrize("call,exc,msg", [
+    (lambda: Requant.fixed_point(1 << 31, 0), ValueError, r"^Requant.fixed_point: multiplier must be in \[0, "),
+    (lambda: Requant.fixed_point(-1, 0), ValueError, r"^Requant.fixed_point: multiplier"),
+    (lambda: Requant.fixed_point(1 << 30, 31), ValueError, r"^Requant.fixed_point: shift must be in \[-31, 30\]"),
+    (lambda: Requant.fixed_point(1 << 30, -32), ValueError, r"^Requant.fixed_point: shift"),
+    (lambda: Requant.fixed_point(1 << 30, 0, "triple"), ValueError, r"^Requant.fixed_point: rounding"),
+    (lambda: Requant.fixed_point([1, 2, 3], [0, 0]), ValueError, r"^Requant.fixed_point: multiplier \(3\)"),
+    (lambda: Requant.fixed_point(1.5, 0), TypeError, r"^Requant.fixed_point: multiplier must be an integer"),
+    (lambda: Requant.shift_only(32), ValueError, r"^Requant.shift_only: shift"),
+    (lambda: Requant.shift_only(-1, "nearest"), ValueError, r"^Requant.shift_only: unknown rounding"),
+    (lambda: Requant.float_scale(0.5, "tflite"), ValueError, r"^Requant.float_scale: engine"),
+    (lambda: Requant.float_scale(-0.5), ValueError, r"^Requant.float_scale: scale must be finite and positive"),
+    (lambda: Requant.from_scales(0.1, 0.1, 0.1, engine="tvm"), ValueError, r"^Requant.from_scales: engine"),
+    (lambda: Requant.from_scales(0.1, 0.1, 0.1, op="pool"), ValueError, r"^Requant.from_scales: op"),
+    (lambda: Requant.from_scales(0.1, None, 0.1), ValueError, r"^Requant.from_scales: weight_scale is required"),
+    (lambda: requantize(0, "double"), TypeError, r"^requantize: requant must be a Requant"),
+    (lambda: requantize(0, Requant.shift_only(0), 0, 5, 4), ValueError, r"^requantize: act_min \(5\) must not"),
+    (lambda: requantize(0, Requant.shift_only(0), 128), ValueError, r"^requantize: output_zero_point"),
+    (lambda: requantize(0, Requant.shift_only(0), 0, out_dtype="int32"), ValueError, r"^requantize: unknown"),
+    (lambda: requantize(0, Requant.float_scale(0.5), 0, float_bias=[1.0]), ValueError, r"^requantize: a float bias"),
+])
+def test_refusals_name_the_function_and_rule(call, exc, msg):
+    with pytest.raises(exc, match=msg):
+        call()
+
+
+def test_requant_is_a_frozen_printable_value():
+    rq = Requant.from_scales(0.5, [0.25, 0.125], 0.5)
+    assert rq == Requant.fixed_point([1 << 30, 1 << 30], [-1, -2])
+    with pytest.raises(AttributeError):
+        rq.scheme = "single"
+    assert "double" in repr(rq)
