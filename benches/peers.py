@@ -22,11 +22,16 @@ torch, onnxruntime and ai_edge_litert are imported lazily; a missing engine give
 """
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
 
-from dspsim.bench import KERNEL_OPS, Case, Runner
+try:
+    from dspsim.bench import KERNEL_OPS, Case, Runner
+except ImportError:  # run as the LiteRT worker under an interpreter without dspsim (see _litert_worker)
+    if __name__ != "__main__":
+        raise
 
 NUMPY_MAX_MACS = 3e9  # the naive int64 route beyond this takes minutes
 
@@ -57,10 +62,15 @@ def runners(case: Case, p: dict, threads: int) -> list[Runner]:
     out = []
     for engine, compared, build in _PEERS.get(_key(case), ()):
         try:
-            fn, to_numpy = build(case, p, threads)
-            out.append(Runner(engine, fn, to_numpy, compared))
+            built = build(case, p, threads)
         except Unavailable as exc:
             out.append(Runner(engine, compared_with=compared, skip=str(exc)))
+            continue
+        if isinstance(built, Runner):
+            built.engine, built.compared_with = engine, built.compared_with or compared
+            out.append(built)
+        else:
+            out.append(Runner(engine, *built, compared_with=compared))
     return out
 
 
@@ -209,8 +219,17 @@ def _torch_kernel(case, p, threads):
     else:  # depthwise (1, 3, 3, C) -> (C, 1, 3, 3), groups = C
         qw, groups = _torch_weight(torch, np.ascontiguousarray(p["w"].transpose(3, 1, 2, 0)), p["s_w"]), p["w"].shape[3]
     packed = torch.ops.quantized.conv2d_prepack(qw, bias, [1, 1], [1, 1], [1, 1], groups)
-    return ((lambda: torch.ops.quantized.conv2d(qx, packed, s_out, zo)),
-            lambda y: y.int_repr().permute(0, 2, 3, 1).numpy())
+    fn = lambda: torch.ops.quantized.conv2d(qx, packed, s_out, zo)  # noqa: E731
+    to_numpy = lambda y: y.int_repr().permute(0, 2, 3, 1).numpy()  # noqa: E731
+    if case.op == "conv2d":
+        return fn, to_numpy
+    # FBGEMM's depthwise kernel adds adjacent product pairs with int16 saturation (vpmaddubsw) even on
+    # AVX-512 VNNI machines, where its GEMM-based linear/conv do not: compare with that model.
+    import dspsim
+    from dspsim.bench import kernel_kwargs
+    kw = kernel_kwargs(case, p, dspsim.Accumulator(pair_saturation=True))
+    return Runner("", fn, to_numpy, "dspsim requant=fbgemm, Accumulator(pair_saturation=True)",
+                  reference=lambda: dspsim.depthwise_conv2d(p["x"], p["w"], p["bias"], **kw))
 
 
 def _torch_relu(case, p, threads):
@@ -286,13 +305,148 @@ def _ort_quantize(case, p, threads):
 # --------------------------------------------------------------------------------------------
 # LiteRT reference kernels
 # --------------------------------------------------------------------------------------------
+# ai_edge_litert is importable in-process, or through a worker: DSPSIM_LITERT_PYTHON names an
+# interpreter that has it (without numba or dspsim: this file then runs as ``peers.py litert-worker``).
+_TFL_INT8, _TFL_UINT8, _TFL_INT32, _TFL_FLOAT32 = 9, 3, 2, 0
+_TFL_TYPES = {np.dtype(np.int8): _TFL_INT8, np.dtype(np.uint8): _TFL_UINT8, np.dtype(np.int32): _TFL_INT32,
+              np.dtype(np.float32): _TFL_FLOAT32}
+
+
+def litert_model(op: str, a: dict) -> bytes:
+    """A one-operator int8 .tflite model with exactly the problem's integers and scales.
+
+    ``op``: fully_connected (per-tensor weights), conv2d / depthwise_conv2d (per-channel, 3x3 SAME,
+    stride 1) or quantize (float32 -> uint8). ``a``: the problem's arrays and scalars.
+    """
+    import flatbuffers
+    from ai_edge_litert import schema_py_generated as S
+
+    model = S.ModelT()
+    model.version = 3
+    model.buffers = [S.BufferT()]
+    tensors = []
+
+    def tensor(name, shape, dtype, scale=None, zp=None, data=None, axis=0):
+        t = S.TensorT()
+        t.name, t.shape, t.type = name, list(shape), _TFL_TYPES[np.dtype(dtype)]
+        t.buffer = 0
+        if data is not None:
+            b = S.BufferT()
+            b.data = np.ascontiguousarray(data).view(np.uint8).reshape(-1).tolist()
+            model.buffers.append(b)
+            t.buffer = len(model.buffers) - 1
+        if scale is not None:
+            q = S.QuantizationParametersT()
+            q.scale = [float(v) for v in np.atleast_1d(scale)]
+            q.zeroPoint = [int(v) for v in np.broadcast_to(np.atleast_1d(zp), np.shape(q.scale))]
+            q.quantizedDimension = axis
+            t.quantization = q
+        tensors.append(t)
+        return len(tensors) - 1
+
+    x = a["x"]
+    code, version = {"fully_connected": (9, 4), "conv2d": (3, 3), "depthwise_conv2d": (4, 3),
+                     "quantize": (114, 1)}[op]
+    opt = S.OperatorT()
+    if op == "quantize":
+        ins = [tensor("x", x.shape, np.float32)]
+        out = tensor("y", x.shape, np.uint8, a["scale"], a["zp"])
+    else:
+        w, s_in, s_w, s_out = a["w"], float(a["s_in"]), np.asarray(a["s_w"], np.float32), float(a["s_out"])
+        axis = 3 if op == "depthwise_conv2d" else 0
+        bias_scale = (np.float32(s_in) * np.atleast_1d(s_w)).astype(np.float32)
+        ins = [tensor("x", x.shape, np.int8, s_in, a["zi"]),
+               tensor("w", w.shape, np.int8, s_w, 0, w, axis),
+               tensor("b", a["bias"].shape, np.int32, bias_scale, 0, a["bias"].astype(np.int32))]
+        if op == "fully_connected":
+            out_shape = (x.shape[0], w.shape[0])
+            opt.builtinOptionsType, opt.builtinOptions = 8, S.FullyConnectedOptionsT()
+        else:
+            out_shape = x.shape[:3] + (w.shape[0] if op == "conv2d" else w.shape[3],)
+            o = S.Conv2DOptionsT() if op == "conv2d" else S.DepthwiseConv2DOptionsT()
+            o.padding, o.strideW, o.strideH, o.dilationWFactor, o.dilationHFactor = 0, 1, 1, 1, 1  # SAME
+            if op == "depthwise_conv2d":
+                o.depthMultiplier = 1
+            opt.builtinOptionsType, opt.builtinOptions = (1 if op == "conv2d" else 2), o
+        out = tensor("y", out_shape, np.int8, s_out, a["zo"])
+    oc = S.OperatorCodeT()
+    oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = code, min(code, 127), version
+    model.operatorCodes = [oc]
+    opt.opcodeIndex, opt.inputs, opt.outputs = 0, ins, [out]
+    sg = S.SubGraphT()
+    sg.tensors, sg.inputs, sg.outputs, sg.operators = tensors, [0], [out], [opt]
+    model.subgraphs = [sg]
+    b = flatbuffers.Builder(0)
+    b.Finish(model.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def litert_invoker(model: bytes, x: np.ndarray, threads: int):
+    """A call that runs the model on ``x`` with LiteRT's reference kernels and returns the output."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    it = Interpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                     num_threads=threads)
+    it.allocate_tensors()
+    i_in, i_out = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
+
+    def call():
+        it.set_tensor(i_in, x)
+        it.invoke()
+        return it.get_tensor(i_out)
+    return call
+
+
+_LITERT_KEYS = ("x", "w", "bias", "s_in", "s_w", "s_out", "zi", "zo", "scale", "zp")
+
+
 def _litert(case, p, threads):
+    import os
+    op = case.op if case.op in KERNEL_OPS else "quantize"
+    arrays = {k: np.asarray(p[k]) for k in _LITERT_KEYS if k in p}
     try:
         import ai_edge_litert  # noqa: F401
-    except Exception:
-        raise Unavailable("ai_edge_litert not importable (it lives in /work/goldvenv only)") from None
-    from litert_model import litert_runner  # noqa: E402  (only reached where LiteRT exists)
-    return litert_runner(case, p, threads)
+        return litert_invoker(litert_model(op, arrays), arrays["x"], threads), np.asarray
+    except ImportError:
+        pass
+    python = os.environ.get("DSPSIM_LITERT_PYTHON")
+    if not python:
+        raise Unavailable("ai_edge_litert not importable (set DSPSIM_LITERT_PYTHON to a python that has it)")
+    return Runner("", compared_with="", measure=lambda repeats, budget: _litert_subprocess(
+        python, op, arrays, threads, repeats, budget))
+
+
+def _litert_subprocess(python, op, arrays, threads, repeats, budget):
+    """Run the LiteRT peer in ``python``; returns (output, min s, median s, runs) as measured there."""
+    import statistics
+    import subprocess
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = Path(d) / "in.npz", Path(d) / "out.npz"
+        np.savez(src, **arrays)
+        cmd = [python, __file__, "litert-worker", op, str(src), str(dst), str(threads), str(repeats), str(budget)]
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+        if res.returncode != 0:
+            raise RuntimeError(f"LiteRT worker failed: {res.stderr.strip().splitlines()[-1:]}")
+        with np.load(dst) as f:
+            out, times = f["y"], f["times"]
+    return out, float(times.min()), float(statistics.median(times)), len(times)
+
+
+def _litert_worker(op, src, dst, threads, repeats, budget):
+    """Entry point under an interpreter with ai_edge_litert: build, warm up, time, save."""
+    import time
+    with np.load(src) as f:
+        arrays = {k: f[k] for k in f.files}
+    call = litert_invoker(litert_model(op, arrays), arrays["x"], int(threads))
+    y = call()  # warm-up, untimed
+    times, deadline = [], time.perf_counter() + float(budget)
+    while len(times) < int(repeats) or (time.perf_counter() < deadline and len(times) < 100):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    np.savez(dst, y=y, times=np.array(times))
 
 
 DSPSIM_DOUBLE = "dspsim rounding=double"
@@ -311,3 +465,7 @@ _PEERS = {
                             f"dspsim requantize[{v}]", _numpy_requantize)]
        for v in ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack")},
 }
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["litert-worker"]:
+    _litert_worker(*sys.argv[2:])

@@ -130,10 +130,12 @@ def cases(sizes=("quick",), ops=OPS) -> list[Case]:
 
 @dataclass
 class Runner:
-    """A timed call and how to read its result: ``fn()`` is timed, ``to_numpy(fn())`` gives integers.
+    """A timed call and how to read its result: ``fn()`` is timed, ``to_numpy(fn())`` gives integers
+    (an engine timed in another process supplies ``measure`` instead of ``fn``).
 
     ``skip`` (non-empty) says why the engine cannot run this case; ``compared_with`` names the
-    dspsim scheme its output is diffed against.
+    dspsim scheme its output is diffed against: the case's own dspsim output, or ``reference()``
+    when the engine's arithmetic needs a different dspsim model (e.g. an accumulator option).
     """
 
     engine: str
@@ -141,6 +143,8 @@ class Runner:
     to_numpy: Callable = np.asarray
     compared_with: str = ""
     skip: str = ""
+    reference: Callable | None = None
+    measure: Callable | None = None  # (repeats, budget) -> like measure(); for engines timed elsewhere
 
 
 # --------------------------------------------------------------------------------------------
@@ -374,7 +378,7 @@ def run_case(case: Case, peers=None, threads: int = 2, repeats: int = 5, budget:
             row.status = f"skipped: {r.skip}"
             continue
         try:
-            out, t_min, t_med, runs = measure(r.fn, repeats, budget)
+            out, t_min, t_med, runs = r.measure(repeats, budget) if r.measure else measure(r.fn, repeats, budget)
             out = r.to_numpy(out)
         except Exception as exc:  # a placeholder or a refused case: record it, keep going
             row.status = _error(exc)
@@ -384,10 +388,15 @@ def run_case(case: Case, peers=None, threads: int = 2, repeats: int = 5, budget:
         if r.engine == "dspsim":
             ref = out
         elif ref is not None:
-            if np.shape(out) != np.shape(ref):
-                row.status = f"error: output shape {np.shape(out)} != dspsim's {np.shape(ref)}"
+            try:
+                expected = ref if r.reference is None else np.asarray(r.reference())
+            except Exception as exc:
+                row.status = _error(exc)
+                continue
+            if np.shape(out) != np.shape(expected):
+                row.status = f"error: output shape {np.shape(out)} != dspsim's {np.shape(expected)}"
             else:
-                row.mismatches = int(np.count_nonzero(np.asarray(out, np.int64) != np.asarray(ref, np.int64)))
+                row.mismatches = int(np.count_nonzero(np.asarray(out, np.int64) != np.asarray(expected, np.int64)))
                 row.bit_exact = row.mismatches == 0
     if rows[0].throughput:
         for row in rows[1:]:
