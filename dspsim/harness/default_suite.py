@@ -38,7 +38,7 @@ def _tf_cases():
                                 ("qint8", "MIN_FIRST", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
                                 ("qint8", "SCALED", "HALF_AWAY_FROM_ZERO", -128.0, 127.0),
                                 ("qint8", "SCALED", "HALF_TO_EVEN", -128.0, 127.0)]:
-        cases.append(Case(f"tf-{T}-{mode.lower()}-{'hte' if rm == 'HALF_TO_EVEN' else 'haz'}-ties", "tf_quantize",
+        cases.append(Case(f"tf-{T}-{mode.lower().replace('_', '')}-{'hte' if rm == 'HALF_TO_EVEN' else 'haz'}-ties", "tf_quantize",
                           {"T": T, "mode": mode, "round_mode": rm, "min_range": lo, "max_range": hi,
                            "data": "ties", "shape": [200]}, seed=100 + len(cases)))
     cases += [
@@ -126,8 +126,9 @@ def _kernel_cases():
         Case("fc-ties-pow2", fc, {"multiplier": 1073741824, "shift": -5, "input_zero_point": 0}, seed=602),
         Case("fc-ties-pow2-odd-zp", fc, {"multiplier": 1073741824, "shift": -4, "input_zero_point": 1,
                                          "output_zero_point": 3}, seed=603),
-        Case("fc-left-shift", fc, {"input_scale": 0.5, "weight_scale": 0.5, "output_scale": 0.1,
-                                   "in_features": 8, "bias_spread": 0.0}, seed=604),
+        Case("fc-left-shift", fc, {"input_scale": 0.05, "weight_scale": 0.02, "output_scale": 0.0004,
+                                   "in_features": 8, "input_range": [-3, 3], "weight_range": [-8, 8],
+                                   "bias_spread": 0.0}, seed=604),
         Case("fc-saturate", fc, {"output_scale": 0.002}, seed=605),
         Case("fc-narrow-relu", fc, {"weight_range": "narrow", "activation": "relu", "output_zero_point": -128,
                                     "output_scale": 0.05}, seed=606),

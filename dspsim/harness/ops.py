@@ -240,6 +240,14 @@ def _float_data(rng, shape, lo, hi, kind: str, step=None) -> np.ndarray:
     return x.astype(np.float32)
 
 
+def _int_range(value, lo: int, hi: int, name: str) -> tuple:
+    if not (isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value)):
+        raise OpError(f"{name} must be [low, high] integers, got {value!r}")
+    if not lo <= value[0] <= value[1] <= hi:
+        raise OpError(f"{name} {list(value)} is not within [{lo}, {hi}]")
+    return int(value[0]), int(value[1])
+
+
 def _int_data(rng, shape, lo: int, hi: int) -> np.ndarray:
     return rng.integers(lo, hi + 1, size=tuple(shape), dtype=np.int64)
 
@@ -508,9 +516,11 @@ def _kernel_setup(p, rng, vec, kind):
         kh, kw = p["kernel"]
         x_shape, w_shape = (n, h, w_, c), (1, kh, kw, c * p["depth_multiplier"])
     n_out = w_shape[0] if kind != "depthwise_conv2d" else w_shape[3]
-    wlo = -127 if p["weight_range"] == "narrow" else -128
-    x = np.asarray(vec["input"]) if "input" in vec else _int_data(rng, x_shape, imin, imax).astype(TYPE_RANGE_DTYPE[in_dtype])
-    w = np.asarray(vec["weight"]) if "weight" in vec else _int_data(rng, w_shape, wlo, 127).astype(np.int8)
+    wr = p["weight_range"]
+    wlo, whi = (-127, 127) if wr == "narrow" else (-128, 127) if wr == "full" else _int_range(wr, -128, 127, "weight_range")
+    xlo, xhi = (imin, imax) if p["input_range"] is None else _int_range(p["input_range"], imin, imax, "input_range")
+    x = np.asarray(vec["input"]) if "input" in vec else _int_data(rng, x_shape, xlo, xhi).astype(TYPE_RANGE_DTYPE[in_dtype])
+    w = np.asarray(vec["weight"]) if "weight" in vec else _int_data(rng, w_shape, wlo, whi).astype(np.int8)
     s_in = float(np.float32(p["input_scale"]))
     ws = p["weight_scale"]
     per_channel = isinstance(ws, list) or p["per_channel"]
@@ -530,11 +540,13 @@ def _kernel_setup(p, rng, vec, kind):
         bias = np.round(rng.normal(0, spread, size=n_out)).astype(np.int32)
     s_out = p["output_scale"]
     if p["multiplier"] is not None:
+        if p["shift"] is None:
+            raise OpError("multiplier needs shift")
         mult = np.broadcast_to(np.asarray(p["multiplier"], np.int64), (n_out,)).copy()
         shift = np.broadcast_to(np.asarray(p["shift"], np.int64), (n_out,)).copy()
-        real = mult.astype(np.float64) * 2.0 ** (shift.astype(np.float64) - 31)
-        s_out_c = (s_in * s_w.astype(np.float64)) / real
-        s_out = float(np.float32(s_out_c[0])) if s_out is None else float(np.float32(s_out))
+        # the output scale the multiplier stands for (channel 0): used by the float model and schemes
+        real = float(mult[0]) * 2.0 ** (float(shift[0]) - 31)
+        s_out = float(np.float32(s_in * float(s_w[0]) / real))
     else:
         if s_out is None:
             raise OpError("give output_scale, or multiplier and shift")
@@ -739,6 +751,7 @@ def _run_relu(p, rng, vec):
     zp_in, zp_out = int(p["input_zero_point"]), int(p["output_zero_point"])
     if p["multiplier"] is not None:
         m, sh = int(p["multiplier"]), int(p["shift"])
+        s_out = float(np.float32(s_in / (m * 2.0 ** (sh - 31))))  # the output scale it stands for
     else:
         m, sh = _quantize_multiplier(float(np.float32(s_in / s_out)))  # ReluPrepare: f32 ratio, then double
     act_min, act_max = _act_range(p["activation"], s_out, zp_out, dtype)
@@ -773,14 +786,14 @@ def _run_relu(p, rng, vec):
 
 
 _KERNEL_DEFAULTS = {
-    "input_dtype": "int8", "output_dtype": "int8", "input_scale": 0.05, "input_zero_point": 0,
+    "input_dtype": "int8", "output_dtype": "int8", "input_scale": 0.05, "input_zero_point": 0, "input_range": None,
     "weight_scale": 0.01, "weight_zero_point": 0, "per_channel": False, "weight_range": "full",
     "output_scale": 0.1, "output_zero_point": 0, "multiplier": None, "shift": None,
     "activation": "none", "act_min": None, "act_max": None, "scheme": "double", "bias_spread": 1.0,
     "accumulator_bits": None, "accumulator_overflow": "wrap",
 }
 _KERNEL_CHOICES = {
-    "input_dtype": ("int8", "uint8"), "output_dtype": ("int8", "uint8"), "weight_range": ("full", "narrow"),
+    "input_dtype": ("int8", "uint8"), "output_dtype": ("int8", "uint8"),
     "activation": ("none", "relu", "relu6", "relu_n1_to_1"), "scheme": FIXED_SCHEMES + FLOAT_SCHEMES,
     "accumulator_overflow": ("wrap", "saturate"),
 }

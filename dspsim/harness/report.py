@@ -23,7 +23,7 @@ A *comparison* (bit-exact check) is ``{"name", "shape", "count", "mismatches", "
   error | null, "schemes": [{"name", "baseline", "count", "differ", "max_abs_diff", "histogram",
   "float": float error | null, "note"}], "notes": [str]}]``.
 - ``drift``: ``"cycles": [{"name", "family", "mode", "T", "round_mode", "narrow_range", "policy",
-  "n", "cycles", "lsb", "stats": {"mean", "rms", "max_abs" (real units), "mean_lsb", "rms_lsb",
+  "start" ("x0 spans 0" | "x0 > 0"), "n", "cycles", "lsb", "stats": {"mean", "rms", "max_abs" (real units), "mean_lsb", "rms_lsb",
   "max_abs_lsb", "codes_changed"} (lists, one value per cycle)}]``; ``"depth": [{"name", "chain",
   "scheme", "width", "depth", "stats": {"mean_lsb", "rms_lsb", "max_abs_lsb", "mean", "rms",
   "max_abs", "differ_from_double"} (one per layer)}]``; ``"findings": [str]``.
@@ -35,6 +35,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -67,7 +68,10 @@ def atomic_dir(out):
 
 
 def _dump_json(d: dict, path: Path) -> None:
-    path.write_text(json.dumps(_finite(d), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    text = json.dumps(_finite(d), indent=1, allow_nan=False)
+    # one line per innermost list (per-cycle series, shapes, indices): readable and compact
+    text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + re.sub(r"\s*\n\s*", " ", m.group(1)) + "]", text)
+    path.write_text(text + "\n", encoding="utf-8")
 
 
 def _finite(v):
@@ -290,71 +294,103 @@ def write_suite_report(d: dict, out, plots: bool = True) -> Path:
 # =============================================================================================
 # drift
 # =============================================================================================
+def _drift_row(c) -> list:
+    st = c["stats"]
+    return [c["name"], c.get("start", ""), c["policy"], _fmt(st["mean_lsb"][0], 4), _fmt(st["rms_lsb"][0], 4),
+            _fmt(st["mean_lsb"][-1], 4), _fmt(st["rms_lsb"][-1], 4), _fmt(st["max_abs_lsb"][-1], 3),
+            f"{sum(st['codes_changed'][1:]):,}"]
+
+
+_DRIFT_HEADER = ["mode", "start", "policy", "bias c1 (LSB)", "RMS c1", "bias last", "RMS last", "max last",
+                 "codes changed after c1"]
+
+
 def render_drift_md(d: dict) -> str:
     lines = [f"# dspsim drift: {d['run']['name']}", ""] + _run_lines(d["run"])
     if d.get("findings"):
         lines += ["## Findings", ""] + [f"- {f}" for f in d["findings"]] + [""]
+    cyc = d["cycles"]
+    n_cycles = cyc[0]["cycles"] if cyc else 0
     lines += ["## Quantize → dequantize cycles", "",
-              "x₀ is quantized, dequantized, and the result fed back, `cycles` times. *policy*: `fixed` = the",
-              "requested range every cycle, dequantize with the returned range; `returned` = the next cycle",
-              "requests the range returned by the previous one; `data` = the range re-estimated from the data",
-              "each cycle; `mismatched` = dequantize with the requested instead of the returned range.",
-              "Errors are against x₀ (real units and LSB of the first cycle's step); *changed* = codes that",
-              "differ from the previous cycle's.", ""]
-    rows = []
-    for c in d["cycles"]:
-        st = c["stats"]
-        last = len(st["mean_lsb"]) - 1
-        changed_after = sum(st["codes_changed"][1:])
-        rows.append([c["name"], c["policy"], _fmt(st["mean_lsb"][0], 4), _fmt(st["rms_lsb"][0], 4),
-                     _fmt(st["mean_lsb"][last], 4), _fmt(st["rms_lsb"][last], 4), _fmt(st["max_abs_lsb"][last], 3),
-                     f"{changed_after:,}", _fmt(st["rms"][last], 6)])
-    lines += _table(["mode", "policy", "bias c1 (LSB)", "RMS c1", f"bias c{d['cycles'][0]['cycles'] if d['cycles'] else ''}",
-                     "RMS last", "max last", "codes changed after c1", "RMS last (real)"], rows)
+              f"x₀ is quantized, dequantized and fed back, {n_cycles} times. Policies: `fixed` = request",
+              "[min x₀, max x₀] every cycle, dequantize with the returned range; `returned` = request the range",
+              "returned by the previous cycle; `data` = request [min, max] of the previous cycle's output;",
+              "`fixed_dq_requested` = like `fixed`, but dequantize with the requested range (a misuse). Starts:",
+              "`x0 spans 0` (uniform in [-1, 1.3]) and `x0 > 0` (the same mapped to [0.25, 1.3], a range TF",
+              "widens to [0, 1.3]). Errors are against x₀, in LSB of the first cycle's step; bias = mean error.", ""]
+    tf = [c for c in cyc if c["family"] == "tf"]
+    moving = [c for c in cyc if sum(c["stats"]["codes_changed"][1:])]
+    lines += [f"{len(cyc) - len(moving)} of {len(cyc)} runs are stable: no code changes after cycle 1. "
+              "The runs that move:", ""]
+    lines += _table(_DRIFT_HEADER, [_drift_row(c) for c in moving]) if moving else ["(none)", ""]
+    types = sorted({c["T"] for c in tf}, key=lambda t: ("qint8", "quint8", "qint16", "quint16", "qint32").index(t))
+    labels = list(dict.fromkeys(c["name"].rsplit("/", 1)[0] for c in tf))
+    if tf:
+        lines += ["### Bias and RMS by mode (range fixed, x0 spans 0, cycle 1)", "",
+                  "What the choice of mode costs on the same data: mean error (bias) / RMS, in LSB.", ""]
+        by = {(c["name"].rsplit("/", 1)[0], c["T"]): c for c in tf if c["policy"] == "fixed" and c["start"] == "x0 spans 0"}
+        rows = [[lab] + [f"{by[(lab, t)]['stats']['mean_lsb'][0]:+.4f} / {by[(lab, t)]['stats']['rms_lsb'][0]:.4f}"
+                         if (lab, t) in by else "–" for t in types] for lab in labels]
+        lines += _table(["mode"] + types, rows)
+    other = [c for c in cyc if c["family"] != "tf"]
+    if other:
+        lines += ["### Affine and power-of-two chains", ""]
+        lines += _table(_DRIFT_HEADER, [_drift_row(c) for c in other])
     if d.get("depth"):
         lines += ["## Requantization chains over depth", "",
-                  "Layers of int8 fully-connected + requantization; each layer's input is the previous",
-                  "layer's int8 output. Error against the float chain (exact real arithmetic on the same",
-                  "quantized weights), in LSB of each layer's output scale; *differ* = outputs that differ",
-                  "from the double-rounding chain.", ""]
+                  "int8 fully-connected layers, each fed the previous layer's int8 output. Error against the",
+                  "float chain (float64 on the same quantized weights, biases and input), in LSB of each layer's",
+                  "output scale; *differ* = outputs that differ from the double-rounding chain.", ""]
         rows = []
         for c in d["depth"]:
             st = c["stats"]
             rows.append([c["chain"], c["scheme"], _fmt(st["mean_lsb"][0], 4), _fmt(st["rms_lsb"][0], 4),
                          _fmt(st["mean_lsb"][-1], 4), _fmt(st["rms_lsb"][-1], 4), _fmt(st["max_abs_lsb"][-1], 2),
                          f"{st['differ_from_double'][-1]:,} / {c['width'] * c.get('batch', 1):,}"])
-        lines += _table(["chain", "scheme", "bias L1 (LSB)", "RMS L1", "bias last", "RMS last", "max last",
-                         "differ from double (last)"], rows)
+        lines += _table(["chain", "scheme", "bias L1 (LSB)", "RMS L1", f"bias L{d['depth'][0]['depth']}",
+                         "RMS last", "max last", "differ from double (last)"], rows)
     return "\n".join(lines)
 
 
 def _drift_plots(d: dict, out: Path) -> list:
     plt = _pyplot()
     made = []
-    groups = {}
+    panels = {}
     for c in d["cycles"]:
-        groups.setdefault(c["family_label"], []).append(c)
-    if groups:
-        n = len(groups)
-        cols = min(4, n)
+        if c["family"] == "tf" and c["T"] == "qint8":
+            panels.setdefault(f"{c['family_label']} qint8", []).append(c)
+        elif c["family"] == "tf" and c["T"] == "qint32" and c["mode"] == "MIN_FIRST":
+            panels.setdefault(f"{c['family_label']} qint32", []).append(c)
+        elif c["family"] != "tf":
+            panels.setdefault(c["family_label"], []).append(c)
+    if panels:
+        n = len(panels)
+        cols = min(5, n)
         rows = -(-n // cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.6 * rows), squeeze=False, sharex=True)
-        for ax, (label, cs) in zip(axes.ravel(), groups.items()):
+        fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.7 * rows), squeeze=False, sharex=True)
+        colors = {"fixed": "C0", "returned": "C1", "data": "C2", "fixed_dq_requested": "C3"}
+        for ax, (label, cs) in zip(axes.ravel(), panels.items()):
             for c in cs:
                 cyc = range(1, len(c["stats"]["rms_lsb"]) + 1)
-                ax.plot(cyc, c["stats"]["rms_lsb"], label=f"{c['policy']} RMS", lw=1.2)
-                ax.plot(cyc, c["stats"]["mean_lsb"], ls="--", lw=0.9, label=f"{c['policy']} bias")
+                ls = "--" if c.get("start") == "x0 > 0" else "-"
+                ax.plot(cyc, c["stats"]["rms_lsb"], ls=ls, color=colors.get(c["policy"], "k"), lw=1.1,
+                        label=f"{c['policy']}{' (x0 > 0)' if ls == '--' else ''}")
+            top = max(max(c["stats"]["rms_lsb"]) for c in cs)
+            low = min(min(c["stats"]["rms_lsb"]) for c in cs)
+            if low > 0 and top / low > 10:
+                ax.set_yscale("log")
+            else:
+                ax.set_ylim(0, top * 1.3 or 1)
             ax.set_title(label, fontsize=8)
-            ax.axhline(0, color="k", lw=0.4)
             ax.tick_params(labelsize=7)
         for ax in axes.ravel()[n:]:
             ax.axis("off")
-        axes[0][0].legend(fontsize=6)
+        axes[0][0].legend(fontsize=5.5)
         fig.supxlabel("cycle", fontsize=9)
-        fig.supylabel("error vs x₀ (LSB)", fontsize=9)
-        fig.suptitle("Quantize → dequantize cycles: error per mode", fontsize=10)
+        fig.supylabel("RMS error vs x₀ (LSB)", fontsize=9)
+        fig.suptitle("Quantize → dequantize cycles: error per mode and range policy", fontsize=10)
         fig.tight_layout()
-        fig.savefig(out / "drift_cycles.png", dpi=80)
+        fig.savefig(out / "drift_cycles.png", dpi=72)
         plt.close(fig)
         made.append("drift_cycles.png")
     chains = {}
@@ -365,17 +401,17 @@ def _drift_plots(d: dict, out: Path) -> list:
         for j, (label, cs) in enumerate(chains.items()):
             for c in cs:
                 depth = range(1, len(c["stats"]["rms_lsb"]) + 1)
-                axes[0][j].plot(depth, c["stats"]["rms_lsb"], label=c["scheme"])
-                axes[1][j].plot(depth, c["stats"]["mean_lsb"], label=c["scheme"])
+                axes[0][j].plot(depth, c["stats"]["rms_lsb"], label=c["scheme"], lw=1.1)
+                axes[1][j].plot(depth, c["stats"]["mean_lsb"], label=c["scheme"], lw=1.1)
             axes[0][j].set_title(label, fontsize=9)
             axes[0][j].set_ylabel("RMS error (LSB)", fontsize=8)
             axes[1][j].set_ylabel("bias (LSB)", fontsize=8)
             axes[1][j].set_xlabel("layer", fontsize=8)
             axes[1][j].axhline(0, color="k", lw=0.4)
-        axes[0][0].legend(fontsize=7)
+            axes[0][j].legend(fontsize=6)
         fig.suptitle("Requantization chains: error against the float chain vs depth", fontsize=10)
         fig.tight_layout()
-        fig.savefig(out / "drift_depth.png", dpi=80)
+        fig.savefig(out / "drift_depth.png", dpi=72)
         plt.close(fig)
         made.append("drift_depth.png")
     return made

@@ -33,19 +33,21 @@ Parameters per op (defaults in brackets; lists mean "per channel"):
   shape [[257]], data [uniform] (ties wide).
 - ``affine_quantize``: convention [torch] (onnx tflite), dtype [int8] (uint8 int16 uint16 int32),
   scale [0.05], zero_point [0], axis [1] (per-channel when scale is a list), shape, data.
-- ``pof2_quantize``: dtype [int8], frac_bits [derived from max |x|], max_abs [4.0], rounding
-  [half_to_even] (half_away_from_zero half_up floor toward_zero), shape, data.
+- ``pof2_quantize``: bits [8], narrow_range [true], frac_bits [derived from max_abs], max_abs
+  [4.0], rounding [half_to_even] (half_away_from_zero half_up floor toward_zero), shape, data.
 - ``relu``: dtype [int8], shape, input_scale / output_scale [0.05], input_zero_point /
-  output_zero_point [0], multiplier / shift [from the scales], activation [relu] (relu6),
+  output_zero_point [0], multiplier / shift [from the scales; when given, they define the
+  output scale], activation [relu] (relu6 relu_n1_to_1),
   scheme [double] (single).
 - ``fully_connected`` (batch [4], in_features [64], out_features [16]), ``conv2d``
   (input_shape [[1,8,8,4]] NHWC, kernel [[3,3]], out_channels [8], stride [1], padding [VALID]
   (SAME), dilation [1]), ``depthwise_conv2d`` (same, depth_multiplier [1] instead of
   out_channels), all with: input_dtype [int8] (uint8), output_dtype [int8], input_scale [0.05],
   input_zero_point [0], weight_scale [0.01] (list = per channel), per_channel [false] (true: random
-  per-channel scales), weight_zero_point [0], weight_range [full] (narrow: [-127, 127]),
+  per-channel scales), weight_zero_point [0],
   output_scale [0.1], output_zero_point [0], multiplier / shift [from the scales, TFLite's
-  derivation], activation [none] (relu relu6 relu_n1_to_1), act_min / act_max [from activation],
+  derivation; when given, they define the output scale], input_range [the type's range] and
+  weight_range [full] (narrow, or [low, high]) of the generated integers, activation [none] (relu relu6 relu_n1_to_1), act_min / act_max [from activation],
   scheme [double] (single fbgemm onnxruntime onnx-reference xnnpack), bias_spread [1.0],
   accumulator_bits [none: int32 wrap], accumulator_overflow [wrap] (saturate).
 
