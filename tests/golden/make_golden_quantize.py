@@ -102,7 +102,11 @@ def scatter(rng, n, specials, ties, lo, hi):
         w = max(abs(lo), abs(hi), 1e-3)
     x = rng.uniform(lo - 0.15 * w, hi + 0.15 * w, n)
     specials = list(specials)[: max(1, n // 4)]
-    ties = np.asarray(ties, np.float64)
+    with np.errstate(over="ignore"):
+        t32 = np.asarray(ties, np.float64).astype(F32)
+    near = t32[: len(t32) // 3]                      # one float32 step either side of a tie
+    ties = np.concatenate([t32, np.nextafter(near, F32(np.inf)), np.nextafter(near, F32(-np.inf))])
+    ties = ties[np.isfinite(ties)].astype(np.float64)
     if len(ties) > n // 2:
         ties = rng.choice(ties, n // 2, replace=False)
     fill = np.concatenate([np.asarray(specials, np.float64), ties])
