@@ -230,10 +230,18 @@ def _tf_dequantize_params(p_min, p_max, mode, bits, signed, narrow, p_scale, p_o
 
 @njit(cache=True, error_model="numpy")
 def _tf_dequantize_kernel(q, n_slices, inner, mode, half, p_scale, p_offset, out):
-    """Dequantize's per-element float32 recipe (FTZ); ``half`` is 2^(bits-1) for signed T, else 0."""
+    """Dequantize's per-element float32 recipe (FTZ); ``half`` is 2^(bits-1) for signed T, else 0.
+
+    Per-tensor SCALED converts ``q.cast<int>().cast<float>()``, and QInt32 -> int goes through
+    float: codes >= 2^31 - 64 become float 2^31, which x86 truncates to INT32_MIN (observed: the
+    top codes dequantize to ``-2^31 * scale``). The per-channel path casts straight to float.
+    """
+    roundtrip = mode == SCALED and n_slices == 1
     for i in range(q.size):
         c = (i // inner) % n_slices
         fq = np.float32(q[i])
+        if roundtrip and fq >= np.float32(2147483648.0):
+            fq = np.float32(-2147483648.0)
         if mode == MIN_COMBINED:
             out[i] = _ftz(_ftz(_ftz(fq + half) * p_scale[c]) + p_offset[c])
         elif mode == MIN_FIRST:
@@ -406,7 +414,8 @@ def _tf_range_pair(min_range, max_range, n_slices: int, func: str):
         if arr.size != n_slices:
             raise ValueError(f"{func}: {name} has {arr.size} values but there are {n_slices} slices "
                              f"(one per index of axis, or 1 without axis)")
-    if np.any(hi.reshape(-1) < lo.reshape(-1)):
+    daz = [np.where(np.abs(v) < _TINY, _F0, v).reshape(-1) for v in (lo, hi)]  # TF compares under DAZ
+    if np.any(daz[1] < daz[0]):
         raise ValueError(f"{func}: max_range must be >= min_range")
     return lo, hi
 

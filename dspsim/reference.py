@@ -256,14 +256,19 @@ def tf_quantize(xs, min_in, max_in, T, mode="MIN_COMBINED", round_mode="HALF_AWA
     return codes, min_r, max_r
 
 
-def tf_dequantize(codes, min_r, max_r, T, mode="MIN_COMBINED", narrow_range=False):
-    """One slice of TF Dequantize: the float32 results as exact Fractions (None if undefined)."""
+def tf_dequantize(codes, min_r, max_r, T, mode="MIN_COMBINED", narrow_range=False, per_tensor=True):
+    """One slice of TF Dequantize: the float32 results as exact Fractions (None if undefined).
+
+    Per-tensor SCALED reads the code as ``int(float(q))`` (x86: float 2^31 truncates to INT32_MIN).
+    """
     bits, signed = _TF_TYPES[T]
     tmin, tmax = _type_bounds(bits, signed)
     min_r, max_r = ftz32(min_r), ftz32(max_r)
     out = []
     for q in codes:
         fq = f32(q)
+        if mode == "SCALED" and per_tensor and fq >= 2**31:
+            fq = Fraction(-(2**31))
         if mode == "MIN_COMBINED":
             sf = ftz32(ftz32(max_r - min_r) / ftz32(f32(tmax) - f32(tmin)))
             half = 2 ** (bits - 1) if signed else 0

@@ -193,7 +193,7 @@ def test_per_channel_quantize_is_per_slice_quantize(case, channels, data):
             assert (Fraction(float(omin[c])), Fraction(float(omax[c]))) == expect[c][1:]
     y = dequantize(q, omin, omax, mode=mode, narrow_range=narrow, axis=1)
     for c in range(channels):
-        want = R.tf_dequantize(expect[c][0], *expect[c][1:], T, mode, narrow)
+        want = R.tf_dequantize(expect[c][0], *expect[c][1:], T, mode, narrow, per_tensor=channels == 1)
         assert [Fraction(v) for v in y[:, c, :].reshape(-1).tolist()] == want
 
 
@@ -262,3 +262,19 @@ def test_dequantize_refuses(kwargs, exc, rule):
 def test_dequantize_T_override_reads_wide_arrays():
     q = np.array([0, 255], np.int64)
     assert dequantize(q, 0.0, 255.0, T="quint8").tolist() == [0.0, 255.0]
+
+
+def test_scaled_qint32_per_tensor_dequantize_wraps_top_codes_per_channel_does_not():
+    # per tensor TF reads q as int(float(q)): float(2^31 - 64) = 2^31 truncates to INT32_MIN (TF 2.21)
+    q = np.array([[2147483647, 2147483600], [2147483584, -2147483648], [2147483583, 5]], np.int32)
+    per_tensor = dequantize(q, -1.0, 1.0, mode="SCALED")
+    assert per_tensor[:2].tolist() == [[-1.0, -1.0], [-1.0, -1.0]]
+    assert per_tensor[2].tolist() == [F(0.99999994), F(2.3283064365386963e-09)]
+    per_channel = dequantize(q, [-1.0, -2.0], [1.0, 2.0], mode="SCALED", axis=1)
+    assert per_channel[:2].tolist() == [[1.0, 2.0], [1.0, -2.0]]
+
+
+def test_range_check_reads_subnormals_as_zero():
+    # max < min only through subnormals: TF compares under DAZ and accepts
+    res = quantize(np.zeros(2, F), -1e-40, -2e-40, "quint8", mode="SCALED", ensure_minimum_range=1e-38)
+    assert res.output.tolist() == [0, 0]
