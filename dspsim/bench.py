@@ -661,33 +661,40 @@ def format_table(result: dict) -> str:
 
 
 def plot(result: dict, path: Path) -> None:
-    """Horizontal bars of throughput per case and engine (log scale), one PNG."""
+    """Throughput bars per case, one colour per engine, log scale: kernels (GMAC/s) on the left,
+    elementwise operations (Gelem/s) on the right. One PNG."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = [r for r in result["rows"] if r["throughput"]]
-    names = list(dict.fromkeys(r["case"] for r in rows))
     engines = list(dict.fromkeys(r["engine"] for r in rows))
-    height = 0.8 / max(len(engines), 1)
-    fig, ax = plt.subplots(figsize=(10, 0.32 * len(names) * max(len(engines), 2) / 2 + 1.5))
-    for i, eng in enumerate(engines):
-        ys, xs = [], []
-        for j, name in enumerate(names):
-            r = next((r for r in rows if r["case"] == name and r["engine"] == eng), None)
-            if r:
-                ys.append(j + i * height)
-                xs.append(r["throughput"])
-        ax.barh(ys, xs, height=height, label=eng)
-    ax.set_yticks([j + 0.4 - height / 2 for j in range(len(names))])
-    ax.set_yticklabels(names, fontsize=7)
-    ax.invert_yaxis()
-    ax.set_xscale("log")
-    ax.set_xlabel("GMAC/s (kernels) or Gelem/s (elementwise)")
-    ax.set_title(f"dspsim bench, {result['threads']['numba']} threads")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    colours = {e: plt.get_cmap("tab10")(i % 10) for i, e in enumerate(engines)}
+    panels = [("MAC", "GMAC/s"), ("elem", "Gelem/s")]
+    n_bars = max(sum(1 for r in rows if r["unit"] == u) + 2 * len({r["case"] for r in rows if r["unit"] == u})
+                 for u, _ in panels)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 1.5 + 0.14 * n_bars))
+    for ax, (unit, label) in zip(axes, panels):
+        y, ticks, names = 0.0, [], []
+        for name in dict.fromkeys(r["case"] for r in rows if r["unit"] == unit):
+            group = [r for r in rows if r["case"] == name]
+            ticks.append(y + (len(group) - 1) / 2)
+            names.append(name)
+            for r in group:
+                ax.barh(y, r["throughput"], color=colours[r["engine"]], height=0.9)
+                y += 1
+            y += 1.5
+        ax.set_yticks(ticks)
+        ax.set_yticklabels(names, fontsize=7)
+        ax.set_ylim(y, -1)
+        ax.set_xscale("log")
+        ax.set_xlabel(label)
+        ax.grid(axis="x", alpha=0.3)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[e]) for e in engines]
+    fig.legend(handles, engines, loc="upper center", bbox_to_anchor=(0.5, 0.975), ncol=len(engines), fontsize=8)
+    fig.suptitle(f"dspsim bench, {result['threads']['numba']} threads, {result['run']}", y=0.995, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
