@@ -131,16 +131,39 @@ def qrange(dtype):
 
 
 def fbgemm_model(case, pair_saturation=False):
-    """FBGEMM ReQuantizeOutput with a float bias (OutputProcessing-inl.h, QuantUtilsAvx2.cc)."""
+    """FBGEMM ReQuantizeOutput (and the depthwise kernel's requant) with a float bias.
+
+    Per-tensor weights: ``raw_f = fma(bias, f32(1 / act_times_w), float(acc))`` (one rounding);
+    per-channel: ``raw_f = f32(float(acc) + f32(bias / act_times_w))``. Then
+    ``cvtps2dq(f32(raw_f * C_multiplier)) + zp`` (ties to even; INT32_MIN when |v| >= 2^31), clamp to
+    ``[relu ? zp : 0, 255]``.
+    """
     acc = wrap32(layer_acc(case, pair_saturation))
+    per_channel = np.ndim(case["weight_scale"]) > 0
     sw = np.broadcast_to(np.asarray(case["weight_scale"], F32), (acc.shape[-1],))
     atw = (F32(case["input_scale"]) * sw).astype(F32)
     mult = (atw / F32(case["output_scale"])).astype(F32)
-    bias_term = (case["bias"].astype(F32) / atw).astype(F32)
-    raw_f = (acc.astype(F32) + bias_term).astype(F32)
+    bias = case["bias"].astype(F32)
+    if per_channel:
+        raw_f = (acc.astype(F32) + (bias / atw).astype(F32)).astype(F32)
+    else:
+        raw_f = f32_fma(bias, (F32(1) / atw).astype(F32), acc.astype(F32))
     v = cvtps_epi32((raw_f * mult).astype(F32)) + int(case["output_zero_point"])
     lo = int(case["output_zero_point"]) if case["relu"] else 0
     return np.clip(v, lo, 255)
+
+
+def f32_fma(a, b, c):
+    """float32 ``a * b + c`` rounded once (x86 vfmadd), for float32 arrays."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(v, F32).astype(np.float64) for v in (a, b, c)))
+    p = a * b                                   # exact: 24 x 24 bits
+    s = p + c
+    bb = s - p
+    e = (p - (s - bb)) + (c - bb)               # TwoSum: s + e == p + c exactly
+    r = s.astype(F32)
+    other = np.nextafter(r, np.where(s > r.astype(np.float64), np.inf, -np.inf).astype(F32))
+    tie = (s == (r.astype(np.float64) + other.astype(np.float64)) / 2) & (e != 0)
+    return np.where(tie & ((e > 0) == (other > r)), other, r).astype(F32)
 
 
 def cvtps_epi32(v):
@@ -150,15 +173,15 @@ def cvtps_epi32(v):
 
 
 def onednn_model(case):
-    """What torch's "x86" engine does for conv (oneDNN on this host): like fbgemm_model, but the output
-    zero point is added in float BEFORE the round (observed on ties) and out-of-range values saturate."""
+    """What torch's "x86" engine does for conv (oneDNN on an AVX512-VNNI host, fitted on these vectors):
+    dequantize, add the float bias, scale by f32(1 / s_out), add the zero point in float, round to even
+    (saturating), clamp: ``f32(f32(f32(float(acc) * act_times_w) + bias) * f32(1 / s_out)) + zp``."""
     acc = wrap32(layer_acc(case))
     sw = np.broadcast_to(np.asarray(case["weight_scale"], F32), (acc.shape[-1],))
     atw = (F32(case["input_scale"]) * sw).astype(F32)
-    mult = (atw / F32(case["output_scale"])).astype(F32)
-    raw_f = (acc.astype(F32) + (case["bias"].astype(F32) / atw).astype(F32)).astype(F32)
-    v = ((raw_f * mult).astype(F32) + F32(case["output_zero_point"])).astype(F32)
-    v = np.rint(np.clip(v, -2.0**31, 2.0**31)).astype(np.int64)       # oneDNN saturates the conversion
+    deq = ((acc.astype(F32) * atw).astype(F32) + case["bias"].astype(F32)).astype(F32)
+    v = ((deq * (F32(1) / F32(case["output_scale"]))).astype(F32) + F32(case["output_zero_point"])).astype(F32)
+    v = np.rint(np.clip(v, -2.0**31, 2.0**31)).astype(np.int64)
     return np.clip(v, int(case["output_zero_point"]) if case["relu"] else 0, 255)
 
 
@@ -393,6 +416,17 @@ def fbgemm_cases(rng):
     return cs
 
 
+def bias_probe(n):
+    """Scales with multiplier exactly 2^-4 and ``n`` float32 biases b = f32(m * act_times_w) for which
+    f32(b / act_times_w) != f32(b * f32(1 / act_times_w)), one of them the integer m."""
+    sx, sw = F32(2.0**-6), F32(0.0123)
+    atw = F32(sx * sw)
+    rcp = F32(F32(1) / atw)
+    bias = [F32(F32(m) * atw) for m in range(-1400, 1400, 7)]
+    bias = [b for b in bias if F32(b / atw) != F32(b * rcp)][:n]
+    return sx, sw, F32(atw * F32(16)), np.array(bias, F32)
+
+
 def extreme_codes(rng, shape, p_hi=0.85):
     """Mostly 255 activations: the vpmaddubsw trigger."""
     return np.where(rng.random(shape) < p_hi, 255, rng.integers(0, 256, shape)).astype(np.uint8)
@@ -453,6 +487,28 @@ def saturation_cases(rng):
                                        x=extreme_codes(rng, (1, 32, 32, 16), 0.5),
                                        w=extreme_weights(rng, (1, 3, 3, 16), 0.7), zx=128, sx=0.01, sw=0.004,
                                        zw=0, so=0.02, zo=128, relu=False, pads=(1, 1, 1, 1))))
+    # float bias: f32(bias / act_times_w) and bias * f32(1 / act_times_w) differ by one ulp for these
+    # biases; multiplier 2^-4 and acc = x - 128 over all 256 codes put acc + bias/act_times_w on ties
+    sx, swt, so, bias = bias_probe(40)
+    x = np.arange(256, dtype=np.uint8)
+    w = np.ones((40, 1), np.int8)
+    for cid, sw_ in (("fc_float_bias_division", swt), ("fc_float_bias_division_per_channel", np.full(40, swt))):
+        cs.append((cid, fb_case(rng, "fully_connected", shape=(256, 1), wshape=w.shape, x=x.reshape(256, 1), w=w,
+                                zx=128, sx=sx, sw=sw_, zw=np.zeros(40) if np.ndim(sw_) else 0, so=so, zo=128,
+                                relu=False, bias=bias, note="bias_probe: the float-bias rounding decides ties")))
+    x_img = np.repeat(x.reshape(1, 16, 16, 1), 40, axis=3)
+    w_dw = np.zeros((1, 3, 3, 40), np.int8)
+    w_dw[0, 1, 1, :] = 1
+    for cid, sw_ in (("dw_float_bias_division", swt), ("dw_float_bias_division_per_channel", np.full(40, swt))):
+        cs.append((cid, fb_case(rng, "depthwise_conv2d", shape=x_img.shape, wshape=w_dw.shape, x=x_img, w=w_dw,
+                                zx=128, sx=sx, sw=sw_, zw=np.zeros(40) if np.ndim(sw_) else 0, so=so, zo=128,
+                                relu=False, bias=bias, pads=(1, 1, 1, 1), note="bias_probe, depthwise fast path")))
+    w_cv = np.zeros((40, 3, 3, 1), np.int8)
+    w_cv[:, 1, 1, 0] = 1
+    cs.append(("conv_float_bias_division", fb_case(rng, "conv2d", shape=(1, 16, 16, 1), wshape=w_cv.shape,
+                                                   x=x.reshape(1, 16, 16, 1), w=w_cv, zx=128, sx=sx, sw=swt, zw=0,
+                                                   so=so, zo=128, relu=False, bias=bias, pads=(1, 1, 1, 1),
+                                                   note="bias_probe, im2col conv")))
     cs.append(("dw_scaled_beyond_int32", fb_case(rng, "depthwise_conv2d", shape=(1, 10, 10, 16), wshape=(1, 3, 3, 16),
                                                  zx=128, sx=0.05, sw=0.02, zw=0, so=1e-8, zo=128, relu=False,
                                                  pads=(1, 1, 1, 1), note="depthwise fast path, |acc * m| > 2^31")))
