@@ -131,7 +131,7 @@ class PackedWeights:
     Attributes
     ----------
     data : ndarray of int8
-        ``[groups][panels][taps * channels_padded / 4][NR][4]``, zero-filled past the real sizes.
+        ``[groups][panels][taps][channels_padded / 4][NR][4]``, zero-filled past the real sizes.
     shape : tuple
         The original weight shape: ``(N, K)`` for a GEMM, ``(O, KH, KW, I)`` (OHWI) for a conv.
     groups : int
@@ -184,13 +184,41 @@ def pack_weights(w, *, groups: int = 1) -> PackedWeights:
     n_total, ch = w.shape[0], w.shape[-1]
     taps = 1 if w.ndim == 2 else w.shape[1] * w.shape[2]
     n_group = n_total // groups
-    n_pad = -(-n_group // NR) * NR
+    panels = -(-n_group // NR)
     ch_pad = -(-ch // 4) * 4
-    w4 = np.zeros((groups, n_pad, taps, ch_pad), np.int8)
-    w4[:, :n_group, :, :ch] = w.reshape(groups, n_group, taps, ch)
-    panels = w4.reshape(groups, n_pad // NR, NR, taps * ch_pad // 4, 4).transpose(0, 1, 3, 2, 4)
-    sums = w.reshape(n_total, -1).sum(axis=1, dtype=np.int64)
-    return PackedWeights(np.ascontiguousarray(panels).ravel(), tuple(w.shape), groups, sums)
+    w3 = np.ascontiguousarray(w).reshape(n_total, taps, ch)
+    if ch_pad != ch:
+        w3 = np.concatenate([w3, np.zeros((n_total, taps, ch_pad - ch), np.int8)], axis=2)
+    data = np.zeros(groups * panels * taps * ch_pad * NR, np.int8)
+    sums = np.empty(n_total, np.int64)
+    _pack(w3.view(np.uint32), groups, data.view(np.uint32))
+    _sums(w3.reshape(n_total, -1), sums)
+    return PackedWeights(data, tuple(w.shape), groups, sums)
+
+
+@njit(cache=True)
+def _pack(w4, groups, data):
+    """Copy the 4-byte words of ``w4 (N, taps, ch_pad/4)`` (uint32 view of the zero-padded weights)
+    into the zeroed ``data`` laid out ``[g][panel][tap][ch_pad/4][NR]``. Never raises."""
+    n_total, taps, k4 = w4.shape
+    n_group = n_total // groups
+    panels = (n_group + NR - 1) // NR
+    for n in range(n_total):  # read rows in order, write with stride NR (the panel fits in L1/L2)
+        g, nn = n // n_group, n % n_group
+        base = (g * panels + nn // NR) * taps * k4 * NR + nn % NR
+        for t in range(taps):
+            for q in range(k4):
+                data[base + (t * k4 + q) * NR] = w4[n, t, q]
+
+
+@njit(cache=True)
+def _sums(w2, sums):
+    """``sums[n] = sum_k w2[n, k]``, exact in int64."""
+    for n in range(w2.shape[0]):
+        s = 0
+        for k in range(w2.shape[1]):
+            s += np.int64(w2[n, k])
+        sums[n] = s
 
 
 # --------------------------------------------------------------------------------------------
