@@ -61,7 +61,7 @@ def _tf_cases():
 def _affine_cases():
     cases = []
     for conv in ("torch", "onnx", "tflite"):
-        for dtype, scale, zp in [("int8", 0.05, 3), ("uint8", 0.02, 128), ("int8", 0.5, 0)]:
+        for dtype, scale, zp in [("int8", 0.05, 3), ("uint8", 0.02, 128), ("int8", 0.5, 3)]:
             data = "ties" if scale == 0.5 else "uniform"
             cases.append(Case(f"{conv}-{dtype}-s{scale}-zp{zp}{'-ties' if data == 'ties' else ''}", "affine_quantize",
                               {"convention": conv, "dtype": dtype, "scale": scale, "zero_point": zp, "data": data},
@@ -111,8 +111,10 @@ def _relu_cases():
                                         "output_zero_point": 0}, seed=502),
         Case("relu-int8-left-shift", "relu", {"input_scale": 0.2, "output_scale": 0.03, "input_zero_point": 3,
                                               "output_zero_point": -100}, seed=503),
+        Case("relu-n1-to-1-ties", "relu", {"activation": "relu_n1_to_1", "multiplier": 1073741824, "shift": -1,
+                                           "input_zero_point": 0, "output_zero_point": 0}, seed=506),
         Case("relu-uint8", "relu", {"dtype": "uint8", "input_zero_point": 128, "output_zero_point": 0,
-                                    "input_scale": 0.05, "output_scale": 0.025}, seed=504),
+                                    "input_scale": 0.05, "output_scale": 0.03}, seed=504),
         Case("relu-int16", "relu", {"dtype": "int16", "input_scale": 0.001, "output_scale": 0.0007}, seed=505),
     ]
 
@@ -123,9 +125,11 @@ def _kernel_cases():
         Case("fc-basic", fc, {"input_zero_point": -3, "output_zero_point": 5}, seed=600),
         Case("fc-single", fc, {"input_zero_point": -3, "output_zero_point": 5, "scheme": "single"}, seed=600),
         Case("fc-per-channel", fc, {"per_channel": True, "input_zero_point": 7, "output_zero_point": -2}, seed=601),
-        Case("fc-ties-pow2", fc, {"multiplier": 1073741824, "shift": -5, "input_zero_point": 0}, seed=602),
-        Case("fc-ties-pow2-odd-zp", fc, {"multiplier": 1073741824, "shift": -4, "input_zero_point": 1,
-                                         "output_zero_point": 3}, seed=603),
+        Case("fc-ties-pow2", fc, {"multiplier": 1073741824, "shift": -1, "input_range": [-8, 8],
+                                  "weight_range": [-8, 8]}, seed=602),
+        Case("fc-ties-pow2-odd-zp", fc, {"multiplier": 1073741824, "shift": -2, "input_zero_point": 1,
+                                         "output_zero_point": 3, "input_range": [-8, 8], "weight_range": [-8, 8]},
+             seed=603),
         Case("fc-left-shift", fc, {"input_scale": 0.05, "weight_scale": 0.02, "output_scale": 0.0004,
                                    "in_features": 8, "input_range": [-3, 3], "weight_range": [-8, 8],
                                    "bias_spread": 0.0}, seed=604),
@@ -147,7 +151,8 @@ def _kernel_cases():
                                          "input_zero_point": 4, "output_scale": 0.2}, seed=701),
         Case("conv-dilation2-per-channel", conv, {"dilation": 2, "input_shape": [1, 9, 9, 4], "per_channel": True,
                                                   "output_scale": 0.2}, seed=702),
-        Case("conv-ties-pow2", conv, {"multiplier": 1073741824, "shift": -6, "padding": "SAME"}, seed=703),
+        Case("conv-ties-pow2", conv, {"multiplier": 1073741824, "shift": -1, "padding": "SAME",
+                                      "input_range": [-4, 4], "weight_range": [-4, 4]}, seed=703),
         Case("conv-1x1-relu6", conv, {"kernel": [1, 1], "input_shape": [1, 6, 6, 16], "out_channels": 16,
                                       "activation": "relu6", "output_zero_point": -128, "output_scale": 0.03}, seed=704),
         Case("conv-large-sampled", conv, {"input_shape": [2, 16, 16, 16], "out_channels": 32, "padding": "SAME",
@@ -156,7 +161,8 @@ def _kernel_cases():
         Case("dw-mult2-same", dw, {"depth_multiplier": 2, "padding": "SAME", "input_shape": [1, 7, 7, 3],
                                    "per_channel": True, "output_scale": 0.05}, seed=801),
         Case("dw-stride2-ties", dw, {"stride": 2, "padding": "SAME", "multiplier": 1073741824, "shift": -3,
-                                     "input_shape": [2, 8, 8, 5]}, seed=802),
+                                     "input_shape": [2, 8, 8, 5], "input_range": [-16, 16],
+                                     "weight_range": [-16, 16]}, seed=802),
         Case("dw-saturate-single", dw, {"output_scale": 0.002, "scheme": "single"}, seed=803),
     ]
 

@@ -180,7 +180,8 @@ def render_suite_md(d: dict) -> str:
         for sc in c["schemes"]:
             if sc["differ"] is None:
                 continue
-            key = (c["op"], sc["baseline"] if c["op"] != "tf_quantize" else "each mode", sc["name"])
+            base = sc["baseline"] if c["op"] != "tf_quantize" else f"each mode, {c['params'].get('T', 'qint8')}"
+            key = (c["op"], base, sc["name"])
             a = agg.setdefault(key, {"cases": 0, "count": 0, "differ": 0, "max": 0, "bias": [], "rms": []})
             a["cases"] += 1
             a["count"] += sc["count"]
@@ -198,8 +199,8 @@ def render_suite_md(d: dict) -> str:
                      _fmt(a["max"]), _fmt(mb, 4), _fmt(mr, 4)])
     lines += _table(["op", "baseline", "scheme", "cases", "outputs differing", "%", "max |diff| (LSB)",
                      "mean bias (LSB)", "mean RMS (LSB)"], rows)
-    notes = sorted({f"{sc['name']}: {sc['note']}" for c in cases for sc in c["schemes"] if sc["note"]}
-                   | {n for c in cases for n in c["notes"]})
+    notes = sorted({f"`{c['name']}`, scheme {sc['name']} not run: {sc['note']}" for c in cases for sc in c["schemes"]
+                    if sc["note"]} | {f"`{c['name']}`: {n}" for c in cases for n in c["notes"]})
     sampled = [(c["name"], ch["sampled"]) for c in cases for ch in c["checks"] if ch["sampled"]]
     if sampled or notes:
         lines += ["## Notes", ""]

@@ -186,7 +186,10 @@ def load_suite(path) -> tuple[str, list]:
         if vec is not None:
             vp = Path(vec)
             vec = str(vp if vp.is_absolute() else (p.parent / vp))
-            load_vectors(vec)  # fail now, with the file's name, if it is missing or corrupt
+            try:
+                load_vectors(vec)  # fail now, with the file's name, if it is missing or corrupt
+            except VectorError as exc:
+                raise SuiteError(f"case {cname!r}: {exc}") from None
         case = Case(cname, str(op), entry, cseed, vec)
         validate_case(case)
         cases.append(case)
