@@ -206,14 +206,13 @@ def _kernel_problem(case: Case, rng) -> dict:
     p = dict(family=family, x=x, w=w, zi=zi, zw=0, zo=zo, out_dtype=out_dtype,
              s_in=s_in, s_w=s_w, s_out=s_out)
     if family == "tflite":
-        import dspsim
-        real = float(s_in) * np.asarray(s_w, np.float64) / float(s_out)
+        from .requant import Requant
+        rq = Requant.from_scales(s_in, s_w, s_out, engine="tflite",
+                                 op={"conv2d": "conv", "depthwise_conv2d": "depthwise"}.get(op, op))
+        mult, shift = np.array(rq.multiplier), np.array(rq.shift)
         if not per_channel:
-            real = float(np.float32(s_in * s_w)) / float(s_out)  # TFLite per-tensor FC
-        m_, sh = dspsim.quantize_multiplier(np.atleast_1d(np.asarray(real, np.float64)))
-        p.update(bias=bias_i, multiplier=np.asarray(m_), shift=np.asarray(sh))
-        if not per_channel:
-            p.update(multiplier=int(np.asarray(m_).reshape(-1)[0]), shift=int(np.asarray(sh).reshape(-1)[0]))
+            mult, shift = int(mult[0]), int(shift[0])
+        p.update(bias=bias_i, multiplier=mult, shift=shift)
     elif family == "fbgemm":
         p.update(bias=(bias_i.astype(np.float32) * (s_in * np.asarray(s_w, np.float32))).astype(np.float32))
     else:
