@@ -76,7 +76,8 @@ def _load_cases(args):
             print("dspsim: --quick applies to the built-in suite only; running every case of the file",
                   file=sys.stderr)
         return name, cases
-    return ("default-quick" if getattr(args, "quick", False) else "default"), default_suite(quick=getattr(args, "quick", False))
+    quick = getattr(args, "quick", False)
+    return ("default-quick" if quick else "default"), default_suite(quick=quick)
 
 
 def _cmd_suite(args, argv) -> int:
@@ -132,7 +133,8 @@ def _cmd_drift(args, argv) -> int:
     d = run_drift(cycles=args.cycles, depth=args.depth, progress=progress)
     d["run"] = {"name": "drift", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)}
     write_drift_report(d, out, plots=not args.no_plots)
-    print(f"drift: {len(d['cycles'])} cycle runs, {len(d['depth'])} chains ({d['run']['seconds']:.1f} s). Report: {out}")
+    print(f"drift: {len(d['cycles'])} cycle runs, {len(d['depth'])} chains ({d['run']['seconds']:.1f} s). "
+          f"Report: {out}")
     for f in d.get("findings", []):
         print(f"  - {f}")
     return EXIT_OK

@@ -167,7 +167,8 @@ shape = [9]
 def test_expected_tensor_in_vector_file_is_checked_bit_for_bit(tmp_path):
     x = np.arange(-8, 8, dtype=np.int8)
     save_npz(tmp_path / "v.npz", {"input": x, "expected": np.maximum(x, 0) + np.int8(1)})
-    _, cases = load_suite(_toml(tmp_path, '[[case]]\nop = "relu"\nvectors = "v.npz"\nmultiplier = 1073741824\nshift = 1'))
+    _, cases = load_suite(_toml(tmp_path, '[[case]]\nop = "relu"\nvectors = "v.npz"\n'
+                                          'multiplier = 1073741824\nshift = 1'))
     r = run_case(cases[0])
     assert r.status == "fail"
     bad = [c for c in r.checks if not c.passed]

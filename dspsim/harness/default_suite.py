@@ -19,6 +19,10 @@ _TF_RANGES = {  # T -> requested (min, max) ranges cycled through the modes
 }
 
 
+def _mode_tag(mode: str, round_mode: str) -> str:
+    return f"{mode.lower().replace('_', '')}-{'hte' if round_mode == 'HALF_TO_EVEN' else 'haz'}"
+
+
 def _tf_cases():
     cases = []
     modes = [("MIN_COMBINED", "HALF_AWAY_FROM_ZERO", False), ("MIN_FIRST", "HALF_AWAY_FROM_ZERO", False),
@@ -27,7 +31,7 @@ def _tf_cases():
     for T, ranges in _TF_RANGES.items():
         for i, (mode, rm, narrow) in enumerate(modes):
             lo, hi = ranges[i % len(ranges)]
-            tag = f"{mode.lower().replace('_', '')}-{'hte' if rm == 'HALF_TO_EVEN' else 'haz'}{'-narrow' if narrow else ''}"
+            tag = f"{_mode_tag(mode, rm)}{'-narrow' if narrow else ''}"
             cases.append(Case(f"tf-{T}-{tag}", "tf_quantize",
                               {"T": T, "mode": mode, "round_mode": rm, "narrow_range": narrow,
                                "min_range": lo, "max_range": hi, "shape": [257 if T != "qint32" else 129]},
@@ -38,7 +42,7 @@ def _tf_cases():
                                 ("qint8", "MIN_FIRST", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
                                 ("qint8", "SCALED", "HALF_AWAY_FROM_ZERO", -128.0, 127.0),
                                 ("qint8", "SCALED", "HALF_TO_EVEN", -128.0, 127.0)]:
-        cases.append(Case(f"tf-{T}-{mode.lower().replace('_', '')}-{'hte' if rm == 'HALF_TO_EVEN' else 'haz'}-ties", "tf_quantize",
+        cases.append(Case(f"tf-{T}-{_mode_tag(mode, rm)}-ties", "tf_quantize",
                           {"T": T, "mode": mode, "round_mode": rm, "min_range": lo, "max_range": hi,
                            "data": "ties", "shape": [200]}, seed=100 + len(cases)))
     cases += [
@@ -154,7 +158,8 @@ def _kernel_cases():
         Case("conv-ties-pow2", conv, {"multiplier": 1073741824, "shift": -1, "padding": "SAME",
                                       "input_range": [-4, 4], "weight_range": [-4, 4]}, seed=703),
         Case("conv-1x1-relu6", conv, {"kernel": [1, 1], "input_shape": [1, 6, 6, 16], "out_channels": 16,
-                                      "activation": "relu6", "output_zero_point": -128, "output_scale": 0.03}, seed=704),
+                                      "activation": "relu6", "output_zero_point": -128, "output_scale": 0.03},
+             seed=704),
         Case("conv-large-sampled", conv, {"input_shape": [2, 16, 16, 16], "out_channels": 32, "padding": "SAME",
                                           "per_channel": True, "output_scale": 0.3}, seed=705),
         Case("dw-valid", dw, {"input_zero_point": -2, "output_zero_point": 1, "output_scale": 0.05}, seed=800),

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .compare import Comparison, FloatError, compare, float_error
+from .compare import FloatError, compare, float_error
 
 #: Oracle cost cap, in multiply-accumulates per kernel call (plain-Python ints).
 ORACLE_MAC_BUDGET = 120_000
@@ -180,7 +180,7 @@ def _oracle_affine(conv, x, scale, zp, dtype, axis):
             deq = _ref(f"{conv}_dequantize")
         q[idx] = codes
         dq[idx] = _to_f32([deq(k, sc, z) for k in codes])
-    return q.astype(TYPE_RANGE_DTYPE[dtype]).reshape(x.shape), dq.reshape(x.shape)
+    return q.astype(_NP_DTYPE[dtype]).reshape(x.shape), dq.reshape(x.shape)
 
 
 def _oracle_kernel(kind, s, scheme, geo, op_name, acc_model=(32, "wrap", False)):
@@ -517,9 +517,13 @@ def _kernel_setup(p, rng, vec, kind):
         x_shape, w_shape = (n, h, w_, c), (1, kh, kw, c * p["depth_multiplier"])
     n_out = w_shape[0] if kind != "depthwise_conv2d" else w_shape[3]
     wr = p["weight_range"]
-    wlo, whi = (-127, 127) if wr == "narrow" else (-128, 127) if wr == "full" else _int_range(wr, -128, 127, "weight_range")
-    xlo, xhi = (imin, imax) if p["input_range"] is None else _int_range(p["input_range"], imin, imax, "input_range")
-    x = np.asarray(vec["input"]) if "input" in vec else _int_data(rng, x_shape, xlo, xhi).astype(TYPE_RANGE_DTYPE[in_dtype])
+    if wr in ("narrow", "full"):
+        wlo, whi = (-127 if wr == "narrow" else -128), 127
+    else:
+        wlo, whi = _int_range(wr, -128, 127, "weight_range")
+    xr = p["input_range"]
+    xlo, xhi = (imin, imax) if xr is None else _int_range(xr, imin, imax, "input_range")
+    x = np.asarray(vec["input"]) if "input" in vec else _int_data(rng, x_shape, xlo, xhi).astype(_NP_DTYPE[in_dtype])
     w = np.asarray(vec["weight"]) if "weight" in vec else _int_data(rng, w_shape, wlo, whi).astype(np.int8)
     s_in = float(np.float32(p["input_scale"]))
     ws = p["weight_scale"]
@@ -536,7 +540,8 @@ def _kernel_setup(p, rng, vec, kind):
         bias = np.asarray(vec["bias"], np.int32)
     else:
         k_taps = int(np.prod(w_shape[1:])) if kind != "depthwise_conv2d" else w_shape[1] * w_shape[2]
-        spread = p["bias_spread"] * math.sqrt(k_taps) * 64
+        # bias_spread 1: a quarter of the accumulator's typical magnitude
+        spread = p["bias_spread"] * math.sqrt(k_taps) * (xhi - xlo) * (whi - wlo) / 48
         bias = np.round(rng.normal(0, spread, size=n_out)).astype(np.int32)
     s_out = p["output_scale"]
     if p["multiplier"] is not None:
@@ -574,7 +579,7 @@ def _kernel_setup(p, rng, vec, kind):
                 per_tensor=bool(uniform), n_out=n_out, out_dtype=out_dtype)
 
 
-TYPE_RANGE_DTYPE = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32}
+_NP_DTYPE = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "uint16": np.uint16, "int32": np.int32}
 
 
 def _geometry_kwargs(p, kind):
@@ -719,7 +724,9 @@ def _run_kernel(kind):
                   "weight_scale": s["s_w"], "output": y}
         out = Outcome(vectors=arrays, constants=consts, n_outputs=int(y.size))
         sub, idx, desc = _oracle_sample(kind, s, geo)
-        acc_model = (32, "wrap", False) if acc is None else (int(p["accumulator_bits"]), p["accumulator_overflow"], False)
+        acc_model = (32, "wrap", False)
+        if acc is not None:
+            acc_model = (int(p["accumulator_bits"]), p["accumulator_overflow"], False)
         expected = _oracle_kernel(kind, sub, scheme, geo, _REQUANT_OP[kind], acc_model)
         out.checks.append(compare(expected, _take(y, idx), f"oracle: {scheme}", sampled=desc))
         exact = _float_kernel(kind, s, geo) / s["s_out"] + s["zp_out"]
@@ -753,7 +760,7 @@ def _one_line(exc) -> str:
 def _run_relu(p, rng, vec):
     dtype = p["dtype"]
     tmin, tmax = TYPE_RANGE[dtype]
-    x = np.asarray(vec["input"]) if "input" in vec else _int_data(rng, p["shape"], tmin, tmax).astype(TYPE_RANGE_DTYPE[dtype])
+    x = np.asarray(vec["input"]) if "input" in vec else _int_data(rng, p["shape"], tmin, tmax).astype(_NP_DTYPE[dtype])
     s_in, s_out = float(np.float32(p["input_scale"])), float(np.float32(p["output_scale"]))
     zp_in, zp_out = int(p["input_zero_point"]), int(p["output_zero_point"])
     if p["multiplier"] is not None:

@@ -23,7 +23,8 @@ A *comparison* (bit-exact check) is ``{"name", "shape", "count", "mismatches", "
   error | null, "schemes": [{"name", "baseline", "count", "differ", "max_abs_diff", "histogram",
   "float": float error | null, "note"}], "notes": [str]}]``.
 - ``drift``: ``"cycles": [{"name", "family", "mode", "T", "round_mode", "narrow_range", "policy",
-  "start" ("x0 spans 0" | "x0 > 0"), "n", "cycles", "lsb", "stats": {"mean", "rms", "max_abs" (real units), "mean_lsb", "rms_lsb",
+  "start" ("x0 spans 0" | "x0 > 0"), "n", "cycles", "lsb", "stats": {"mean", "rms", "max_abs" (real
+  units), "mean_lsb", "rms_lsb",
   "max_abs_lsb", "codes_changed"} (lists, one value per cycle)}]``; ``"depth": [{"name", "chain",
   "scheme", "width", "depth", "stats": {"mean_lsb", "rms_lsb", "max_abs_lsb", "mean", "rms",
   "max_abs", "differ_from_double"} (one per layer)}]``; ``"findings": [str]``.
@@ -167,8 +168,8 @@ def render_suite_md(d: dict) -> str:
               "Error of dspsim's result (the case's own scheme) against the exact float computation, in LSB of",
               "the output (the float model is clamped to the representable/activation range; clamped",
               "elements are counted under *saturated*).", ""]
-    rows = [[c["name"], _fmt(c["float"]["mean_lsb"], 4), _fmt(c["float"]["rms_lsb"], 4), _fmt(c["float"]["max_abs_lsb"]),
-             _fmt(c["float"]["sqnr_db"], 1), c["float"]["saturated"]] for c in cases if c["float"]]
+    rows = [[c["name"], _fmt(f["mean_lsb"], 4), _fmt(f["rms_lsb"], 4), _fmt(f["max_abs_lsb"]), _fmt(f["sqnr_db"], 1),
+             f["saturated"]] for c in cases if (f := c["float"])]
     lines += _table(["case", "bias (LSB)", "RMS (LSB)", "max |err| (LSB)", "SQNR (dB)", "saturated"], rows)
 
     lines += ["## Across schemes", "",
@@ -329,7 +330,8 @@ def render_drift_md(d: dict) -> str:
     if tf:
         lines += ["### Bias and RMS by mode (range fixed, x0 spans 0, cycle 1)", "",
                   "What the choice of mode costs on the same data: mean error (bias) / RMS, in LSB.", ""]
-        by = {(c["name"].rsplit("/", 1)[0], c["T"]): c for c in tf if c["policy"] == "fixed" and c["start"] == "x0 spans 0"}
+        by = {(c["name"].rsplit("/", 1)[0], c["T"]): c for c in tf
+              if c["policy"] == "fixed" and c["start"] == "x0 spans 0"}
         rows = [[lab] + [f"{by[(lab, t)]['stats']['mean_lsb'][0]:+.4f} / {by[(lab, t)]['stats']['rms_lsb'][0]:.4f}"
                          if (lab, t) in by else "–" for t in types] for lab in labels]
         lines += _table(["mode"] + types, rows)

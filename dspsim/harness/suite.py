@@ -47,7 +47,8 @@ Parameters per op (defaults in brackets; lists mean "per channel"):
   per-channel scales), weight_zero_point [0],
   output_scale [0.1], output_zero_point [0], multiplier / shift [from the scales, TFLite's
   derivation; when given, they define the output scale], input_range [the type's range] and
-  weight_range [full] (narrow, or [low, high]) of the generated integers, activation [none] (relu relu6 relu_n1_to_1), act_min / act_max [from activation],
+  weight_range [full] (narrow, or [low, high]) of the generated integers, activation [none]
+  (relu relu6 relu_n1_to_1), act_min / act_max [from activation],
   scheme [double] (single fbgemm onnxruntime onnx-reference xnnpack), bias_spread [1.0],
   accumulator_bits [none: int32 wrap], accumulator_overflow [wrap] (saturate).
 

@@ -84,8 +84,9 @@ def _c_int(v: int, ctype: str) -> str:
     # the most negative value has no literal in C: write it as (-MAX - 1)
     if ctype in ("int32_t", "int64_t") and v == np.iinfo(ctype[:-2]).min:
         return f"({v + 1} - 1)"
-    suffix = "LL" if ctype in ("int64_t", "uint64_t") and abs(v) > 2**31 - 1 else ("U" if ctype == "uint32_t" and v > 2**31 - 1 else "")
-    return f"{v}{suffix}"
+    if ctype in ("int64_t", "uint64_t") and abs(v) > 2**31 - 1:
+        return f"{v}LL" if ctype == "int64_t" else f"{v}ULL"
+    return f"{v}U" if ctype == "uint32_t" and v > 2**31 - 1 else str(v)
 
 
 def _c_value(v, ctype: str) -> str:
