@@ -122,7 +122,7 @@ def _fma_f32(a, b, c):
     s = p + cc
     bb = s - p
     err = (p - (s - bb)) + (cc - bb)
-    if err != 0.0:
+    if err != 0.0 and np.isfinite(s):  # (+-inf * inv has no error to keep)
         m, _ = math.frexp(s)
         if (np.int64(m * 9007199254740992.0) & 1) == 0:  # even last bit: step toward the exact value
             s = np.nextafter(s, np.inf if err > 0.0 else -np.inf)
@@ -309,20 +309,21 @@ def _pof2_quantize_kernel(x, n_slices, inner, frac_bits, mode, qmin, qmax, out):
         c = (i // inner) % n_slices
         f = frac_bits[c]
         xv = np.float64(x[i])
-        v = math.ldexp(xv, f)  # for the saturation test only (may overflow to inf)
-        if v >= qmax:
-            out[i] = qmax
-        elif v <= qmin:
-            out[i] = qmin
-        else:  # |x * 2^f| < 2^32: x = mant * 2^(e - 53) with an integer mant
-            m, e = math.frexp(xv)
-            mant = np.int64(m * 9007199254740992.0)
-            shift = 53 - e - f
-            if shift <= 0:
-                r = mant << (-shift)
-            else:  # beyond 62 bits every rule already sees |value| < 2^-9
-                r = _rounding_right_shift(mant, min(shift, 62), mode)
-            out[i] = min(max(r, qmin), qmax)
+        m, e = math.frexp(xv)  # x = m * 2^e, 0.5 <= |m| < 1 (inf: e is meaningless)
+        if xv == 0.0:
+            out[i] = 0
+        elif np.isinf(xv) or e + f > 40:  # |x * 2^f| >= 2^40 saturates every width
+            out[i] = qmax if xv > 0 else qmin
+        else:
+            v = m * 2.0 ** (e + f)  # exact (or underflows to 0 far below half a code)
+            if v >= qmax:
+                out[i] = qmax
+            elif v <= qmin:
+                out[i] = qmin
+            else:  # x * 2^f = mant * 2^-shift, mant a 53-bit integer, so shift >= 22 here
+                mant = np.int64(m * 9007199254740992.0)
+                shift = 53 - e - f  # beyond 62 every rule already sees |value| < 2^-9
+                out[i] = min(max(_rounding_right_shift(mant, min(shift, 62), mode), qmin), qmax)
 
 
 # --------------------------------------------------------------------------------------------
@@ -853,8 +854,11 @@ def pof2_frac_bits(max_abs, bits=8, narrow_range=True) -> int:
         hi, lo = abs(float(arr)), -abs(float(arr))
     else:
         hi, lo = float(arr.max()), float(arr.min())
-    qlow = qmax if narrow else qmax + 1
-    limits = [_pof2_fits(v, lim) for v, lim in ((hi, qmax), (lo, qlow)) if (v > 0 if lim == qmax else v < 0)]
+    limits = []
+    if hi > 0:
+        limits.append(_pof2_fits(hi, qmax))
+    if lo < 0:
+        limits.append(_pof2_fits(lo, qmax if narrow else qmax + 1))
     return min(limits) if limits else bits - 1
 
 
