@@ -109,15 +109,29 @@ _drive_vnni = _make_driver(tile_vnni) if HAVE_VNNI else None
 
 
 @njit(cache=True)
-def _window_sums(ubuf, row_off, segs, group_stride, channels, groups, out):
-    """``out[g, m] = sum over taps and the group's real channels of ubuf`` (exact, int64)."""
+def _window_sums(ubuf, row_off, segs, cp, channels, groups, out):
+    """``out[g, m] = sum over taps of the group's real channels of ubuf`` (exact, int64).
+
+    ``ubuf`` holds pixels of ``groups * cp`` bytes; row and tap offsets are whole pixels, so the
+    channel sum of each pixel is taken once and each window adds ``len(segs)`` of them.
+    """
+    pix = groups * cp
+    n_pix = ubuf.shape[0] // pix
+    csum = np.empty((groups, n_pix), np.int64)
+    for p in range(n_pix):
+        for g in range(groups):
+            px = ubuf[p * pix + g * cp:p * pix + g * cp + channels]  # a slice: unit-stride vector loads
+            s = 0
+            for c in range(channels):
+                s += np.int64(px[c])
+            csum[g, p] = s
+    tap_pix = segs // pix
     for g in range(groups):
         for m in range(row_off.shape[0]):
+            p0 = row_off[m] // pix
             s = 0
-            for t in range(segs.shape[0]):
-                base = row_off[m] + segs[t] + g * group_stride
-                for ch in range(channels):
-                    s += int(ubuf[base + ch])
+            for t in range(tap_pix.shape[0]):
+                s += csum[g, p0 + tap_pix[t]]
             out[g, m] = s
 
 
@@ -264,7 +278,7 @@ def _run(func, ubuf, row_off, group_stride, segs, packed, zero_alpha, zb, bias, 
     col_mul[:n_total] = -zb
     row_add = np.zeros((groups, m_dim), np.int64)
     if want_row_sums:
-        _window_sums(ubuf, row_off, segs, group_stride, packed.channels, groups, row_add)
+        _window_sums(ubuf, row_off, segs, packed.channels_padded, packed.channels, groups, row_add)
     row_add = row_add.astype(np.int32).ravel()
     out = np.empty((m_dim, n_total), np.int32)
     n_pan = -(-n_group // NR)
