@@ -163,7 +163,7 @@ def _mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l
               bits, saturate, pair, acc_out, events_out):
     """Checked kernel, MAC by MAC in TFLite's order (filter_y, filter_x, in_channel, then bias).
 
-    ``x`` (B, H, W, C) raw; ``w`` (OC, KH, KW, ICg) raw; output channel ``oc`` reads input channels
+    ``x`` (B, H, W, C) raw; ``w`` (OC, KH, KW, ICg) raw, ``zw`` (OC,) its zero points; output channel ``oc`` reads input channels
     ``ch_base[oc] .. ch_base[oc] + ICg``; ``acc_out`` (B, OH, OW, OC) int64 receives the
     accumulators, ``events_out`` (same shape) the overflow count of each. Padding taps are skipped,
     except in pair mode where they hold ``zx`` (FBGEMM im2col). Returns the pair-saturation count.
@@ -208,11 +208,11 @@ def _mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l
                                         ev += e
                                     k += 1
                                 elif inside:
-                                    t = (wv - zw) * (np.int64(x[b, iy, ix, base + ic]) - zx)
+                                    t = (wv - zw[oc]) * (np.int64(x[b, iy, ix, base + ic]) - zx)
                                     acc, e = _acc_add(acc, t, bits, saturate)
                                     ev += e
                     if pair:
-                        corr = -zx * (wsum - k_total * zw) - zw * xsum
+                        corr = -zx * (wsum - k_total * zw[oc]) - zw[oc] * xsum
                         acc, e = _acc_add(acc, corr, bits, saturate)
                         ev += e
                     acc, e = _acc_add(acc, bias[oc], bits, saturate)

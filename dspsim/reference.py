@@ -389,7 +389,9 @@ def requant_from_scales(input_scale, weight_scale, output_scale, engine="tflite"
     s_in, s_out = f32(input_scale), f32(output_scale)
     per_channel = isinstance(weight_scale, (list, tuple))
     s_w = [f32(v) for v in weight_scale] if per_channel else [f32(1 if weight_scale is None else weight_scale)]
-    if engine in ("tflite", "cmsis-nn"):
+    if engine == "litert" and op == "fully_connected":  # LiteRT 2.x reference FC: double scale
+        return {"scheme": "litert-fc", "scale": [f64(s_in * w / s_out) for w in s_w]}
+    if engine in ("tflite", "cmsis-nn", "litert"):
         if op == "relu":
             reals = [f32(s_in / s_out)]
         elif op == "fully_connected" and not per_channel:
@@ -399,7 +401,10 @@ def requant_from_scales(input_scale, weight_scale, output_scale, engine="tflite"
         pairs = [quantize_multiplier(float(r), rounding) for r in reals]
         return {"scheme": rounding, "multiplier": [p[0] for p in pairs], "shift": [p[1] for p in pairs]}
     atw = [f32(s_in * w) for w in s_w]
-    return {"scheme": engine, "scale": [f32(a / s_out) for a in atw], "act_times_w": atw}
+    if engine == "onednn":
+        return {"scheme": engine, "scale": [f32(1 / s_out)], "act_times_w": atw}
+    return {"scheme": engine, "scale": [f32(a / s_out) for a in atw], "act_times_w": atw,
+            "reciprocal_bias": engine == "fbgemm" and not per_channel}
 
 
 def requantize_value(acc: int, rq: dict, c: int, zp: int, float_bias=None) -> int:
@@ -419,10 +424,26 @@ def requantize_value(acc: int, rq: dict, c: int, zp: int, float_bias=None) -> in
     scale = Fraction(at("scale"))
     if scheme == "onnx-reference":  # float64, zero point before rounding
         return round_fraction(f64(f64(acc * scale) + zp), "half_to_even")
+    if scheme == "litert-fc":  # int32(std::round(double)), x86: out of range -> INT32_MIN
+        return x86_int32(round_fraction(f64(acc * scale), "half_away_from_zero")) + zp
     raw = f32(acc)
+    if scheme == "onednn":  # dequantize, + bias, * f32(1/s_out), + zp, round
+        d = f32(raw * at("act_times_w"))
+        if float_bias is not None:
+            d = f32(d + f32(float_bias))
+        return round_fraction(f32(f32(d * scale) + zp), "half_to_even")
     if scheme == "fbgemm" and float_bias is not None:
-        raw = f32(raw + f32(f32(float_bias) / at("act_times_w")))
-    return round_fraction(f32(raw * scale), "half_to_even") + zp
+        if rq.get("reciprocal_bias"):  # per-tensor weights: fma(bias, f32(1/act_times_w), acc)
+            raw = f32(f32(float_bias) * f32(1 / at("act_times_w")) + raw)
+        else:
+            raw = f32(raw + f32(f32(float_bias) / at("act_times_w")))
+    v = round_fraction(f32(raw * scale), "half_to_even")
+    return (x86_int32(v) if scheme == "fbgemm" else v) + zp  # MLAS/XNNPACK clamp in float first
+
+
+def x86_int32(v: int) -> int:
+    """cvtps2dq / cvttsd2si: a value outside int32 becomes INT32_MIN ("integer indefinite")."""
+    return v if INT32_MIN <= v <= INT32_MAX else INT32_MIN
 
 
 def clamp(v: int, lo: int, hi: int) -> int:
@@ -467,7 +488,7 @@ def accumulate(terms, bias, bits=32, overflow="wrap", pairs=None):
 def _conv_generic(x, w, bias, zx, zw, zo, rq, lo, hi, stride, pads, dilation, in_channels, acc_model,
                   float_bias=None):
     """TFLite ConvPerChannel loop: output channel oc reads input channels in_channels(oc) and
-    filter taps w[oc][fy][fx][i]. Returns (nested output list, total overflow events, pair events)."""
+    filter taps w[oc][fy][fx][i]; ``zw`` an int or one per output channel. Returns (nested output list, total overflow events, pair events)."""
     bits, overflow, pair_mode = acc_model
     n_b, in_h, in_w = len(x), len(x[0]), len(x[0][0])
     k_h, k_w = len(w[0]), len(w[0][0])
@@ -483,6 +504,7 @@ def _conv_generic(x, w, bias, zx, zw, zo, rq, lo, hi, stride, pads, dilation, in
                 pixel = []
                 for oc in range(len(w)):
                     chans = in_channels(oc)
+                    zwo = zw[oc] if isinstance(zw, (list, tuple)) else zw
                     terms, raw = [], []
                     for fy in range(k_h):
                         for fx in range(k_w):
@@ -493,11 +515,11 @@ def _conv_generic(x, w, bias, zx, zw, zo, rq, lo, hi, stride, pads, dilation, in
                                 xv = x[b][iy][ix][ic] if inside else zx
                                 raw.append((xv, wv))
                                 if inside:
-                                    terms.append((xv - zx) * (wv - zw))
+                                    terms.append((xv - zx) * (wv - zwo))
                     pairs = None
                     if pair_mode:
                         k = len(raw)
-                        corr = -zx * (sum(v for _, v in raw) - k * zw) - zw * sum(u for u, _ in raw)
+                        corr = -zx * (sum(v for _, v in raw) - k * zwo) - zwo * sum(u for u, _ in raw)
                         pairs = ([u * v for u, v in raw], corr)
                     bv = 0 if bias is None else bias[oc]
                     acc, e, pe = accumulate(terms, bv, bits, overflow, pairs)

@@ -15,14 +15,27 @@ bias (SEMANTICS 2, 5, 6, 7):
 ``"shift"``   power-of-two DSP scale: ``acc * 2^shift`` (``shift < 0`` is a right shift) rounded by a
               :class:`~dspsim.fixedpoint.Rounding` tie rule, ``+ zp``, clamp. A left shift cannot
               lose anything: the value is exact, only the final clamp saturates.
-``"fbgemm"``  PyTorch/FBGEMM ``ReQuantizeOutput``: int32 bias ``raw_f = float(acc)``; float bias
-              ``raw_f = f32(float(acc) + f32(bias / act_times_w))``; ``lrintf(f32(raw_f * C_mult))``
-              (ties to even) ``+ zp``, clamp.
+``"fbgemm"``  PyTorch/FBGEMM ``ReQuantizeOutput``: int32 bias ``raw_f = float(acc)``; float bias,
+              per-channel weights ``raw_f = f32(float(acc) + f32(bias / act_times_w))``, per-tensor
+              weights ``raw_f = fma(bias, f32(1 / act_times_w), float(acc))`` (one rounding; found
+              with golden vectors, ``reciprocal_bias``); ``cvtps2dq(f32(raw_f * C_mult))`` (ties to
+              even) ``+ zp``, clamp.
+``"onednn"``  torch's "x86" engine on conv (oneDNN, fitted on golden vectors):
+              ``f32(f32(f32(f32(float(acc) * act_times_w) + bias) * f32(1 / s_out)) + zp)``, ties to
+              even, saturating conversion, clamp: the zero point enters BEFORE rounding.
 ``"onnxruntime"`` / ``"xnnpack"``  MLAS ``MlasRequantizeOutput`` and XNNPACK fp32: ``f32(float(acc) *
               scale)``, ties to even, ``+ zp`` after rounding, clamp (the engines clamp in float to
               ``[qmin - zp, qmax - zp]`` before rounding, which gives the same integers).
 ``"onnx-reference"``  ONNX's Python reference: ``D = float64(acc) * float64(scale)``, ``D += zp``
               BEFORE rounding (float64), ``rint`` (ties to even), clip. An odd zp moves ties.
+``"litert-fc"``  LiteRT 2.x reference FULLY_CONNECTED (found with golden vectors, docs/engines.md):
+              ``int32(std::round(double(acc) * (double(s_in)*double(s_w)/double(s_out))))``, ties away
+              from zero, ``+ zp``, clamp. Its conv/depthwise use ``"double"``.
+
+Out-of-range float-to-int conversions follow x86 (``cvtps2dq``/``cvttsd2si`` give INT32_MIN, the
+"integer indefinite"): FBGEMM and LiteRT FC then clamp INT32_MIN + zp to the lower bound, so a huge
+positive value comes out as act_min. ONNX Runtime and XNNPACK clamp in float first (no overflow);
+ONNX's reference stays in float64.
 
 ``float(acc)`` is the int-to-float32 conversion (round to nearest even above 2^24). Float-scale
 schemes take the accumulator as the engine's int32 holds it. The fixed-point schemes take an int32:
@@ -35,6 +48,7 @@ is suspected of this, see docs/engines.md) gets a new scheme name here and a bra
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -55,12 +69,14 @@ from .fixedpoint import (
     rounding_mode,
 )
 
-SCHEMES = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack", "onnx-reference")
+SCHEMES = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack", "onnx-reference", "litert-fc", "onednn")
 _CODE = {"double": 0, "single": 1, "shift": 2, "fbgemm": 3, "onnxruntime": 4, "xnnpack": 4,
-         "onnx-reference": 5}
-ENGINES = ("tflite", "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack")
+         "onnx-reference": 5, "litert-fc": 6, "onednn": 7}
+ENGINES = ("tflite", "cmsis-nn", "litert", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "onednn")
+FLOAT_ENGINES = ("fbgemm", "onnxruntime", "xnnpack", "onnx-reference", "onednn")
 OPS = ("conv", "depthwise", "fully_connected", "relu")
 _FLOAT_LIMIT = float(1 << 40)  # beyond any output range; keeps float -> int conversion defined
+_TWO31 = float(1 << 31)
 
 
 @dataclass(frozen=True)
@@ -81,9 +97,11 @@ class Requant:
     scale : tuple of float
         The float multiplier as the engine holds it (a float32 value; float64 for onnx-reference).
     act_times_w : tuple of float
-        FBGEMM's ``f32(s_in * s_w)``, by which a float bias is divided.
+        FBGEMM's and oneDNN's ``f32(s_in * s_w)`` (a float bias is divided by it / added after it).
     rounding : Rounding
         Tie rule of the ``"shift"`` scheme.
+    reciprocal_bias : bool
+        FBGEMM with per-tensor weights: the float bias enters as ``fma(bias, f32(1/act_times_w), acc)``.
     """
 
     scheme: str
@@ -92,6 +110,7 @@ class Requant:
     scale: tuple = ()
     act_times_w: tuple = ()
     rounding: Rounding = Rounding.HALF_AWAY_FROM_ZERO
+    reciprocal_bias: bool = False
 
     @classmethod
     def fixed_point(cls, multiplier, shift, rounding="double") -> "Requant":
@@ -123,19 +142,21 @@ class Requant:
         return cls("shift", (), tuple(int(v) for v in s), rounding=mode)
 
     @classmethod
-    def float_scale(cls, scale, engine="onnxruntime", act_times_w=None) -> "Requant":
+    def float_scale(cls, scale, engine="onnxruntime", act_times_w=None, reciprocal_bias=False) -> "Requant":
         """A float-scale scheme with the engine's stored multiplier ``scale`` (float32, float64 for
-        onnx-reference) and, for FBGEMM float bias, ``act_times_w``."""
+        onnx-reference; oneDNN: ``f32(1 / s_out)``) and, for FBGEMM float bias and oneDNN, ``act_times_w``."""
         func = "Requant.float_scale"
-        if engine not in ("fbgemm", "onnxruntime", "xnnpack", "onnx-reference"):
-            raise ValueError(f"{func}: engine must be 'fbgemm', 'onnxruntime', 'xnnpack' or 'onnx-reference', "
-                             f"got {engine!r}")
+        if engine not in FLOAT_ENGINES:
+            raise ValueError(f"{func}: engine must be one of {FLOAT_ENGINES}, got {engine!r}")
         sc = _float_array(scale, func, "scale")
         if engine != "onnx-reference":
             sc = sc.astype(np.float32)
         atw = () if act_times_w is None else tuple(float(v) for v in _float_array(act_times_w, func,
                                                                                    "act_times_w").astype(np.float32))
-        return cls(engine, scale=tuple(float(v) for v in sc), act_times_w=atw)
+        if engine == "onednn" and not atw:
+            raise ValueError(f"{func}: engine 'onednn' needs act_times_w")
+        return cls(engine, scale=tuple(float(v) for v in sc), act_times_w=atw,
+                   reciprocal_bias=bool(reciprocal_bias) and engine == "fbgemm")
 
     @classmethod
     def from_scales(cls, input_scale, weight_scale, output_scale, engine="tflite", op="conv",
@@ -144,12 +165,16 @@ class Requant:
 
         Every scale is first rounded to float32 (all engines store scales as float32).
 
-        * ``engine="tflite"`` / ``"cmsis-nn"`` (fixed point, ``rounding`` "double" or "single";
+        * ``engine="tflite"`` / ``"cmsis-nn"`` / ``"litert"`` (fixed point, ``rounding`` "double" or "single";
           SEMANTICS 3): ``QuantizeMultiplier`` of ``double(s_in)*double(s_w[c])/double(s_out)`` for
           ``op`` "conv", "depthwise" and per-channel "fully_connected" (``weight_scale`` an array);
           ``double(f32(s_in*s_w))/double(s_out)`` for per-tensor "fully_connected" (scalar
           ``weight_scale``); ``double(f32(s_in/s_out))`` for "relu" (``weight_scale`` ignored).
-        * ``"fbgemm"``: ``act_times_w = f32(s_in*s_w[c])``, ``scale = f32(act_times_w/s_out)``.
+        * ``"litert"`` with op "fully_connected" (LiteRT 2.x reference kernel): scheme "litert-fc" with
+          ``scale = double(s_in)*double(s_w[c])/double(s_out)`` for per-tensor and per-channel weights.
+        * ``"fbgemm"``: ``act_times_w = f32(s_in*s_w[c])``, ``scale = f32(act_times_w/s_out)``;
+          a scalar ``weight_scale`` sets ``reciprocal_bias``.
+        * ``"onednn"``: ``act_times_w = f32(s_in*s_w[c])``, ``scale = f32(1/s_out)``.
         * ``"onnxruntime"``, ``"xnnpack"``, ``"onnx-reference"``: ``scale = f32(f32(s_in*s_w[c])/s_out)``
           (onnx-reference then multiplies in float64).
         """
@@ -158,7 +183,7 @@ class Requant:
             raise ValueError(f"{func}: engine must be one of {ENGINES}, got {engine!r}")
         if op not in OPS:
             raise ValueError(f"{func}: op must be one of {OPS}, got {op!r}")
-        if op == "relu" and engine not in ("tflite", "cmsis-nn"):
+        if op == "relu" and engine not in ("tflite", "cmsis-nn", "litert"):
             raise ValueError(f"{func}: op 'relu' requantizes only in TFLite/CMSIS-NN (engine 'tflite')")
         s_in = _float_array(input_scale, func, "input_scale").astype(np.float32)
         s_out = _float_array(output_scale, func, "output_scale").astype(np.float32)
@@ -173,7 +198,10 @@ class Requant:
                 raise ValueError(f"{func}: weight_scale is required for op {op!r}")
             per_channel = np.ndim(weight_scale) > 0
             s_w = _float_array(weight_scale, func, "weight_scale").astype(np.float32)
-        if engine in ("tflite", "cmsis-nn"):
+        if engine == "litert" and op == "fully_connected":
+            real = np.float64(s_in) * s_w.astype(np.float64) / np.float64(s_out)
+            return cls("litert-fc", scale=tuple(float(v) for v in real))
+        if engine in ("tflite", "cmsis-nn", "litert"):
             if op == "relu":
                 real = np.float64(np.float32(s_in / s_out))
                 real = np.atleast_1d(real)
@@ -184,8 +212,11 @@ class Requant:
             m, s = quantize_multiplier(np.asarray(real, np.float64).reshape(-1), rounding)
             return cls.fixed_point(m, s, rounding)
         prod = (s_in * s_w).astype(np.float32)  # float32 * float32, rounded once
+        if engine == "onednn":
+            return cls.float_scale(np.float32(1) / s_out, engine, prod)
         scale = (prod / s_out).astype(np.float32)
-        return cls.float_scale(scale, engine, prod if engine == "fbgemm" else None)
+        return cls.float_scale(scale, engine, prod if engine == "fbgemm" else None,
+                               reciprocal_bias=not per_channel)
 
     @property
     def channels(self) -> int:
@@ -221,17 +252,56 @@ def _float_array(value, func, name):
 # --------------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
 def _float_to_int_hte(v):
-    """Round a float to the nearest integer, ties to even (lrintf / rint), clamped to +-2^40 first."""
+    """Round a float to the nearest integer, ties to even (rint), clamped to +-2^40 first."""
     v = min(max(v, -_FLOAT_LIMIT), _FLOAT_LIMIT)
     return np.int64(np.rint(v))
 
 
 @njit(cache=True, inline="always")
-def _requantize_value(acc, code, mult, shift, scale, fbias, has_fbias, rounding, zp):
+def _x86_int32(v):
+    """x86 float -> int32 of an already rounded value: out of range (>= 2^31 or < -2^31) gives INT32_MIN."""
+    if v >= _TWO31 or v < -_TWO31:
+        return np.int64(INT32_MIN)
+    return np.int64(v)
+
+
+@njit(cache=True, inline="always")
+def _round_haz(d):
+    """std::round on a double: nearest integer, ties away from zero (exact, no ``+ 0.5`` rounding error)."""
+    r = np.floor(d)
+    frac = d - r  # exact: r and d share the exponent range
+    if frac > 0.5 or (frac == 0.5 and d > 0):
+        r += 1.0
+    return r
+
+
+@njit(cache=True, inline="always")
+def _fma_f32(a, b, c):
+    """float32 ``a * b + c`` with one rounding (x86 ``vfmadd``), for float32 inputs.
+
+    ``a * b`` is exact in double (24 x 24 bits); the sum is rounded to odd in double (TwoSum error
+    decides the odd neighbour), and round-to-odd at 53 bits then round-to-nearest-even at 24 bits
+    equals one correct rounding.
+    """
+    p = np.float64(a) * np.float64(b)
+    cc = np.float64(c)
+    s = p + cc
+    bb = s - p
+    e = (p - (s - bb)) + (cc - bb)
+    if e != 0.0:
+        if np.int64(math.ldexp(math.frexp(s)[0], 53)) % 2 == 0:  # even last mantissa bit
+            s = np.nextafter(s, np.inf if e > 0 else -np.inf)
+    return np.float32(s)
+
+
+@njit(cache=True, inline="always")
+def _requantize_value(acc, code, mult, shift, scale, fb_a, fb_b, fb_mode, rounding, zp):
     """The requantized value before the activation clamp (output zero point included).
 
-    ``acc`` is the accumulator (int64 holding the accumulator's value), ``fbias`` the FBGEMM float
-    bias term ``f32(bias / act_times_w)``. Never raises.
+    ``acc`` is the accumulator (int64 holding the accumulator's value). Float bias (FBGEMM/oneDNN),
+    ``fb_mode``: 0 none; 1 add ``fb_a = f32(bias / act_times_w)``; 2 ``fma(fb_a = bias, fb_b =
+    f32(1 / act_times_w), acc)``; 3 oneDNN, ``fb_a = bias``. oneDNN reads ``fb_b = act_times_w``.
+    Never raises.
     """
     if code <= 1:  # fixed point: the C kernels take an int32
         a = _saturate(acc, 32)
@@ -245,20 +315,32 @@ def _requantize_value(acc, code, mult, shift, scale, fbias, has_fbias, rounding,
     if code == 5:  # onnx-reference: float64, zero point added before rounding
         d = np.float64(acc) * scale + np.float64(zp)
         return _float_to_int_hte(d)
+    if code == 6:  # litert-fc: double, ties away, x86 truncating cast
+        return _x86_int32(_round_haz(np.float64(acc) * scale)) + zp
     raw = np.float32(acc)
-    if code == 3 and has_fbias:
-        raw = np.float32(raw + fbias)
-    y = np.float32(raw * np.float32(scale))
-    return _float_to_int_hte(np.float64(y)) + zp
+    if code == 7:  # oneDNN: dequantize, add the bias, scale by 1/s_out, zero point before rounding
+        d = np.float32(raw * fb_b)
+        if fb_mode == 3:
+            d = np.float32(d + fb_a)
+        return _float_to_int_hte(np.float64(np.float32(np.float32(d * np.float32(scale)) + np.float32(zp))))
+    if fb_mode == 1:
+        raw = np.float32(raw + fb_a)
+    elif fb_mode == 2:
+        raw = _fma_f32(fb_a, fb_b, raw)
+    y = np.float64(np.float32(raw * np.float32(scale)))
+    if code == 3:  # FBGEMM: cvtps2dq on the unclamped value
+        return _x86_int32(np.rint(y)) + zp
+    return _float_to_int_hte(y) + zp
 
 
 @njit(cache=True)
-def _requantize_2d(s, row_term, col_term, exact_bits, acc_bits, code, mult, shift, scale, fbias, has_fbias,
-                   rounding, zp, lo, hi, out):
+def _requantize_2d(s, row_sum, row_coef, col_term, exact_bits, acc_bits, code, mult, shift, scale, fb_a, fb_b,
+                   fb_mode, rounding, zp, lo, hi, out):
     """Finish accumulators and requantize: ``out[m, n] = clamp(requant(acc), lo, hi)`` where
 
-    ``acc = wrap(wrap(s[m, n] + row_term[m, g] + col_term[n], exact_bits), acc_bits)``, ``g`` the
-    group of channel ``n`` (``row_term`` is (M, G), or (1, G) for one row shared by all).
+    ``acc = wrap(wrap(s[m, n] + row_sum[m, g] * row_coef[n] + col_term[n], exact_bits), acc_bits)``,
+    ``g`` the group of channel ``n`` (``row_sum`` is (M, G), or (1, G) for one row shared by all;
+    ``row_coef`` is minus the weight zero point of each channel).
 
     The gemm fast path hands over ``s`` = raw products summed modulo 2^32 plus the zero-point and
     bias terms; the caller guarantees that wrapping to ``exact_bits`` recovers the accumulator's
@@ -268,18 +350,18 @@ def _requantize_2d(s, row_term, col_term, exact_bits, acc_bits, code, mult, shif
     n_lo = 0
     n_hi = 0
     n_sat = 0
-    n_groups = row_term.shape[1]
+    n_groups = row_sum.shape[1]
     group_size = s.shape[1] // n_groups
-    shared_row = row_term.shape[0] == 1
+    shared_row = row_sum.shape[0] == 1
     for i in range(s.shape[0]):
         ri = 0 if shared_row else i
         for g in range(n_groups):
-            r = row_term[ri, g]
+            r = row_sum[ri, g]
             for j in range(g * group_size, (g + 1) * group_size):
-                a = _wrap(_wrap(np.int64(s[i, j]) + r + col_term[j], exact_bits), acc_bits)
+                a = _wrap(_wrap(np.int64(s[i, j]) + r * row_coef[j] + col_term[j], exact_bits), acc_bits)
                 if code <= 1 and (a > INT32_MAX or a < INT32_MIN):
                     n_sat += 1
-                v = _requantize_value(a, code, mult[j], shift[j], scale[j], fbias[j], has_fbias, rounding, zp)
+                v = _requantize_value(a, code, mult[j], shift[j], scale[j], fb_a[j], fb_b[j], fb_mode, rounding, zp)
                 if v < lo:
                     v = lo
                     n_lo += 1
@@ -306,16 +388,23 @@ def output_range(out_dtype, act_min, act_max, func):
 _OUT_TYPES = {name: int_type(name) for name in ("int8", "uint8", "int16", "qint8", "quint8", "qint16")}
 
 
-def float_bias_term(bias, requant: Requant, n: int, func: str):
-    """FBGEMM's per-channel float bias term ``f32(bias / act_times_w)`` (float32 division)."""
-    if requant.scheme != "fbgemm" or not requant.act_times_w:
-        raise ValueError(f"{func}: a float bias needs requant='fbgemm' with act_times_w (from_scales)")
+def float_bias_arrays(bias, requant: Requant, n: int, func: str):
+    """``(fb_a, fb_b, fb_mode)`` of :func:`_requantize_value` for a float bias (or ``bias=None``)."""
+    atw = np.ascontiguousarray(np.broadcast_to(np.asarray(requant.act_times_w or (0.0,), np.float32), (n,)))
+    if bias is None:
+        return np.zeros(n, np.float32), atw, 0
+    if requant.scheme not in ("fbgemm", "onednn") or not requant.act_times_w:
+        raise ValueError(f"{func}: a float bias needs requant='fbgemm' or 'onednn' (from_scales)")
     b = np.asarray(bias)
     if b.ndim != 1 or b.size != n:
         raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
-    atw = np.broadcast_to(np.asarray(requant.act_times_w, np.float32), (n,))
+    b = np.ascontiguousarray(b.astype(np.float32))
+    if requant.scheme == "onednn":
+        return b, atw, 3
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.ascontiguousarray((b.astype(np.float32) / atw).astype(np.float32))
+        if requant.reciprocal_bias:
+            return b, (np.float32(1) / atw).astype(np.float32), 2
+        return np.ascontiguousarray((b / atw).astype(np.float32)), atw, 1
 
 
 def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max=None, *, out_dtype="int8",
@@ -332,7 +421,7 @@ def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max
         Activation clamp (default the full range of ``out_dtype``); ``act_min > act_max`` is refused.
     out_dtype : "int8" | "uint8" | "int16"
     float_bias : float array, optional
-        FBGEMM float bias (one per channel), added as ``f32(float(acc) + f32(bias / act_times_w))``.
+        FBGEMM / oneDNN float bias (one per channel), added as the scheme says.
 
     Returns an array of ``out_dtype``. Saturation: only the final clamp (and, for the fixed-point
     schemes, int32 saturation of a wider accumulator).
@@ -350,10 +439,10 @@ def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max
     a2 = np.ascontiguousarray(a.reshape(-1, shape[-1]))
     n = shape[-1]
     code, mult, shift, scale, _, rnd = requant.arrays(n, func)
-    fb = np.zeros(n, np.float32) if float_bias is None else float_bias_term(float_bias, requant, n, func)
+    fb_a, fb_b, fb_mode = float_bias_arrays(float_bias, requant, n, func)
     out = np.empty(a2.shape, t.dtype)
-    _requantize_2d(a2, np.zeros((1, 1), np.int64), np.zeros(n, np.int64), 64, 64, code, mult, shift, scale, fb,
-                   float_bias is not None, rnd, zp, lo, hi, out)
+    _requantize_2d(a2, np.zeros((1, 1), np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), 64, 64,
+                   code, mult, shift, scale, fb_a, fb_b, fb_mode, rnd, zp, lo, hi, out)
     out = np.moveaxis(out.reshape(shape), -1, axis)
     if np.ndim(acc) == 0:
         return int(out.reshape(-1)[0])

@@ -18,7 +18,7 @@ def oracle_requant(rq: Requant) -> dict:
     """The oracle's view of a Requant (plain lists, exact Fractions)."""
     return {"scheme": rq.scheme, "multiplier": list(rq.multiplier), "shift": list(rq.shift),
             "scale": [Fraction(v) for v in rq.scale], "act_times_w": [Fraction(v) for v in rq.act_times_w],
-            "rounding": rq.rounding.name.lower()}
+            "rounding": rq.rounding.name.lower(), "reciprocal_bias": rq.reciprocal_bias}
 
 
 def edge_ints(lo, hi):

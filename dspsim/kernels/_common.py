@@ -7,6 +7,7 @@ MAC-by-MAC kernel, and requantizes in one pass (``dspsim.requant._requantize_2d`
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +15,7 @@ from numba import njit
 
 from ..accumulator import Accumulator, KernelStats, _mac_conv
 from ..fixedpoint import as_int_array
-from ..requant import Requant, _requantize_2d, float_bias_term, output_range
+from ..requant import Requant, _requantize_2d, float_bias_arrays, output_range
 
 _ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
@@ -41,6 +42,15 @@ def zero_point(value, dtype, func, name):
     if zp.ndim != 0:
         raise ValueError(f"{func}: {name} must be a scalar")
     return int(zp)
+
+
+def channel_zero_points(value, dtype, n, func, name):
+    """Zero points as an int64 array of length ``n`` (one value broadcast, or one per channel)."""
+    info = np.iinfo(dtype)
+    zp = as_int_array(value, func, name, int(info.min), int(info.max)).reshape(-1)
+    if zp.size not in (1, n):
+        raise ValueError(f"{func}: {name} has {zp.size} values but the output has {n} channels")
+    return np.ascontiguousarray(np.broadcast_to(zp, (n,)))
 
 
 def pair(value, func, name, lo=1):
@@ -119,14 +129,14 @@ class Quant:
 
     requant: Requant
     zx: int
-    zw: int
+    zw: np.ndarray  # one per output channel
     zo: int
     lo: int
     hi: int
     out_dtype: np.dtype
 
 
-def resolve_quant(func, op, x_dtype, w_dtype, *, input_zero_point, weight_zero_point, output_zero_point,
+def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight_zero_point, output_zero_point,
                   multiplier, shift, rounding, requant, input_scale, weight_scale, output_scale, act_min,
                   act_max, out_dtype) -> Quant:
     """Turn the kernel keywords into a :class:`Quant`.
@@ -138,7 +148,7 @@ def resolve_quant(func, op, x_dtype, w_dtype, *, input_zero_point, weight_zero_p
     """
     t, lo, hi = output_range(out_dtype, act_min, act_max, func)
     zx = zero_point(input_zero_point, x_dtype, func, "input_zero_point")
-    zw = zero_point(weight_zero_point, w_dtype, func, "weight_zero_point")
+    zw = channel_zero_points(weight_zero_point, w_dtype, n_out, func, "weight_zero_point")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     scales = (input_scale, weight_scale, output_scale)
     if isinstance(requant, Requant):
@@ -168,27 +178,25 @@ def resolve_quant(func, op, x_dtype, w_dtype, *, input_zero_point, weight_zero_p
 
 
 def bias_arrays(bias, n, q: Quant, func):
-    """(int64 bias (n,), float32 FBGEMM bias term (n,) or None)."""
-    if bias is None:
-        return np.zeros(n, np.int64), None
-    b = np.asarray(bias)
-    if b.ndim != 1 or b.size != n:
+    """(int64 bias (n,), float-bias arrays ``(fb_a, fb_b, fb_mode)`` of ``requant._requantize_value``)."""
+    b = None if bias is None else np.asarray(bias)
+    if b is not None and (b.ndim != 1 or b.size != n):
         raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
-    if b.dtype.kind == "f":
+    if b is not None and b.dtype.kind == "f":
         if not np.all(np.isfinite(b)):
             raise ValueError(f"{func}: a float bias must be finite")
-        try:
-            return np.zeros(n, np.int64), float_bias_term(b, q.requant, n, func)
-        except ValueError as e:
-            raise ValueError(str(e)) from None
-    return as_int_array(b, func, "bias", -(1 << 31), (1 << 31) - 1), None
+        return np.zeros(n, np.int64), float_bias_arrays(b, q.requant, n, func)
+    fb = float_bias_arrays(None, q.requant, n, func)
+    if b is None:
+        return np.zeros(n, np.int64), fb
+    return as_int_array(b, func, "bias", -(1 << 31), (1 << 31) - 1), fb
 
 
-def signed_weights(w, zw):
-    """uint8 weights as int8 ``w - 128`` with zero point ``zw - 128`` (the same differences)."""
+def signed_weights(w, q: Quant):
+    """uint8 weights as int8 ``w - 128`` with zero points ``zw - 128`` (the same differences)."""
     if w.dtype == np.uint8:
-        return (w.astype(np.int16) - 128).astype(np.int8), zw - 128
-    return w, zw
+        return np.ascontiguousarray((w.astype(np.int16) - 128).astype(np.int8)), dataclasses.replace(q, zw=q.zw - 128)
+    return np.ascontiguousarray(w), q
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,7 +244,7 @@ def bounds(x, wm, zx, zw, bias_i):
     xmin, xmax = int(x.min()), int(x.max())
     amax = max(abs(xmax - zx), abs(xmin - zx), 0)
     wmi = wm.astype(np.int64)
-    b = amax * np.abs(wmi - zw).sum(axis=1) + np.abs(bias_i)
+    b = amax * np.abs(wmi - zw[:, None]).sum(axis=1) + np.abs(bias_i)
     xabs = max(abs(xmin), abs(xmax), abs(zx))  # padding taps hold zx
     wabs = np.abs(wmi)
     raw = wm.shape[1] * xabs * int(wabs.max())
@@ -249,7 +257,7 @@ def bounds(x, wm, zx, zw, bias_i):
 def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, bias_i, fbias, fast, exact_fast):
     """Accumulate and requantize a conv-shaped op; returns the (B, OH, OW, OC) output [, KernelStats].
 
-    ``fast(exact_bits)`` returns ``(s (M, OC), row_term (M, G), col_term (OC,))`` for
+    ``fast(exact_bits)`` returns ``(s (M, OC), row_sum (M, G), row_coef (OC,), col_term (OC,))`` for
     ``_requantize_2d``; ``exact_fast`` says the fast path's sums are exact int64 (direct loops), so
     no raw-sum bound applies. ``wm`` (OC, K) are the weights per output channel (for the bounds).
     """
@@ -263,12 +271,11 @@ def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, b
     bound, raw, pair_bound = bounds(x4, wm, q.zx, q.zw, bias_i)
     e_bits = acc_model.exact_bits(bound, 0 if exact_fast else raw, pair_bound, bool(stats))
     code, mult, shift, scale, _, rnd = q.requant.arrays(n_oc, func)
-    fb = np.zeros(n_oc, np.float32) if fbias is None else fbias
     out = np.empty((n_b * g.out_h * g.out_w, n_oc), q.out_dtype)
     ev = ovf = pair_ev = 0
     fast_path = e_bits is not None
     if fast_path:
-        s, row_term, col_term = fast(e_bits)
+        s, row_sum, row_coef, col_term = fast(e_bits)
     else:
         acc = np.empty((n_b, g.out_h, g.out_w, n_oc), np.int64)
         events = np.empty_like(acc)
@@ -276,10 +283,11 @@ def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, b
                             g.pad_top, g.pad_left, ch_base, acc_model.bits, acc_model.overflow == "saturate",
                             acc_model.pair_saturation, acc, events)
         ev, ovf = int(events.sum()), int(np.count_nonzero(events))
-        s, row_term, col_term = acc.reshape(-1, n_oc), np.zeros((1, 1), np.int64), np.zeros(n_oc, np.int64)
+        s, row_sum, row_coef, col_term = acc.reshape(-1, n_oc), np.zeros((1, 1), np.int64), \
+            np.zeros(n_oc, np.int64), np.zeros(n_oc, np.int64)
         e_bits = 64  # acc is final; wrapping it to acc_model.bits again changes nothing
-    n_lo, n_hi, n_sat = _requantize_2d(s, row_term, col_term, e_bits, acc_model.bits, code, mult, shift, scale,
-                                       fb, fbias is not None, rnd, q.zo, q.lo, q.hi, out)
+    n_lo, n_hi, n_sat = _requantize_2d(s, row_sum, row_coef, col_term, e_bits, acc_model.bits, code, mult, shift, scale,
+                                       *fbias, rnd, q.zo, q.lo, q.hi, out)
     out = out.reshape(n_b, g.out_h, g.out_w, n_oc)
     if not stats:
         return out

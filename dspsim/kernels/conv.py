@@ -10,8 +10,6 @@ clamp.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 from numba import njit
 
@@ -49,25 +47,23 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
     if n_oc % groups:
         raise ValueError(f"{func}: output channels ({n_oc}) must be a multiple of groups ({groups})")
     g = geometry((in_h, in_w), (k_h, k_w), stride, padding, dilation, func)
-    q = resolve_quant(func, "conv", x.dtype, w.dtype, input_zero_point=input_zero_point,
+    q = resolve_quant(func, "conv", x.dtype, w.dtype, n_oc, input_zero_point=input_zero_point,
                       weight_zero_point=weight_zero_point, output_zero_point=output_zero_point,
                       multiplier=multiplier, shift=shift, rounding=rounding, requant=requant,
                       input_scale=input_scale, weight_scale=weight_scale, output_scale=output_scale,
                       act_min=act_min, act_max=act_max, out_dtype=out_dtype)
     bias_i, fbias = bias_arrays(bias, n_oc, q, func)
-    ws, zw = signed_weights(w, q.zw)
-    q = dataclasses.replace(q, zw=zw)
+    ws, q = signed_weights(w, q)
     x = np.ascontiguousarray(x)
-    ws = np.ascontiguousarray(ws)
     wm = ws.reshape(n_oc, -1)
     k = wm.shape[1]
     ocg = n_oc // groups
-    zx = q.zx
+    zx, zw = q.zx, q.zw
 
     def fast(exact_bits):
         m = n_b * g.out_h * g.out_w
         s = None if groups == 1 else np.empty((m, n_oc), np.int32)
-        row = np.zeros((m, groups) if zw else (1, groups), np.int64)
+        row = np.zeros((m, groups) if zw.any() else (1, groups), np.int64)
         for gi in range(groups):
             a = im2col(x, (k_h, k_w), gi * icg, icg, g, zx)
             part = gemm_s32(a, wm[gi * ocg:(gi + 1) * ocg])
@@ -75,10 +71,10 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
                 s = part
             else:
                 s[:, gi * ocg:(gi + 1) * ocg] = part
-            if zw:
-                row[:, gi] = -zw * a.sum(axis=1, dtype=np.int64)
+            if zw.any():
+                row[:, gi] = a.sum(axis=1, dtype=np.int64)
         col = -zx * wm.sum(axis=1, dtype=np.int64) + k * zx * zw + bias_i
-        return s, row, col
+        return s, row, -zw, col
 
     return run(func, q, accumulator, stats, x4=x, w4=ws, ch_base=(np.arange(n_oc) // ocg) * icg, g=g, wm=wm,
                bias_i=bias_i, fbias=fbias, fast=fast, exact_fast=False)
@@ -122,7 +118,7 @@ def _depthwise(x, w, zx, zw, depth_multiplier, stride_h, stride_w, dil_h, dil_w,
                             xv = np.int64(x[b, iy, ix, ic]) - zx
                             for mm in range(depth_multiplier):
                                 oc = ic * depth_multiplier + mm
-                                a[oc] += xv * (np.int64(w[fy, fx, oc]) - zw)
+                                a[oc] += xv * (np.int64(w[fy, fx, oc]) - zw[oc])
 
 
 def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,
@@ -143,23 +139,22 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
                          f"{c * depth_multiplier}), got {w.shape}")
     mult = int(depth_multiplier)
     g = geometry((in_h, in_w), (k_h, k_w), stride, padding, dilation, func)
-    q = resolve_quant(func, "depthwise", x.dtype, w.dtype, input_zero_point=input_zero_point,
+    q = resolve_quant(func, "depthwise", x.dtype, w.dtype, n_oc, input_zero_point=input_zero_point,
                       weight_zero_point=weight_zero_point, output_zero_point=output_zero_point,
                       multiplier=multiplier, shift=shift, rounding=rounding, requant=requant,
                       input_scale=input_scale, weight_scale=weight_scale, output_scale=output_scale,
                       act_min=act_min, act_max=act_max, out_dtype=out_dtype)
     bias_i, fbias = bias_arrays(bias, n_oc, q, func)
-    ws, zw = signed_weights(w, q.zw)
-    q = dataclasses.replace(q, zw=zw)
+    ws, q = signed_weights(w, q)
     x = np.ascontiguousarray(x)
     w3 = np.ascontiguousarray(ws[0])
     w4 = np.ascontiguousarray(w3.transpose(2, 0, 1)[..., None])  # (OC, KH, KW, 1) for the checked kernel
 
     def fast(exact_bits):
         acc = np.empty((n_b * g.out_h * g.out_w, n_oc), np.int64)
-        _depthwise(x, w3, q.zx, zw, mult, g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.pad_top,
+        _depthwise(x, w3, q.zx, q.zw, mult, g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.pad_top,
                    g.pad_left, g.out_h, g.out_w, acc)
-        return acc, np.zeros((1, 1), np.int64), bias_i
+        return acc, np.zeros((1, 1), np.int64), np.zeros(n_oc, np.int64), bias_i
 
     return run(func, q, accumulator, stats, x4=x, w4=w4, ch_base=np.arange(n_oc) // mult, g=g,
                wm=w4.reshape(n_oc, -1), bias_i=bias_i, fbias=fbias, fast=fast, exact_fast=True)

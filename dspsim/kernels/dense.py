@@ -6,8 +6,6 @@ with the sum in the accumulator model (default int32, wrapping) and the requanti
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from ._common import Geometry, bias_arrays, check_tensor, resolve_quant, run, signed_weights
@@ -26,7 +24,8 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     w : int8 or uint8 array (N, K)
         One row per output channel (TFLite layout).
     bias : int32 array (N,), float array (N,) (FBGEMM only), or None (= zero)
-    input_zero_point, weight_zero_point, output_zero_point : int
+    input_zero_point, output_zero_point : int
+    weight_zero_point : int or (N,) int array (per output channel, as ONNX Runtime allows)
         Zero points, not offsets: the kernel sums ``(x - zx) * (w - zw)`` and adds ``zo`` after
         requantization. TFLite/CMSIS offsets are the negated input/weight zero points.
     multiplier, shift : int or (N,) int arrays
@@ -62,23 +61,21 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     n, kw = w.shape
     if kw != k:
         raise ValueError(f"{func}: x has {k} features but w has shape {w.shape} (N, K)")
-    q = resolve_quant(func, "fully_connected", x.dtype, w.dtype, input_zero_point=input_zero_point,
+    q = resolve_quant(func, "fully_connected", x.dtype, w.dtype, n, input_zero_point=input_zero_point,
                       weight_zero_point=weight_zero_point, output_zero_point=output_zero_point,
                       multiplier=multiplier, shift=shift, rounding=rounding, requant=requant,
                       input_scale=input_scale, weight_scale=weight_scale, output_scale=output_scale,
                       act_min=act_min, act_max=act_max, out_dtype=out_dtype)
     bias_i, fbias = bias_arrays(bias, n, q, func)
-    ws, zw = signed_weights(w, q.zw)
-    q = dataclasses.replace(q, zw=zw)
+    ws, q = signed_weights(w, q)
     x2 = np.ascontiguousarray(x.reshape(-1, k))
-    ws = np.ascontiguousarray(ws)
-    zx = q.zx
+    zx, zw = q.zx, q.zw
 
     def fast(exact_bits):
         s = gemm_s32(x2, ws)
-        row = (-zw * x2.sum(axis=1, dtype=np.int64)).reshape(-1, 1) if zw else np.zeros((1, 1), np.int64)
+        row = x2.sum(axis=1, dtype=np.int64).reshape(-1, 1) if zw.any() else np.zeros((1, 1), np.int64)
         col = -zx * ws.sum(axis=1, dtype=np.int64) + k * zx * zw + bias_i
-        return s, row, col
+        return s, row, -zw, col
 
     res = run(func, q, accumulator, stats, x4=x2.reshape(-1, 1, 1, k), w4=ws.reshape(n, 1, 1, k),
               ch_base=np.zeros(n, np.int64), g=Geometry(1, 1, (1, 1), (1, 1), 0, 0), wm=ws, bias_i=bias_i,
