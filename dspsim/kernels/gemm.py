@@ -39,7 +39,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..fixedpoint import _wrap32
+from ..fixedpoint import _wrap32, as_int_array
 from ._vnni import HAVE_VNNI, MR, NR, tile_vnni
 
 _GEMM = "gemm_s32"
@@ -255,8 +255,6 @@ def _activation(x, func, name):
 
 def _per_column(value, n, func, name, lo, hi):
     """A scalar or an (n,) integer array, checked to lie in [lo, hi], as an int64 (n,) array."""
-    from ..fixedpoint import as_int_array
-
     arr = as_int_array(value, func, name, lo, hi)
     if arr.ndim == 0:
         return np.full(n, int(arr), np.int64)
@@ -265,19 +263,42 @@ def _per_column(value, n, func, name, lo, hi):
     return arr
 
 
-def _run(func, ubuf, row_off, group_stride, segs, packed, zero_alpha, zb, bias, want_row_sums, use_vnni):
+def _packed(w, func, ndim, groups=1):
+    """``w`` itself if it is PackedWeights of the right rank and groups, else ``pack_weights(w)``."""
+    if not isinstance(w, PackedWeights):
+        if np.asarray(w).dtype != np.int8:
+            raise TypeError(f"{func}: weights must be int8 or PackedWeights, got {np.asarray(w).dtype}")
+        w = pack_weights(w, groups=groups)
+    if len(w.shape) != ndim or w.groups != groups:
+        raise ValueError(f"{func}: weights must be packed from a {ndim}-D array with groups={groups}, "
+                         f"got shape {w.shape}, groups={w.groups}")
+    return w
+
+
+def _quant_args(func, offset, n, zx, zw, bias, names):
+    """Validated ``(alpha, zw (n,), bias (n,))``: alpha = zx + offset is the unsigned code of zx."""
+    lo, hi = (-128, 127) if offset else (0, 255)
+    if np.ndim(zx) != 0:
+        raise ValueError(f"{func}: {names[0]} must be a scalar")
+    alpha = int(as_int_array(zx, func, names[0], lo, hi)) + offset
+    zw = _per_column(zw, n, func, names[1], -128, 127)
+    bias = np.zeros(n, np.int64) if bias is None else _per_column(bias, n, func, "bias", -(1 << 31), (1 << 31) - 1)
+    return alpha, zw, bias
+
+
+def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, use_vnni):
     """Shared tail of both cores: zero-point terms, then the threaded driver. Returns (M, N) int32."""
     groups, n_group = packed.groups, packed.n_group
     m_dim, n_total = row_off.shape[0], packed.shape[0]
     k_real = packed.taps * packed.channels
-    # col_add = bias - alpha*sum_k b + K*alpha*zb, reduced mod 2^32 (int64 cannot overflow here:
-    # |bias| < 2^63 is checked to int32, |alpha*sum b| <= 255*128*K, K*alpha*zb likewise).
+    # col_add = bias - alpha*sum_k b + K*alpha*zb, then reduced mod 2^32; exact in int64 since
+    # |bias| < 2^31 and both products are at most 255 * 128 * K in magnitude.
     col_add = np.zeros(n_total + NR, np.int32)
-    col_add[:n_total] = (bias - zero_alpha * packed.sums + k_real * zero_alpha * zb).astype(np.int32)
+    col_add[:n_total] = (bias - alpha * packed.sums + k_real * alpha * zb).astype(np.int32)
     col_mul = np.zeros(n_total + NR, np.int32)
     col_mul[:n_total] = -zb
     row_add = np.zeros((groups, m_dim), np.int64)
-    if want_row_sums:
+    if zb.any():
         _window_sums(ubuf, row_off, segs, packed.channels_padded, packed.channels, groups, row_add)
     row_add = row_add.astype(np.int32).ravel()
     out = np.empty((m_dim, n_total), np.int32)
@@ -312,24 +333,14 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) 
     a, offset = _activation(a, _GEMM, "a")
     if a.ndim != 2:
         raise ValueError(f"{_GEMM}: a must be 2-D (M, K), got shape {a.shape}")
-    packed = b if isinstance(b, PackedWeights) else pack_weights(b) if np.asarray(b).dtype == np.int8 else None
-    if packed is None:
-        raise TypeError(f"{_GEMM}: b must be int8 or PackedWeights, got {np.asarray(b).dtype}")
-    if len(packed.shape) != 2:
-        raise ValueError(f"{_GEMM}: b must be packed from a (N, K) matrix, got weights of shape {packed.shape}")
+    packed = _packed(b, _GEMM, 2)
     m_dim, k_dim = a.shape
     n_dim = packed.shape[0]
     if k_dim != packed.shape[1]:
         raise ValueError(f"{_GEMM}: a has K={k_dim} columns but b has K={packed.shape[1]}")
-    lo, hi = (-128, 127) if offset else (0, 255)
-    za = int(_per_column(a_zero_point, 1, _GEMM, "a_zero_point", lo, hi)[0]) if np.ndim(a_zero_point) == 0 else None
-    if za is None:
-        raise ValueError(f"{_GEMM}: a_zero_point must be a scalar")
-    zb = _per_column(b_zero_point, n_dim, _GEMM, "b_zero_point", -128, 127)
-    bias = np.zeros(n_dim, np.int64) if bias is None else _per_column(bias, n_dim, _GEMM, "bias", -(1 << 31), (1 << 31) - 1)
+    alpha, zb, bias = _quant_args(_GEMM, offset, n_dim, a_zero_point, b_zero_point, bias,
+                                  ("a_zero_point", "b_zero_point"))
     use = _choose_vnni(use_vnni, _GEMM)
-    if m_dim == 0:
-        return np.zeros((0, n_dim), np.int32)
     kp = packed.channels_padded
     if offset == 0 and kp == k_dim:
         ubuf = np.ascontiguousarray(a)
@@ -337,8 +348,7 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) 
         ubuf = np.zeros((m_dim, kp), np.uint8)
         ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
     row_off = np.arange(m_dim, dtype=np.int64) * kp
-    segs = np.zeros(1, np.int64)
-    return _run(_GEMM, ubuf.ravel(), row_off, 0, segs, packed, za + offset, zb, bias, bool(zb.any()), use)
+    return _run(ubuf.ravel(), row_off, 0, np.zeros(1, np.int64), packed, alpha, zb, bias, use)
 
 
 def _pair(value, func, name, lo):
@@ -373,13 +383,7 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
     ndarray (N, OH, OW, O) of int32 with ``OH = (H + top + bottom - dh*(KH-1) - 1) // sh + 1``.
     """
     x, offset = _activation(x, _CONV, "x")
-    packed = w if isinstance(w, PackedWeights) else pack_weights(w, groups=groups) \
-        if np.asarray(w).dtype == np.int8 else None
-    if packed is None:
-        raise TypeError(f"{_CONV}: w must be int8 or PackedWeights, got {np.asarray(w).dtype}")
-    if len(packed.shape) != 4 or packed.groups != groups:
-        raise ValueError(f"{_CONV}: w must be packed from an OHWI weight with groups={groups}, "
-                         f"got shape {packed.shape}, groups={packed.groups}")
+    packed = _packed(w, _CONV, 4, groups)
     if x.ndim != 4 or x.shape[3] != groups * packed.channels:
         raise ValueError(f"{_CONV}: x must be NHWC with {groups * packed.channels} channels, got shape {x.shape}")
     sh, sw = _pair(stride, _CONV, "stride", 1)
@@ -393,14 +397,9 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
     oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
         raise ValueError(f"{_CONV}: the dilated {kh}x{kw} kernel does not fit the padded {hp}x{wp} input")
-    lo, hi = (-128, 127) if offset else (0, 255)
-    if np.ndim(input_zero_point) != 0:
-        raise ValueError(f"{_CONV}: input_zero_point must be a scalar")
-    zx = int(_per_column(input_zero_point, 1, _CONV, "input_zero_point", lo, hi)[0])
-    zw = _per_column(weight_zero_point, n_out, _CONV, "weight_zero_point", -128, 127)
-    bias = np.zeros(n_out, np.int64) if bias is None else _per_column(bias, n_out, _CONV, "bias", -(1 << 31), (1 << 31) - 1)
+    alpha, zw, bias = _quant_args(_CONV, offset, n_out, input_zero_point, weight_zero_point, bias,
+                                  ("input_zero_point", "weight_zero_point"))
     use = _choose_vnni(use_vnni, _CONV)
-    alpha = zx + offset
     cp = packed.channels_padded
     # Padded buffer: every tap outside the image (and every padding channel) holds u = alpha,
     # i.e. x = zx, so it adds (x - zx) * (w - zw) = 0 once the zero-point terms are folded in.
@@ -410,7 +409,7 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
     row_off = ((np.arange(n_img)[:, None, None] * hp + np.arange(oh)[None, :, None] * sh) * pix
                + np.arange(ow)[None, None, :] * (sw * groups * cp)).astype(np.int64).ravel()
     segs = ((np.arange(kh)[:, None] * (dh * pix)) + np.arange(kw)[None, :] * (dw * groups * cp)).astype(np.int64).ravel()
-    out = _run(_CONV, ubuf.ravel(), row_off, cp, segs, packed, alpha, zw, bias, bool(zw.any()), use)
+    out = _run(ubuf.ravel(), row_off, cp, segs, packed, alpha, zw, bias, use)
     return out.reshape(n_img, oh, ow, n_out)
 
 
