@@ -192,7 +192,9 @@ def render_suite_md(d: dict) -> str:
                 a["bias"].append(sc["float"]["mean_lsb"])
                 a["rms"].append(sc["float"]["rms_lsb"])
     rows = []
-    for (op, base, name), a in sorted(agg.items()):
+    order = ("fully_connected", "conv2d", "depthwise_conv2d", "relu", "affine_quantize", "pof2_quantize", "tf_quantize")
+    for (op, base, name), a in sorted(agg.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order else 9,
+                                                                   kv[0][1] != "double", kv[0])):
         pct = 100.0 * a["differ"] / a["count"] if a["count"] else 0.0
         mb = sum(a["bias"]) / len(a["bias"]) if a["bias"] else None
         mr = sum(a["rms"]) / len(a["rms"]) if a["rms"] else None
