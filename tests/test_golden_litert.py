@@ -167,30 +167,15 @@ def test_fc_reference_is_not_multiply_by_quantized_multiplier(name):
     assert np.sum(np.asarray(got) != c["out_ref"]) > 0
 
 
-def _litert_fc_requant():
-    """The name under which dspsim offers LiteRT's reference FC requantization, if it does yet."""
-    from dspsim import requant
-
-    for name in ("litert-reference", "tflite-reference", "litert", "tflite-fc-reference", "tflite-fc-float"):
-        if name in getattr(requant, "ENGINES", ()) or name in getattr(requant, "SCHEMES", ()):
-            return name
-    return None
-
-
-@pytest.mark.xfail(_litert_fc_requant() is None, raises=NotImplementedError, strict=True,
-                   reason="dspsim has no LiteRT reference-FC requantization yet: round(double(acc) * "
-                          "(double(s_in)*double(s_w)/double(s_out))) ties away, see /work/golden_findings_litert.md")
 @pytest.mark.parametrize("name", _params("fc"))
 def test_fully_connected_matches_litert_reference(name):
-    scheme = _litert_fc_requant()
-    if scheme is None:
-        raise NotImplementedError("dspsim.requant offers no LiteRT reference-FC scheme")
+    """requant="litert": LiteRT's float FC requantization, INT32_MIN on int32 overflow included."""
     c = CASES["fc"][name]
     lo, hi = _act_range(str(c["activation"]), c["output_scale"], int(c["output_zero_point"]))
     w_scale = c["weight_scale"] if c["weight_scale"].size > 1 else np.float32(c["weight_scale"][0])
     got = dspsim.fully_connected(c["x"], c["w"], c["bias"], weight_zero_point=int(c["weight_zero_point"]),
                                  input_scale=c["input_scale"], weight_scale=w_scale, output_scale=c["output_scale"],
-                                 requant=scheme, act_min=lo, act_max=hi, **_quant_kwargs(c))
+                                 requant="litert", act_min=lo, act_max=hi, **_quant_kwargs(c))
     _assert_same(got, c, f"fully_connected {name}")
 
 
