@@ -247,3 +247,15 @@ def test_add_matches_litert_reference_via_fixed_point_primitives(name):
     zo = int(c["output_zero_point"])
     lo, hi = _act_range(str(c["activation"]), so, zo)
     _assert_same(np.clip(_mbqm(a + b, mo, sho) + zo, lo, hi), c, f"add {name}")
+
+
+@pytest.mark.parametrize("name", _params("add"))
+def test_add_kernel_matches_litert_reference(name):
+    elementwise = pytest.importorskip("dspsim.kernels.elementwise")
+    c = CASES["add"][name]
+    zo = int(c["output_zero_point"])
+    lo, hi = _act_range(str(c["activation"]), c["output_scale"], zo)
+    params = elementwise.tflite_add_params(float(c["input1_scale"]), float(c["input2_scale"]), float(c["output_scale"]))
+    got = elementwise.add(c["x1"], c["x2"], params, input1_zero_point=int(c["input1_zero_point"]),
+                          input2_zero_point=int(c["input2_zero_point"]), output_zero_point=zo, act_min=lo, act_max=hi)
+    _assert_same(got, c, f"add kernel {name}")
