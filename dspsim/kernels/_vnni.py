@@ -42,8 +42,10 @@ HAVE_VNNI = _host_has_vnni()
 _I8, _I32, _I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _V16 = ir.VectorType(_I32, 16)
 _V64B = ir.VectorType(_I8, 64)
-# LLVM 22 types the byte operands as <64 x i8>; older releases as <16 x i32>.
+# LLVM 22 types the byte operands as <64 x i8>; older releases as <16 x i32>. LLVM 15 switched
+# to opaque pointers, which changed the masked store's mangled name.
 _OPND = _V64B if llvm.llvm_version_info[0] >= 22 else _V16
+_MASKED_STORE = "llvm.masked.store.v16i32." + ("p0" if llvm.llvm_version_info[0] >= 15 else "p0v16i32")
 
 
 def _data(context, builder, arrty, arr, elem):
@@ -59,7 +61,8 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv,
 
     ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * bp[b_off + ((s*k4 + q//4)*NR + j)*4 + q%4]``
     with ``a`` uint8, ``bp`` int8 packed ``[K/4][NR][4]``; rows ``r >= mv`` and columns ``j >= nv`` are
-    not stored (their ``rows`` entries must still point at readable memory).
+    not stored (their ``rows`` entries must still point at readable memory); ``col_add`` and
+    ``col_mul`` are read for all ``NR`` columns from ``n0``.
     """
     sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0)
 
@@ -77,11 +80,9 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv,
         bbase = builder.gep(_data(context, builder, at[4], bp_, _I8), [b_off_])
         k4v = context.cast(builder, k4_, at[3], types.int64)
 
-        accs = [[cgutils.alloca_once_value(builder, ir.Constant(_V16, None)) for _ in range(NV)]
+        # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
+        accs = [[cgutils.alloca_once_value(builder, ir.Constant(_V16, [0] * 16)) for _ in range(NV)]
                 for _ in range(MR)]
-        for row in accs:
-            for slot in row:
-                builder.store(ir.Constant(_V16, [0] * 16), slot)
         bcur = cgutils.alloca_once_value(builder, bbase)
         row_ptrs = [builder.gep(abase, [builder.load(builder.gep(rowp, [ir.Constant(_I64, r)]))])
                     for r in range(MR)]
@@ -109,7 +110,7 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv,
         # Epilogue: masked stores of acc + col_add + row_add * col_mul, modulo 2^32.
         masked_store = cgutils.get_or_insert_function(
             mod, ir.FunctionType(ir.VoidType(), [_V16, _V16.as_pointer(), _I32, ir.VectorType(ir.IntType(1), 16)]),
-            "llvm.masked.store.v16i32.p0")
+            _MASKED_STORE)
         cbase = builder.gep(_data(context, builder, at[6], c_, _I32), [c_off_])
         cadd = builder.gep(_data(context, builder, at[11], col_add_, _I32), [n0_])
         cmul = builder.gep(_data(context, builder, at[12], col_mul_, _I32), [n0_])
