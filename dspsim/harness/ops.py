@@ -715,6 +715,8 @@ def _run_kernel(kind):
         consts = {"input_zero_point": s["zp_in"], "weight_zero_point": s["zp_w"], "output_zero_point": s["zp_out"],
                   "act_min": s["act_min"], "act_max": s["act_max"], "input_scale": s["s_in"],
                   "output_scale": s["s_out"], "scheme": scheme}
+        if s["per_tensor"]:
+            consts.update(multiplier=int(s["mult"][0]), shift=int(s["shift"][0]))
         if kind != "fully_connected":
             consts.update({k: v for k, v in geo.items() if np.ndim(v) == 0})
         if p["accumulator_bits"] is not None:

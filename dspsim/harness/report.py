@@ -352,8 +352,9 @@ def render_drift_md(d: dict) -> str:
             rows.append([c["chain"], c["scheme"], _fmt(st["mean_lsb"][0], 4), _fmt(st["rms_lsb"][0], 4),
                          _fmt(st["mean_lsb"][-1], 4), _fmt(st["rms_lsb"][-1], 4), _fmt(st["max_abs_lsb"][-1], 2),
                          f"{st['differ_from_double'][-1]:,} / {c['width'] * c.get('batch', 1):,}"])
-        lines += _table(["chain", "scheme", "bias L1 (LSB)", "RMS L1", f"bias L{d['depth'][0]['depth']}",
-                         "RMS last", "max last", "differ from double (last)"], rows)
+        last = f"L{d['depth'][0]['depth']}"
+        lines += _table(["chain", "scheme", "bias L1 (LSB)", "RMS L1", f"bias {last}", f"RMS {last}", f"max {last}",
+                         f"differ from double ({last})"], rows)
     return "\n".join(lines)
 
 

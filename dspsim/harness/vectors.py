@@ -92,7 +92,7 @@ def _c_int(v: int, ctype: str) -> str:
 def _c_value(v, ctype: str) -> str:
     if ctype == "float":
         f = np.float32(v)
-        return "NAN" if np.isnan(f) else ("INFINITY" if f > 0 else "-INFINITY") if np.isinf(f) else f"{f}f"
+        return "NAN" if np.isnan(f) else ("INFINITY" if f > 0 else "-INFINITY") if np.isinf(f) else f"{str(f)}f"
     if ctype == "double":
         f = float(v)
         return "NAN" if np.isnan(f) else ("INFINITY" if f > 0 else "-INFINITY") if np.isinf(f) else repr(f)
@@ -106,7 +106,9 @@ def _define_value(v) -> str:
         v = int(v)
         return f"({v})" if v < 0 else str(v)
     if isinstance(v, (float, np.floating)):
-        return f"({float(v)!r})" if v < 0 else repr(float(v))
+        f32 = np.float32(v)
+        text = f"{str(f32)}f" if float(f32) == float(v) else repr(float(v))  # a float32 value: its shortest form
+        return f"({text})" if v < 0 else text
     return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
