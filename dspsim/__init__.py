@@ -30,12 +30,24 @@ from .quantize import (  # quantize.py
     tflite_dequantize,
     tflite_quantize,
 )
-from .requant import Requant  # requant.py
-from .accumulator import Accumulator  # accumulator.py
-from .kernels import conv2d, depthwise_conv2d, fully_connected, relu  # kernels/
+from .requant import Requant, requantize  # requant.py
+from .accumulator import Accumulator, KernelStats  # accumulator.py
+from .kernels import (  # kernels/
+    conv2d,
+    depthwise_conv2d,
+    fully_connected,
+    leaky_relu,
+    relu,
+    relu6,
+    relu_n1_to_1,
+    tflite_activation_range,
+    tflm_relu6,
+    torch_relu,
+)
 
 __all__ = [
-    "Accumulator", "IntType", "QuantizeResult", "Requant", "Rounding",
+    "Accumulator", "KernelStats", "leaky_relu", "relu6", "relu_n1_to_1", "requantize", "tflite_activation_range",
+    "tflm_relu6", "torch_relu", "IntType", "QuantizeResult", "Requant", "Rounding",
     "conv2d", "depthwise_conv2d", "dequantize", "dequantize_linear", "dequantize_per_channel",
     "dequantize_per_tensor", "dequantize_pof2", "fully_connected", "int_type",
     "multiply_by_quantized_multiplier", "multiply_by_quantized_multiplier_int64", "pof2_frac_bits",
