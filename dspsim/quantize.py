@@ -181,26 +181,29 @@ def _tf_quantize_kernel(x, n_slices, inner, mode, round_mode, bits, signed, p_mi
     lower_bound = _fmax(lowest, np.float32(-2147483648.0))  # MIN_FIRST: bounds castable to int32
     upper_bound = _fmin(highest, np.float32(2147483520.0))
     bad = 0
-    for i in range(x.size):
-        c = (i // inner) % n_slices
-        v = _ftz(x[i])
-        if mode == MIN_COMBINED:
-            y = _ftz(_ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) - p_min[c]) * p_scale[c])
-            if signed:
-                y = _haz(_ftz(y - half))
-            else:
-                y = np.float32(np.trunc(_ftz(y + _FHALF)))  # "fast path": ties up, float-to-uint cast
-        elif mode == MIN_FIRST:  # no clamp before: +-inf * scale saturates through the bounds
-            y = _ftz(_haz(_ftz(v * p_scale[c])) - p_offset[c])
-            y = _fmin(_fmax(y, lower_bound), upper_bound)
-        else:
-            y = _ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) * p_scale[c])
-            y = _hte(y) if round_mode == HALF_TO_EVEN else _haz(y)
-        if not np.isfinite(y):
-            bad += 1
-            out[i] = 0
-        else:
-            out[i] = _to_code(y, bits, signed)
+    i = -1
+    for _block in range(x.size // max(n_slices * inner, 1)):
+        for c in range(n_slices):
+            for _ in range(inner):
+                i += 1
+                v = _ftz(x[i])
+                if mode == MIN_COMBINED:
+                    y = _ftz(_ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) - p_min[c]) * p_scale[c])
+                    if signed:
+                        y = _haz(_ftz(y - half))
+                    else:
+                        y = np.float32(np.trunc(_ftz(y + _FHALF)))  # "fast path": ties up, float-to-uint cast
+                elif mode == MIN_FIRST:  # no clamp before: +-inf * scale saturates through the bounds
+                    y = _ftz(_haz(_ftz(v * p_scale[c])) - p_offset[c])
+                    y = _fmin(_fmax(y, lower_bound), upper_bound)
+                else:
+                    y = _ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) * p_scale[c])
+                    y = _hte(y) if round_mode == HALF_TO_EVEN else _haz(y)
+                if not np.isfinite(y):
+                    bad += 1
+                    out[i] = 0
+                else:
+                    out[i] = _to_code(y, bits, signed)
     return bad
 
 
@@ -237,17 +240,20 @@ def _tf_dequantize_kernel(q, n_slices, inner, mode, half, p_scale, p_offset, out
     top codes dequantize to ``-2^31 * scale``). The per-channel path casts straight to float.
     """
     roundtrip = mode == SCALED and n_slices == 1
-    for i in range(q.size):
-        c = (i // inner) % n_slices
-        fq = np.float32(q[i])
-        if roundtrip and fq >= np.float32(2147483648.0):
-            fq = np.float32(-2147483648.0)
-        if mode == MIN_COMBINED:
-            out[i] = _ftz(_ftz(_ftz(fq + half) * p_scale[c]) + p_offset[c])
-        elif mode == MIN_FIRST:
-            out[i] = _ftz(p_offset[c] + _ftz(fq * p_scale[c]))
-        else:
-            out[i] = _ftz(fq * p_scale[c])
+    i = -1
+    for _block in range(q.size // max(n_slices * inner, 1)):
+        for c in range(n_slices):
+            for _ in range(inner):
+                i += 1
+                fq = np.float32(q[i])
+                if roundtrip and fq >= np.float32(2147483648.0):
+                    fq = np.float32(-2147483648.0)
+                if mode == MIN_COMBINED:
+                    out[i] = _ftz(_ftz(_ftz(fq + half) * p_scale[c]) + p_offset[c])
+                elif mode == MIN_FIRST:
+                    out[i] = _ftz(p_offset[c] + _ftz(fq * p_scale[c]))
+                else:
+                    out[i] = _ftz(fq * p_scale[c])
 
 
 # --------------------------------------------------------------------------------------------
@@ -257,30 +263,36 @@ def _tf_dequantize_kernel(q, n_slices, inner, mode, half, p_scale, p_offset, out
 def _torch_quantize_kernel(x, n_slices, inner, inv, zp, fused, lo, hi, out):
     """FBGEMM quantize: ``t = fmaf(x, inv, zp)`` (``fused``) or ``f32(f32(x * inv) + zp)``, float
     clamp to the type, then ``cvtps`` (ties to even)."""
-    for i in range(x.size):
-        c = (i // inner) % n_slices
-        z = np.float32(zp[c])
-        if fused:
-            t = _fma_f32(x[i], inv[c], z)
-        else:
-            t = np.float32(np.float32(x[i] * inv[c]) + z)
-        if t >= hi:  # also +inf; float(INT32_MAX) = 2^31 lands here
-            out[i] = hi
-        elif t <= lo:
-            out[i] = lo
-        else:
-            out[i] = min(max(np.int64(np.rint(np.float64(t))), lo), hi)
+    i = -1
+    for _block in range(x.size // max(n_slices * inner, 1)):
+        for c in range(n_slices):
+            for _ in range(inner):
+                i += 1
+                z = np.float32(zp[c])
+                if fused:
+                    t = _fma_f32(x[i], inv[c], z)
+                else:
+                    t = np.float32(np.float32(x[i] * inv[c]) + z)
+                if t >= hi:  # also +inf; float(INT32_MAX) = 2^31 lands here
+                    out[i] = hi
+                elif t <= lo:
+                    out[i] = lo
+                else:
+                    out[i] = min(max(np.int64(np.rint(np.float64(t))), lo), hi)
 
 
 @njit(cache=True)
 def _onnx_quantize_kernel(x, n_slices, inner, scale, zp, lo, hi, out):
     """MLAS QuantizeLinear: ``f32(x / scale)``, float clamp to ``[lo - zp, hi - zp]``, ties to even,
     ``+ zp`` after the rounding."""
-    for i in range(x.size):
-        c = (i // inner) % n_slices
-        v = np.float32(x[i] / scale[c])
-        v = min(max(v, np.float32(lo - zp[c])), np.float32(hi - zp[c]))
-        out[i] = np.int64(np.rint(np.float64(v))) + zp[c]
+    i = -1
+    for _block in range(x.size // max(n_slices * inner, 1)):
+        for c in range(n_slices):
+            for _ in range(inner):
+                i += 1
+                v = np.float32(x[i] / scale[c])
+                v = min(max(v, np.float32(lo - zp[c])), np.float32(hi - zp[c]))
+                out[i] = np.int64(np.rint(np.float64(v))) + zp[c]
 
 
 @njit(cache=True)
@@ -290,40 +302,46 @@ def _tflite_quantize_kernel(x, n_slices, inner, scale, zp, lo, hi, out):
     A rounded value outside int32 converts to INT32_MIN (x86 ``cvttss2si``), and ``+ zp`` wraps
     at 32 bits, as the compiled C++ does on x86.
     """
-    for i in range(x.size):
-        c = (i // inner) % n_slices
-        v = _haz(np.float32(x[i] / scale[c]))
-        if v >= np.float32(2147483648.0) or v < np.float32(-2147483648.0):
-            r = np.int64(_INT32_MIN)
-        else:
-            r = np.int64(v)
-        r = _wrap(r + zp[c], 32)
-        out[i] = min(max(r, lo), hi)
+    i = -1
+    for _block in range(x.size // max(n_slices * inner, 1)):
+        for c in range(n_slices):
+            for _ in range(inner):
+                i += 1
+                v = _haz(np.float32(x[i] / scale[c]))
+                if v >= np.float32(2147483648.0) or v < np.float32(-2147483648.0):
+                    r = np.int64(_INT32_MIN)
+                else:
+                    r = np.int64(v)
+                r = _wrap(r + zp[c], 32)
+                out[i] = min(max(r, lo), hi)
 
 
 @njit(cache=True)
 def _pof2_quantize_kernel(x, n_slices, inner, frac_bits, mode, qmin, qmax, out):
     """``saturate(round(x * 2^f))``: exact, the rounding is ``_rounding_right_shift`` of the
     float's integer mantissa."""
-    for i in range(x.size):
-        c = (i // inner) % n_slices
-        f = frac_bits[c]
-        xv = np.float64(x[i])
-        m, e = math.frexp(xv)  # x = m * 2^e, 0.5 <= |m| < 1 (inf: e is meaningless)
-        if xv == 0.0:
-            out[i] = 0
-        elif np.isinf(xv) or e + f > 40:  # |x * 2^f| >= 2^40 saturates every width
-            out[i] = qmax if xv > 0 else qmin
-        else:
-            v = m * 2.0 ** (e + f)  # exact (or underflows to 0 far below half a code)
-            if v >= qmax:
-                out[i] = qmax
-            elif v <= qmin:
-                out[i] = qmin
-            else:  # x * 2^f = mant * 2^-shift, mant a 53-bit integer, so shift >= 22 here
-                mant = np.int64(m * 9007199254740992.0)
-                shift = 53 - e - f  # beyond 62 every rule already sees |value| < 2^-9
-                out[i] = min(max(_rounding_right_shift(mant, min(shift, 62), mode), qmin), qmax)
+    i = -1
+    for _block in range(x.size // max(n_slices * inner, 1)):
+        for c in range(n_slices):
+            for _ in range(inner):
+                i += 1
+                f = frac_bits[c]
+                xv = np.float64(x[i])
+                m, e = math.frexp(xv)  # x = m * 2^e, 0.5 <= |m| < 1 (inf: e is meaningless)
+                if xv == 0.0:
+                    out[i] = 0
+                elif np.isinf(xv) or e + f > 40:  # |x * 2^f| >= 2^40 saturates every width
+                    out[i] = qmax if xv > 0 else qmin
+                else:
+                    v = m * 2.0 ** (e + f)  # exact (or underflows to 0 far below half a code)
+                    if v >= qmax:
+                        out[i] = qmax
+                    elif v <= qmin:
+                        out[i] = qmin
+                    else:  # x * 2^f = mant * 2^-shift, mant a 53-bit integer, so shift >= 22 here
+                        mant = np.int64(m * 9007199254740992.0)
+                        shift = 53 - e - f  # beyond 62 every rule already sees |value| < 2^-9
+                        out[i] = min(max(_rounding_right_shift(mant, min(shift, 62), mode), qmin), qmax)
 
 
 # --------------------------------------------------------------------------------------------
@@ -379,9 +397,10 @@ def _axis_slices(shape: tuple, axis, func: str):
 
 
 def _per_channel(param: np.ndarray, shape: tuple, axis, func: str, name: str):
-    """``(flat param, n_slices, inner)``: a scalar / 1-element param is per-tensor, else 1-D along axis."""
+    """``(flat param, n_slices, inner)``: a scalar / 1-element param is per tensor (one slice of the
+    whole array), else 1-D along axis."""
     if param.size == 1:
-        return param.reshape(1), 1, 1
+        return param.reshape(1), 1, int(np.prod(shape, dtype=np.int64))
     if axis is None:
         raise ValueError(f"{func}: {name} has {param.size} values; per-channel parameters need an axis")
     if param.ndim != 1:
@@ -402,10 +421,11 @@ def _tf_type(T, func: str) -> IntType:
 
 def _tf_slices(shape: tuple, axis, func: str):
     """TF's slicing: no axis (or an axis of length 1) is the per-tensor path."""
+    size = int(np.prod(shape, dtype=np.int64))
     if axis is None:
-        return 1, 1
+        return 1, size
     _, length, inner = _axis_slices(shape, axis, func)
-    return (1, 1) if length == 1 else (length, inner)
+    return (1, size) if length == 1 else (length, inner)
 
 
 def _tf_range_pair(min_range, max_range, n_slices: int, func: str):
@@ -607,7 +627,7 @@ def _torch_quantize(func, x, scale, zero_point, axis, dtype, per_channel):
     else:
         if s.size != 1 or zp.size != 1:
             raise ValueError(f"{func}: scale and zero_point must be scalars")
-        length, inner = 1, 1
+        length, inner = 1, x.size
     inv = (np.float32(1.0) / s).astype(np.float32)
     fused = not per_channel and t.bits < 32
     out = np.empty(x.size, np.int64)
