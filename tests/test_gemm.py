@@ -195,3 +195,24 @@ def test_plain_path_runs_without_jit():
     env = dict(os.environ, NUMBA_DISABLE_JIT="1")
     res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
+
+
+@pytest.mark.parametrize("use_vnni", PATHS)
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 2), h=st.integers(1, 9), w=st.integers(1, 9), i=st.integers(1, 9),
+       groups=st.integers(1, 3), og=st.integers(1, 70), kh=st.integers(1, 3), kw=st.integers(1, 3),
+       stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
+       pads=st.tuples(*[st.integers(0, 2)] * 4), signed=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_conv_random_geometry(use_vnni, n, h, w, i, groups, og, kh, kw, stride, dilation, pads, signed, seed):
+    (pt, pb, pl, pr), (dh, dw) = pads, dilation
+    if h + pt + pb < dh * (kh - 1) + 1 or w + pl + pr < dw * (kw - 1) + 1:
+        return
+    rng = np.random.default_rng(seed)
+    dtype = np.int8 if signed else np.uint8
+    x, wt = rand(rng, dtype, (n, h, w, groups * i)), rand(rng, np.int8, (groups * og, kh, kw, i))
+    zx, zw = int(rand(rng, dtype, ())), rng.integers(-128, 128, groups * og)
+    bias = rng.integers(-2**31, 2**31, groups * og)
+    kw_ = dict(stride=stride, dilation=dilation, pads=pads, groups=groups)
+    got = conv2d_s32(x, pack_weights(wt, groups=groups), input_zero_point=zx, weight_zero_point=zw, bias=bias,
+                     use_vnni=use_vnni, **kw_)
+    np.testing.assert_array_equal(got, conv_ref(x, wt, zx=zx, zw=zw, bias=bias, **kw_))
