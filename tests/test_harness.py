@@ -238,3 +238,11 @@ def test_suite_report_files_and_json_schema(tmp_path):
     md = (out / "summary.md").read_text()
     assert "**FAIL**" in md and "## Failures" in md and "input_zero_point" in md
     assert "r" in render_suite_md(d)
+
+
+def test_a_vector_files_input_sets_the_kernel_shapes(tmp_path):
+    x = np.random.default_rng(0).integers(-128, 128, (1, 5, 5, 3)).astype(np.int8)
+    save_npz(tmp_path / "d.npz", {"input": x})
+    _, cases = load_suite(_toml(tmp_path, '[[case]]\nop = "conv2d"\nvectors = "d.npz"\npadding = "SAME"'))
+    r = run_case(cases[0])
+    assert r.status == "pass" and r.outcome.vectors["output"].shape == (1, 5, 5, 8)

@@ -504,17 +504,17 @@ def _kernel_setup(p, rng, vec, kind):
     """Inputs, weights, bias and integer parameters of a kernel case (TFLite's Prepare)."""
     in_dtype, out_dtype = p["input_dtype"], p["output_dtype"]
     imin, imax = TYPE_RANGE[in_dtype]
+    given = np.shape(vec["input"]) if "input" in vec else None  # a vector file's input sets the shapes
     if kind == "fully_connected":
-        x_shape = (p["batch"], p["in_features"])
-        w_shape = (p["out_features"], p["in_features"])
-    elif kind == "conv2d":
-        n, h, w_, c = p["input_shape"]
-        kh, kw = p["kernel"]
-        x_shape, w_shape = (n, h, w_, c), (p["out_channels"], kh, kw, c)
+        x_shape = given or (p["batch"], p["in_features"])
+        w_shape = (p["out_features"], x_shape[-1])
     else:
-        n, h, w_, c = p["input_shape"]
+        x_shape = given or tuple(p["input_shape"])
         kh, kw = p["kernel"]
-        x_shape, w_shape = (n, h, w_, c), (1, kh, kw, c * p["depth_multiplier"])
+        c = x_shape[-1]
+        w_shape = (p["out_channels"], kh, kw, c) if kind == "conv2d" else (1, kh, kw, c * p["depth_multiplier"])
+    if "weight" in vec:
+        w_shape = np.shape(vec["weight"])
     n_out = w_shape[0] if kind != "depthwise_conv2d" else w_shape[3]
     wr = p["weight_range"]
     if wr in ("narrow", "full"):
