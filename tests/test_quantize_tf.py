@@ -105,8 +105,8 @@ def test_per_channel_axis_gives_array_ranges_and_length_one_axis_is_per_tensor()
 
 def test_infinities_saturate_in_every_mode():
     for mode in MODES:
-        q = q1([np.inf, -np.inf], -1, 1, "qint8", mode=mode).output.tolist()
-        assert q == ([127, -128] if mode != "SCALED" else [127, -128]), mode
+        assert q1([np.inf, -np.inf], -1, 1, "qint8", mode=mode).output.tolist() == [127, -128], mode
+        assert q1([np.inf, -np.inf], -1, 1, "quint16", mode=mode).output.tolist() == [65535, 0], mode
 
 
 def test_subnormal_input_reads_as_zero():
