@@ -343,7 +343,7 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) 
     use = _choose_vnni(use_vnni, _GEMM)
     kp = packed.channels_padded
     if offset == 0 and kp == k_dim:
-        ubuf = np.ascontiguousarray(a)
+        ubuf = np.require(a, requirements=["C", "W"])  # read-only input would need another compile
     else:
         ubuf = np.zeros((m_dim, kp), np.uint8)
         ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
