@@ -183,8 +183,11 @@ def _oracle_affine(conv, x, scale, zp, dtype, axis):
     return q.astype(_NP_DTYPE[dtype]).reshape(x.shape), dq.reshape(x.shape)
 
 
-def _oracle_kernel(kind, s, scheme, geo, op_name, acc_model=(32, "wrap", False)):
-    """The oracle's kernel on (a sample of) the case, under a fixed-point or float-scale scheme."""
+def _oracle_kernel(kind, s, scheme, geo, op_name, acc_model=(32, "wrap", False), events=False):
+    """The oracle's kernel on (a sample of) the case, under a fixed-point or float-scale scheme.
+
+    With ``events``, also return the number of accumulator overflow events.
+    """
     if scheme in FIXED_SCHEMES:
         rq = {"scheme": scheme, "multiplier": [int(v) for v in s["mult"]], "shift": [int(v) for v in s["shift"]]}
     else:
@@ -193,16 +196,18 @@ def _oracle_kernel(kind, s, scheme, geo, op_name, acc_model=(32, "wrap", False))
     args = (s["x"].astype(np.int64).tolist(), s["w"].astype(np.int64).tolist(), s["bias"].astype(np.int64).tolist(),
             s["zp_in"], s["zp_w"], s["zp_out"], rq, s["act_min"], s["act_max"])
     if kind == "fully_connected":
-        out = _ref("fully_connected")(*args, acc_model=acc_model)[0]
-        return np.array(out, dtype=np.int64)
-    st, dl = _pair(geo["stride"]), _pair(geo["dilation"])
-    kh, kw = s["w"].shape[1:3]
-    pt, pb, _ = _pad_amounts(s["x"].shape[1], kh, st[0], dl[0], geo["padding"])
-    pl, pr, _ = _pad_amounts(s["x"].shape[2], kw, st[1], dl[1], geo["padding"])
-    kw_ = dict(stride=st, pads=(pt, pb, pl, pr), dilation=dl, acc_model=acc_model)
-    if kind == "depthwise_conv2d":
-        kw_["depth_multiplier"] = geo["depth_multiplier"]
-    return np.array(_ref(kind)(*args, **kw_)[0], dtype=np.int64)
+        res = _ref("fully_connected")(*args, acc_model=acc_model)
+    else:
+        st, dl = _pair(geo["stride"]), _pair(geo["dilation"])
+        kh, kw = s["w"].shape[1:3]
+        pt, pb, _ = _pad_amounts(s["x"].shape[1], kh, st[0], dl[0], geo["padding"])
+        pl, pr, _ = _pad_amounts(s["x"].shape[2], kw, st[1], dl[1], geo["padding"])
+        kw_ = dict(stride=st, pads=(pt, pb, pl, pr), dilation=dl, acc_model=acc_model)
+        if kind == "depthwise_conv2d":
+            kw_["depth_multiplier"] = geo["depth_multiplier"]
+        res = _ref(kind)(*args, **kw_)
+    out = np.array(res[0], dtype=np.int64)
+    return (out, int(res[1])) if events else out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -591,20 +596,22 @@ def _geometry_kwargs(p, kind):
     return kw
 
 
-def _kernel_call(kind, s, scheme, geo, accumulator=None):
-    """Run dspsim's kernel under a fixed-point or float-scale scheme."""
+def _kernel_call(kind, s, scheme, geo, accumulator=None, stats=False):
+    """Run dspsim's kernel under a fixed-point or float-scale scheme (``stats``: also its KernelStats)."""
     fn = _api(kind)
     common = dict(input_zero_point=s["zp_in"], weight_zero_point=s["zp_w"], output_zero_point=s["zp_out"],
                   act_min=s["act_min"], act_max=s["act_max"], out_dtype=s["out_dtype"], **geo)
     if accumulator is not None:
-        common["accumulator"] = accumulator
+        common.update(accumulator=accumulator, stats=stats)
     if scheme in FIXED_SCHEMES:
         m = int(s["mult"][0]) if s["per_tensor"] else s["mult"]
         sh = int(s["shift"][0]) if s["per_tensor"] else s["shift"]
-        return np.asarray(_call(fn, s["x"], s["w"], s["bias"], multiplier=m, shift=sh, rounding=scheme, **common))
-    ws = float(s["s_w"][0]) if s["per_tensor"] else s["s_w"]
-    return np.asarray(_call(fn, s["x"], s["w"], s["bias"], input_scale=s["s_in"], weight_scale=ws,
-                            output_scale=s["s_out"], requant=scheme, **common))
+        res = _call(fn, s["x"], s["w"], s["bias"], multiplier=m, shift=sh, rounding=scheme, **common)
+    else:
+        ws = float(s["s_w"][0]) if s["per_tensor"] else s["s_w"]
+        res = _call(fn, s["x"], s["w"], s["bias"], input_scale=s["s_in"], weight_scale=ws,
+                    output_scale=s["s_out"], requant=scheme, **common)
+    return (np.asarray(res[0]), res[1]) if common.get("stats") else np.asarray(res)
 
 
 def _float_kernel(kind, s, geo):
@@ -711,7 +718,10 @@ def _run_kernel(kind):
         geo = _geometry_kwargs(p, kind)
         scheme = p["scheme"]
         acc = _accumulator(p)
-        y = _kernel_call(kind, s, scheme, geo, accumulator=acc)
+        y = _kernel_call(kind, s, scheme, geo, accumulator=acc, stats=acc is not None)
+        kstats = None
+        if acc is not None:
+            y, kstats = y
         consts = {"input_zero_point": s["zp_in"], "weight_zero_point": s["zp_w"], "output_zero_point": s["zp_out"],
                   "act_min": s["act_min"], "act_max": s["act_max"], "input_scale": s["s_in"],
                   "output_scale": s["s_out"], "scheme": scheme}
@@ -729,12 +739,18 @@ def _run_kernel(kind):
         acc_model = (32, "wrap", False)
         if acc is not None:
             acc_model = (int(p["accumulator_bits"]), p["accumulator_overflow"], False)
-        expected = _oracle_kernel(kind, sub, scheme, geo, _REQUANT_OP[kind], acc_model)
+        expected, events = _oracle_kernel(kind, sub, scheme, geo, _REQUANT_OP[kind], acc_model, events=True)
         out.checks.append(compare(expected, _take(y, idx), f"oracle: {scheme}", sampled=desc))
         exact = _float_kernel(kind, s, geo) / s["s_out"] + s["zp_out"]
         lo, hi = s["act_min"], s["act_max"]
         out.float = float_error(y.astype(np.float64), exact, 1.0, lo, hi)
-        if acc is not None:
+        if kstats is not None:  # the accumulator model: its overflow count must match the oracle's too
+            if desc is None:
+                out.checks.append(compare(np.array([events]), np.array([kstats.overflow_events]),
+                                          "oracle: accumulator overflow events"))
+            out.notes.append(f"{p['accumulator_bits']}-bit accumulator ({p['accumulator_overflow']}): "
+                             f"{kstats.overflow_events} overflow events in {kstats.overflowed_outputs} of "
+                             f"{y.size} outputs")
             return out
         for other in FIXED_SCHEMES + FLOAT_SCHEMES:
             if other == scheme:
