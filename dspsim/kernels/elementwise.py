@@ -1,0 +1,266 @@
+"""Quantized element-wise and reshaping ops: TFLite ADD, MUL, MEAN, PAD, CONCATENATION (int8 / uint8).
+
+Each is the TFLite reference integer kernel (``reference_integer_ops/add.h``, ``mul.h``,
+``reference/reduce.h::QuantizedMeanOrSum``, ``reference/pad.h``, ``concatenation.cc``), written as a
+private numba loop (where there is arithmetic) behind a validating wrapper. The integer parameters
+come from the ``tflite_*_params`` helpers, which do what each op's Prepare does with the float
+scales. Broadcasting (ADD, MUL) follows numpy's rule, which is what TFLite's
+``BroadcastBinaryOpSimple`` computes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from ..fixedpoint import INT32_MAX, _mbqm_double, _wrap32, as_int_array, quantize_multiplier
+from ..requant import Requant, output_range, requantize
+from ._common import check_tensor, zero_point
+
+_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _float_scale(value, func, name):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{func}: {name} must be a float, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{func}: {name} must be finite and positive, got {value!r}")
+    return np.float32(v)
+
+
+# --------------------------------------------------------------------------------------------
+# ADD
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AddParams:
+    """Integer parameters of TFLite's quantized ADD (``add.cc`` Prepare, 8-bit path).
+
+    ``left_shift`` (20 for 8-bit), then one Q31 multiplier and a right shift (``shift <= 0``) per
+    input and for the output.
+    """
+
+    left_shift: int
+    input1_multiplier: int
+    input1_shift: int
+    input2_multiplier: int
+    input2_shift: int
+    output_multiplier: int
+    output_shift: int
+
+
+def tflite_add_params(input1_scale, input2_scale, output_scale, left_shift=20) -> AddParams:
+    """TFLite ADD Prepare: the integer parameters from the three float32 scales.
+
+    ``twice_max = 2 * max(s1, s2)`` (float32, exact), ``m_i = double(s_i) / twice_max`` (<= 0.5),
+    ``m_out = twice_max / double(f32(2^left_shift * s_out))``; each through ``QuantizeMultiplier``.
+    TFLite's ``QuantizeMultiplierSmallerThanOneExp`` aborts unless ``0 < m_out < 1``: this raises
+    ValueError instead (an output scale below ``twice_max / 2^left_shift``).
+    """
+    func = "tflite_add_params"
+    s1 = _float_scale(input1_scale, func, "input1_scale")
+    s2 = _float_scale(input2_scale, func, "input2_scale")
+    so = _float_scale(output_scale, func, "output_scale")
+    twice_max = np.float64(np.float32(2) * max(s1, s2))
+    denom = np.float64(np.float32(np.float32(1 << left_shift) * so))
+    reals = (np.float64(s1) / twice_max, np.float64(s2) / twice_max, twice_max / denom)
+    if not reals[2] < 1.0:
+        raise ValueError(f"{func}: the output multiplier 2*max(s1, s2) / (2^{left_shift} * s_out) = {reals[2]} "
+                         "must be < 1 (TFLite's QuantizeMultiplierSmallerThanOneExp check)")
+    (m1, e1), (m2, e2), (mo, eo) = (quantize_multiplier(float(r)) for r in reals)
+    return AddParams(left_shift, m1, e1, m2, e2, mo, eo)
+
+
+@njit(cache=True)
+def _add(a, b, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out):
+    for i in range(out.size):
+        v1 = _mbqm_double(_wrap32((np.int64(a[i]) - zp1) << left_shift), m1, s1)
+        v2 = _mbqm_double(_wrap32((np.int64(b[i]) - zp2) << left_shift), m2, s2)
+        v = _mbqm_double(_wrap32(v1 + v2), mo, so) + zo
+        out[i] = min(max(v, lo), hi)
+
+
+def _binary_operands(func, x1, x2):
+    x1 = check_tensor(x1, func, "x1", allowed=_TYPES)
+    x2 = check_tensor(x2, func, "x2", allowed=_TYPES)
+    if x1.dtype != x2.dtype:
+        raise TypeError(f"{func}: x1 and x2 must have the same dtype, got {x1.dtype} and {x2.dtype}")
+    try:
+        a, b = np.broadcast_arrays(x1, x2)
+    except ValueError:
+        raise ValueError(f"{func}: shapes {x1.shape} and {x2.shape} do not broadcast") from None
+    return x1, x2, np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1), a.shape
+
+
+def _multiplier(value, func, name):
+    return int(as_int_array(value, func, name, 0, INT32_MAX))
+
+
+def _shift(value, func, name, lo, hi):
+    return int(as_int_array(value, func, name, lo, hi))
+
+
+def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point, act_min=None,
+        act_max=None):
+    """TFLite reference quantized ADD (``reference_integer_ops::AddFunc``), with broadcasting.
+
+    Per element, in int32 (``MBQM`` = MultiplyByQuantizedMultiplier, double rounding, shifts <= 0)::
+
+        a = MBQM((x1 - zp1) << left_shift, M1, S1)      # both inputs onto a common scale
+        b = MBQM((x2 - zp2) << left_shift, M2, S2)
+        out = clamp(MBQM(a + b, Mo, So) + zo, act_min, act_max)
+
+    Each MBQM rounds twice: SRDHM ties toward +inf, then the right shift ties away from zero. The
+    only saturation is the final clamp (``(x - zp) << 20`` and ``a + b`` fit in int32 for 8-bit
+    inputs).
+
+    Parameters
+    ----------
+    x1, x2 : int8 or uint8 arrays (same dtype), broadcastable
+    params : AddParams
+        From :func:`tflite_add_params`.
+    input1_zero_point, input2_zero_point, output_zero_point : int
+    act_min, act_max : int, optional
+        Fused activation range (default the full range of the dtype).
+
+    Returns an array of the inputs' dtype with the broadcast shape.
+    """
+    func = "add"
+    if not isinstance(params, AddParams):
+        raise TypeError(f"{func}: params must be an AddParams (tflite_add_params), got {type(params).__name__}")
+    x1, x2, a, b, shape = _binary_operands(func, x1, x2)
+    t, lo, hi = output_range(x1.dtype.name, act_min, act_max, func)
+    zp1 = zero_point(input1_zero_point, x1.dtype, func, "input1_zero_point")
+    zp2 = zero_point(input2_zero_point, x2.dtype, func, "input2_zero_point")
+    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    ls = _shift(params.left_shift, func, "left_shift", 0, 22)
+    args = []
+    for k in ("input1", "input2", "output"):
+        args.append(_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
+        args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
+    out = np.empty(a.size, t.dtype)
+    _add(a, b, zp1, zp2, zo, ls, *args, lo, hi, out)
+    return out.reshape(shape)
+
+
+# --------------------------------------------------------------------------------------------
+# MUL
+# --------------------------------------------------------------------------------------------
+def tflite_mul_multiplier(input1_scale, input2_scale, output_scale):
+    """TFLite MUL Prepare: ``QuantizeMultiplier(double(f32(f32(s1 * s2) / s_out)))`` (float32 arithmetic)."""
+    func = "tflite_mul_multiplier"
+    s1 = _float_scale(input1_scale, func, "input1_scale")
+    s2 = _float_scale(input2_scale, func, "input2_scale")
+    so = _float_scale(output_scale, func, "output_scale")
+    return quantize_multiplier(float(np.float32(np.float32(s1 * s2) / so)))
+
+
+@njit(cache=True)
+def _mul(a, b, zp1, zp2, zo, m, s, lo, hi, out):
+    for i in range(out.size):
+        v = _mbqm_double((np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2), m, s) + zo
+        out[i] = min(max(v, lo), hi)
+
+
+def mul(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, multiplier, shift, act_min=None,
+        act_max=None):
+    """TFLite reference quantized MUL (``reference_integer_ops::MulElementwise``), with broadcasting.
+
+    ``out = clamp(zo + MBQM((x1 - zp1) * (x2 - zp2), multiplier, shift), act_min, act_max)``; the
+    product of two 8-bit differences fits in int32; MBQM rounds twice (SRDHM ties toward +inf, the
+    right shift ties away from zero; a left shift ``shift > 0`` wraps in int32 as in TFLite).
+    ``multiplier``/``shift`` from :func:`tflite_mul_multiplier`.
+    """
+    func = "mul"
+    x1, x2, a, b, shape = _binary_operands(func, x1, x2)
+    t, lo, hi = output_range(x1.dtype.name, act_min, act_max, func)
+    zp1 = zero_point(input1_zero_point, x1.dtype, func, "input1_zero_point")
+    zp2 = zero_point(input2_zero_point, x2.dtype, func, "input2_zero_point")
+    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    m = _multiplier(multiplier, func, "multiplier")
+    s = _shift(shift, func, "shift", -31, 30)
+    out = np.empty(a.size, t.dtype)
+    _mul(a, b, zp1, zp2, zo, m, s, lo, hi, out)
+    return out.reshape(shape)
+
+
+# --------------------------------------------------------------------------------------------
+# MEAN
+# --------------------------------------------------------------------------------------------
+def _resolve_axes(axis, ndim, func):
+    vals = np.atleast_1d(as_int_array(axis, func, "axis")).reshape(-1)
+    out = []
+    for a in vals:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{func}: axis {int(a)} is out of bounds for rank {ndim}")
+        a = int(a) % ndim
+        if a not in out:
+            out.append(a)
+    return tuple(out)
+
+
+def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False):
+    """TFLite reference quantized MEAN (``reference_ops::QuantizedMeanOrSum``, compute_sum=false).
+
+    ``multiplier``/``shift`` are ``QuantizeMultiplier(double(s_in) / double(s_out))``; the kernel
+    folds the element count ``n`` (product of the reduced dimensions) into them exactly as TFLite::
+
+        k     = min(floor(log2(n)), 32, 31 + shift)
+        M'    = (multiplier << k) // n                   # int64, truncating (both positive)
+        sum   = int32(sum of the codes - zp_in * n)      # int32 accumulator, wraps
+        out   = clamp(MBQM(sum, M', shift - k) + zp_out) # to the dtype; no activation
+
+    so the division by ``n`` is rounded twice more (the truncation of ``M'`` and MBQM's two
+    roundings: SRDHM ties toward +inf, the right shift ties away from zero). Duplicate and negative
+    axes are resolved as TFLite's ResolveAxis does.
+    """
+    func = "mean"
+    x = check_tensor(x, func, "x", allowed=_TYPES)
+    axes = _resolve_axes(axis, x.ndim, func)
+    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
+    zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
+    m = _multiplier(multiplier, func, "multiplier")
+    s = _shift(shift, func, "shift", -31, 30)
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    k = min(n.bit_length() - 1, 32, 31 + s)  # >= 0: n >= 1 and s >= -31
+    rq = Requant.fixed_point((m << k) // n, s - k)
+    total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims) - zi * n
+    acc = (total + (1 << 31)) % (1 << 32) - (1 << 31)
+    out = requantize(np.reshape(acc, -1), rq, zo, out_dtype=x.dtype.name)
+    return out.reshape(np.shape(acc))
+
+
+# --------------------------------------------------------------------------------------------
+# PAD, CONCATENATION (no arithmetic)
+# --------------------------------------------------------------------------------------------
+def pad(x, paddings, pad_value):
+    """TFLite PAD / PADV2 on integer codes: ``paddings`` (rank, 2) of (before, after) >= 0, filled
+    with ``pad_value`` (TFLite PAD uses the output zero point; no requantization)."""
+    func = "pad"
+    x = check_tensor(x, func, "x", allowed=_TYPES + (np.dtype(np.int16),))
+    p = as_int_array(paddings, func, "paddings", 0, 1 << 24)
+    if p.shape != (x.ndim, 2):
+        raise ValueError(f"{func}: paddings must have shape ({x.ndim}, 2), got {p.shape}")
+    v = zero_point(pad_value, x.dtype, func, "pad_value")
+    return np.pad(x, [tuple(int(a) for a in r) for r in p], constant_values=x.dtype.type(v))
+
+
+def concatenation(xs, axis):
+    """TFLite int8 CONCATENATION: the codes copied along ``axis``.
+
+    LiteRT's int8 kernel refuses inputs whose scale or zero point differ from the output's
+    (``concatenation.cc`` Prepare), so there is no requantization to model for int8.
+    """
+    func = "concatenation"
+    arrs = [check_tensor(a, func, f"xs[{i}]", allowed=_TYPES + (np.dtype(np.int16),)) for i, a in enumerate(xs)]
+    if not arrs:
+        raise ValueError(f"{func}: needs at least one input")
+    if any(a.dtype != arrs[0].dtype or a.ndim != arrs[0].ndim for a in arrs):
+        raise ValueError(f"{func}: inputs must share dtype and rank")
+    ax = _resolve_axes(axis, arrs[0].ndim, func)[0]
+    try:
+        return np.concatenate(arrs, axis=ax)
+    except ValueError as e:
+        raise ValueError(f"{func}: {e}") from None

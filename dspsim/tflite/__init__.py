@@ -1,0 +1,46 @@
+"""Import an int8 .tflite model and run it through dspsim's kernels, layer by layer.
+
+    model = dspsim.tflite.load_model("model.tflite")
+    outputs = model.run(inputs)      # int8 in, int8 out; equal to LiteRT's reference kernels
+    model.trace(inputs)              # every intermediate tensor, for a layer-by-layer diff
+
+The flatbuffer is read by a small bounds-checked reader (no TensorFlow, no ``tflite`` package).
+Supported builtin ops: see :data:`SUPPORTED_OPS`; anything else is refused with a ValueError that
+names the op.
+"""
+from __future__ import annotations
+
+import os
+
+from .flatbuffer import read_model
+from .model import Model, TensorInfo, TraceEntry
+from .ops import ENGINES, SUPPORTED_OPS
+
+__all__ = ["ENGINES", "Model", "SUPPORTED_OPS", "TensorInfo", "TraceEntry", "cli_main", "load_model"]
+
+
+def load_model(path_or_bytes, *, engine="litert") -> Model:
+    """Read a .tflite model (a path or the file's bytes) and prepare every operator.
+
+    ``engine``: "litert" (default; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``),
+    "tflite" (FULLY_CONNECTED requantized with ``MultiplyByQuantizedMultiplier`` as the TFLite /
+    TFLM integer kernels) or "xnnpack" (FC/conv/depthwise with XNNPACK's float32 requantization).
+
+    Raises ValueError for a corrupt or truncated file, an unsupported op (named), or a model that
+    LiteRT's reference interpreter refuses; OSError when the path cannot be read.
+    """
+    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
+        data = bytes(path_or_bytes)
+    elif isinstance(path_or_bytes, (str, os.PathLike)):
+        with open(path_or_bytes, "rb") as f:
+            data = f.read()
+    else:
+        raise TypeError(f"load_model: expected a path or bytes, got {type(path_or_bytes).__name__}")
+    return Model(read_model(data), engine)
+
+
+def cli_main(argv=None) -> int:
+    """``dspsim run-tflite MODEL [--input X.npy ...] [--compare-litert] [--out DIR]``; see :mod:`.cli`."""
+    from .cli import main
+
+    return main(argv)

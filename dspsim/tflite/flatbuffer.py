@@ -1,0 +1,330 @@
+"""A minimal, bounds-checked reader of the TFLite flatbuffer (``schema.fbs``), no dependencies.
+
+Only what dspsim runs is decoded: the operator codes, subgraph 0 (tensors, inputs, outputs,
+operators with their builtin options) and the buffers. Every offset is checked against the
+buffer before it is followed, so a corrupt or truncated file raises ``ValueError`` (never an
+IndexError or a crash). Field slots below are those of ``tflite/converter/schema/schema.fbs``
+(google-ai-edge/LiteRT); a union takes two slots (type, then value).
+
+Flatbuffer layout in one paragraph: the file starts with a uint32 offset to the root table and a
+4-byte identifier ("TFL3"). A table starts with an int32 ``soffset``; its vtable sits at
+``table - soffset`` and holds uint16 (vtable size, table size, field offsets...), 0 meaning "absent,
+take the default". Offsets to strings, vectors and sub-tables are uint32, relative to where they
+are stored. Vectors and strings start with a uint32 element count.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+import numpy as np
+
+_FUNC = "load_model"
+
+# BuiltinOperator codes 0..132 in order (schema.fbs); higher codes are named BUILTIN_<code>.
+_OP_NAMES = """
+    ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEPTH_TO_SPACE DEQUANTIZE EMBEDDING_LOOKUP
+    FLOOR FULLY_CONNECTED HASHTABLE_LOOKUP L2_NORMALIZATION L2_POOL_2D LOCAL_RESPONSE_NORMALIZATION
+    LOGISTIC LSH_PROJECTION LSTM MAX_POOL_2D MUL RELU RELU_N1_TO_1 RELU6 RESHAPE RESIZE_BILINEAR RNN
+    SOFTMAX SPACE_TO_DEPTH SVDF TANH CONCAT_EMBEDDINGS SKIP_GRAM CALL CUSTOM EMBEDDING_LOOKUP_SPARSE PAD
+    UNIDIRECTIONAL_SEQUENCE_RNN GATHER BATCH_TO_SPACE_ND SPACE_TO_BATCH_ND TRANSPOSE MEAN SUB DIV SQUEEZE
+    UNIDIRECTIONAL_SEQUENCE_LSTM STRIDED_SLICE BIDIRECTIONAL_SEQUENCE_RNN EXP TOPK_V2 SPLIT LOG_SOFTMAX
+    DELEGATE BIDIRECTIONAL_SEQUENCE_LSTM CAST PRELU MAXIMUM ARG_MAX MINIMUM LESS NEG PADV2 GREATER
+    GREATER_EQUAL LESS_EQUAL SELECT SLICE SIN TRANSPOSE_CONV SPARSE_TO_DENSE TILE EXPAND_DIMS EQUAL
+    NOT_EQUAL LOG SUM SQRT RSQRT SHAPE POW ARG_MIN FAKE_QUANT REDUCE_PROD REDUCE_MAX PACK LOGICAL_OR
+    ONE_HOT LOGICAL_AND LOGICAL_NOT UNPACK REDUCE_MIN FLOOR_DIV REDUCE_ANY SQUARE ZEROS_LIKE FILL FLOOR_MOD
+    RANGE RESIZE_NEAREST_NEIGHBOR LEAKY_RELU SQUARED_DIFFERENCE MIRROR_PAD ABS SPLIT_V UNIQUE CEIL
+    REVERSE_V2 ADD_N GATHER_ND COS WHERE RANK ELU REVERSE_SEQUENCE MATRIX_DIAG QUANTIZE MATRIX_SET_DIAG
+    ROUND HARD_SWISH IF WHILE NON_MAX_SUPPRESSION_V4 NON_MAX_SUPPRESSION_V5 SCATTER_ND SELECT_V2 DENSIFY
+    SEGMENT_SUM BATCH_MATMUL PLACEHOLDER_FOR_GREATER_OP_CODES CUMSUM CALL_ONCE BROADCAST_TO RFFT2D CONV_3D
+""".split()
+
+# TensorType -> numpy dtype (None: a type dspsim does not hold as an array)
+_TENSOR_TYPES = {0: np.float32, 1: np.float16, 2: np.int32, 3: np.uint8, 4: np.int64, 6: np.bool_, 7: np.int16,
+                 9: np.int8, 10: np.float64, 12: np.uint64, 15: np.uint32, 16: np.uint16}
+_TYPE_NAMES = {5: "STRING", 8: "COMPLEX64", 11: "COMPLEX128", 13: "RESOURCE", 14: "VARIANT", 17: "INT4",
+               18: "BFLOAT16", 19: "INT2", 20: "UINT4", 21: "FLOAT8_E4M3FN", 22: "FLOAT8_E5M2"}
+
+# Builtin options tables: union type value -> (name, fields (slot, attribute, kind, default)).
+# kinds: b = int8/bool/enum byte, i = int32, f = float32, vi = [int]
+_ACT = "fused_activation_function"
+_OPTIONS = {
+    1: ("Conv2DOptions", ((0, "padding", "b", 0), (1, "stride_w", "i", 0), (2, "stride_h", "i", 0),
+                          (3, _ACT, "b", 0), (4, "dilation_w_factor", "i", 1), (5, "dilation_h_factor", "i", 1))),
+    2: ("DepthwiseConv2DOptions", ((0, "padding", "b", 0), (1, "stride_w", "i", 0), (2, "stride_h", "i", 0),
+                                   (3, "depth_multiplier", "i", 0), (4, _ACT, "b", 0),
+                                   (5, "dilation_w_factor", "i", 1), (6, "dilation_h_factor", "i", 1))),
+    5: ("Pool2DOptions", ((0, "padding", "b", 0), (1, "stride_w", "i", 0), (2, "stride_h", "i", 0),
+                          (3, "filter_width", "i", 0), (4, "filter_height", "i", 0), (5, _ACT, "b", 0))),
+    8: ("FullyConnectedOptions", ((0, _ACT, "b", 0), (1, "weights_format", "b", 0), (2, "keep_num_dims", "b", 0),
+                                  (3, "asymmetric_quantize_inputs", "b", 0))),
+    10: ("ConcatenationOptions", ((0, "axis", "i", 0), (1, _ACT, "b", 0))),
+    11: ("AddOptions", ((0, _ACT, "b", 0), (1, "pot_scale_int16", "b", 1))),
+    17: ("ReshapeOptions", ((0, "new_shape", "vi", None),)),
+    21: ("MulOptions", ((0, _ACT, "b", 0),)),
+    22: ("PadOptions", ()),
+    27: ("ReducerOptions", ((0, "keep_dims", "b", 0),)),
+    30: ("SqueezeOptions", ((0, "squeeze_dims", "vi", None),)),
+    38: ("DequantizeOptions", ()),
+    43: ("PadV2Options", ()),
+    75: ("LeakyReluOptions", ((0, "alpha", "f", 0.0),)),
+    89: ("QuantizeOptions", ()),
+}
+
+
+def op_name(code: int) -> str:
+    """The schema name of a builtin operator code (``BUILTIN_<code>`` beyond the named range)."""
+    return _OP_NAMES[code] if 0 <= code < len(_OP_NAMES) else f"BUILTIN_{code}"
+
+
+class _Buf:
+    """Bounds-checked little-endian reads from the model bytes."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self.n = len(data)
+
+    def fail(self, what):
+        raise ValueError(f"{_FUNC}: corrupt or truncated .tflite ({what})")
+
+    def read(self, fmt, pos, what):
+        size = struct.calcsize(fmt)
+        if pos < 0 or pos + size > self.n:
+            self.fail(f"{what} at byte {pos} lies outside the {self.n}-byte file")
+        return struct.unpack_from(fmt, self.data, pos)[0]
+
+
+class _Table:
+    """One flatbuffer table: field access by vtable slot."""
+
+    def __init__(self, buf: _Buf, pos: int, what: str):
+        self.buf, self.pos, self.what = buf, pos, what
+        vt = pos - buf.read("<i", pos, what)
+        self.vt = vt
+        self.vt_size = buf.read("<H", vt, f"{what} vtable")
+        if self.vt_size < 4 or self.vt_size % 2:
+            buf.fail(f"{what} vtable size {self.vt_size}")
+        self.size = buf.read("<H", vt + 2, f"{what} vtable")
+        if pos + self.size > buf.n:
+            buf.fail(f"{what} extends past the end of the file")
+
+    def _field(self, slot):
+        off = 4 + 2 * slot
+        if off >= self.vt_size:
+            return None
+        o = self.buf.read("<H", self.vt + off, f"{self.what} vtable")
+        if o == 0:
+            return None
+        if o >= self.size:
+            self.buf.fail(f"{self.what} field {slot} outside its table")
+        return self.pos + o
+
+    def scalar(self, slot, fmt, default):
+        p = self._field(slot)
+        return default if p is None else self.buf.read(fmt, p, f"{self.what} field {slot}")
+
+    def _target(self, slot):
+        p = self._field(slot)
+        if p is None:
+            return None
+        return p + self.buf.read("<I", p, f"{self.what} field {slot}")
+
+    def table(self, slot, what):
+        t = self._target(slot)
+        return None if t is None else _Table(self.buf, t, what)
+
+    def _vector(self, slot, elem_size, what):
+        t = self._target(slot)
+        if t is None:
+            return None, 0
+        n = self.buf.read("<I", t, what)
+        if t + 4 + n * elem_size > self.buf.n:
+            self.buf.fail(f"{what}: {n} elements run past the end of the file")
+        return t + 4, n
+
+    def vector(self, slot, dtype, what):
+        """A vector of scalars as a numpy array (None when absent)."""
+        dt = np.dtype(dtype).newbyteorder("<")
+        start, n = self._vector(slot, dt.itemsize, what)
+        if start is None:
+            return None
+        return np.frombuffer(self.buf.data, dt, n, start).astype(dt.newbyteorder("="))
+
+    def string(self, slot, what):
+        start, n = self._vector(slot, 1, what)
+        if start is None:
+            return None
+        return bytes(self.buf.data[start:start + n]).decode("utf-8", errors="replace")
+
+    def tables(self, slot, what):
+        start, n = self._vector(slot, 4, what)
+        if start is None:
+            return []
+        out = []
+        for i in range(n):
+            p = start + 4 * i
+            out.append(_Table(self.buf, p + self.buf.read("<I", p, what), f"{what}[{i}]"))
+        return out
+
+
+@dataclass
+class TensorDef:
+    """One tensor of the subgraph: static shape, dtype, constant data (None for activations), quantization."""
+
+    index: int
+    name: str
+    shape: tuple
+    dtype: np.dtype | None
+    type_name: str
+    data: np.ndarray | None
+    scale: np.ndarray  # float32, empty when not quantized
+    zero_point: np.ndarray  # int64
+    quantized_dimension: int
+
+
+@dataclass
+class OperatorDef:
+    """One operator: builtin code, name, tensor indices (-1 = optional input absent), builtin options."""
+
+    index: int
+    code: int
+    name: str
+    inputs: tuple
+    outputs: tuple
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class ModelDef:
+    """Subgraph 0 of a .tflite model, decoded."""
+
+    version: int
+    tensors: list
+    inputs: tuple
+    outputs: tuple
+    operators: list
+    description: str | None
+    subgraph_count: int
+
+
+def _check_index(i, n, what, buf, allow_none=False):
+    if (allow_none and i == -1) or 0 <= i < n:
+        return int(i)
+    buf.fail(f"{what} refers to index {i} of {n}")
+
+
+def _options(op_t: _Table, what):
+    kind = op_t.scalar(3, "<B", 0)
+    t = op_t.table(4, f"{what} options")
+    if kind == 0 or t is None:
+        return kind, {}
+    spec = _OPTIONS.get(kind)
+    if spec is None:
+        return kind, {}
+    name, fields = spec
+    out = {}
+    for slot, attr, k, default in fields:
+        if k == "b":
+            out[attr] = t.scalar(slot, "<b", default)
+        elif k == "i":
+            out[attr] = t.scalar(slot, "<i", default)
+        elif k == "f":
+            out[attr] = t.scalar(slot, "<f", default)
+        else:
+            v = t.vector(slot, np.int32, f"{what} {attr}")
+            out[attr] = None if v is None else tuple(int(a) for a in v)
+    return kind, out
+
+
+def _buffer_data(buf: _Buf, b: _Table, i):
+    arr = b.vector(0, np.uint8, f"buffer {i} data")
+    offset = b.scalar(1, "<Q", 0)
+    size = b.scalar(2, "<Q", 0)
+    if offset > 1:  # data stored after the flatbuffer (models > 2 GB)
+        if offset + size > buf.n:
+            buf.fail(f"buffer {i} data ({size} bytes at {offset}) past the end of the file")
+        return np.frombuffer(buf.data, np.uint8, size, offset)
+    return arr
+
+
+def read_model(data: bytes) -> ModelDef:
+    """Decode the model bytes; ValueError (starting with ``load_model:``) on anything malformed."""
+    buf = _Buf(data)
+    if buf.n < 8:
+        buf.fail(f"{buf.n} bytes, a model has at least 8")
+    if bytes(data[4:8]) != b"TFL3":
+        raise ValueError(f"{_FUNC}: not a TFLite flatbuffer (file identifier {bytes(data[4:8])!r}, expected b'TFL3')")
+    root = _Table(buf, buf.read("<I", 0, "root offset"), "Model")
+    version = root.scalar(0, "<I", 0)
+    codes = []
+    for i, c in enumerate(root.tables(1, "operator_codes")):
+        deprecated = c.scalar(0, "<b", 0)
+        builtin = c.scalar(3, "<i", 0)
+        codes.append(max(int(deprecated), int(builtin)))
+    subgraphs = root.tables(2, "subgraphs")
+    if not subgraphs:
+        buf.fail("no subgraph")
+    buffers = root.tables(4, "buffers")
+    description = root.string(3, "description")
+    sg = subgraphs[0]
+    tensor_tables = sg.tables(0, "tensors")
+    n_t = len(tensor_tables)
+    tensors = []
+    for i, t in enumerate(tensor_tables):
+        what = f"tensor {i}"
+        shape = t.vector(0, np.int32, f"{what} shape")
+        ttype = t.scalar(1, "<b", 0)
+        b_idx = t.scalar(2, "<I", 0)
+        name = t.string(3, f"{what} name") or f"tensor_{i}"
+        q = t.table(4, f"{what} quantization")
+        scale = np.zeros(0, np.float32)
+        zp = np.zeros(0, np.int64)
+        qdim = 0
+        if q is not None:
+            s = q.vector(2, np.float32, f"{what} scale")
+            z = q.vector(3, np.int64, f"{what} zero_point")
+            scale = np.zeros(0, np.float32) if s is None else s.astype(np.float32)
+            zp = np.zeros(0, np.int64) if z is None else z.astype(np.int64)
+            qdim = q.scalar(6, "<i", 0)
+            if q.scalar(4, "<B", 0) != 0:
+                raise ValueError(f"{_FUNC}: tensor {i} ({name!r}) uses custom QuantizationDetails; only affine "
+                                 "scale/zero-point quantization is supported")
+        if t.table(6, f"{what} sparsity") is not None:
+            raise ValueError(f"{_FUNC}: tensor {i} ({name!r}) is sparse; sparse tensors are not supported")
+        dtype = _TENSOR_TYPES.get(ttype)
+        type_name = _TYPE_NAMES.get(ttype, np.dtype(dtype).name if dtype is not None else f"type {ttype}")
+        shape_t = () if shape is None else tuple(int(d) for d in shape)
+        if any(d < 0 for d in shape_t):
+            raise ValueError(f"{_FUNC}: tensor {i} ({name!r}) has a dynamic shape {shape_t}; only static shapes "
+                             "are supported")
+        arr = None
+        if b_idx != 0:
+            _check_index(b_idx, len(buffers), f"{what} buffer", buf)
+            raw = _buffer_data(buf, buffers[b_idx], b_idx)
+            if raw is not None and raw.size:
+                if dtype is None:
+                    raise ValueError(f"{_FUNC}: tensor {i} ({name!r}) holds {type_name} data, which dspsim does "
+                                     "not support")
+                dt = np.dtype(dtype).newbyteorder("<")
+                n_el = int(np.prod(shape_t, dtype=np.int64))
+                if raw.size != n_el * dt.itemsize:
+                    buf.fail(f"tensor {i} ({name!r}) has {raw.size} data bytes, shape {shape_t} needs "
+                             f"{n_el * dt.itemsize}")
+                arr = raw.view(dt).astype(dt.newbyteorder("=")).reshape(shape_t)
+        tensors.append(TensorDef(i, name, shape_t, None if dtype is None else np.dtype(dtype), type_name, arr,
+                                 scale, zp, int(qdim)))
+    ins = sg.vector(1, np.int32, "subgraph inputs")
+    outs = sg.vector(2, np.int32, "subgraph outputs")
+    ins = () if ins is None else tuple(_check_index(int(v), n_t, "subgraph input", buf) for v in ins)
+    outs = () if outs is None else tuple(_check_index(int(v), n_t, "subgraph output", buf) for v in outs)
+    ops = []
+    for k, o in enumerate(sg.tables(3, "operators")):
+        what = f"operator {k}"
+        ci = _check_index(o.scalar(0, "<I", 0), len(codes), f"{what} opcode_index", buf)
+        oi = o.vector(1, np.int32, f"{what} inputs")
+        oo = o.vector(2, np.int32, f"{what} outputs")
+        oi = () if oi is None else tuple(_check_index(int(v), n_t, f"{what} input", buf, True) for v in oi)
+        oo = () if oo is None else tuple(_check_index(int(v), n_t, f"{what} output", buf) for v in oo)
+        _, opts = _options(o, what)
+        ops.append(OperatorDef(k, codes[ci], op_name(codes[ci]), oi, oo, opts))
+    return ModelDef(int(version), tensors, ins, outs, ops, description, len(subgraphs))

@@ -1,0 +1,273 @@
+"""Build small multi-layer int8 .tflite models and record LiteRT's reference output for every tensor.
+
+Run with the golden venv (tensorflow-cpu 2.21, ai-edge-litert) from the repository root::
+
+    /work/goldvenv/bin/python tests/golden/make_golden_tflite_models.py
+
+Each model is a ``tf.function`` converted by TF's converter with full-integer quantization (a
+seeded representative dataset). Some variants then rewrite the scales in the flatbuffer: every
+scale rounded to a power of two (``*_pot``: exact ties in every requantization) and, on top,
+weight scales multiplied by 2^6 (``*_left``: effective multipliers > 1, i.e. left shifts, and
+saturation). The bias scale is rewritten to ``s_in * s_w`` so the model stays valid.
+
+Outputs, in ``tests/golden/models/``: ``<name>.tflite`` and ``<name>.npz`` with, for each of
+``runs`` input sets ``r``: ``r{r}/in{k}`` (model input k), ``r{r}/ref/t{i}`` (tensor i after
+``OpResolverType.BUILTIN_REF``, the reference kernels, with ``experimental_preserve_all_tensors``),
+``r{r}/builtin/t{i}`` (the optimized builtin kernels, ``BUILTIN_WITHOUT_DEFAULT_DELEGATES``) and
+``r{r}/xnnpack/out{k}`` (model output k under the default interpreter, XNNPACK delegate; the
+delegate does not keep intermediate tensors). ``tensors`` lists the indices of every tensor an
+operator writes; ``versions`` (JSON) the engine versions.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import flatbuffers  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from ai_edge_litert import __version__ as litert_version  # noqa: E402
+from ai_edge_litert.interpreter import Interpreter, OpResolverType  # noqa: E402
+from tensorflow.lite.python import schema_py_generated as S  # noqa: E402
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+RUNS = 3
+
+
+# ----------------------------------------------------------------------------------------------
+# converter and flatbuffer plumbing
+# ----------------------------------------------------------------------------------------------
+def convert(fn, input_shapes, seed, float_io=False):
+    rng = np.random.default_rng(seed)
+    specs = [tf.TensorSpec(s, tf.float32) for s in input_shapes]
+    conc = tf.function(fn, input_signature=specs).get_concrete_function()
+
+    def rep():
+        for _ in range(32):
+            yield [rng.normal(size=s).astype(np.float32) for s in input_shapes]
+
+    conv = tf.lite.TFLiteConverter.from_concrete_functions([conc])
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+    conv.representative_dataset = rep
+    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    if not float_io:
+        conv.inference_input_type = tf.int8
+        conv.inference_output_type = tf.int8
+    return conv.convert()
+
+
+def load(model_bytes):
+    return S.ModelT.InitFromPackedBuf(bytearray(model_bytes), 0)
+
+
+def save(model):
+    b = flatbuffers.Builder(1024)
+    b.Finish(model.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def op_names(model):
+    names = {v: k for k, v in vars(S.BuiltinOperator).items() if not k.startswith("_")}
+    out = []
+    for op in model.subgraphs[0].operators:
+        c = model.operatorCodes[op.opcodeIndex]
+        out.append(names[max(c.builtinCode, c.deprecatedBuiltinCode)])
+    return out
+
+
+def pot(v):
+    return np.float32(2.0 ** np.round(np.log2(np.asarray(v, np.float64))))
+
+
+def rescale(model_bytes, weight_factor=1.0):
+    """Every float scale to the nearest power of two; weights (constant int8 tensors of rank >= 2)
+    times ``weight_factor``; int32 bias scale = s_in * s_w of its operator."""
+    model = load(model_bytes)
+    sg = model.subgraphs[0]
+    for i, t in enumerate(sg.tensors):
+        q = t.quantization
+        if q is None or q.scale is None or len(q.scale) == 0:
+            continue
+        s = pot(q.scale)
+        const = model.buffers[t.buffer].data is not None and len(model.buffers[t.buffer].data) > 0
+        if const and t.type == S.TensorType.INT8 and len(t.shape) >= 2:
+            s = np.float32(s * weight_factor)
+        q.scale = [float(v) for v in np.atleast_1d(s)]
+        q.min = q.max = None
+    names = op_names(model)
+    for op, name in zip(sg.operators, names):
+        if name in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and len(op.inputs) > 2 and op.inputs[2] >= 0:
+            s_in = np.float32(sg.tensors[op.inputs[0]].quantization.scale[0])
+            s_w = np.asarray(sg.tensors[op.inputs[1]].quantization.scale, np.float32)
+            bq = sg.tensors[op.inputs[2]].quantization
+            bq.scale = [float(v) for v in np.float32(s_in * s_w)]
+            bq.zeroPoint = [0] * len(bq.scale)
+    return save(model)
+
+
+# ----------------------------------------------------------------------------------------------
+# models
+# ----------------------------------------------------------------------------------------------
+def _w(rng, *shape, scale=0.3):
+    return tf.constant(rng.normal(scale=scale, size=shape).astype(np.float32))
+
+
+def model_cnn(rng):
+    """float in -> QUANTIZE -> conv(relu6) -> depthwise s2 (relu6) -> avg and max pool
+    -> concat -> relu -> reshape -> dense -> DEQUANTIZE."""
+    w1, b1 = _w(rng, 3, 3, 3, 8), _w(rng, 8, scale=0.1)
+    w2, b2 = _w(rng, 3, 3, 8, 1), _w(rng, 8, scale=0.1)
+    w3, b3 = _w(rng, 64, 10, scale=0.2), _w(rng, 10, scale=0.1)
+
+    def fn(x):
+        y = tf.nn.relu6(tf.nn.conv2d(x, w1, 1, "SAME") + b1)
+        y = tf.nn.relu6(tf.nn.depthwise_conv2d(y, w2, [1, 2, 2, 1], "SAME") + b2)
+        y = tf.nn.relu(tf.concat([tf.nn.avg_pool2d(y, 2, 2, "VALID"), tf.nn.max_pool2d(y, 2, 2, "VALID") + 0.5], 3))
+        y = tf.reshape(y, [1, 64])
+        return tf.matmul(y, w3) + b3
+
+    return fn, [(1, 8, 8, 3)], True
+
+
+def model_branches(rng):
+    """conv -> add(residual, relu) -> max pool -> concat(conv branch) -> relu6 -> mean -> dense -> leaky relu."""
+    w1, b1 = _w(rng, 3, 3, 4, 4), _w(rng, 4, scale=0.1)
+    w2, b2 = _w(rng, 1, 1, 4, 6), _w(rng, 6, scale=0.1)
+    w3, b3 = _w(rng, 10, 7, scale=0.3), _w(rng, 7, scale=0.1)
+
+    def fn(x):
+        y = tf.nn.conv2d(x, w1, 1, "SAME") + b1
+        y = tf.nn.relu(y + x)
+        y = tf.nn.max_pool2d(y, 3, 2, "SAME")
+        z = tf.nn.conv2d(y, w2, 1, "VALID") + b2
+        y = tf.nn.relu6(tf.concat([y, z], axis=3))
+        y = tf.reduce_mean(y, axis=[1, 2])
+        y = tf.matmul(y, w3) + b3
+        return tf.nn.leaky_relu(y, alpha=0.2)
+
+    return fn, [(1, 9, 9, 4)], False
+
+
+def model_two_inputs(rng):
+    """two inputs: pad -> conv VALID s2; mul and add of the branches; concat;
+    relu_n1_to_1; reshape; squeeze; dense (relu)."""
+    w1, b1 = _w(rng, 3, 3, 2, 3), _w(rng, 3, scale=0.1)
+    w2, b2 = _w(rng, 54, 5, scale=0.3), _w(rng, 5, scale=0.1)
+
+    def fn(a, b):
+        y = tf.pad(a, [[0, 0], [1, 1], [1, 1], [0, 0]])
+        y = tf.nn.conv2d(y, w1, 2, "VALID") + b1
+        y = tf.concat([y * b, y + b], axis=3)
+        y = tf.reshape(tf.minimum(tf.maximum(y, -1.0), 1.0), [1, 1, 54])
+        y = tf.squeeze(y, axis=[0])  # the converter emits RESHAPE: squeeze_last_reshape() turns it into SQUEEZE
+        return tf.nn.relu(tf.matmul(y, w2) + b2)
+
+    return fn, [(1, 6, 6, 2), (1, 3, 3, 3)], False
+
+
+def squeeze_last_reshape(model_bytes):
+    """Turn the last RESHAPE into a SQUEEZE of dimension 0 (the converter folds tf.squeeze into
+    RESHAPE); its output tensor gets the squeezed shape, which the next FULLY_CONNECTED flattens."""
+    model = load(model_bytes)
+    sg = model.subgraphs[0]
+    names = op_names(model)
+    k = max(i for i, n in enumerate(names) if n == "RESHAPE")
+    op = sg.operators[k]
+    code = S.OperatorCodeT()
+    code.builtinCode = code.deprecatedBuiltinCode = S.BuiltinOperator.SQUEEZE
+    code.version = 1
+    model.operatorCodes.append(code)
+    op.opcodeIndex = len(model.operatorCodes) - 1
+    op.inputs = op.inputs[:1]
+    op.builtinOptionsType = S.BuiltinOptions.SqueezeOptions
+    op.builtinOptions = S.SqueezeOptionsT()
+    op.builtinOptions.squeezeDims = [0]
+    t_in, t_out = sg.tensors[op.inputs[0]], sg.tensors[op.outputs[0]]
+    assert t_in.shape[0] == 1
+    t_out.shape = list(t_in.shape[1:])
+    return save(model)
+
+
+EDITS = {"two_inputs": squeeze_last_reshape}
+MODELS = {"cnn": (model_cnn, 1), "branches": (model_branches, 2), "two_inputs": (model_two_inputs, 3)}
+
+
+# ----------------------------------------------------------------------------------------------
+# running LiteRT
+# ----------------------------------------------------------------------------------------------
+def interpreter(model_bytes, resolver, preserve):
+    it = Interpreter(model_content=model_bytes, experimental_op_resolver_type=resolver,
+                     experimental_preserve_all_tensors=preserve)
+    it.allocate_tensors()
+    return it
+
+
+def run(it, inputs):
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+
+
+def random_inputs(it, rng):
+    out = []
+    for d in it.get_input_details():
+        if d["dtype"] == np.float32:
+            s, z = d["quantization"]
+            lo, hi = (-128 - z) * s, (127 - z) * s
+            out.append(rng.uniform(lo * 1.1, hi * 1.1, size=d["shape"]).astype(np.float32))
+        else:
+            out.append(rng.integers(-128, 128, size=d["shape"]).astype(d["dtype"]))
+    return out
+
+
+def record(name, model_bytes, seed):
+    path = os.path.join(HERE, f"{name}.tflite")
+    with open(path, "wb") as f:
+        f.write(model_bytes)
+    ref = interpreter(model_bytes, OpResolverType.BUILTIN_REF, True)
+    builtin = interpreter(model_bytes, OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES, True)
+    xnn = interpreter(model_bytes, OpResolverType.AUTO, False)
+    sg = load(model_bytes).subgraphs[0]
+    written = sorted({int(i) for op in sg.operators for i in op.outputs})
+    rng = np.random.default_rng(seed)
+    arrays = {"tensors": np.array(written, np.int32), "ops": np.array(op_names(load(model_bytes)))}
+    for r in range(RUNS):
+        inputs = random_inputs(ref, rng)
+        for k, x in enumerate(inputs):
+            arrays[f"r{r}/in{k}"] = x
+        run(ref, inputs)
+        run(builtin, inputs)
+        run(xnn, inputs)
+        for i in written:
+            arrays[f"r{r}/ref/t{i}"] = ref.get_tensor(i).copy()
+            arrays[f"r{r}/builtin/t{i}"] = builtin.get_tensor(i).copy()
+        for k, d in enumerate(xnn.get_output_details()):
+            arrays[f"r{r}/xnnpack/out{k}"] = xnn.get_tensor(d["index"]).copy()
+    arrays["versions"] = np.array(json.dumps({"tensorflow": tf.__version__, "ai_edge_litert": litert_version,
+                                              "numpy": np.__version__, "machine": platform.machine()}))
+    np.savez_compressed(os.path.join(HERE, f"{name}.npz"), **arrays)
+    print(f"{name}: {len(model_bytes)} bytes, ops {' '.join(op_names(load(model_bytes)))}")
+
+
+def main(argv):
+    os.makedirs(HERE, exist_ok=True)
+    only = set(argv)
+    for name, (build, seed) in MODELS.items():
+        if only and name not in only:
+            continue
+        fn, shapes, float_io = build(np.random.default_rng(seed))
+        base = convert(fn, shapes, seed, float_io)
+        if name in EDITS:
+            base = EDITS[name](base)
+        record(name, base, seed)
+        record(f"{name}_pot", rescale(base), seed + 100)
+        record(f"{name}_left", rescale(base, 64.0), seed + 200)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
