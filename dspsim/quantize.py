@@ -543,7 +543,9 @@ def dequantize(q, min_range, max_range, mode="MIN_COMBINED", narrow_range=False,
     ``out = (round(min / rs) * rs - min_T * rs) + q * rs`` (ties away from zero; ``min`` itself when
     ``max == min``). This can disagree with :func:`quantize` by one code (SEMANTICS 1.6).
     SCALED: ``sf = max / max_T`` (unsigned) or ``max(min / (min_T + narrow_range), max / max_T)``;
-    ``out = q * sf``.
+    ``out = q * sf``. Per tensor TF reads a qint32 code as ``int(float(q))``: the top 64 codes
+    (>= 2^31 - 64) become INT32_MIN and dequantize to ``-2^31 * sf`` (observed on TF 2.21; the
+    per-channel path does not do this).
 
     Every step is float32. Feed the range :func:`quantize` returned: Dequantize neither adjusts nor
     checks it (max < min is accepted, as in TF).
