@@ -1,4 +1,7 @@
-"""The dspsim command line: ``dspsim suite | drift | export | compare | bench``.
+"""The dspsim command line: ``dspsim suite | drift | export | compare | bench | run-tflite``.
+
+``bench`` forwards its arguments to :func:`dspsim.bench.main`; ``run-tflite`` (present when
+:mod:`dspsim.tflite` is installed) to :func:`dspsim.tflite.cli_main`.
 
 Exit status: 0 success; 1 a bit-exactness check failed (suite, export) or the files differ
 (compare); 2 bad input (bad TOML, unknown op or case, missing or corrupt file), reported as one
@@ -241,6 +244,21 @@ def _cmd_bench(args, argv) -> int:
     return int(bench.main(list(args.bench_args)) or 0)
 
 
+def _tflite_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("dspsim.tflite") is not None
+
+
+def _cmd_run_tflite(args, argv) -> int:
+    from . import tflite
+
+    run = getattr(tflite, "cli_main", None)
+    if run is None:
+        raise UsageError("`dspsim run-tflite` needs dspsim.tflite.cli_main, which this installation lacks")
+    return int(run(list(args.tflite_args)) or 0)
+
+
 # =============================================================================================
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -280,11 +298,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="speed of the kernels next to their peers (dspsim.bench)", add_help=False)
     b.add_argument("bench_args", nargs=argparse.REMAINDER)
+    if _tflite_available():
+        t = sub.add_parser("run-tflite", help="run an int8 .tflite model through dspsim's kernels (dspsim.tflite)",
+                           add_help=False)
+        t.add_argument("tflite_args", nargs=argparse.REMAINDER)
     return p
 
 
 _COMMANDS = {"suite": _cmd_suite, "drift": _cmd_drift, "export": _cmd_export, "compare": _cmd_compare,
-             "bench": _cmd_bench}
+             "bench": _cmd_bench, "run-tflite": _cmd_run_tflite}
 
 
 def main(argv=None) -> int:
@@ -292,6 +314,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     if argv[:1] == ["bench"]:  # everything after `bench` belongs to dspsim.bench
         args = argparse.Namespace(command="bench", bench_args=argv[1:])
+    elif argv[:1] == ["run-tflite"] and _tflite_available():  # and after `run-tflite` to dspsim.tflite
+        args = argparse.Namespace(command="run-tflite", tflite_args=argv[1:])
     else:
         try:
             args = parser.parse_args(argv)

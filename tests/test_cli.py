@@ -196,3 +196,20 @@ def test_bench_missing_is_a_clear_error(monkeypatch, capsys):
 def test_no_command_prints_help_and_status_2(capsys):
     assert cli.main([]) == 2
     assert "suite" in capsys.readouterr().out
+
+
+def test_run_tflite_forwards_its_arguments_when_the_importer_exists(monkeypatch):
+    seen = {}
+    fake = types.ModuleType("dspsim.tflite")
+    fake.cli_main = lambda argv: seen.setdefault("argv", argv) and 0
+    monkeypatch.setitem(sys.modules, "dspsim.tflite", fake)
+    monkeypatch.setattr("dspsim.tflite", fake, raising=False)
+    monkeypatch.setattr(cli, "_tflite_available", lambda: True)
+    assert cli.main(["run-tflite", "model.tflite", "--out", "x"]) == 0
+    assert seen["argv"] == ["model.tflite", "--out", "x"]
+
+
+def test_run_tflite_is_not_offered_without_the_importer(monkeypatch, capsys):
+    monkeypatch.setattr(cli, "_tflite_available", lambda: False)
+    assert cli.main(["run-tflite", "m.tflite"]) == 2
+    assert "invalid choice" in capsys.readouterr().err
