@@ -95,7 +95,7 @@ def _scheme(name, baseline, base, other, ferr, lsb=None) -> SchemeResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# access to dspsim and the oracle, with one clear error when a piece is missing
+# access to dspsim (imported lazily) and the oracle
 # ---------------------------------------------------------------------------------------------
 def _api(name: str):
     import dspsim
@@ -110,14 +110,6 @@ def _ref(name: str):
     if fn is None:
         raise OpError(f"the oracle dspsim.reference.{name} is not available")
     return fn
-
-
-def _call(fn, *args, **kwargs):
-    """Call a dspsim function; a placeholder's NotImplementedError becomes an OpError."""
-    try:
-        return fn(*args, **kwargs)
-    except NotImplementedError as exc:
-        raise OpError(f"{getattr(fn, '__name__', fn)}: not available yet ({exc})") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,10 +274,10 @@ class Op:
 
 def _tf_roundtrip(x, lo, hi, p, mode, round_mode, narrow):
     quantize, dequantize = _api("quantize"), _api("dequantize")
-    res = _call(quantize, x, lo, hi, p["T"], mode=mode, round_mode=round_mode, narrow_range=narrow,
-                axis=p["axis"], ensure_minimum_range=p["ensure_minimum_range"])
+    res = quantize(x, lo, hi, p["T"], mode=mode, round_mode=round_mode, narrow_range=narrow,
+                   axis=p["axis"], ensure_minimum_range=p["ensure_minimum_range"])
     q, rlo, rhi = res
-    y = _call(dequantize, q, rlo, rhi, mode=mode, narrow_range=narrow, axis=p["axis"])
+    y = dequantize(q, rlo, rhi, mode=mode, narrow_range=narrow, axis=p["axis"])
     return np.asarray(q), np.asarray(rlo, dtype=np.float32), np.asarray(rhi, dtype=np.float32), np.asarray(y)
 
 
@@ -365,23 +357,23 @@ def _affine(conv, x, scale, zp, dtype, axis):
     qn, qcn, dn, dcn = _AFFINE_FUNCS[conv]
     if conv == "torch":
         if per_channel:
-            q = _call(_api(qcn), x, scale, zp, axis, dtype)
-            y = _call(_api(dcn), q, scale, zp, axis)
+            q = _api(qcn)(x, scale, zp, axis, dtype)
+            y = _api(dcn)(q, scale, zp, axis)
         else:
-            q = _call(_api(qn), x, scale, zp, dtype)
-            y = _call(_api(dn), q, scale, zp)
+            q = _api(qn)(x, scale, zp, dtype)
+            y = _api(dn)(q, scale, zp)
     elif conv == "onnx":
-        q = _call(_api(qn), x, scale, zp, axis=axis if per_channel else 1, dtype=dtype)
-        y = _call(_api(dn), q, scale, zp, axis=axis if per_channel else 1)
+        q = _api(qn)(x, scale, zp, axis=axis if per_channel else 1, dtype=dtype)
+        y = _api(dn)(q, scale, zp, axis=axis if per_channel else 1)
     elif per_channel:  # TFLite DEQUANTIZE is per-tensor: dequantize slice by slice
-        q = np.asarray(_call(_api(qn), x, scale, zp, dtype, axis=axis))
+        q = np.asarray(_api(qn)(x, scale, zp, dtype, axis=axis))
         y = np.zeros(q.shape, np.float32).ravel()
         for idx, c in _slices(q, axis):
-            y[idx] = _call(_api(dn), q.ravel()[idx], float(scale[c]), int(zp[c]))
+            y[idx] = _api(dn)(q.ravel()[idx], float(scale[c]), int(zp[c]))
         y = y.reshape(q.shape)
     else:
-        q = _call(_api(qn), x, scale, zp, dtype)
-        y = _call(_api(dn), q, scale, zp)
+        q = _api(qn)(x, scale, zp, dtype)
+        y = _api(dn)(q, scale, zp)
     return np.asarray(q), np.asarray(y)
 
 
@@ -436,7 +428,7 @@ def _run_pof2_quantize(p, rng, vec):
     amax = float(p["max_abs"])
     fb = p["frac_bits"]
     if fb is None:
-        fb = int(_call(_api("pof2_frac_bits"), amax, bits, narrow_range=narrow))
+        fb = int(_api("pof2_frac_bits")(amax, bits, narrow_range=narrow))
         fb_ref = _ref("pof2_frac_bits")(-amax, amax, bits, narrow)
         if fb_ref != fb:
             raise OpError(f"pof2_frac_bits({amax}) = {fb}, the oracle says {fb_ref}")
@@ -445,10 +437,10 @@ def _run_pof2_quantize(p, rng, vec):
     x = np.asarray(vec["input"], np.float32) if "input" in vec else _float_data(rng, shape, -amax, amax, p["data"], lsb)
 
     def run(rule):
-        return np.asarray(_call(_api("quantize_pof2"), x, fb, bits, rounding=rule, narrow_range=narrow))
+        return np.asarray(_api("quantize_pof2")(x, fb, bits, rounding=rule, narrow_range=narrow))
 
     q = run(rm)
-    y = np.asarray(_call(_api("dequantize_pof2"), q, fb))
+    y = np.asarray(_api("dequantize_pof2")(q, fb))
     out = Outcome(vectors={"input": x, "output": q, "dequantized": y},
                   constants={"frac_bits": fb, "bits": bits, "narrow_range": narrow, "rounding": rm},
                   n_outputs=int(q.size))
@@ -606,10 +598,10 @@ def _kernel_call(kind, s, scheme, geo, accumulator=None, stats=False):
     if scheme in FIXED_SCHEMES:
         m = int(s["mult"][0]) if s["per_tensor"] else s["mult"]
         sh = int(s["shift"][0]) if s["per_tensor"] else s["shift"]
-        res = _call(fn, s["x"], s["w"], s["bias"], multiplier=m, shift=sh, rounding=scheme, **common)
+        res = fn(s["x"], s["w"], s["bias"], multiplier=m, shift=sh, rounding=scheme, **common)
     else:
         ws = float(s["s_w"][0]) if s["per_tensor"] else s["s_w"]
-        res = _call(fn, s["x"], s["w"], s["bias"], input_scale=s["s_in"], weight_scale=ws,
+        res = fn(s["x"], s["w"], s["bias"], input_scale=s["s_in"], weight_scale=ws,
                     output_scale=s["s_out"], requant=scheme, **common)
     return (np.asarray(res[0]), res[1]) if common.get("stats") else np.asarray(res)
 
@@ -709,7 +701,7 @@ def _pair(v):
 def _accumulator(p):
     if p["accumulator_bits"] is None:
         return None
-    return _call(_api("Accumulator"), int(p["accumulator_bits"]), overflow=p["accumulator_overflow"])
+    return _api("Accumulator")(int(p["accumulator_bits"]), overflow=p["accumulator_overflow"])
 
 
 def _run_kernel(kind):
@@ -789,7 +781,7 @@ def _run_relu(p, rng, vec):
     act_min, act_max = _act_range(p["activation"], s_out, zp_out, dtype)
 
     def call(rounding):
-        return np.asarray(_call(_api("relu"), x, input_zero_point=zp_in, output_zero_point=zp_out, multiplier=m,
+        return np.asarray(_api("relu")(x, input_zero_point=zp_in, output_zero_point=zp_out, multiplier=m,
                                 shift=sh, act_min=act_min, act_max=act_max, rounding=rounding))
 
     def oracle(rounding):
