@@ -324,6 +324,10 @@ def _run_tf_quantize(p, rng, vec):
     cs_r = _channel_shape(x.ndim, axis) if rlo.ndim else ()
     lo_r, hi_r = (rlo.reshape(cs_r), rhi.reshape(cs_r)) if cs_r else (rlo, rhi)
     out.float = float_error(y, x, lsb, lo_r, hi_r)
+    wrapped = int(np.count_nonzero((q.astype(np.int64) == -(2**31)) & (x > 0))) if T == "qint32" else 0
+    if wrapped:
+        out.notes.append(f"{wrapped} value(s) at or above the top of the range quantized to INT32_MIN: TF's qint32 "
+                         "cast wraps 2^31 (SEMANTICS 1.2); they dominate the float error")
     variants = [(m, r, n) for m in TF_MODES for r in ROUND_MODES for n in (False, True)
                 if (r == "HALF_AWAY_FROM_ZERO" or m == "SCALED") and (not n or m == "SCALED")
                 and not (m == "MIN_FIRST" and rlo.ndim)]
@@ -601,8 +605,8 @@ def _kernel_call(kind, s, scheme, geo, accumulator=None, stats=False):
         res = fn(s["x"], s["w"], s["bias"], multiplier=m, shift=sh, rounding=scheme, **common)
     else:
         ws = float(s["s_w"][0]) if s["per_tensor"] else s["s_w"]
-        res = fn(s["x"], s["w"], s["bias"], input_scale=s["s_in"], weight_scale=ws,
-                    output_scale=s["s_out"], requant=scheme, **common)
+        res = fn(s["x"], s["w"], s["bias"], input_scale=s["s_in"], weight_scale=ws, output_scale=s["s_out"],
+                 requant=scheme, **common)
     return (np.asarray(res[0]), res[1]) if common.get("stats") else np.asarray(res)
 
 
@@ -782,7 +786,7 @@ def _run_relu(p, rng, vec):
 
     def call(rounding):
         return np.asarray(_api("relu")(x, input_zero_point=zp_in, output_zero_point=zp_out, multiplier=m,
-                                shift=sh, act_min=act_min, act_max=act_max, rounding=rounding))
+                                       shift=sh, act_min=act_min, act_max=act_max, rounding=rounding))
 
     def oracle(rounding):
         f = _ref("relu")
