@@ -20,7 +20,6 @@ from dspsim.kernels import gemm as G
 FULL = any(s in ("medium", "large") for s in bench.env_sizes())
 DENSE = (256, 1024, 1024) if FULL else (32, 256, 128)          # M, K, N
 CONV = ((1, 56, 56, 64), (64, 3, 3, 64)) if FULL else ((1, 14, 14, 16), (16, 3, 3, 16))
-PATHS = ["vnni", "plain"] if G._choose_vnni(None, "bench") else ["plain"]
 
 
 @pytest.fixture(scope="module")
@@ -53,20 +52,20 @@ def timed(benchmark, fn, macs, threads, engine):
     return out
 
 
-@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("path", G.PATHS)
 def test_dense_core(benchmark, threads, data, path):
     packed = G.pack_weights(data["b"])
     m, k, n = DENSE
-    out = timed(benchmark, lambda: G.gemm_s32(data["a"], packed, a_zero_point=128, use_vnni=path == "vnni"),
+    out = timed(benchmark, lambda: G.gemm_s32(data["a"], packed, a_zero_point=128, path=path),
                 m * n * k, threads, f"dspsim-{path}")
     assert out.shape == (m, n) and out.dtype == np.int32
 
 
-@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("path", G.PATHS)
 def test_conv_core(benchmark, threads, data, path):
     packed = G.pack_weights(data["w"])
     fn = lambda: G.conv2d_s32(data["x"], packed, pads=(1, 1, 1, 1), input_zero_point=128,  # noqa: E731
-                              use_vnni=path == "vnni")
+                              path=path)
     out = timed(benchmark, fn, conv_macs(), threads, f"dspsim-{path}")
     assert out.shape == CONV[0][:3] + (CONV[1][0],)
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from dspsim.kernels import gemm as G
 from dspsim.kernels.gemm import PackedWeights, conv2d_s32, gemm_s32, pack_weights, row_sums
 
-PATHS = [False, True] if G._choose_vnni(None, "test") else [False]
+PATHS = list(G.PATHS)
 RANGES = {np.int8: (-128, 127), np.uint8: (0, 255)}
 
 
@@ -52,49 +52,49 @@ def rand(rng, dtype, shape):
     return rng.integers(lo, hi + 1, shape).astype(dtype)
 
 
-@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 @pytest.mark.parametrize("m,k,n", [(1, 1, 1), (7, 13, 9), (6, 4, 64), (13, 67, 130), (65, 255, 63), (3, 1029, 5)])
-def test_gemm_matches_int64_matmul(m, k, n, dtype, use_vnni):
+def test_gemm_matches_int64_matmul(m, k, n, dtype, path):
     rng = np.random.default_rng(m * 1000 + k + n)
     a, b = rand(rng, dtype, (m, k)), rand(rng, np.int8, (n, k))
-    np.testing.assert_array_equal(gemm_s32(a, b, use_vnni=use_vnni), gemm_ref(a, b))
+    np.testing.assert_array_equal(gemm_s32(a, b, path=path), gemm_ref(a, b))
 
 
-@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
-def test_gemm_extreme_values(dtype, use_vnni):
+def test_gemm_extreme_values(dtype, path):
     lo, hi = RANGES[dtype]
     for av in (lo, hi):
         for bv in (-128, 127):
             a = np.full((7, 37), av, dtype)
             b = np.full((66, 37), bv, np.int8)
-            np.testing.assert_array_equal(gemm_s32(a, b, use_vnni=use_vnni), gemm_ref(a, b))
+            np.testing.assert_array_equal(gemm_s32(a, b, path=path), gemm_ref(a, b))
 
 
-@pytest.mark.parametrize("use_vnni", PATHS)
-def test_gemm_wraps_modulo_2_32(use_vnni):
+@pytest.mark.parametrize("path", PATHS)
+def test_gemm_wraps_modulo_2_32(path):
     k = 140_000  # 16384 * k > 2^31: the int32 sum overflows and must wrap
     a = np.full((2, k), -128, np.int8)
     b = np.full((3, k), -128, np.int8)
     b[1] = 127
-    got = gemm_s32(a, b, use_vnni=use_vnni)
+    got = gemm_s32(a, b, path=path)
     np.testing.assert_array_equal(got, gemm_ref(a, b))
     assert got[0, 0] != 16384 * k
 
 
-@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=60, deadline=None)
 @given(m=st.integers(1, 20), k=st.integers(1, 90), n=st.integers(1, 140), signed=st.booleans(),
        seed=st.integers(0, 2**32 - 1), per_column=st.booleans())
-def test_gemm_zero_points_and_bias(use_vnni, m, k, n, signed, seed, per_column):
+def test_gemm_zero_points_and_bias(path, m, k, n, signed, seed, per_column):
     rng = np.random.default_rng(seed)
     dtype = np.int8 if signed else np.uint8
     a, b = rand(rng, dtype, (m, k)), rand(rng, np.int8, (n, k))
     za = int(rand(rng, dtype, ()))
     zb = rng.integers(-128, 128, n) if per_column else int(rng.integers(-128, 128))
     bias = rng.integers(-2**31, 2**31, n)
-    got = gemm_s32(a, b, a_zero_point=za, b_zero_point=zb, bias=bias, use_vnni=use_vnni)
+    got = gemm_s32(a, b, a_zero_point=za, b_zero_point=zb, bias=bias, path=path)
     np.testing.assert_array_equal(got, gemm_ref(a, b, za, zb, bias))
 
 
@@ -108,22 +108,25 @@ def test_gemm_packed_weights_equal_raw_weights():
     np.testing.assert_array_equal(row_sums(a), a.sum(axis=1, dtype=np.int64))
 
 
-def test_gemm_vnni_and_plain_paths_agree_on_random_input():
-    if len(PATHS) < 2:
-        pytest.skip("no AVX-512 VNNI on this CPU")
+def test_gemm_paths_agree_on_random_input():
     rng = np.random.default_rng(2)
     a, b = rand(rng, np.uint8, (50, 300)), rand(rng, np.int8, (200, 300))
-    np.testing.assert_array_equal(gemm_s32(a, b, use_vnni=True), gemm_s32(a, b, use_vnni=False))
+    outs = [gemm_s32(a, b, path=p) for p in G.PATHS]
+    for out in outs[1:]:
+        np.testing.assert_array_equal(out, outs[0])
 
 
-def test_disable_vnni_env_forces_plain_tile(monkeypatch):
+def test_gemm_path_env_forces_plain_tile(monkeypatch):
     def boom(*args):
-        raise AssertionError("VNNI driver used")
+        raise AssertionError("a SIMD driver was used")
 
-    monkeypatch.setenv("DSPSIM_DISABLE_VNNI", "1")
-    monkeypatch.setattr(G, "_drive_vnni", boom)
+    monkeypatch.setenv("DSPSIM_GEMM_PATH", "plain")
+    for p in G.PATHS[:-1]:
+        monkeypatch.setitem(G._DRIVERS, p, boom)
     a = np.ones((2, 3), np.int8)
     np.testing.assert_array_equal(gemm_s32(a, np.ones((4, 3), np.int8)), np.full((2, 4), 3))
+    with pytest.raises(ValueError, match="^gemm_s32: path must be one of"):
+        gemm_s32(a, np.ones((4, 3), np.int8), path="sse9")
 
 
 CONV_CASES = [
@@ -137,10 +140,10 @@ CONV_CASES = [
 ]
 
 
-@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 @pytest.mark.parametrize("xs,ws,stride,dilation,pads,groups", CONV_CASES)
-def test_conv_matches_in_bounds_tap_loop(xs, ws, stride, dilation, pads, groups, dtype, use_vnni):
+def test_conv_matches_in_bounds_tap_loop(xs, ws, stride, dilation, pads, groups, dtype, path):
     rng = np.random.default_rng(sum(xs) + sum(ws))
     x, w = rand(rng, dtype, xs), rand(rng, np.int8, ws)
     zx = int(rand(rng, dtype, ()))
@@ -149,15 +152,15 @@ def test_conv_matches_in_bounds_tap_loop(xs, ws, stride, dilation, pads, groups,
     kw = dict(stride=stride, dilation=dilation, pads=pads, groups=groups)
     for q in ({}, {"zx": zx}, {"zx": zx, "zw": zw, "bias": bias}, {"zw": int(zw[0])}):
         got = conv2d_s32(x, w, input_zero_point=q.get("zx", 0), weight_zero_point=q.get("zw", 0),
-                         bias=q.get("bias"), use_vnni=use_vnni, **kw)
+                         bias=q.get("bias"), path=path, **kw)
         np.testing.assert_array_equal(got, conv_ref(x, w, **kw, **q))
 
 
-@pytest.mark.parametrize("use_vnni", PATHS)
-def test_conv_padded_taps_contribute_zero(use_vnni):
+@pytest.mark.parametrize("path", PATHS)
+def test_conv_padded_taps_contribute_zero(path):
     x = np.full((1, 4, 4, 3), -7, np.int8)  # every real tap is the zero point too
     w = np.full((5, 3, 3, 3), 127, np.int8)
-    got = conv2d_s32(x, w, pads=(1, 1, 1, 1), input_zero_point=-7, bias=np.arange(5), use_vnni=use_vnni)
+    got = conv2d_s32(x, w, pads=(1, 1, 1, 1), input_zero_point=-7, bias=np.arange(5), path=path)
     np.testing.assert_array_equal(got, np.broadcast_to(np.arange(5), (1, 4, 4, 5)))
 
 
@@ -197,13 +200,13 @@ def test_plain_path_runs_without_jit():
     assert res.returncode == 0 and res.stdout.strip() == "ok", res.stderr[-2000:]
 
 
-@pytest.mark.parametrize("use_vnni", PATHS)
+@pytest.mark.parametrize("path", PATHS)
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(1, 2), h=st.integers(1, 9), w=st.integers(1, 9), i=st.integers(1, 9),
        groups=st.integers(1, 3), og=st.integers(1, 70), kh=st.integers(1, 3), kw=st.integers(1, 3),
        stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), dilation=st.tuples(st.integers(1, 2), st.integers(1, 2)),
        pads=st.tuples(*[st.integers(0, 2)] * 4), signed=st.booleans(), seed=st.integers(0, 2**32 - 1))
-def test_conv_random_geometry(use_vnni, n, h, w, i, groups, og, kh, kw, stride, dilation, pads, signed, seed):
+def test_conv_random_geometry(path, n, h, w, i, groups, og, kh, kw, stride, dilation, pads, signed, seed):
     (pt, pb, pl, pr), (dh, dw) = pads, dilation
     if h + pt + pb < dh * (kh - 1) + 1 or w + pl + pr < dw * (kw - 1) + 1:
         return
@@ -214,5 +217,5 @@ def test_conv_random_geometry(use_vnni, n, h, w, i, groups, og, kh, kw, stride, 
     bias = rng.integers(-2**31, 2**31, groups * og)
     kw_ = dict(stride=stride, dilation=dilation, pads=pads, groups=groups)
     got = conv2d_s32(x, pack_weights(wt, groups=groups), input_zero_point=zx, weight_zero_point=zw, bias=bias,
-                     use_vnni=use_vnni, **kw_)
+                     path=path, **kw_)
     np.testing.assert_array_equal(got, conv_ref(x, wt, zx=zx, zw=zw, bias=bias, **kw_))

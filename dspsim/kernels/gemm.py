@@ -15,7 +15,8 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
   convolution they are copied once into a zero-point-padded NHWC buffer, and each output pixel's
   window is addressed in place (implicit GEMM: one K-segment per filter tap, no im2col);
 * a tile computes ``MR`` rows by ``NR`` columns with the accumulators in registers, using the AVX-512
-  VNNI instruction ``vpdpbusd`` (:mod:`dspsim.kernels._vnni`) or, without VNNI, a plain loop;
+  VNNI instruction ``vpdpbusd`` or, without VNNI, AVX2 ``vpmaddwd`` (:mod:`dspsim.kernels._simd`);
+  a plain numba loop is the portable fallback;
 * the zero-point algebra is folded into the tile's store. With ``alpha = za + offset``
   (``offset`` 128 for int8 activations, 0 for uint8) and padded taps holding ``u = alpha``::
 
@@ -27,8 +28,9 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
 
 Threads: the drivers run ``prange`` over (group, column panel, row chunk) work items; they are
 compiled with ``parallel=True`` and cannot be cached, so call :func:`warmup` once before timing.
-Set ``DSPSIM_DISABLE_VNNI=1`` (or pass ``use_vnni=False``) to force the plain tile; the plain tile is
-also chosen under ``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsic cannot run.
+The tile is the best of :data:`PATHS` (``"vnni"``, ``"avx2"``, ``"plain"``: those this CPU runs) unless
+``path=`` or the environment variable ``DSPSIM_GEMM_PATH`` names another; only ``"plain"`` runs under
+``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsics cannot.
 """
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..fixedpoint import _wrap32, as_int_array
-from ._vnni import HAVE_VNNI, MR, NR, tile_vnni
+from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, tile_avx2, tile_vnni
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
@@ -51,7 +53,7 @@ _CONV = "conv2d_s32"
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)
 def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0):
-    """Portable twin of :func:`dspsim.kernels._vnni.tile_vnni`: same arguments, same result."""
+    """Portable twin of :func:`dspsim.kernels._simd.tile_vnni`: same arguments, same result."""
     acc = np.empty(NR, np.int32)
     for r in range(mv):
         acc[:] = 0
@@ -76,7 +78,7 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
 
 
 def _make_driver(tile):
-    """The blocked, threaded GEMM driver around one tile kernel (VNNI or plain)."""
+    """The blocked, threaded GEMM driver around one tile kernel."""
 
     @njit(parallel=True)
     def drive(a, row_off, group_stride, segs, k4, bp, panel_bytes, groups, n_group, out, col_add, col_mul,
@@ -104,8 +106,13 @@ def _make_driver(tile):
     return drive
 
 
-_drive_plain = _make_driver(_tile_plain)
-_drive_vnni = _make_driver(tile_vnni) if HAVE_VNNI else None
+_DRIVERS = {"plain": _make_driver(_tile_plain)}
+if HAVE_AVX2:
+    _DRIVERS["avx2"] = _make_driver(tile_avx2)
+if HAVE_VNNI:
+    _DRIVERS["vnni"] = _make_driver(tile_vnni)
+PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _DRIVERS and (p == "plain" or not numba.config.DISABLE_JIT))
+"""Tiles this process can run, fastest first."""
 
 
 @njit(cache=True)
@@ -238,12 +245,12 @@ def _sums(w2, sums):
 # --------------------------------------------------------------------------------------------
 # public wrappers
 # --------------------------------------------------------------------------------------------
-def _choose_vnni(use_vnni, func):
-    if use_vnni is None:
-        return HAVE_VNNI and not numba.config.DISABLE_JIT and os.environ.get("DSPSIM_DISABLE_VNNI", "") in ("", "0")
-    if use_vnni and not (HAVE_VNNI and not numba.config.DISABLE_JIT):
-        raise ValueError(f"{func}: use_vnni=True needs a JIT-compiled AVX-512 VNNI target (HAVE_VNNI is {HAVE_VNNI})")
-    return bool(use_vnni)
+def _choose_path(path, func):
+    """``path``, else ``$DSPSIM_GEMM_PATH``, else the fastest of :data:`PATHS`; checked to be runnable."""
+    path = path or os.environ.get("DSPSIM_GEMM_PATH") or PATHS[0]
+    if path not in PATHS:
+        raise ValueError(f"{func}: path must be one of {PATHS} on this CPU, got {path!r}")
+    return path
 
 
 def _activation(x, func, name):
@@ -286,7 +293,7 @@ def _quant_args(func, offset, n, zx, zw, bias, names):
     return alpha, zw, bias
 
 
-def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, use_vnni):
+def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, path):
     """Shared tail of both cores: zero-point terms, then the threaded driver. Returns (M, N) int32."""
     groups, n_group = packed.groups, packed.n_group
     m_dim, n_total = row_off.shape[0], packed.shape[0]
@@ -307,13 +314,12 @@ def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, use_vnni):
     threads = numba.get_num_threads()
     n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // work))) if work < 8 * threads else 1
     panel_bytes = packed.taps * packed.channels_padded * NR
-    drive = _drive_vnni if use_vnni else _drive_plain
-    drive(ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, panel_bytes,
+    _DRIVERS[path](ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, panel_bytes,
           groups, n_group, out.ravel(), col_add, col_mul, row_add, n_chunks)
     return out
 
 
-def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) -> np.ndarray:
+def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, path=None) -> np.ndarray:
     """Exact int32 GEMM ``C[m, n] = sum_k (a[m, k] - za) * (b[n, k] - zb[n]) + bias[n]`` modulo 2^32.
 
     Parameters
@@ -323,7 +329,7 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) 
     a_zero_point : int, in the range of ``a``'s dtype (default 0).
     b_zero_point : int or (N,) ints in [-128, 127] (default 0), per output column.
     bias : None or (N,) integers in the int32 range.
-    use_vnni : None (auto: AVX-512 VNNI when available, unless ``DSPSIM_DISABLE_VNNI=1``), True, False.
+    path : None (``$DSPSIM_GEMM_PATH`` or the fastest), or one of :data:`PATHS`; all give the same result.
 
     Returns
     -------
@@ -340,7 +346,7 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) 
         raise ValueError(f"{_GEMM}: a has K={k_dim} columns but b has K={packed.shape[1]}")
     alpha, zb, bias = _quant_args(_GEMM, offset, n_dim, a_zero_point, b_zero_point, bias,
                                   ("a_zero_point", "b_zero_point"))
-    use = _choose_vnni(use_vnni, _GEMM)
+    path = _choose_path(path, _GEMM)
     kp = packed.channels_padded
     if offset == 0 and kp == k_dim:
         ubuf = np.require(a, requirements=["C", "W"])  # read-only input would need another compile
@@ -348,7 +354,7 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, use_vnni=None) 
         ubuf = np.zeros((m_dim, kp), np.uint8)
         ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
     row_off = np.arange(m_dim, dtype=np.int64) * kp
-    return _run(ubuf.ravel(), row_off, 0, np.zeros(1, np.int64), packed, alpha, zb, bias, use)
+    return _run(ubuf.ravel(), row_off, 0, np.zeros(1, np.int64), packed, alpha, zb, bias, path)
 
 
 def _pair(value, func, name, lo):
@@ -359,7 +365,7 @@ def _pair(value, func, name, lo):
 
 
 def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input_zero_point=0,
-               weight_zero_point=0, bias=None, use_vnni=None) -> np.ndarray:
+               weight_zero_point=0, bias=None, path=None) -> np.ndarray:
     """Exact int32 convolution accumulators, NHWC x OHWI, modulo 2^32.
 
     ``out[b, oy, ox, o] = bias[o] + sum (x[b, iy, ix, c] - zx) * (w[o, ky, kx, ci] - zw[o])`` over the
@@ -376,7 +382,7 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
     groups : int, must match the packed weights' groups.
     input_zero_point : int in the range of ``x``'s dtype; weight_zero_point : int or (O,) in [-128, 127].
     bias : None or (O,) integers in the int32 range.
-    use_vnni : as in :func:`gemm_s32`.
+    path : as in :func:`gemm_s32`.
 
     Returns
     -------
@@ -399,7 +405,7 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
         raise ValueError(f"{_CONV}: the dilated {kh}x{kw} kernel does not fit the padded {hp}x{wp} input")
     alpha, zw, bias = _quant_args(_CONV, offset, n_out, input_zero_point, weight_zero_point, bias,
                                   ("input_zero_point", "weight_zero_point"))
-    use = _choose_vnni(use_vnni, _CONV)
+    path = _choose_path(path, _CONV)
     cp = packed.channels_padded
     # Padded buffer: every tap outside the image (and every padding channel) holds u = alpha,
     # i.e. x = zx, so it adds (x - zx) * (w - zw) = 0 once the zero-point terms are folded in.
@@ -409,7 +415,7 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
     row_off = ((np.arange(n_img)[:, None, None] * hp + np.arange(oh)[None, :, None] * sh) * pix
                + np.arange(ow)[None, None, :] * (sw * groups * cp)).astype(np.int64).ravel()
     segs = ((np.arange(kh)[:, None] * (dh * pix)) + np.arange(kw)[None, :] * (dw * groups * cp)).astype(np.int64).ravel()
-    out = _run(ubuf.ravel(), row_off, cp, segs, packed, alpha, zw, bias, use)
+    out = _run(ubuf.ravel(), row_off, cp, segs, packed, alpha, zw, bias, path)
     return out.reshape(n_img, oh, ow, n_out)
 
 
@@ -429,6 +435,6 @@ def warmup() -> None:
         b = rng.integers(-9, 9, (2, 5)).astype(np.int8)
         x = rng.integers(0, 100, (1, 3, 3, 2)).astype(dtype)
         w = rng.integers(-9, 9, (2, 2, 2, 1)).astype(np.int8)
-        for use in ((False, True) if _choose_vnni(None, "warmup") else (False,)):
-            gemm_s32(a, b, b_zero_point=1, use_vnni=use)
-            conv2d_s32(x, w, groups=2, pads=(1, 0, 1, 0), weight_zero_point=1, use_vnni=use)
+        for path in PATHS:
+            gemm_s32(a, b, b_zero_point=1, path=path)
+            conv2d_s32(x, w, groups=2, pads=(1, 0, 1, 0), weight_zero_point=1, path=path)

@@ -1,0 +1,199 @@
+"""SIMD tiles for the exact int8 GEMM cores, written in LLVM IR through numba intrinsics.
+
+Both tiles compute an ``MR x NR`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes, ``B`` packed
+``[K/4][NR][4]`` signed bytes) exactly: every product fits its lane and the int32 lane adds wrap
+modulo 2^32, like a C int32 accumulator built with ``-fwrapv``. They store
+``acc + col_add[n] + row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
+
+* :func:`tile_vnni` (AVX-512 VNNI): ``vpdpbusd`` multiplies 4 unsigned by 4 signed bytes and adds
+  the 4 products to an int32 lane without intermediate saturation (``vpdpbusds`` is the saturating
+  variant; ``vpmaddubsw`` saturates int16 pairs and is not used). 64 exact MACs per instruction;
+  the ``MR * NV`` accumulators stay in zmm registers.
+* :func:`tile_avx2` (AVX2): ``vpmaddwd`` on bytes widened to int16 adds two products into an int32
+  lane; ``|u * b| <= 255 * 128`` so the pair sum is exact (the instruction's only overflow,
+  ``-32768 * -32768 * 2``, cannot occur). Rows go in pairs, 16 columns at a time, to fit 16 ymm.
+
+LLVM cannot select these instructions for a target without the feature: callers use a tile only
+when :data:`HAVE_VNNI` / :data:`HAVE_AVX2` is true.
+"""
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from numba import config
+from numba.core import cgutils, types
+from numba.extending import intrinsic
+
+MR = 6
+"""Rows of A per tile (one 4-byte broadcast each per k-step)."""
+NV = 4
+"""16-column vectors per tile; VNNI holds ``MR * NV`` accumulators plus ``NV`` B vectors in 32 zmm."""
+NR = 16 * NV
+"""Columns of B per tile (the packing panel width)."""
+
+
+def _target_has(*features: str) -> bool:
+    """True when numba compiles for a CPU with all ``features`` (LLVM names, e.g. ``avx512vnni``)."""
+    feats = llvm.get_host_cpu_features()
+    host = all(feats.get(f, False) for f in features)
+    if config.CPU_NAME is None:
+        return host
+    # A pinned target (NUMBA_CPU_NAME, e.g. for portable caches) must name the features itself.
+    wanted = config.CPU_FEATURES or ""
+    return host and all(f"+{f}" in wanted for f in features)
+
+
+HAVE_VNNI = _target_has("avx512f", "avx512bw", "avx512vnni")
+HAVE_AVX2 = _target_has("avx2")
+
+_LLVM = llvm.llvm_version_info[0]
+_I1, _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (1, 8, 16, 32, 64))
+_V16 = ir.VectorType(_I32, 16)
+# LLVM 22 types vpdpbusd's byte operands as <64 x i8>, older releases as <16 x i32>; LLVM 15 moved
+# to opaque pointers, which changed the masked store's mangled name.
+_OPND = ir.VectorType(_I8, 64) if _LLVM >= 22 else _V16
+_MASKED_STORE = "llvm.masked.store.v16i32." + ("p0" if _LLVM >= 15 else "p0v16i32")
+
+
+def _c(v):
+    return ir.Constant(_I64, v)
+
+
+def _splat(builder, value, vtype):
+    """``value`` in every lane of ``vtype``."""
+    n = vtype.count
+    one = builder.insert_element(ir.Constant(vtype, None), value, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(one, ir.Constant(vtype, None), ir.Constant(ir.VectorType(_I32, n), [0] * n))
+
+
+class _Tile:
+    """Pointers and loop-invariant vectors shared by the tiles' prologue and epilogue."""
+
+    def __init__(self, context, builder, signature, args):
+        (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0) = args
+        at = signature.args
+        self.builder = b = builder
+
+        def data(i, arr, elem):
+            ptr = context.make_array(at[i])(context, builder, arr).data
+            return b.bitcast(ptr, elem.as_pointer())
+
+        def i64(i, v):
+            return context.cast(builder, v, at[i], types.int64)
+
+        self.segp = data(2, segs, _I64)
+        self.nseg = cgutils.unpack_tuple(b, context.make_array(at[2])(context, builder, segs).shape, 1)[0]
+        self.k4 = i64(3, k4)
+        self.bbase = b.gep(data(4, bp, _I8), [b_off])
+        abase = data(0, a, _I8)
+        rowp = data(1, rows, _I64)
+        self.row_ptrs = [b.gep(abase, [b.load(b.gep(rowp, [_c(r)]))]) for r in range(MR)]
+        self.cbase = b.gep(data(6, c, _I32), [c_off])
+        self.ldc = i64(8, ldc)
+        self.mv = i64(9, mv)
+        cadd = b.gep(data(11, col_add, _I32), [n0])
+        cmul = b.gep(data(12, col_mul, _I32), [n0])
+        self.radd = b.gep(data(14, row_add, _I32), [m0])
+        nvs = _splat(b, b.trunc(i64(10, nv), _I32), _V16)
+        self.masks, self.adds, self.muls = [], [], []
+        for v in range(NV):
+            self.masks.append(b.icmp_signed("<", ir.Constant(_V16, list(range(16 * v, 16 * v + 16))), nvs))
+            self.adds.append(b.load(b.bitcast(b.gep(cadd, [_c(16 * v)]), _V16.as_pointer()), align=4))
+            self.muls.append(b.load(b.bitcast(b.gep(cmul, [_c(16 * v)]), _V16.as_pointer()), align=4))
+        self.masked_store = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.VoidType(), [_V16, _V16.as_pointer(), _I32, ir.VectorType(_I1, 16)]),
+            _MASKED_STORE)
+
+    def k_loops(self):
+        """Nested loops over segments and k-steps; yields (A row pointers as i8* of this step, B step pointer)."""
+        b = self.builder
+        with cgutils.for_range(b, self.nseg) as sloop:
+            soff = b.load(b.gep(self.segp, [sloop.index]))
+            with cgutils.for_range(b, self.k4) as kloop:
+                step = b.add(b.mul(sloop.index, self.k4), kloop.index)
+                bk = b.gep(self.bbase, [b.mul(step, _c(4 * NR))])
+                arows = [b.gep(p, [b.add(soff, b.mul(kloop.index, _c(4)))]) for p in self.row_ptrs]
+                yield arows, bk
+
+    def store(self, r, vecs):
+        """Row ``r`` (if ``r < mv``): ``vecs[v]`` (16 column sums each) + the zero-point terms."""
+        b = self.builder
+        with b.if_then(b.icmp_signed("<", _c(r), self.mv)):
+            rvs = _splat(b, b.load(b.gep(self.radd, [_c(r)])), _V16)
+            crow = b.gep(self.cbase, [b.mul(_c(r), self.ldc)])
+            for v in range(NV):
+                val = b.add(b.add(vecs[v], self.adds[v]), b.mul(rvs, self.muls[v]))
+                ptr = b.bitcast(b.gep(crow, [_c(16 * v)]), _V16.as_pointer())
+                b.call(self.masked_store, [val, ptr, ir.Constant(_I32, 4), self.masks[v]])
+
+
+_TILE_DOC = """One ``MR x NR`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``.
+
+    ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * bp[b_off + ((s*k4 + q//4)*NR + j)*4 + q%4]``
+    with ``a`` uint8, ``bp`` int8; rows ``r >= mv`` and columns ``j >= nv`` are not stored (their
+    ``rows`` entries must still point at readable memory); ``col_add`` and ``col_mul`` are read for
+    all ``NR`` columns from ``n0``.
+    """
+
+
+@intrinsic
+def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0):
+    def codegen(context, builder, signature, llargs):
+        t = _Tile(context, builder, signature, llargs)
+        b = builder
+        dpbusd = cgutils.get_or_insert_function(
+            b.module, ir.FunctionType(_V16, [_V16, _OPND, _OPND]), "llvm.x86.avx512.vpdpbusd.512")
+        # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
+        accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(NV)] for _ in range(MR)]
+        for arows, bk in t.k_loops():
+            bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(NV)]
+            for r in range(MR):
+                word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
+                splat = b.bitcast(_splat(b, word, _V16), _OPND)
+                for v in range(NV):
+                    b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
+        for r in range(MR):
+            t.store(r, [b.load(accs[r][v]) for v in range(NV)])
+        return context.get_dummy_value()
+
+    return types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0), codegen
+
+
+@intrinsic
+def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0):
+    def codegen(context, builder, signature, llargs):
+        t = _Tile(context, builder, signature, llargs)
+        b = builder
+        v8, v16w, v16b, v4b = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16), ir.VectorType(_I8, 16), ir.VectorType(_I8, 4)
+        pmaddwd = cgutils.get_or_insert_function(b.module, ir.FunctionType(v8, [v16w, v16w]), "llvm.x86.avx2.pmadd.wd")
+        even, odd = ir.Constant(ir.VectorType(_I32, 4), [0, 2, 4, 6]), ir.Constant(ir.VectorType(_I32, 4), [1, 3, 5, 7])
+        for r0 in range(0, MR, 2):
+            sums = {r0: [], r0 + 1: []}
+            for v in range(NV):
+                # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
+                accs = {r: [cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(4)] for r in sums}
+                for arows, bk in t.k_loops():
+                    bw = [b.sext(b.load(b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), v16b.as_pointer()), align=1), v16w)
+                          for i in range(4)]
+                    for r in sums:
+                        four = b.zext(b.load(b.bitcast(arows[r], v4b.as_pointer()), align=1), ir.VectorType(_I16, 4))
+                        pat = b.shuffle_vector(four, ir.Constant(four.type, None),
+                                               ir.Constant(ir.VectorType(_I32, 16), [0, 1, 2, 3] * 4))
+                        for i in range(4):
+                            b.store(b.add(b.load(accs[r][i]), b.call(pmaddwd, [pat, bw[i]])), accs[r][i])
+                for r in sums:
+                    cols = []
+                    for i in range(4):
+                        acc = b.load(accs[r][i])
+                        cols.append(b.add(b.shuffle_vector(acc, acc, even), b.shuffle_vector(acc, acc, odd)))
+                    lo = b.shuffle_vector(cols[0], cols[1], ir.Constant(ir.VectorType(_I32, 8), list(range(8))))
+                    hi = b.shuffle_vector(cols[2], cols[3], ir.Constant(ir.VectorType(_I32, 8), list(range(8))))
+                    sums[r].append(b.shuffle_vector(lo, hi, ir.Constant(_V16, list(range(16)))))
+            for r in sums:
+                t.store(r, sums[r])
+        return context.get_dummy_value()
+
+    return types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0), codegen
+
+
+tile_vnni.__doc__ = tile_avx2.__doc__ = _TILE_DOC
