@@ -360,8 +360,9 @@ def _findings(cycles: list, depth: list) -> list:
         g = pure[0] if pure else q32[0]
         f.append(f"TF qint32: codes keep changing in {len(q32)} runs: a 32-bit code has more bits than the float32 "
                  f"that carries it, so dequantize → quantize is not a fixed point; {g['name']} {g['policy']} "
-                 f"({g['start']}): {_growth(g)}. MIN_COMBINED/SCALED also wrap x = max to INT32_MIN (SEMANTICS 1.2), "
-                 f"one element with a full-range error.")
+                 f"({g['start']}): {_growth(g)} (RMS {g['stats']['rms'][0]:.3g} → {g['stats']['rms'][-1]:.3g} in "
+                 f"real units). MIN_COMBINED/SCALED also wrap x >= max to INT32_MIN (SEMANTICS 1.2), a full-range "
+                 f"error on those elements.")
     q8 = [r for r in tf if r["T"] == "qint8" and r["policy"] == "fixed" and r["start"] == "x0 spans 0"]
     if q8:
         f.append("TF qint8, range fixed, bias (mean error) by mode: "
