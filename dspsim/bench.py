@@ -616,54 +616,69 @@ def _fmt(v, spec, dash="-"):
     return dash if v is None else format(v, spec)
 
 
+def _ok(status: str) -> str:
+    return "" if status == "ok" else status
+
+
 def format_table(result: dict) -> str:
-    """The results, cost model and targets as Markdown."""
+    """The results, targets and cost model as Markdown."""
+    th = result["threads"]
     lines = [f"# dspsim bench ({result['run']})", "",
-             f"threads: {result['threads']}; sizes: {', '.join(result['sizes'])}; "
-             f"time = min of >= {result['repeats']} runs after a warm-up; {result['machine']}", "",
+             f"threads: {th['numba']} (numba, torch, ONNX Runtime, LiteRT); sizes: {', '.join(result['sizes'])}; "
+             f"time = min of >= {result['repeats']} runs after an untimed warm-up; {result['machine']}", "",
+             "dspsim/engine > 1: dspsim is faster. mismatches: elements that differ from dspsim's output of "
+             "the scheme named in 'compared with'.", "",
              "| case | shape | engine | ms | G/s | dspsim/engine | compared with | mismatches | status |",
              "|---|---|---|---:|---:|---:|---|---:|---|"]
     for r in result["rows"]:
-        lines.append(f"| {r['case']} | {r['shape']} | {r['engine']} | {_fmt(r['seconds'] and r['seconds'] * 1e3, '.3f')}"
-                     f" | {_fmt(r['throughput'], '.3f')} {('GMAC/s' if r['unit'] == 'MAC' else 'Gelem/s') if r['throughput'] else ''}"
-                     f" | {_fmt(r['dspsim_over_peer'], '.2f')} | {r['compared_with']}"
-                     f" | {_fmt(r['mismatches'], 'd')} | {r['status']} |")
+        unit = ("GMAC/s" if r["unit"] == "MAC" else "Gelem/s") if r["throughput"] else ""
+        ms = r["seconds"] * 1e3 if r["seconds"] else None
+        lines.append(f"| {r['case']} | {r['shape']} | {r['engine']} | {_fmt(ms, '.3f')} | "
+                     f"{_fmt(r['throughput'], '.3f')} {unit} | {_fmt(r['dspsim_over_peer'], '.2f')} | "
+                     f"{r['compared_with']} | {_fmt(r['mismatches'], 'd')} | {r['status']} |")
     lines += ["", "## Targets", ""]
     lines += [f"- {t['target']}: {'MET' if t['met'] else ('NOT MET' if t['met'] is False else 'n/a')}"
               f" ({t.get('size', '-')}: {t['note']})" for t in result["targets"]]
     cm = result.get("cost_model") or {}
-    if cm:
-        lines += ["", "## Cost model", ""]
-        macs = cm.get("macs")
-        if macs:
-            lines.append(f"time vs MACs, {macs['op']}: overhead {_fmt(macs['overhead_us'], '.1f')} us, "
-                         f"{_fmt(macs['ns_per_mac'], '.4f')} ns/MAC")
-            lines += [f"- {q['shape']}: {_fmt(q['gmacs'], '.2f')} GMAC/s {'' if q['status'] == 'ok' else q['status']}"
-                      for q in macs["points"]]
-        ch = cm.get("channels")
-        if ch:
-            lines.append("time vs channels (GMAC/s):")
-            lines += [f"- {q['op']} C={q['channels']} ({q['shape']}): {_fmt(q['gmacs'], '.2f')}"
-                      f" {'' if q['status'] == 'ok' else q['status']}" for q in ch["points"]]
-        acc = cm.get("accumulator")
-        if acc:
-            lines.append("accumulator models (slowdown = time / time with the default int32 wrap; path of the stats=True call):")
-            for e in acc["ops"]:
-                parts = [f"{c['accumulator']} x{_fmt(c['slowdown'], '.1f')}, counting events "
-                         f"x{_fmt(c['stats_slowdown'], '.1f')} ({c['path']}, {c['overflow_events']} overflows)"
-                         if c["slowdown"] else
-                         f"{c['accumulator']} {c['status']}" for c in e["checked"]]
-                lines.append(f"- {e['op']} {e['shape']} fast {_fmt(e['fast_gmacs'], '.2f')} GMAC/s: " + "; ".join(parts))
-        mem = cm.get("memory")
-        if mem:
-            lines.append(f"memory (input {mem['input_bytes'] / 2**20:.0f} MB; temporaries = peak extra - output):")
-            for m in mem["rows"]:
-                if m["status"] != "ok":
-                    lines.append(f"- {m['op']}[{m['variant']}]: {m['status']}")
-                    continue
-                lines.append(f"- {m['op']}[{m['variant']}]: in {m['input_mb']:.0f} MB, out {m['output_mb']:.0f} MB, "
-                             f"peak extra {m['peak_extra_mb']:.0f} MB, temporaries {m['temporaries_mb']:.0f} MB "
-                             f"= {m['temporaries_over_input']:.2f}x input ({m['method']})")
+    macs = cm.get("macs")
+    if macs:
+        lines += ["", f"## Time against MACs ({macs['op']})", "",
+                  f"least squares: {_fmt(macs['overhead_us'], '.1f')} us per call + "
+                  f"{_fmt(macs['ns_per_mac'], '.4f')} ns per MAC", "", "| shape | MACs | ms | GMAC/s |",
+                  "|---|---:|---:|---:|"]
+        lines += [f"| {q['shape']} | {q['macs']} | {_fmt(q['seconds'] and q['seconds'] * 1e3, '.3f')} | "
+                  f"{_fmt(q['gmacs'], '.2f')} {_ok(q['status'])} |" for q in macs["points"]]
+    ch = cm.get("channels")
+    if ch:
+        lines += ["", "## Throughput against channels (3x3 SAME, C -> C)", "", "| op | C | shape | GMAC/s |",
+                  "|---|---:|---|---:|"]
+        lines += [f"| {q['op']} | {q['channels']} | {q['shape']} | {_fmt(q['gmacs'], '.2f')} {_ok(q['status'])} |"
+                  for q in ch["points"]]
+    acc = cm.get("accumulator")
+    if acc:
+        lines += ["", "## Accumulator models", "",
+                  "slowdown = time / time with the default accumulator (int32 wrap, gemm fast path); "
+                  "'with stats' counts overflow events (stats=True), which is also where path and events come from.",
+                  "", "| op | shape | default GMAC/s | accumulator | slowdown | with stats | path | overflows |",
+                  "|---|---|---:|---|---:|---:|---|---:|"]
+        for e in acc["ops"]:
+            for c in e["checked"]:
+                lines.append(f"| {e['op']} | {e['shape']} | {_fmt(e['fast_gmacs'], '.2f')} | {c['accumulator']} | "
+                             f"{_fmt(c['slowdown'], '.1f')} | {_fmt(c['stats_slowdown'], '.1f')} | "
+                             f"{c['path'] or _ok(c['status'])} | {_fmt(c['overflow_events'], 'd')} |")
+    mem = cm.get("memory")
+    if mem:
+        lines += ["", f"## Peak memory (input {mem['input_bytes'] / 2**20:.0f} MB)", "",
+                  "temporaries = peak extra resident memory during the call - the output's size", "",
+                  "| call | input MB | output MB | peak extra MB | temporaries MB | temporaries / input | method |",
+                  "|---|---:|---:|---:|---:|---:|---|"]
+        for m in mem["rows"]:
+            if m["status"] != "ok":
+                lines.append(f"| {m['op']}[{m['variant']}] | {m['input_mb']:.0f} | | | | | {m['status']} |")
+                continue
+            lines.append(f"| {m['op']}[{m['variant']}] | {m['input_mb']:.0f} | {m['output_mb']:.0f} | "
+                         f"{m['peak_extra_mb']:.0f} | {m['temporaries_mb']:.0f} | "
+                         f"{m['temporaries_over_input']:.2f} | {m['method']} |")
     return "\n".join(lines) + "\n"
 
 
