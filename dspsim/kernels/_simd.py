@@ -164,31 +164,37 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
     def codegen(context, builder, signature, llargs):
         t = _Tile(context, builder, signature, llargs)
         b = builder
-        v8, v16w, v16b, v4b = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16), ir.VectorType(_I8, 16), ir.VectorType(_I8, 4)
+        v8, v16w = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16)
         pmaddwd = cgutils.get_or_insert_function(b.module, ir.FunctionType(v8, [v16w, v16w]), "llvm.x86.avx2.pmadd.wd")
-        even, odd = ir.Constant(ir.VectorType(_I32, 4), [0, 2, 4, 6]), ir.Constant(ir.VectorType(_I32, 4), [1, 3, 5, 7])
+
+        def lanes(*idx):
+            return ir.Constant(ir.VectorType(_I32, len(idx)), list(idx))
+
         for r0 in range(0, MR, 2):
             sums = {r0: [], r0 + 1: []}
             for v in range(NV):
                 # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
                 accs = {r: [cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(4)] for r in sums}
                 for arows, bk in t.k_loops():
-                    bw = [b.sext(b.load(b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), v16b.as_pointer()), align=1), v16w)
-                          for i in range(4)]
+                    # 16 bytes = 4 columns x 4 k, widened to int16; A's 4 bytes repeated to match.
+                    b16 = [b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), ir.VectorType(_I8, 16).as_pointer())
+                           for i in range(4)]
+                    bw = [b.sext(b.load(p, align=1), v16w) for p in b16]
                     for r in sums:
-                        four = b.zext(b.load(b.bitcast(arows[r], v4b.as_pointer()), align=1), ir.VectorType(_I16, 4))
-                        pat = b.shuffle_vector(four, ir.Constant(four.type, None),
-                                               ir.Constant(ir.VectorType(_I32, 16), [0, 1, 2, 3] * 4))
+                        four = b.load(b.bitcast(arows[r], ir.VectorType(_I8, 4).as_pointer()), align=1)
+                        four = b.zext(four, ir.VectorType(_I16, 4))
+                        pat = b.shuffle_vector(four, ir.Constant(four.type, None), lanes(*[0, 1, 2, 3] * 4))
                         for i in range(4):
                             b.store(b.add(b.load(accs[r][i]), b.call(pmaddwd, [pat, bw[i]])), accs[r][i])
                 for r in sums:
-                    cols = []
+                    cols = []  # column sums = even + odd lanes
                     for i in range(4):
                         acc = b.load(accs[r][i])
-                        cols.append(b.add(b.shuffle_vector(acc, acc, even), b.shuffle_vector(acc, acc, odd)))
-                    lo = b.shuffle_vector(cols[0], cols[1], ir.Constant(ir.VectorType(_I32, 8), list(range(8))))
-                    hi = b.shuffle_vector(cols[2], cols[3], ir.Constant(ir.VectorType(_I32, 8), list(range(8))))
-                    sums[r].append(b.shuffle_vector(lo, hi, ir.Constant(_V16, list(range(16)))))
+                        cols.append(b.add(b.shuffle_vector(acc, acc, lanes(0, 2, 4, 6)),
+                                          b.shuffle_vector(acc, acc, lanes(1, 3, 5, 7))))
+                    lo = b.shuffle_vector(cols[0], cols[1], lanes(*range(8)))
+                    hi = b.shuffle_vector(cols[2], cols[3], lanes(*range(8)))
+                    sums[r].append(b.shuffle_vector(lo, hi, lanes(*range(16))))
             for r in sums:
                 t.store(r, sums[r])
         return context.get_dummy_value()
