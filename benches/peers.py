@@ -42,6 +42,7 @@ class Unavailable(Exception):
 
 def available() -> dict:
     """Version of each peer engine, or why it is missing."""
+    import os
     out = {"numpy": np.__version__}
     for name in ("torch", "onnxruntime", "ai_edge_litert"):
         try:
@@ -49,6 +50,8 @@ def available() -> dict:
             out[name] = getattr(mod, "__version__", "installed")
         except Exception as exc:
             out[name] = f"missing ({type(exc).__name__})"
+    if out["ai_edge_litert"].startswith("missing") and os.environ.get("DSPSIM_LITERT_PYTHON"):
+        out["ai_edge_litert"] = f"worker process: {os.environ['DSPSIM_LITERT_PYTHON']}"
     return out
 
 

@@ -15,7 +15,8 @@ elementwise operations. Every engine runs with the same thread count (numba, tor
 
 The peer runners live in ``benches/peers.py`` of the source tree (they import torch, onnxruntime
 and ai_edge_litert lazily); an installed copy of dspsim without that file benchmarks dspsim alone
-and says so.
+and says so. LiteRT runs in-process when ai_edge_litert is importable, else in a worker process
+under the interpreter named by the environment variable ``DSPSIM_LITERT_PYTHON`` (timed there).
 
 Sizes: ``quick`` (tiny shapes, for CI), ``small``, ``medium``, ``large`` (see :data:`SHAPES`).
 """
