@@ -44,8 +44,12 @@ from .kernels import (  # kernels/
     tflm_relu6,
     torch_relu,
 )
+from .qparams import QParams, choose_qparams  # qparams.py, observers.py, qtensor.py
+from .observers import MinMaxObserver, MovingAverageMinMaxObserver, PercentileObserver
+from .qtensor import QTensor
 
 __all__ = [
+    "MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver", "QParams", "QTensor", "choose_qparams",
     "Accumulator", "KernelStats", "leaky_relu", "relu6", "relu_n1_to_1", "requantize", "tflite_activation_range",
     "tflm_relu6", "torch_relu", "IntType", "QuantizeResult", "Requant", "Rounding",
     "conv2d", "depthwise_conv2d", "dequantize", "dequantize_linear", "dequantize_per_channel",
