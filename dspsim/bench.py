@@ -627,6 +627,7 @@ def format_table(result: dict) -> str:
     lines = [f"# dspsim bench ({result['run']})", "",
              f"threads: {th['numba']} (numba, torch, ONNX Runtime, LiteRT); sizes: {', '.join(result['sizes'])}; "
              f"time = min of >= {result['repeats']} runs after an untimed warm-up; {result['machine']}", "",
+             f"peers: {result['peers_available']}", "",
              "dspsim/engine > 1: dspsim is faster. mismatches: elements that differ from dspsim's output of "
              "the scheme named in 'compared with'.", "",
              "| case | shape | engine | ms | G/s | dspsim/engine | compared with | mismatches | status |",
