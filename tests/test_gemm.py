@@ -98,6 +98,18 @@ def test_gemm_zero_points_and_bias(path, m, k, n, signed, seed, per_column):
     np.testing.assert_array_equal(got, gemm_ref(a, b, za, zb, bias))
 
 
+def test_strided_and_read_only_inputs_are_read_by_value():
+    rng = np.random.default_rng(4)
+    a_big, b_big = rand(rng, np.uint8, (9, 40)), rand(rng, np.int8, (30, 40))
+    a, b = a_big[::2, ::2], b_big[::3, ::2]
+    a.flags.writeable = False
+    np.testing.assert_array_equal(gemm_s32(a, b), gemm_ref(a, b))
+    x = rand(rng, np.int8, (1, 6, 8, 6))[:, :, ::2, ::2]
+    w = rand(rng, np.int8, (4, 3, 3, 3))
+    np.testing.assert_array_equal(conv2d_s32(x, w, pads=(1, 1, 1, 1), input_zero_point=5),
+                                  conv_ref(x, w, pads=(1, 1, 1, 1), zx=5))
+
+
 def test_gemm_packed_weights_equal_raw_weights():
     rng = np.random.default_rng(1)
     a, b = rand(rng, np.int8, (9, 50)), rand(rng, np.int8, (70, 50))
