@@ -160,7 +160,8 @@ class PercentileObserver(_Observer):
 
     All observed values are kept (float32; per channel when ``axis`` is set). With ``n`` values
     sorted ascending as ``v[1] <= ... <= v[n]`` and ``k = ceil(percentile / 100 * n)`` (computed
-    exactly, in rationals), the range is ``[v[n + 1 - k], v[k]]``: ``max`` is the smallest value
+    exactly, in rationals, with ``percentile`` read as the decimal it prints as: 99.9 is 999/10,
+    not the binary double just above it), the range is ``[v[n + 1 - k], v[k]]``: ``max`` is the smallest value
     with at least ``percentile`` % of the data at or below it (numpy's ``inverted_cdf`` method), and
     ``min`` the mirror image from the top. ``percentile=100`` gives the plain min / max. The result
     is always a data value (no interpolation), independent of the batch order and deterministic.
@@ -187,7 +188,7 @@ class PercentileObserver(_Observer):
     def _percentiles(self):
         data = np.sort(np.concatenate(self._chunks, axis=1), axis=1)
         n = data.shape[1]
-        k = max(1, math.ceil(Fraction(self.percentile) / 100 * n))
+        k = max(1, math.ceil(Fraction(repr(self.percentile)) / 100 * n))
         lo, hi = data[:, n - k], data[:, k - 1]
         if self.axis is None:
             return _F(lo[0]), _F(hi[0])
