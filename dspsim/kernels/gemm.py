@@ -348,11 +348,13 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, path=None) -> n
                                   ("a_zero_point", "b_zero_point"))
     path = _choose_path(path, _GEMM)
     kp = packed.channels_padded
-    if offset == 0 and kp == k_dim:
-        ubuf = np.require(a, requirements=["C", "W"])  # read-only input would need another compile
-    else:
+    if kp != k_dim:
         ubuf = np.zeros((m_dim, kp), np.uint8)
         ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
+    elif offset:
+        ubuf = np.bitwise_xor(a.view(np.uint8), np.uint8(offset), out=np.empty((m_dim, kp), np.uint8))
+    else:
+        ubuf = np.require(a, requirements=["C", "W"])  # read-only input would need another compile
     row_off = np.arange(m_dim, dtype=np.int64) * kp
     return _run(ubuf.ravel(), row_off, 0, np.zeros(1, np.int64), packed, alpha, zb, bias, path)
 
