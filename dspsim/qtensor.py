@@ -36,6 +36,8 @@ _TORCH_NAMES = {"uint8": "quint8", "int8": "qint8", "int32": "qint32",
 
 def _affine_quantize(x, scale, zero_point, dtype, axis, engine):
     per_channel = np.ndim(scale) == 1 and np.size(scale) > 1
+    if per_channel:
+        zero_point = np.broadcast_to(np.asarray(zero_point), np.shape(scale))
     if engine == "torch":
         if per_channel:
             return quantize_per_channel(x, scale, zero_point, axis, dtype)
@@ -276,20 +278,29 @@ class QTensor:
             return cls(z["codes"], z["scale"], z["zero_point"], axis=axis, engine=engine)
 
     def __repr__(self):
-        vals = np.array2string(self.dequantize(), precision=4, floatmode="fixed", separator=", ",
-                               prefix="tensor(", threshold=1000)
+        """torch's layout (``torch/_tensor_str.py``): values to 4 decimals, then the suffixes,
+        each going to a new line when the current one would pass 80 characters."""
+        text = "tensor(" + np.array2string(self.dequantize(), precision=4, floatmode="fixed", separator=", ",
+                                          prefix="tensor(", threshold=1000)
         size = "(" + ", ".join(str(n) for n in self.shape) + ("," if self.ndim == 1 else "") + ")"
-        pad = " " * len("tensor(")
         if self.engine == "tf":
-            return (f"tensor({vals}, size={size}, dtype=tf.{_tf_name(self.dtype)},\n{pad}quantization_scheme={self.mode}, "
-                    f"min_range={_fmt(self.min_range)}, max_range={_fmt(self.max_range)}"
-                    f"{'' if self.axis is None else f', axis={self.axis}'})")
-        dt = f"torch.{_TORCH_NAMES[self.dtype]}" if self.dtype in _TORCH_NAMES else f"dspsim.{self.dtype}"
-        head = f"tensor({vals}, size={size}, dtype={dt},\n{pad}quantization_scheme=torch.{self.qscheme}"
-        if self.per_channel:  # torch's layout: one parameter per line
-            return (f"{head},\n{pad}scale={_fmt(self.scale)},\n{pad}zero_point={_fmt(self.zero_point)}, "
-                    f"axis={self.axis})")
-        return f"{head}, scale={_fmt(self.scale)}, zero_point={_fmt(self.zero_point)})"
+            suffixes = [f"size={size}", f"dtype=tf.{_tf_name(self.dtype)}", f"quantization_scheme={self.mode}",
+                        f"min_range={_fmt(self.min_range)}", f"max_range={_fmt(self.max_range)}"]
+        else:
+            dt = f"torch.{_TORCH_NAMES[self.dtype]}" if self.dtype in _TORCH_NAMES else f"dspsim.{self.dtype}"
+            suffixes = [f"size={size}", f"dtype={dt}", f"quantization_scheme=torch.{self.qscheme}",
+                        f"scale={_fmt(self.scale)}", f"zero_point={_fmt(self.zero_point)}"]
+        if self.axis is not None:
+            suffixes.append(f"axis={self.axis}")
+        line = len(text) - text.rfind("\n") + 1  # torch's count (one more than the line's length)
+        for suf in suffixes:
+            if line + len(suf) + 2 > 80:
+                text += ",\n       " + suf
+                line = 7 + len(suf)
+            else:
+                text += ", " + suf
+                line += len(suf) + 2
+        return text + ")"
 
 
 def _tf_name(name: str) -> str:
