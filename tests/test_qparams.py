@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dspsim import choose_qparams, pof2_frac_bits, quantize_per_tensor, quantize_pof2
+from dspsim import choose_qparams, pof2_frac_bits, quantize_per_tensor, quantize_pof2, tflite_quantize
 from dspsim.qparams import SCHEMES
 
 GOLDEN = os.path.join(os.path.dirname(__file__), "golden", "qparams_tflite.npz")
@@ -52,6 +52,19 @@ def test_tflite_weight_params_equal_the_converter_per_channel(golden):
         assert np.all(z[f"{n}__w_zp"] == 0) and np.all(p.zero_point == 0)
         channels += int(ok.sum())
     assert channels >= 155
+
+
+def test_tflite_weight_codes_equal_tflite_quantize_with_the_chosen_scales(golden):
+    z, names, _ = golden
+    codes = 0
+    for n in names:
+        W = z[f"{n}__W"].T.copy()
+        p = choose_qparams(W.min(axis=1), W.max(axis=1), "int8", "tflite_weight")
+        ok = z[f"{n}__w_scale"] > 0  # (16x8 mode: all-zero channels get scale 0)
+        got = tflite_quantize(W[ok], p.scale[ok], 0, "int8", axis=0)
+        np.testing.assert_array_equal(got, z[f"{n}__w_q"][ok], err_msg=n)
+        codes += got.size
+    assert codes == 1264
 
 
 def test_tflite_widens_to_zero_and_grows_tiny_ranges():
