@@ -34,10 +34,10 @@ pof2           ``s = 2^-f``, f from :func:`dspsim.pof2_frac_bits` (the smallest 
 ``min- = min(min, 0)``, ``max+ = max(max, 0)``. Every scheme except ``textbook`` and
 ``mlir_nudged`` first widens the range to contain 0, so that 0.0 has an exact code.
 
-The ``textbook`` truncation differs from rounding whenever the exact zero point has a fractional
-part of a half or more: ``[-1, 2]`` on uint8 gives ``z = int(85.0) = 85`` (exact), but
-``[-0.5, 1]`` on uint8 gives ``(0 * 1 + 0.5 * 255) / 1.5 = 85.0`` and ``[-0.3, 1]`` gives
-``76.5 / 1.3 = 58.846...``, which truncates to 58 where rounding gives 59::
+The ``textbook`` zero point truncates (``int()``) where the others round: it differs from the
+rounded value whenever the exact zero point has a fractional part of 1/2 or more (about half of
+all ranges; toward zero for negative ones). ``[-0.3, 1]`` on uint8 has the exact zero point
+``0.3 * 255 / 1.3 = 58.846...``::
 
     >>> choose_qparams(-0.3, 1.0, "uint8", scheme="textbook").zero_point
     58
@@ -237,7 +237,8 @@ def choose_qparams(min_val, max_val, dtype="int8", scheme="tflite", *, narrow_ra
         raise ValueError(f"{func}: unknown scheme {scheme!r}; expected one of {list(SCHEMES)}")
     t = int_type(dtype, func)
     lo, hi = _range_arrays(min_val, max_val, func)
-    if scheme not in ("torch_affine", "torch_symmetric", "textbook") and (quant_min is not None or quant_max is not None):
+    custom = quant_min is not None or quant_max is not None
+    if custom and scheme not in ("torch_affine", "torch_symmetric", "textbook"):
         raise ValueError(f"{func}: quant_min/quant_max apply to the torch and textbook schemes only")
     if reduce_range and not scheme.startswith("torch"):
         raise ValueError(f"{func}: reduce_range applies to the torch schemes only")

@@ -257,7 +257,8 @@ class QTensor:
     # ---------------------------------------------------------------------------------------
     def save(self, path):
         """Write the codes and every parameter to an ``.npz`` (no pickles)."""
-        d = {"codes": self.codes, "engine": np.array(self.engine), "axis": np.int64(-1 if self.axis is None else self.axis)}
+        d = {"codes": self.codes, "engine": np.array(self.engine),
+             "axis": np.int64(-1 if self.axis is None else self.axis)}
         if self.engine == "tf":
             d.update(min_range=np.asarray(self.min_range, np.float32), max_range=np.asarray(self.max_range, np.float32),
                      mode=np.array(self.mode), narrow_range=np.bool_(self.narrow_range))
