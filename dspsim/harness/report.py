@@ -132,6 +132,45 @@ def _hist_text(h: dict, limit: int = 6) -> str:
     return ", ".join(f"{k}: {v}" for k, v in items) + (" …" if len(h) > limit else "")
 
 
+def _headlines(cases: list) -> list:
+    """What the rounding choice changes, summed over the kernel cases (double-rounding baseline)."""
+    kernel_ops = ("fully_connected", "conv2d", "depthwise_conv2d", "relu")
+    rows = []
+    for scheme in ("single", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack"):
+        tot = {True: [0, 0], False: [0, 0]}
+        for c in cases:
+            if c["op"] not in kernel_ops:
+                continue
+            for sc in c["schemes"]:
+                if sc["name"] == scheme and sc["baseline"] == "double" and sc["differ"] is not None:
+                    t = tot["ties" in c["name"]]
+                    t[0] += sc["differ"]
+                    t[1] += sc["count"]
+        if tot[True][1] or tot[False][1]:
+            rows.append([f"double → {scheme}"] + [f"{d:,} / {n:,} ({100.0 * d / n:.2f} %)" if n else "–"
+                                                   for d, n in (tot[False], tot[True])])
+    out = []
+    if rows:
+        out += ["## Headlines", "",
+                "Kernel outputs (FC, conv, depthwise, ReLU) that change when TFLite's double-rounding",
+                "requantization is replaced by another scheme, on the same inputs:", ""]
+        out += _table(["change", "random data", "exact-tie cases"], rows)
+    pairs = {}
+    for c in cases:
+        if c["op"] == "affine_quantize" and "ties" in c["name"]:
+            for sc in c["schemes"]:
+                key = tuple(sorted((sc["baseline"], sc["name"])))
+                if sc["differ"] is not None and key not in pairs:
+                    pairs[key] = (sc["differ"], sc["count"], c["name"])
+    if pairs:
+        out += ["Affine quantization of exact ties (x / scale = k + 1/2, odd zero point): codes that differ",
+                "between conventions (PyTorch adds the zero point before rounding; ONNX Runtime rounds ties",
+                "to even, TFLite away from zero):", ""]
+        out += _table(["conventions", "codes differing", "case"],
+                      [[f"{a} vs {b}", f"{d:,} / {n:,}", f"`{name}`"] for (a, b), (d, n, name) in sorted(pairs.items())])
+    return out
+
+
 def render_suite_md(d: dict) -> str:
     s, cases = d["summary"], d["cases"]
     ok = s["failed"] == 0 and s["errors"] == 0
@@ -139,6 +178,7 @@ def render_suite_md(d: dict) -> str:
     lines += [f"**{'PASS' if ok else 'FAIL'}**: {s['cases']} cases ({s['passed']} pass, {s['failed']} fail, "
               f"{s['errors']} error); {s['checks']} bit-exact checks over {s['checked_values']:,} values, "
               f"{s['mismatches']:,} mismatches.", ""]
+    lines += _headlines(cases)
     bad = [c for c in cases if c["status"] != "pass"]
     if bad:
         lines += ["## Failures", ""]
