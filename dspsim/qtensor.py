@@ -54,6 +54,8 @@ class QTensor:
     directly from codes: ``QTensor(codes, scale, zero_point, axis=None, engine="torch")`` or
     ``QTensor(codes, min_range=..., max_range=..., mode="MIN_COMBINED")``. The codes' numpy dtype
     is the quantized type (uint8 = quint8, ...); they are stored as given (no copy is promised).
+    ``engine`` is "torch", "onnx" or "tflite" for affine tensors and "tf" for TensorFlow ones; an
+    ``axis`` is kept only when the parameters are per channel.
     """
 
     def __init__(self, codes, scale=None, zero_point=0, *, axis=None, engine="torch", min_range=None,
@@ -81,6 +83,7 @@ class QTensor:
                 raise ValueError(f"{func}: min_range/max_range must be scalars, or 1-D along axis")
             self.min_range, self.max_range, self.mode = lo[()], hi[()], str(mode).upper()
             self.narrow_range = bool(narrow_range)
+            self.axis = axis if lo.ndim else None
             self.engine = "tf"
             self.scale = self.zero_point = None
             return
