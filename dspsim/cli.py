@@ -269,7 +269,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("suite", help="run the built-in suite (or a TOML suite) and write a report",
                        description="Run every case: dspsim vs the oracle bit for bit, vs the float model, "
-                                   "and across rounding / requantization schemes.")
+                                   "and across rounding / requantization schemes.",
+                       epilog="TOML schema: the docstring of dspsim/harness/suite.py "
+                              "(python -c 'import dspsim.harness.suite as s; help(s)').")
     s.add_argument("suite", nargs="?", help="a TOML suite file (default: the built-in suite)")
     s.add_argument("--out", help="report directory (default: reports/<suite>-<UTC timestamp>)")
     s.add_argument("--quick", action="store_true", help="built-in suite: a third of the cases, every op")

@@ -246,3 +246,11 @@ def test_a_vector_files_input_sets_the_kernel_shapes(tmp_path):
     _, cases = load_suite(_toml(tmp_path, '[[case]]\nop = "conv2d"\nvectors = "d.npz"\npadding = "SAME"'))
     r = run_case(cases[0])
     assert r.status == "pass" and r.outcome.vectors["output"].shape == (1, 5, 5, 8)
+
+
+def test_toml_suites_need_tomllib_and_say_so(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # as on Python 3.10
+    with pytest.raises(SuiteError, match="Python 3.11"):
+        load_suite(_toml(tmp_path, '[[case]]\nop = "relu"'))

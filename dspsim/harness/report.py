@@ -22,13 +22,15 @@ A *comparison* (bit-exact check) is ``{"name", "shape", "count", "mismatches", "
   "fail" | "error"), "error", "seconds", "n_outputs", "checks": [comparison], "float": float
   error | null, "schemes": [{"name", "baseline", "count", "differ", "max_abs_diff", "histogram",
   "float": float error | null, "note"}], "notes": [str]}]``.
-- ``drift``: ``"cycles": [{"name", "family", "mode", "T", "round_mode", "narrow_range", "policy",
-  "start" ("x0 spans 0" | "x0 > 0"), "n", "cycles", "lsb", "stats": {"mean", "rms", "max_abs" (real
-  units), "mean_lsb", "rms_lsb",
-  "max_abs_lsb", "codes_changed"} (lists, one value per cycle)}]``; ``"depth": [{"name", "chain",
-  "scheme", "width", "depth", "stats": {"mean_lsb", "rms_lsb", "max_abs_lsb", "mean", "rms",
-  "max_abs", "differ_from_double"} (one per layer)}]``; ``"findings": [str]``.
-- ``compare``: ``"expected"``, ``"actual"`` (paths), ``"checks": [comparison]``, ``"passed"``.
+- ``drift``: ``"x0": {"n", "seed", "low", "high"}`` (the chains' start); ``"cycles": [{"name",
+  "family" ("tf" | "torch" | "onnx" | "pof2"), "family_label", "start" ("x0 spans 0" | "x0 > 0"),
+  "mode", "T", "round_mode", "narrow_range", "policy", "n", "cycles", "lsb", "stats": {"mean",
+  "rms", "max_abs" (real units), "mean_lsb", "rms_lsb", "max_abs_lsb", "codes_changed"} (lists,
+  one value per cycle)}]``; ``"depth": [{"name", "chain", "scheme", "width", "batch", "depth",
+  "stats": {same keys without codes_changed, plus "differ_from_double"} (one per layer)}]``;
+  ``"findings": [str]``.
+- ``compare``: ``"expected"``, ``"actual"`` (paths), ``"checks": [comparison]``, ``"problems"``
+  (arrays not compared, with why), ``"passed"``.
 """
 from __future__ import annotations
 
