@@ -122,6 +122,8 @@ def _toml(tmp_path, text):
     ('[suite]\nname = "x"', "no cases"),
     ('[[case]]\nop = "relu"\nvectors = "missing.npz"', "no such file"),
     ('[[case]]\nname = "n"', "has no 'op'"),
+    ('[[case]]\nop = "relu"\nshape = "abc"', "wrong type"),
+    ('[[case]]\nop = "tf_quantize"\nnarrow_range = 1', "wrong type"),
 ])
 def test_load_suite_rejects_bad_definitions_with_one_line(tmp_path, text, message):
     with pytest.raises(SuiteError, match=message) as info:
