@@ -263,32 +263,32 @@ def _suite_plots(d: dict, out: Path) -> list:
     plt = _pyplot()
     made = []
     cases = d["cases"]
-    # error vs scheme (kernels): bias and RMS in LSB, averaged over the cases that ran the scheme
+    # error vs scheme: bias and RMS in LSB, averaged over the kernel cases that ran every scheme
     kernel_ops = ("fully_connected", "conv2d", "depthwise_conv2d", "relu")
-    per = {}
+    names = ("double", "single", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack")
+    groups = {"random data": [], "exact-tie cases": []}
     for c in cases:
         if c["op"] not in kernel_ops or not c["float"] or c["status"] == "error":
             continue
-        own = c["params"].get("scheme", "double")
-        per.setdefault(own, []).append(c["float"])
-        for sc in c["schemes"]:
-            if sc["float"]:
-                per.setdefault(sc["name"], []).append(sc["float"])
-    if per:
-        names = sorted(per, key=lambda n: ("double", "single", "fbgemm", "onnxruntime", "onnx-reference",
-                                           "xnnpack").index(n) if n in ("double", "single", "fbgemm", "onnxruntime",
-                                                                        "onnx-reference", "xnnpack") else 9)
-        bias = [sum(f["mean_lsb"] for f in per[n]) / len(per[n]) for n in names]
-        rms = [sum(f["rms_lsb"] for f in per[n]) / len(per[n]) for n in names]
-        fig, ax = plt.subplots(figsize=(7, 3.5))
-        xs = range(len(names))
-        ax.bar([x - 0.2 for x in xs], rms, 0.4, label="RMS error")
-        ax.bar([x + 0.2 for x in xs], bias, 0.4, label="bias (mean error)")
-        ax.set_xticks(list(xs), names)
-        ax.set_ylabel("LSB of the output")
-        ax.set_title("Kernels: error against the float model, by requantization scheme")
-        ax.axhline(0, color="k", lw=0.5)
-        ax.legend()
+        per = {c["params"].get("scheme", "double"): c["float"]}
+        per.update({sc["name"]: sc["float"] for sc in c["schemes"] if sc["float"]})
+        if all(n in per for n in names):
+            groups["exact-tie cases" if "ties" in c["name"] else "random data"].append(per)
+    groups = {k: v for k, v in groups.items() if v}
+    if groups:
+        fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 3.6), squeeze=False)
+        for ax, (label, pers) in zip(axes[0], groups.items()):
+            rms = [sum(p[n]["rms_lsb"] for p in pers) / len(pers) for n in names]
+            bias = [sum(p[n]["mean_lsb"] for p in pers) / len(pers) for n in names]
+            xs = range(len(names))
+            ax.bar([x - 0.2 for x in xs], rms, 0.4, label="RMS error")
+            ax.bar([x + 0.2 for x in xs], bias, 0.4, label="bias (mean error)")
+            ax.set_xticks(list(xs), names, rotation=30, ha="right", fontsize=8)
+            ax.set_title(f"{label} ({len(pers)} cases)", fontsize=9)
+            ax.axhline(0, color="k", lw=0.5)
+        axes[0][0].set_ylabel("LSB of the output")
+        axes[0][0].legend(fontsize=7)
+        fig.suptitle("Kernels: error against the float model, by requantization scheme", fontsize=10)
         fig.tight_layout()
         fig.savefig(out / "error_vs_scheme.png", dpi=90)
         plt.close(fig)
