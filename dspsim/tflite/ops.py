@@ -89,9 +89,11 @@ def _quantize_bound(op, f, scale, zp, fused):
     v = float(np.float32(np.float32(f) / scale))
     r = math.copysign(math.floor(abs(v) + 0.5), v)
     if fused and not -2.0**31 <= r <= 2.0**31:  # CalculateActivationRangeQuantized's overflow check
-        refuse(op, f"the fused activation bound {f} / scale {scale} overflows int32 (LiteRT refuses the model)")
+        refuse(op, f"the fused activation bound {f} / scale {float(scale):.9g} overflows int32 (LiteRT refuses "
+                   "the model)")
     if not fused and not -2.0**31 <= r < 2.0**31:
-        refuse(op, f"the bound {f} / output scale {scale} overflows int32 (undefined behaviour in LiteRT's ReluX)")
+        refuse(op, f"the bound {f} / output scale {float(scale):.9g} overflows int32 (undefined behaviour in "
+                   "LiteRT's ReluX)")
     q = _INT32_MIN if r == 2.0**31 else int(r)  # x86 cvttss2si of 2^31
     return ((zp + q + (1 << 31)) % (1 << 32)) - (1 << 31)
 

@@ -7,8 +7,9 @@ Run with the golden venv (tensorflow-cpu 2.21, ai-edge-litert) from the reposito
 Each model is a ``tf.function`` converted by TF's converter with full-integer quantization (a
 seeded representative dataset). Some variants then rewrite the scales in the flatbuffer: every
 scale rounded to a power of two (``*_pot``: exact ties in every requantization) and, on top,
-weight scales multiplied by 2^6 (``*_left``: effective multipliers > 1, i.e. left shifts, and
-saturation). The bias scale is rewritten to ``s_in * s_w`` so the model stays valid.
+weight scales multiplied by 2^7 (``*_left``: effective multipliers > 1, i.e. left shifts, and
+saturation) and, in ``*_half``, output scales set to give every FC/conv/depthwise an effective
+multiplier of exactly 0.5 (ties on every odd accumulator). The bias scale is rewritten to ``s_in * s_w`` so the model stays valid.
 
 Outputs, in ``tests/golden/models/``: ``<name>.tflite`` and ``<name>.npz`` with, for each of
 ``runs`` input sets ``r``: ``r{r}/in{k}`` (model input k), ``r{r}/ref/t{i}`` (tensor i after
@@ -16,7 +17,8 @@ Outputs, in ``tests/golden/models/``: ``<name>.tflite`` and ``<name>.npz`` with,
 ``r{r}/builtin/t{i}`` (the optimized builtin kernels, ``BUILTIN_WITHOUT_DEFAULT_DELEGATES``) and
 ``r{r}/xnnpack/out{k}`` (model output k under the default interpreter, XNNPACK delegate; the
 delegate does not keep intermediate tensors). ``tensors`` lists the indices of every tensor an
-operator writes; ``versions`` (JSON) the engine versions.
+operator writes; ``versions`` (JSON) the engine versions. ``refused_relu6_overflow.tflite`` and
+``unsupported_tanh.tflite`` (no npz) are for the refusal tests.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ from ai_edge_litert.interpreter import Interpreter, OpResolverType  # noqa: E402
 from tensorflow.lite.python import schema_py_generated as S  # noqa: E402
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
-RUNS = 3
+RUNS = 4
 
 
 # ----------------------------------------------------------------------------------------------
@@ -84,9 +86,11 @@ def pot(v):
     return np.float32(2.0 ** np.round(np.log2(np.asarray(v, np.float64))))
 
 
-def rescale(model_bytes, weight_factor=1.0):
+def rescale(model_bytes, weight_factor=1.0, half=False):
     """Every float scale to the nearest power of two; weights (constant int8 tensors of rank >= 2)
-    times ``weight_factor``; int32 bias scale = s_in * s_w of its operator."""
+    times ``weight_factor``; int32 bias scale = s_in * s_w of its operator. ``half``: every
+    FC/conv/depthwise gets one weight scale and ``s_out = 2 * s_in * s_w``, an effective multiplier of
+    exactly 0.5, where double rounding (SRDHM ties toward +inf) and a single ties-away rounding split."""
     model = load(model_bytes)
     sg = model.subgraphs[0]
     for i, t in enumerate(sg.tensors):
@@ -103,10 +107,22 @@ def rescale(model_bytes, weight_factor=1.0):
     for op, name in zip(sg.operators, names):
         if name in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") and len(op.inputs) > 2 and op.inputs[2] >= 0:
             s_in = np.float32(sg.tensors[op.inputs[0]].quantization.scale[0])
-            s_w = np.asarray(sg.tensors[op.inputs[1]].quantization.scale, np.float32)
+            wq = sg.tensors[op.inputs[1]].quantization
+            if half:
+                wq.scale = [max(wq.scale)] * len(wq.scale)
+                sg.tensors[op.outputs[0]].quantization.scale = [float(np.float32(2 * s_in * wq.scale[0]))]
+            s_w = np.asarray(wq.scale, np.float32)
             bq = sg.tensors[op.inputs[2]].quantization
             bq.scale = [float(v) for v in np.float32(s_in * s_w)]
             bq.zeroPoint = [0] * len(bq.scale)
+        if half:  # keep the scale-preserving ops consistent (XNNPACK refuses them otherwise)
+            q_in = sg.tensors[op.inputs[0]].quantization
+            if name in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "RESHAPE", "SQUEEZE", "PAD"):
+                sg.tensors[op.outputs[0]].quantization.scale = list(q_in.scale)
+            if name == "CONCATENATION":
+                for i in list(op.inputs[1:]) + [op.outputs[0]]:
+                    sg.tensors[i].quantization.scale = list(q_in.scale)
+                    sg.tensors[i].quantization.zeroPoint = list(q_in.zeroPoint)
     return save(model)
 
 
@@ -213,11 +229,16 @@ def run(it, inputs):
     it.invoke()
 
 
-def random_inputs(it, rng):
+def random_inputs(it, model, rng):
+    """int8 codes uniform over the type; float inputs uniform over 1.1 x the range of the QUANTIZE
+    that reads them."""
+    sg = model.subgraphs[0]
     out = []
     for d in it.get_input_details():
         if d["dtype"] == np.float32:
-            s, z = d["quantization"]
+            q_op = next(op for op in sg.operators if d["index"] in list(op.inputs))
+            q = sg.tensors[q_op.outputs[0]].quantization
+            s, z = q.scale[0], q.zeroPoint[0]
             lo, hi = (-128 - z) * s, (127 - z) * s
             out.append(rng.uniform(lo * 1.1, hi * 1.1, size=d["shape"]).astype(np.float32))
         else:
@@ -237,7 +258,7 @@ def record(name, model_bytes, seed):
     rng = np.random.default_rng(seed)
     arrays = {"tensors": np.array(written, np.int32), "ops": np.array(op_names(load(model_bytes)))}
     for r in range(RUNS):
-        inputs = random_inputs(ref, rng)
+        inputs = random_inputs(ref, load(model_bytes), rng)
         for k, x in enumerate(inputs):
             arrays[f"r{r}/in{k}"] = x
         run(ref, inputs)
@@ -254,9 +275,35 @@ def record(name, model_bytes, seed):
     print(f"{name}: {len(model_bytes)} bytes, ops {' '.join(op_names(load(model_bytes)))}")
 
 
+def refused_models():
+    """Models for the refusal tests: ``refused_relu6_overflow.tflite`` (a conv with fused RELU6 whose
+    output scale makes 6 / scale overflow int32: LiteRT's Prepare fails) and
+    ``unsupported_tanh.tflite`` (a TANH, which dspsim does not run)."""
+    rng = np.random.default_rng(7)
+    w = _w(rng, 1, 1, 2, 2)
+    base = convert(lambda x: tf.nn.relu6(tf.nn.conv2d(x, w, 1, "VALID")), [(1, 2, 2, 2)], 7)
+    model = load(base)
+    sg = model.subgraphs[0]
+    out = sg.tensors[sg.operators[0].outputs[0]]
+    out.quantization.scale = [1e-10]
+    bad = save(model)
+    try:
+        interpreter(bad, OpResolverType.BUILTIN_REF, False)
+        raise AssertionError("LiteRT accepted the RELU6 overflow model")
+    except RuntimeError as e:
+        print("refused_relu6_overflow: LiteRT refuses:", str(e).splitlines()[0][:100])
+    tanh = convert(lambda x: tf.nn.tanh(x * 2.0), [(1, 4)], 8)
+    for name, data in (("refused_relu6_overflow", bad), ("unsupported_tanh", tanh)):
+        with open(os.path.join(HERE, f"{name}.tflite"), "wb") as f:
+            f.write(data)
+        print(f"{name}: {len(data)} bytes, ops {' '.join(op_names(load(data)))}")
+
+
 def main(argv):
     os.makedirs(HERE, exist_ok=True)
     only = set(argv)
+    if not only or "refused" in only:
+        refused_models()
     for name, (build, seed) in MODELS.items():
         if only and name not in only:
             continue
@@ -266,7 +313,9 @@ def main(argv):
             base = EDITS[name](base)
         record(name, base, seed)
         record(f"{name}_pot", rescale(base), seed + 100)
-        record(f"{name}_left", rescale(base, 64.0), seed + 200)
+        record(f"{name}_left", rescale(base, 128.0), seed + 200)
+        if name != "branches":  # there a conv output feeds CONCATENATION, whose int8 inputs must share one scale
+            record(f"{name}_half", rescale(base, half=True), seed + 300)
 
 
 if __name__ == "__main__":
