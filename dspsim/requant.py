@@ -333,43 +333,52 @@ def _requantize_value(acc, code, mult, shift, scale, fb_a, fb_b, fb_mode, roundi
     return _float_to_int_hte(y) + zp
 
 
+@njit(cache=True, inline="always")
+def _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, code, mult, shift, scale, fb_a, fb_b,
+                     fb_mode, rounding, zp, lo, hi, out):
+    n_lo = 0
+    n_hi = 0
+    n_sat = 0
+    rstep = 1 if row_sum.shape[0] > 1 else 0
+    cstep = 1 if row_sum.shape[1] > 1 else 0
+    for i in range(s.shape[0]):
+        rs = row_sum[i * rstep]
+        for j in range(s.shape[1]):
+            a = _wrap(_wrap(np.int64(s[i, j]) + rs[j * cstep] * row_coef[j] + col_term[j], exact_bits), acc_bits)
+            if code <= 1:
+                n_sat += (a > INT32_MAX) | (a < INT32_MIN)
+            v = _requantize_value(a, code, mult[j], shift[j], scale[j], fb_a[j], fb_b[j], fb_mode, rounding, zp)
+            n_lo += v < lo
+            n_hi += v > hi
+            out[i, j] = min(max(v, lo), hi)
+    return n_lo, n_hi, n_sat
+
+
 @njit(cache=True)
 def _requantize_2d(s, row_sum, row_coef, col_term, exact_bits, acc_bits, code, mult, shift, scale, fb_a, fb_b,
                    fb_mode, rounding, zp, lo, hi, out):
     """Finish accumulators and requantize: ``out[m, n] = clamp(requant(acc), lo, hi)`` where
 
-    ``acc = wrap(wrap(s[m, n] + row_sum[m, g] * row_coef[n] + col_term[n], exact_bits), acc_bits)``,
-    ``g`` the group of channel ``n`` (``row_sum`` is (M, G), or (1, G) for one row shared by all;
-    ``row_coef`` is minus the weight zero point of each channel).
+    ``acc = wrap(wrap(s[m, n] + row_sum[m, n] * row_coef[n] + col_term[n], exact_bits), acc_bits)``;
+    ``row_sum`` is (M or 1, N or 1), broadcast (the activations' sums per row, per group of channels
+    when needed), ``row_coef`` minus the weight zero point of each channel.
 
     The gemm fast path hands over ``s`` = raw products summed modulo 2^32 plus the zero-point and
     bias terms; the caller guarantees that wrapping to ``exact_bits`` recovers the accumulator's
     value modulo 2^acc_bits (see accumulator.py). With zero terms and 64/64 bits, ``acc = s``.
     Returns (outputs clamped low, clamped high, accumulators saturated to int32 by a fixed-point scheme).
+
+    The fixed-point schemes get their own copy of the (inlined) loop with the scheme as a literal,
+    which LLVM vectorizes (several times faster than one loop that tests ``code`` per element).
     """
-    n_lo = 0
-    n_hi = 0
-    n_sat = 0
-    n_groups = row_sum.shape[1]
-    group_size = s.shape[1] // n_groups
-    shared_row = row_sum.shape[0] == 1
-    for i in range(s.shape[0]):
-        ri = 0 if shared_row else i
-        for g in range(n_groups):
-            r = row_sum[ri, g]
-            for j in range(g * group_size, (g + 1) * group_size):
-                a = _wrap(_wrap(np.int64(s[i, j]) + r * row_coef[j] + col_term[j], exact_bits), acc_bits)
-                if code <= 1 and (a > INT32_MAX or a < INT32_MIN):
-                    n_sat += 1
-                v = _requantize_value(a, code, mult[j], shift[j], scale[j], fb_a[j], fb_b[j], fb_mode, rounding, zp)
-                if v < lo:
-                    v = lo
-                    n_lo += 1
-                elif v > hi:
-                    v = hi
-                    n_hi += 1
-                out[i, j] = v
-    return n_lo, n_hi, n_sat
+    if code == 0:
+        return _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, 0, mult, shift, scale,
+                                fb_a, fb_b, fb_mode, rounding, zp, lo, hi, out)
+    if code == 1:
+        return _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, 1, mult, shift, scale,
+                                fb_a, fb_b, fb_mode, rounding, zp, lo, hi, out)
+    return _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, code, mult, shift, scale,
+                            fb_a, fb_b, fb_mode, rounding, zp, lo, hi, out)
 
 
 # --------------------------------------------------------------------------------------------

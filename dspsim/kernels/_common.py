@@ -239,19 +239,35 @@ def im2col(x, k_hw, c0, icg, g: Geometry, fill):
 # --------------------------------------------------------------------------------------------
 # the driver
 # --------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _weight_bounds(wm, zw):
+    """Per row: sum |w - zw|; overall: max |w| and the largest |w_2j| + |w_2j+1| (pairs along a row)."""
+    n, k = wm.shape
+    row_abs = np.zeros(n, np.int64)
+    wmax = 0
+    pmax = 0
+    for i in range(n):
+        acc = np.int64(0)
+        for j in range(k):
+            v = np.int64(wm[i, j])
+            acc += abs(v - zw[i])
+            wmax = max(wmax, abs(v))
+            if j % 2 == 1:
+                pmax = max(pmax, abs(v) + abs(np.int64(wm[i, j - 1])))
+        if k % 2 == 1:
+            pmax = max(pmax, abs(np.int64(wm[i, k - 1])))
+        row_abs[i] = acc
+    return row_abs, wmax, pmax
+
+
 def bounds(x, wm, zx, zw, bias_i):
     """(B, raw_bound, pair_bound) of accumulator.Accumulator.exact_bits for patches of ``x`` and rows of ``wm``."""
     xmin, xmax = int(x.min()), int(x.max())
     amax = max(abs(xmax - zx), abs(xmin - zx), 0)
-    wmi = wm.astype(np.int64)
-    b = amax * np.abs(wmi - zw[:, None]).sum(axis=1) + np.abs(bias_i)
+    row_abs, wmax, pmax = _weight_bounds(wm, zw)
     xabs = max(abs(xmin), abs(xmax), abs(zx))  # padding taps hold zx
-    wabs = np.abs(wmi)
-    raw = wm.shape[1] * xabs * int(wabs.max())
-    if wm.shape[1] % 2:
-        wabs = np.concatenate([wabs, np.zeros((wm.shape[0], 1), np.int64)], axis=1)
-    pair_sum = wabs[:, 0::2] + wabs[:, 1::2]
-    return int(b.max()), raw, xabs * int(pair_sum.max())
+    b = amax * row_abs + np.abs(bias_i)
+    return int(b.max()), wm.shape[1] * xabs * int(wmax), xabs * int(pmax)
 
 
 def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, bias_i, fbias, fast, exact_fast):

@@ -73,6 +73,8 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
                 s[:, gi * ocg:(gi + 1) * ocg] = part
             if zw.any():
                 row[:, gi] = a.sum(axis=1, dtype=np.int64)
+        if groups > 1 and zw.any():
+            row = np.repeat(row, ocg, axis=1)  # one activation sum per output channel
         col = -zx * wm.sum(axis=1, dtype=np.int64) + k * zx * zw + bias_i
         return s, row, -zw, col
 
@@ -114,11 +116,17 @@ def _depthwise(x, w, zx, zw, depth_multiplier, stride_h, stride_w, dil_h, dil_w,
                         ix = ox * stride_w - pad_l + dil_w * fx
                         if ix < 0 or ix >= in_w:
                             continue
-                        for ic in range(c):
-                            xv = np.int64(x[b, iy, ix, ic]) - zx
-                            for mm in range(depth_multiplier):
-                                oc = ic * depth_multiplier + mm
-                                a[oc] += xv * (np.int64(w[fy, fx, oc]) - zw[oc])
+                        xrow = x[b, iy, ix]
+                        wrow = w[fy, fx]
+                        if depth_multiplier == 1:  # the common case: one straight, vectorizable loop
+                            for oc in range(c):
+                                a[oc] += (np.int64(xrow[oc]) - zx) * (np.int64(wrow[oc]) - zw[oc])
+                        else:
+                            for ic in range(c):
+                                xv = np.int64(xrow[ic]) - zx
+                                for mm in range(depth_multiplier):
+                                    oc = ic * depth_multiplier + mm
+                                    a[oc] += xv * (np.int64(wrow[oc]) - zw[oc])
 
 
 def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,
