@@ -78,7 +78,8 @@ def _affine_cases():
     # the cross-framework probe of SEMANTICS 9: scale 0.00214854861, x/s = 127.49999 / 127.5 (f32)
     for conv in ("torch", "onnx", "tflite"):
         cases.append(Case(f"{conv}-uint8-semantics9-probe", "affine_quantize",
-                          {"convention": conv, "dtype": "uint8", "scale": 0.00214854861, "zero_point": 0},
+                          {"convention": conv, "dtype": "uint8", "scale": 0.00214854861, "zero_point": 0,
+                           "values": [0.273939937, 0.5, 0.25]},
                           seed=360))
     cases.append(Case("onnx-int16-zp-odd", "affine_quantize",
                       {"convention": "onnx", "dtype": "int16", "scale": 0.125, "zero_point": 7, "data": "ties"},

@@ -237,6 +237,16 @@ def _float_data(rng, shape, lo, hi, kind: str, step=None) -> np.ndarray:
     return x.astype(np.float32)
 
 
+def _plant(x: np.ndarray, values) -> np.ndarray:
+    """``x`` with ``values`` (float32) written over its first elements (C order)."""
+    if values:
+        v = np.asarray(values, np.float32).ravel()
+        if v.size > x.size:
+            raise OpError(f"values has {v.size} entries but the tensor only {x.size}")
+        x.reshape(-1)[: v.size] = v
+    return x
+
+
 def _int_range(value, lo: int, hi: int, name: str) -> tuple:
     if not (isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value)):
         raise OpError(f"{name} must be [low, high] integers, got {value!r}")
@@ -302,7 +312,7 @@ def _run_tf_quantize(p, rng, vec):
         x = np.asarray(vec["input"], dtype=np.float32)
     else:
         step = (hi_b.astype(np.float64) - lo_b) / (float(tmax) - tmin)
-        x = _float_data(rng, shape, lo_b, hi_b, p["data"], step)
+        x = _plant(_float_data(rng, shape, lo_b, hi_b, p["data"], step), p["values"])
     lo_a = np.asarray(lo, np.float32)
     hi_a = np.asarray(hi, np.float32)
     q, rlo, rhi, y = _tf_roundtrip(x, lo_a, hi_a, p, mode, rm, narrow)
@@ -398,7 +408,10 @@ def _run_affine_quantize(p, rng, vec):
     z_b = z_arr.reshape(cs) if cs else z_arr
     lo = (tmin - z_b.astype(np.float64)) * s_b
     hi = (tmax - z_b.astype(np.float64)) * s_b
-    x = np.asarray(vec["input"], np.float32) if "input" in vec else _float_data(rng, shape, lo, hi, p["data"], s_b)
+    if "input" in vec:
+        x = np.asarray(vec["input"], np.float32)
+    else:
+        x = _plant(_float_data(rng, shape, lo, hi, p["data"], s_b), p["values"])
     scale_arg = s_arr if per_channel else float(s_arr)
     zp_arg = z_arr if per_channel else int(z_arr)
     q, y = _affine(conv, x, scale_arg, zp_arg, dtype, axis)
@@ -438,7 +451,10 @@ def _run_pof2_quantize(p, rng, vec):
             raise OpError(f"pof2_frac_bits({amax}) = {fb}, the oracle says {fb_ref}")
     fb = int(fb)
     lsb = 2.0**-fb
-    x = np.asarray(vec["input"], np.float32) if "input" in vec else _float_data(rng, shape, -amax, amax, p["data"], lsb)
+    if "input" in vec:
+        x = np.asarray(vec["input"], np.float32)
+    else:
+        x = _plant(_float_data(rng, shape, -amax, amax, p["data"], lsb), p["values"])
 
     def run(rule):
         return np.asarray(_api("quantize_pof2")(x, fb, bits, rounding=rule, narrow_range=narrow))
@@ -832,21 +848,21 @@ OPS = {
         "tf_quantize", _run_tf_quantize,
         {"T": "qint8", "mode": "MIN_COMBINED", "round_mode": "HALF_AWAY_FROM_ZERO", "narrow_range": False,
          "min_range": -1.0, "max_range": 1.0, "axis": None, "ensure_minimum_range": 0.01, "shape": [257],
-         "data": "uniform"},
+         "data": "uniform", "values": None},
         {"T": TF_TYPES, "mode": TF_MODES, "round_mode": ROUND_MODES, "data": ("uniform", "ties", "wide")},
         "TensorFlow QuantizeV2 + Dequantize (codes, returned range, dequantized floats); schemes: the other TF modes",
     ),
     "affine_quantize": Op(
         "affine_quantize", _run_affine_quantize,
         {"convention": "torch", "dtype": "int8", "scale": 0.05, "zero_point": 0, "axis": 1, "shape": [257],
-         "data": "uniform"},
+         "data": "uniform", "values": None},
         {"convention": tuple(_AFFINE_FUNCS), "dtype": AFFINE_TYPES, "data": ("uniform", "ties", "wide")},
         "affine quantize/dequantize in PyTorch, ONNX or TFLite convention; schemes: the other conventions",
     ),
     "pof2_quantize": Op(
         "pof2_quantize", _run_pof2_quantize,
         {"bits": 8, "narrow_range": True, "frac_bits": None, "max_abs": 4.0, "rounding": "half_to_even",
-         "shape": [257], "data": "uniform"},
+         "shape": [257], "data": "uniform", "values": None},
         {"rounding": POF2_ROUNDINGS, "data": ("uniform", "ties", "wide")},
         "symmetric power-of-two quantization (scale 2^-frac_bits); schemes: the other tie rules",
     ),

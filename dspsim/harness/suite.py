@@ -30,7 +30,9 @@ Parameters per op (defaults in brackets; lists mean "per channel"):
 - ``tf_quantize``: T [qint8] (qint8 quint8 qint16 quint16 qint32), mode [MIN_COMBINED]
   (MIN_FIRST SCALED), round_mode [HALF_AWAY_FROM_ZERO] (HALF_TO_EVEN: SCALED only), narrow_range
   [false], min_range [-1.0], max_range [1.0] (lists with axis), axis, ensure_minimum_range [0.01],
-  shape [[257]], data [uniform] (ties wide).
+  shape [[257]], data [uniform] (ties wide), values [none: floats written over the first
+  elements of the generated input, e.g. a tie you care about]; the same data / values for the
+  next two ops.
 - ``affine_quantize``: convention [torch] (onnx tflite), dtype [int8] (uint8 int16 uint16 int32),
   scale [0.05], zero_point [0], axis [1] (per-channel when scale is a list), shape, data.
 - ``pof2_quantize``: bits [8], narrow_range [true], frac_bits [derived from max_abs], max_abs
@@ -132,7 +134,7 @@ def _jsonable(v):
 
 
 #: Parameters that may also be lists (one value per channel / per axis).
-LIST_PARAMS = {"min_range", "max_range", "scale", "zero_point", "weight_scale", "multiplier", "shift", "stride",
+LIST_PARAMS = {"values", "min_range", "max_range", "scale", "zero_point", "weight_scale", "multiplier", "shift", "stride",
                "dilation", "input_range", "weight_range"}
 
 
