@@ -62,6 +62,16 @@ def test_gemm_matches_int64_matmul(m, k, n, dtype, path):
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_gemm_every_short_last_tile(path):
+    rng = np.random.default_rng(3)
+    b = rand(rng, np.int8, (70, 21))
+    for m in range(1, 2 * G.MR + 1):  # every row count of the last tile, alone and after a full tile
+        a = rand(rng, np.int8, (m, 21))
+        np.testing.assert_array_equal(gemm_s32(a, b, a_zero_point=-3, b_zero_point=2, path=path),
+                                      gemm_ref(a, b, -3, 2))
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_gemm_extreme_values(dtype, path):
     lo, hi = RANGES[dtype]

@@ -143,17 +143,31 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         b = builder
         dpbusd = cgutils.get_or_insert_function(
             b.module, ir.FunctionType(_V16, [_V16, _OPND, _OPND]), "llvm.x86.avx512.vpdpbusd.512")
-        # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
-        accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(NV)] for _ in range(MR)]
-        for arows, bk in t.k_loops():
-            bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(NV)]
-            for r in range(MR):
-                word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
-                splat = b.bitcast(_splat(b, word, _V16), _OPND)
-                for v in range(NV):
-                    b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
-        for r in range(MR):
-            t.store(r, [b.load(accs[r][v]) for v in range(NV)])
+
+        def rows(mr):
+            # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
+            accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(NV)] for _ in range(mr)]
+            for arows, bk in t.k_loops():
+                bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(NV)]
+                for r in range(mr):
+                    word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
+                    splat = b.bitcast(_splat(b, word, _V16), _OPND)
+                    for v in range(NV):
+                        b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
+            for r in range(mr):
+                t.store(r, [b.load(accs[r][v]) for v in range(NV)])
+
+        # One loop nest per row count, so that a short last tile (or a GEMV) does only its rows.
+        end = b.append_basic_block("tile.end")
+        blocks = [b.append_basic_block(f"tile.rows{mr}") for mr in range(1, MR + 1)]
+        switch = b.switch(t.mv, blocks[-1])
+        for mr in range(1, MR):
+            switch.add_case(_c(mr), blocks[mr - 1])
+        for mr, block in enumerate(blocks, start=1):
+            b.position_at_end(block)
+            rows(mr)
+            b.branch(end)
+        b.position_at_end(end)
         return context.get_dummy_value()
 
     return types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0), codegen
@@ -170,7 +184,7 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         def lanes(*idx):
             return ir.Constant(ir.VectorType(_I32, len(idx)), list(idx))
 
-        for r0 in range(0, MR, 2):
+        def row_pair(r0):
             sums = {r0: [], r0 + 1: []}
             for v in range(NV):
                 # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
@@ -197,6 +211,10 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
                     sums[r].append(b.shuffle_vector(lo, hi, lanes(*range(16))))
             for r in sums:
                 t.store(r, sums[r])
+
+        for r0 in range(0, MR, 2):
+            with b.if_then(b.icmp_signed("<", _c(r0), t.mv)):  # skip row pairs past a short last tile
+                row_pair(r0)
         return context.get_dummy_value()
 
     return types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0), codegen
