@@ -1,0 +1,176 @@
+"""``dspsim run-tflite MODEL [--input X.npy ...] [--compare-litert] [--out DIR]``.
+
+Runs the model through dspsim's kernels and prints every layer. With ``--compare-litert`` (needs
+``ai_edge_litert``) it also runs LiteRT three ways on the same inputs and diffs tensor by tensor:
+
+* reference kernels (``OpResolverType.BUILTIN_REF``, every intermediate tensor kept with
+  ``experimental_preserve_all_tensors``) against dspsim's ``engine="litert"``: per layer bit-exact or
+  not, mismatch count, max |diff| (LSB for integer tensors), and the first diverging layer;
+* optimized builtin kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``, also per layer) and the default
+  interpreter (XNNPACK delegate; outputs only, the delegate keeps no intermediates) against each
+  dspsim engine ("litert", "tflite", "xnnpack"): which of dspsim's schemes reproduces them.
+
+Exit status: 0 bit-exact with the reference (or no comparison asked), 1 a reference mismatch,
+2 bad input (unreadable/corrupt/unsupported model, bad --input), printed as one line on stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from . import load_model
+from .ops import ENGINES
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def _parser():
+    p = argparse.ArgumentParser(prog="dspsim run-tflite",
+                                description="Run an int8 .tflite model through dspsim's kernels, layer by layer.")
+    p.add_argument("model", help="the .tflite file")
+    p.add_argument("--input", action="append", metavar="X.npy", default=[],
+                   help="one input array per model input, in the model's order (default: seeded random inputs)")
+    p.add_argument("--engine", choices=sorted(ENGINES), default="litert",
+                   help="dspsim's requantization flavour (default litert = LiteRT's reference kernels)")
+    p.add_argument("--compare-litert", action="store_true",
+                   help="also run LiteRT (reference, optimized builtin, XNNPACK) and diff every layer")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    p.add_argument("--out", help="directory for trace.npz and report.json / report.md")
+    return p
+
+
+def _random_inputs(model, seed):
+    rng = np.random.default_rng(seed)
+    out = []
+    for info in model.inputs:
+        if info.dtype.kind == "f":  # a float input feeds QUANTIZE: cover its range
+            op = next(op for op in model._mdef.operators if info.index in op.inputs)
+            t = model._mdef.tensors[op.outputs[0]]
+            s, z = float(t.scale[0]), int(t.zero_point[0])
+            lo, hi = np.iinfo(t.dtype).min, np.iinfo(t.dtype).max
+            out.append(rng.uniform((lo - z) * s, (hi - z) * s, size=info.shape).astype(np.float32))
+        else:
+            lo, hi = np.iinfo(info.dtype).min, np.iinfo(info.dtype).max
+            out.append(rng.integers(lo, hi, size=info.shape, endpoint=True).astype(info.dtype))
+    return out
+
+
+def _diff(a, b):
+    """(mismatches, max |a - b|) of two tensors; float tensors compared by bit pattern."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return int(max(a.size, b.size)), float("inf")
+    if a.dtype.kind == "f":
+        bad = a.view(np.uint32) != b.astype(a.dtype).view(np.uint32)
+        return int(np.count_nonzero(bad)), float(np.max(np.abs(a.astype(np.float64) - b), initial=0.0))
+    d = np.abs(a.astype(np.int64) - b.astype(np.int64))
+    return int(np.count_nonzero(d)), float(d.max(initial=0))
+
+
+def _litert(path, inputs, resolver, preserve):
+    from ai_edge_litert.interpreter import Interpreter
+
+    it = Interpreter(model_path=path, experimental_op_resolver_type=resolver,
+                     experimental_preserve_all_tensors=preserve)
+    it.allocate_tensors()
+    for d, x in zip(it.get_input_details(), inputs):
+        it.set_tensor(d["index"], x)
+    it.invoke()
+    return it
+
+
+def _compare(path, model, inputs, traces):
+    """The comparison report (a dict) against LiteRT's three kernel sets."""
+    from ai_edge_litert.interpreter import OpResolverType
+
+    ref = _litert(path, inputs, OpResolverType.BUILTIN_REF, True)
+    builtin = _litert(path, inputs, OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES, True)
+    layers = []
+    first = None
+    for k, e in enumerate(traces[model.engine]):
+        if e.op_index < 0:
+            continue
+        n, lsb = _diff(e.value, ref.get_tensor(e.tensor))
+        row = {"op_index": e.op_index, "op": e.op, "tensor": e.tensor, "name": e.name, "size": int(e.value.size),
+               "mismatches": n, "max_diff": lsb, "bit_exact": n == 0,
+               "builtin_matches": [eng for eng, tr in traces.items()
+                                   if _diff(tr[k].value, builtin.get_tensor(e.tensor))[0] == 0]}
+        if n and first is None:
+            first = row
+        layers.append(row)
+    try:
+        xnn = _litert(path, inputs, OpResolverType.AUTO, False)
+        xnn_out = [xnn.get_tensor(d["index"]) for d in xnn.get_output_details()]
+        out_idx = [i.index for i in model.outputs]
+        xnnpack = {eng: sum(_diff(next(e.value for e in tr if e.tensor == i), o)[0] for i, o in zip(out_idx, xnn_out))
+                   for eng, tr in traces.items()}
+    except (RuntimeError, ValueError) as exc:  # the delegate refused the model
+        xnnpack = {"refused": str(exc).splitlines()[0]}
+    return {"reference_bit_exact": first is None, "first_diverging_layer": first, "layers": layers,
+            "xnnpack_output_mismatches": xnnpack}
+
+
+def _table(trace, cmp):
+    lines = ["| # | op | tensor | shape | dtype | min | max |" + (" ref mismatches | max diff | builtin = |"
+                                                                    if cmp else ""),
+             "|---|---|---|---|---|---|---|" + ("---|---|---|" if cmp else "")]
+    rows = {r["tensor"]: r for r in cmp["layers"]} if cmp else {}
+    for e in trace:
+        v = e.value
+        line = (f"| {e.op_index if e.op_index >= 0 else '-'} | {e.op} | {e.tensor} {e.name[:40]} | "
+                f"{'x'.join(map(str, v.shape))} | {v.dtype} | {v.min():.6g} | {v.max():.6g} |")
+        if cmp:
+            r = rows.get(e.tensor)
+            line += (f" {r['mismatches']} | {r['max_diff']:g} | {', '.join(r['builtin_matches']) or 'none'} |"
+                     if r else " | | |")
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        model = load_model(args.model, engine=args.engine)
+        if args.input:
+            inputs = [np.load(p) for p in args.input]
+        else:
+            inputs = _random_inputs(model, args.seed)
+        traces = {args.engine: model.trace(inputs)}
+    except (OSError, ValueError, TypeError) as exc:
+        print(f"dspsim: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    cmp = None
+    if args.compare_litert:
+        try:
+            import ai_edge_litert  # noqa: F401
+        except ImportError:
+            print("dspsim: error: --compare-litert needs the ai_edge_litert package", file=sys.stderr)
+            return EXIT_USAGE
+        for eng in ENGINES:
+            traces.setdefault(eng, load_model(args.model, engine=eng).trace(inputs))
+        cmp = _compare(args.model, model, inputs, traces)
+    print(f"{args.model}: {model!r}")
+    print(_table(traces[args.engine], cmp))
+    if cmp:
+        f = cmp["first_diverging_layer"]
+        print("LiteRT reference: bit-exact on every layer" if f is None else
+              f"LiteRT reference: first diverging layer {f['op_index']} ({f['op']}, tensor {f['tensor']} "
+              f"{f['name']!r}): {f['mismatches']} of {f['size']} differ, max {f['max_diff']:g}")
+        print("XNNPACK (default interpreter) output mismatches per dspsim engine:",
+              json.dumps(cmp["xnnpack_output_mismatches"]))
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        np.savez_compressed(os.path.join(args.out, "trace.npz"),
+                            **{f"t{e.tensor}": e.value for e in traces[args.engine]})
+        with open(os.path.join(args.out, "report.json"), "w") as fh:
+            json.dump({"model": args.model, "engine": args.engine, "operators": model.operators,
+                       "comparison": cmp}, fh, indent=1)
+        with open(os.path.join(args.out, "report.md"), "w") as fh:
+            fh.write(f"# {os.path.basename(args.model)} (dspsim engine {args.engine})\n\n"
+                     f"{_table(traces[args.engine], cmp)}\n")
+        print(f"wrote {args.out}/trace.npz, report.json, report.md")
+    return EXIT_FAIL if cmp and cmp["first_diverging_layer"] is not None else EXIT_OK
