@@ -63,7 +63,7 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
     def fast(exact_bits):
         m = n_b * g.out_h * g.out_w
         s = None if groups == 1 else np.empty((m, n_oc), np.int32)
-        row = np.zeros((m, groups) if zw.any() else (1, groups), np.int64)
+        row = np.zeros((m, groups) if zw.any() else (1, 1), np.int64)
         for gi in range(groups):
             a = im2col(x, (k_h, k_w), gi * icg, icg, g, zx)
             part = gemm_s32(a, wm[gi * ocg:(gi + 1) * ocg])
