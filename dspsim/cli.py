@@ -63,6 +63,18 @@ def _err(msg: str) -> None:
     print(f"dspsim: error: {msg}", file=sys.stderr)
 
 
+def _out_dir(args, name: str) -> Path:
+    """``--out`` or ``reports/<name>-<timestamp>``, checked before any work is done."""
+    from .harness.report import check_replaceable
+
+    out = Path(args.out) if args.out else _default_out(name)
+    try:
+        check_replaceable(out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return out
+
+
 # =============================================================================================
 # suite
 # =============================================================================================
@@ -97,7 +109,7 @@ def _cmd_suite(args, argv) -> int:
         for c in cases:
             print(f"{c.name:48s} {c.op:18s} seed={c.seed} {c.params}")
         return EXIT_OK
-    out = Path(args.out) if args.out else _default_out(name)
+    out = _out_dir(args, name)
     width = len(str(len(cases)))
 
     def progress(i, n, r):
@@ -127,7 +139,7 @@ def _cmd_drift(args, argv) -> int:
 
     if args.cycles < 1 or args.depth < 1:
         raise UsageError("--cycles and --depth must be at least 1")
-    out = Path(args.out) if args.out else _default_out("drift")
+    out = _out_dir(args, "drift")
     t0 = time.perf_counter()
 
     def progress(msg):
@@ -156,7 +168,7 @@ def _cmd_export(args, argv) -> int:
         chosen = find_cases(args.cases, cases)
     except SuiteError as exc:
         raise UsageError(str(exc)) from None
-    out = Path(args.out) if args.out else _default_out("export")
+    out = _out_dir(args, "export")
     status = EXIT_OK
     with atomic_dir(out) as tmp:
         for case in chosen:
@@ -219,7 +231,7 @@ def _cmd_compare(args, argv) -> int:
          "run": {"name": "compare", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)},
          "expected": str(args.expected), "actual": str(args.actual), "checks": checks,
          "problems": problems, "passed": passed}
-    out = Path(args.out) if args.out else _default_out("compare")
+    out = _out_dir(args, "compare")
     write_compare_report(d, out, plots=not args.no_plots)
     for c in checks:
         where = f", first at {tuple(c['first_index'])}: expected {c['expected']}, actual {c['actual']}, " \
@@ -336,6 +348,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         _err("interrupted; no report written")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `dspsim suite --list | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

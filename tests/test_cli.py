@@ -213,3 +213,10 @@ def test_run_tflite_is_not_offered_without_the_importer(monkeypatch, capsys):
     monkeypatch.setattr(cli, "_tflite_available", lambda: False)
     assert cli.main(["run-tflite", "m.tflite"]) == 2
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_out_must_not_be_a_directory_dspsim_did_not_write(tiny, tmp_path, capsys):
+    (tmp_path / "notes.txt").write_text("mine")
+    assert cli.main(["suite", str(tiny), "--out", str(tmp_path)]) == 2
+    assert "refusing to replace" in _one_line_error(capsys)
+    assert (tmp_path / "notes.txt").exists()

@@ -8,7 +8,7 @@ import pytest
 
 from dspsim.harness import compare, default_suite, float_error, load_suite, run_case, run_suite
 from dspsim.harness.ops import OPS, _sample_indices
-from dspsim.harness.report import atomic_dir, render_suite_md, write_suite_report
+from dspsim.harness.report import MARKER, atomic_dir, render_suite_md, write_suite_report
 from dspsim.harness.suite import Case, SuiteError, validate_case
 from dspsim.harness.vectors import VectorError, c_header, load_vectors, save_npz
 
@@ -221,12 +221,20 @@ def test_atomic_dir_leaves_nothing_on_interrupt(tmp_path):
 
 def test_atomic_dir_replaces_an_existing_report_whole(tmp_path):
     out = tmp_path / "run"
-    out.mkdir()
-    (out / "stale.txt").write_text("old")
+    with atomic_dir(out) as tmp:
+        (tmp / "stale.txt").write_text("old")
     with atomic_dir(out) as tmp:
         (tmp / "new.txt").write_text("new")
-    assert sorted(p.name for p in out.iterdir()) == ["new.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "new.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]
+
+
+def test_atomic_dir_refuses_to_replace_a_directory_dspsim_did_not_write(tmp_path):
+    (tmp_path / "precious.txt").write_text("keep")
+    with pytest.raises(ValueError, match="not written by dspsim"):
+        with atomic_dir(tmp_path):
+            pass
+    assert (tmp_path / "precious.txt").read_text() == "keep"
 
 
 def test_suite_report_files_and_json_schema(tmp_path):

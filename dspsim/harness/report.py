@@ -43,19 +43,37 @@ import shutil
 from pathlib import Path
 
 
+#: Written into every directory dspsim creates; only such directories (or empty ones) are replaced.
+MARKER = ".dspsim-output"
+
+
+def check_replaceable(out) -> None:
+    """Raise ValueError unless ``out`` is absent, an empty directory, or one that dspsim wrote."""
+    out = Path(out)
+    if not out.exists():
+        return
+    if not out.is_dir():
+        raise ValueError(f"{out} exists and is not a directory")
+    if any(out.iterdir()) and not (out / MARKER).exists():
+        raise ValueError(f"{out} exists and was not written by dspsim; refusing to replace it (choose another --out)")
+
+
 @contextlib.contextmanager
 def atomic_dir(out):
     """Yield a fresh temporary directory beside ``out``; on success it becomes ``out``.
 
     On any exception (KeyboardInterrupt included) the temporary directory is removed and ``out``
-    is left as it was.
+    is left as it was. An existing ``out`` is replaced whole, but only if it is empty or dspsim
+    wrote it (it holds :data:`MARKER`); anything else raises ValueError before any work.
     """
     out = Path(out)
+    check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir()
+    (tmp / MARKER).write_text("written by dspsim; `dspsim --out` may replace this directory\n")
     try:
         yield tmp
         old = None
