@@ -22,7 +22,10 @@ def warmup():
     from ..accumulator import Accumulator
 
     x = np.arange(-4, 4, dtype=np.int8).reshape(1, 2, 2, 2)
-    quant = dict(input_zero_point=1, output_zero_point=-2, multiplier=1 << 30, shift=-1)
+    quant = dict(input_zero_point=1, output_zero_point=2, multiplier=1 << 30, shift=-1)
+    for out_dtype in ("uint8", "int16"):  # the remaining output types of the requantization loop
+        fully_connected(x.reshape(2, 4), np.ones((3, 4), np.int8), None, **quant, out_dtype=out_dtype)
+        depthwise_conv2d(x, np.ones((1, 2, 2, 2), np.int8), None, **quant, out_dtype=out_dtype)
     for xx in (x, x.astype(np.uint8)):
         fully_connected(xx.reshape(2, 4), np.ones((3, 4), np.int8), np.arange(3, dtype=np.int32), **quant)
         fully_connected(xx.reshape(2, 4), np.ones((3, 4), np.int8), None, **quant,
