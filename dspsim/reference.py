@@ -593,3 +593,80 @@ def tflm_relu6(q, zi, input_scale, qmin, qmax) -> int:
 
 def torch_relu(q, zp) -> int:
     return max(q, zp)
+
+
+# (section: tflite ops)
+# --- ADD, MUL, MEAN, pooling (dspsim.kernels.elementwise / pool; TFLite reference integer ops) --
+def tflite_add_params(s1, s2, s_out, left_shift=20):
+    """TFLite ADD Prepare: (left_shift, (M1, S1), (M2, S2), (Mo, So)) from float32 scales."""
+    s1, s2, s_out = (float(f32(float(v))) for v in (s1, s2, s_out))
+    twice_max = 2 * max(s1, s2)  # float32 * 2: exact
+    denom = float(f32(Fraction(2**left_shift) * Fraction(s_out)))
+    return (left_shift, quantize_multiplier(s1 / twice_max), quantize_multiplier(s2 / twice_max),
+            quantize_multiplier(twice_max / denom))
+
+
+def tflite_add(x1: int, x2: int, zp1: int, zp2: int, zo: int, params, lo: int, hi: int) -> int:
+    """reference_integer_ops::AddFunc: both inputs onto 2^left_shift * a common scale, sum, requantize."""
+    ls, (m1, e1), (m2, e2), (mo, eo) = params
+    a = multiply_by_quantized_multiplier(wrap((x1 - zp1) * 2**ls, 32), m1, e1)
+    b = multiply_by_quantized_multiplier(wrap((x2 - zp2) * 2**ls, 32), m2, e2)
+    return clamp(multiply_by_quantized_multiplier(wrap(a + b, 32), mo, eo) + zo, lo, hi)
+
+
+def tflite_mul(x1: int, x2: int, zp1: int, zp2: int, zo: int, multiplier: int, shift: int, lo: int, hi: int) -> int:
+    """reference_integer_ops::MulElementwise."""
+    return clamp(zo + multiply_by_quantized_multiplier((x1 - zp1) * (x2 - zp2), multiplier, shift), lo, hi)
+
+
+def tflite_mean(values, zi: int, zo: int, multiplier: int, shift: int, qmin: int, qmax: int) -> int:
+    """reference_ops::QuantizedMeanOrSum (mean) of the codes ``values`` of one output element."""
+    n = len(values)
+    k = min(n.bit_length() - 1, 32, 31 + shift)
+    m_n = (multiplier * 2**k) // n  # both positive: C++ truncation = floor
+    acc = wrap(sum(values) - zi * n, 32)
+    return clamp(multiply_by_quantized_multiplier(acc, m_n, shift - k) + zo, qmin, qmax)
+
+
+def pool_geometry(n: int, k: int, stride: int, padding: str):
+    """(out, pad_before) of TFLite's ComputePaddingHeightWidth (dilation 1)."""
+    out = -(-n // stride) if padding == "SAME" else -(-(n - k + 1) // stride)
+    return out, max(0, ((out - 1) * stride + k - n) // 2)
+
+
+def _pool_windows(shape, k_hw, stride, padding):
+    """(b, oy, ox, taps) for every output pixel; taps = [(iy, ix)] inside the input (TFLite clipping)."""
+    n_b, in_h, in_w, _ = shape
+    (k_h, k_w), (s_h, s_w) = k_hw, stride
+    out_h, p_t = pool_geometry(in_h, k_h, s_h, padding)
+    out_w, p_l = pool_geometry(in_w, k_w, s_w, padding)
+    for b in range(n_b):
+        for oy in range(out_h):
+            for ox in range(out_w):
+                taps = [(oy * s_h - p_t + fy, ox * s_w - p_l + fx) for fy in range(k_h) for fx in range(k_w)]
+                yield b, oy, ox, [(iy, ix) for iy, ix in taps if 0 <= iy < in_h and 0 <= ix < in_w]
+
+
+def average_pool2d(x, k_hw, stride, padding, lo, hi):
+    """TFLite AveragePool on codes: round(sum / count) with ties away from zero, then clamp.
+
+    ``x`` (B, H, W, C) nested sequences, ``padding`` "SAME" | "VALID"; returns {(b, oy, ox, c): code}."""
+    out = {}
+    for b, oy, ox, taps in _pool_windows(_shape(x), k_hw, stride, padding):
+        for c in range(_shape(x)[3]):
+            s = sum(int(x[b][iy][ix][c]) for iy, ix in taps)
+            out[(b, oy, ox, c)] = clamp(round_fraction(Fraction(s, len(taps)), "half_away_from_zero"), lo, hi)
+    return out
+
+
+def max_pool2d(x, k_hw, stride, padding, lo, hi):
+    """TFLite MaxPool on codes: max over the clipped window, clamp; a dict as :func:`average_pool2d`."""
+    out = {}
+    for b, oy, ox, taps in _pool_windows(_shape(x), k_hw, stride, padding):
+        for c in range(_shape(x)[3]):
+            out[(b, oy, ox, c)] = clamp(max(int(x[b][iy][ix][c]) for iy, ix in taps), lo, hi)
+    return out
+
+
+def _shape(x):
+    return (len(x), len(x[0]), len(x[0][0]), len(x[0][0][0]))

@@ -1,0 +1,169 @@
+"""ADD, MUL, MEAN, PAD, CONCATENATION kernels against the oracle, hand-derived values and LiteRT."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dspsim.reference as R
+from dspsim.kernels.elementwise import (
+    AddParams,
+    add,
+    concatenation,
+    mean,
+    mul,
+    pad,
+    tflite_add_params,
+    tflite_mul_multiplier,
+)
+from dspsim.kernels.relu import tflite_activation_range
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+scales = st.floats(1e-4, 1.0).map(np.float32)
+zps = st.integers(-128, 127)
+
+
+def _codes(rng, shape):
+    return rng.integers(-128, 128, size=shape).astype(np.int8)
+
+
+# ---------------------------------------------------------------------------- ADD
+def test_add_params_of_the_golden_random_case():
+    """docs: LiteRT case "random": M1=1147655471 S1=-1, M2=2^30 S2=0, MO=1156549804 SO=-19."""
+    z = np.load(os.path.join(GOLDEN, "litert_add.npz"))
+    p = tflite_add_params(z["random__input1_scale"], z["random__input2_scale"], z["random__output_scale"])
+    assert (p.input1_multiplier, p.input1_shift, p.input2_multiplier, p.input2_shift) == (1147655471, -1, 1 << 30, 0)
+    assert (p.output_multiplier, p.output_shift) == (1156549804, -19)
+
+
+def test_add_matches_litert_reference_golden_vectors():
+    z = np.load(os.path.join(GOLDEN, "litert_add.npz"))
+    total = 0
+    for case in z["cases"]:
+        f = {k.split("__", 1)[1]: z[k] for k in z.files if k.startswith(f"{case}__")}
+        p = tflite_add_params(f["input1_scale"], f["input2_scale"], f["output_scale"])
+        act = str(f["activation"]).lower()
+        lo, hi = tflite_activation_range(None if act == "none" else act, float(f["output_scale"]),
+                                         int(f["output_zero_point"]))
+        out = add(f["x1"], f["x2"], p, input1_zero_point=int(f["input1_zero_point"]),
+                  input2_zero_point=int(f["input2_zero_point"]), output_zero_point=int(f["output_zero_point"]),
+                  act_min=lo, act_max=hi)
+        assert np.array_equal(out, f["out_ref"]), case
+        total += out.size
+    assert total > 40_000
+
+
+@settings(max_examples=200, deadline=None)
+@given(s1=scales, s2=scales, so=scales, z1=zps, z2=zps, zo=zps, seed=st.integers(0, 2**32 - 1))
+def test_add_equals_oracle(s1, s2, so, z1, z2, zo, seed):
+    if not 2 * max(s1, s2) / (2**20 * so) < 1:
+        with pytest.raises(ValueError, match="must be < 1"):
+            tflite_add_params(s1, s2, so)
+        return
+    rng = np.random.default_rng(seed)
+    x1, x2 = _codes(rng, (3, 4)), _codes(rng, (1, 4))  # broadcast along the first axis
+    p = tflite_add_params(s1, s2, so)
+    rp = R.tflite_add_params(s1, s2, so)
+    assert (p.left_shift, (p.input1_multiplier, p.input1_shift), (p.input2_multiplier, p.input2_shift),
+            (p.output_multiplier, p.output_shift)) == rp
+    out = add(x1, x2, p, input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=-100, act_max=120)
+    want = [[R.tflite_add(int(x1[i, j]), int(x2[0, j]), z1, z2, zo, rp, -100, 120) for j in range(4)]
+            for i in range(3)]
+    assert out.tolist() == want
+
+
+def test_add_of_equal_power_of_two_scales_is_the_exact_sum():
+    """s1 = s2 = s_out = 0.5: every multiplier is a power of two, so out = clamp(x1 + x2) exactly."""
+    p = tflite_add_params(0.5, 0.5, 0.5)
+    x = np.array([-128, -1, 0, 1, 63, 127], np.int8)
+    out = add(x, x[::-1].copy(), p, input1_zero_point=0, input2_zero_point=0, output_zero_point=0)
+    assert out.tolist() == [-1, 62, 1, 1, 62, -1]
+
+
+def test_add_refuses_mismatched_dtypes_and_shapes():
+    p = tflite_add_params(0.1, 0.1, 0.1)
+    kw = dict(input1_zero_point=0, input2_zero_point=0, output_zero_point=0)
+    with pytest.raises(TypeError, match="add: x1 and x2 must have the same dtype"):
+        add(np.zeros(3, np.int8), np.zeros(3, np.uint8), p, **kw)
+    with pytest.raises(ValueError, match="add: shapes"):
+        add(np.zeros(3, np.int8), np.zeros(4, np.int8), p, **kw)
+    with pytest.raises(ValueError, match="input1_shift must be in"):
+        add(np.zeros(3, np.int8), np.zeros(3, np.int8), AddParams(20, 1 << 30, 1, 1 << 30, 0, 1 << 30, -20), **kw)
+
+
+# ---------------------------------------------------------------------------- MUL
+def test_mul_multiplier_uses_float32_products():
+    s1, s2, so = np.float32(0.1), np.float32(0.3), np.float32(0.7)
+    m, s = tflite_mul_multiplier(s1, s2, so)
+    assert (m, s) == R.quantize_multiplier(float(np.float32(np.float32(s1 * s2) / so)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(s1=scales, s2=scales, so=scales, z1=zps, z2=zps, zo=zps, seed=st.integers(0, 2**32 - 1))
+def test_mul_equals_oracle(s1, s2, so, z1, z2, zo, seed):
+    m, s = tflite_mul_multiplier(s1, s2, so)
+    if s > 30:
+        return
+    rng = np.random.default_rng(seed)
+    x1, x2 = _codes(rng, (2, 5)), _codes(rng, (2, 1))
+    out = mul(x1, x2, input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, multiplier=m, shift=s)
+    want = [[R.tflite_mul(int(x1[i, j]), int(x2[i, 0]), z1, z2, zo, m, s, -128, 127) for j in range(5)]
+            for i in range(2)]
+    assert out.tolist() == want
+
+
+def test_mul_ties_round_through_srdhm_toward_plus_infinity():
+    """multiplier 0.5 (2^30, shift 0): products -1 and -3 are -0.5 and -1.5 -> 0 and -1 (SRDHM ties up)."""
+    x1 = np.array([-1, -3, 1, 3], np.int8)
+    x2 = np.ones(4, np.int8)
+    out = mul(x1, x2, input1_zero_point=0, input2_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)
+    assert out.tolist() == [0, -1, 1, 2]
+
+
+# ---------------------------------------------------------------------------- MEAN
+@settings(max_examples=200, deadline=None)
+@given(h=st.integers(1, 7), w=st.integers(1, 7), zi=zps, zo=zps, ratio=st.floats(0.01, 50.0),
+       seed=st.integers(0, 2**32 - 1))
+def test_mean_equals_oracle(h, w, zi, zo, ratio, seed):
+    rng = np.random.default_rng(seed)
+    x = _codes(rng, (2, h, w, 3))
+    m, s = R.quantize_multiplier(ratio)
+    out = mean(x, [1, 2], input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s)
+    assert out.shape == (2, 3)
+    want = [[R.tflite_mean([int(v) for v in x[b, :, :, c].ravel()], zi, zo, m, s, -128, 127) for c in range(3)]
+            for b in range(2)]
+    assert out.tolist() == want
+
+
+def test_mean_of_three_truncates_the_multiplier():
+    """n = 3: k = 1, M' = floor(2^31 / 3) (from M = 2^30 << 1); mean(1, 1, 2) = 4/3 -> 1; (2, 2, 3) -> 2."""
+    x = np.array([[1, 1, 2], [2, 2, 3], [-1, -1, -2]], np.int8)
+    out = mean(x, 1, input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=1)
+    assert out.tolist() == [1, 2, -1]
+
+
+def test_mean_keep_dims_and_negative_duplicate_axes():
+    x = np.arange(24, dtype=np.int8).reshape(1, 2, 3, 4)
+    a = mean(x, [-2, 1, 2], input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=1, keep_dims=True)
+    assert a.shape == (1, 1, 1, 4)
+    assert a.ravel().tolist() == [10, 11, 12, 13]
+
+
+# ---------------------------------------------------------------------------- PAD, CONCATENATION
+def test_pad_fills_the_given_value():
+    x = np.array([[1, 2]], np.int8)
+    assert pad(x, [[1, 0], [0, 2]], -5).tolist() == [[-5, -5, -5, -5], [1, 2, -5, -5]]
+    with pytest.raises(ValueError, match="pad: paddings must be in"):
+        pad(x, [[-1, 0], [0, 0]], 0)
+    with pytest.raises(ValueError, match="pad: paddings must have shape"):
+        pad(x, [[1, 0]], 0)
+
+
+def test_concatenation_copies_codes_along_the_axis():
+    a, b = np.zeros((1, 2, 3), np.int8), np.ones((1, 2, 1), np.int8)
+    assert concatenation([a, b], -1).shape == (1, 2, 4)
+    with pytest.raises(ValueError, match="concatenation"):
+        concatenation([a, b], 1)
