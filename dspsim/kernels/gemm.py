@@ -236,9 +236,10 @@ def _pack(w4, groups, data):
 def _sums(w2, sums):
     """``sums[n] = sum_k w2[n, k]``, exact in int64."""
     for n in range(w2.shape[0]):
+        row = w2[n]
         s = 0
-        for k in range(w2.shape[1]):
-            s += np.int64(w2[n, k])
+        for k in range(row.shape[0]):  # an in-range index: unit-stride vector loads
+            s += np.int64(row[k])
         sums[n] = s
 
 
@@ -422,11 +423,13 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
 
 
 def row_sums(a) -> np.ndarray:
-    """``sum_k a[m, k]`` of an (M, K) int8/uint8 matrix, as int32 (exact: |sum| < 2^31 for K < 2^23)."""
+    """``sum_k a[m, k]`` of an (M, K) int8/uint8 matrix, wrapped to int32 (exact while K < 2^23)."""
     a, _ = _activation(a, "row_sums", "a")
     if a.ndim != 2:
         raise ValueError(f"row_sums: a must be 2-D (M, K), got shape {a.shape}")
-    return a.sum(axis=1, dtype=np.int64).astype(np.int32)
+    sums = np.empty(a.shape[0], np.int64)
+    _sums(np.ascontiguousarray(a), sums)
+    return sums.astype(np.int32)
 
 
 def warmup() -> None:
