@@ -310,13 +310,14 @@ def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, path):
         _window_sums(ubuf, row_off, segs, packed.channels_padded, packed.channels, groups, row_add)
     row_add = row_add.astype(np.int32).ravel()
     out = np.empty((m_dim, n_total), np.int32)
-    n_pan = -(-n_group // NR)
-    work = groups * n_pan
+    # Work items are (group, panel, row chunk), panel-major so that a thread keeps its B panel in
+    # cache; rows are split into chunks only when there are fewer than 8 panels per thread.
+    panels = groups * -(-n_group // NR)
     threads = numba.get_num_threads()
-    n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // work))) if work < 8 * threads else 1
+    n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
     panel_bytes = packed.taps * packed.channels_padded * NR
     _DRIVERS[path](ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, panel_bytes,
-          groups, n_group, out.ravel(), col_add, col_mul, row_add, n_chunks)
+                   groups, n_group, out.ravel(), col_add, col_mul, row_add, n_chunks)
     return out
 
 
