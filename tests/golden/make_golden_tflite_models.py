@@ -18,7 +18,8 @@ Outputs, in ``tests/golden/models/``: ``<name>.tflite`` and ``<name>.npz`` with,
 ``r{r}/xnnpack/out{k}`` (model output k under the default interpreter, XNNPACK delegate; the
 delegate does not keep intermediate tensors). ``tensors`` lists the indices of every tensor an
 operator writes; ``versions`` (JSON) the engine versions. ``refused_relu6_overflow.tflite`` and
-``unsupported_tanh.tflite`` (no npz) are for the refusal tests.
+``unsupported_tanh.tflite`` (no npz) are for the refusal tests; ``requantize_*`` are one-op int8 ->
+int8 QUANTIZE models built from the schema objects.
 """
 from __future__ import annotations
 
@@ -275,6 +276,33 @@ def record(name, model_bytes, seed):
     print(f"{name}: {len(model_bytes)} bytes, ops {' '.join(op_names(load(model_bytes)))}")
 
 
+def requantize_model(s_in, zp_in, s_out, zp_out):
+    """A one-op model: int8 -> int8 QUANTIZE (LiteRT's Requantize: MBQM of code - zp_in by the double
+    quotient s_in / s_out). Built directly with the schema objects (the converter does not emit it here)."""
+    model = S.ModelT()
+    model.version = 3
+    code = S.OperatorCodeT()
+    code.builtinCode = code.deprecatedBuiltinCode = S.BuiltinOperator.QUANTIZE
+    code.version = 2
+    model.operatorCodes = [code]
+    model.buffers = [S.BufferT(), S.BufferT(), S.BufferT()]
+    sg = S.SubGraphT()
+    sg.tensors = []
+    for i, (name, s_, z_) in enumerate((("x", s_in, zp_in), ("y", s_out, zp_out))):
+        t = S.TensorT()
+        t.name, t.shape, t.type, t.buffer = name, [2, 64], S.TensorType.INT8, i + 1
+        t.quantization = S.QuantizationParametersT()
+        t.quantization.scale, t.quantization.zeroPoint = [float(np.float32(s_))], [int(z_)]
+        sg.tensors.append(t)
+    op = S.OperatorT()
+    op.opcodeIndex, op.inputs, op.outputs = 0, [0], [1]
+    op.builtinOptionsType = S.BuiltinOptions.QuantizeOptions
+    op.builtinOptions = S.QuantizeOptionsT()
+    sg.operators, sg.inputs, sg.outputs = [op], [0], [1]
+    model.subgraphs = [sg]
+    return save(model)
+
+
 def refused_models():
     """Models for the refusal tests: ``refused_relu6_overflow.tflite`` (a conv with fused RELU6 whose
     output scale makes 6 / scale overflow int32: LiteRT's Prepare fails) and
@@ -304,6 +332,9 @@ def main(argv):
     only = set(argv)
     if not only or "refused" in only:
         refused_models()
+    if not only or "requantize" in only:
+        record("requantize_left", requantize_model(0.75, 3, 0.5, -5), 400)  # 1.5: left shift, ties
+        record("requantize_third", requantize_model(0.1, -7, 0.3, 2), 401)  # f32 quotient != double
     for name, (build, seed) in MODELS.items():
         if only and name not in only:
             continue
