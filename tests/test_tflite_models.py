@@ -186,3 +186,50 @@ def test_input_dtype_and_shape_are_checked():
 def test_unknown_engine_is_refused():
     with pytest.raises(ValueError, match="engine"):
         load_model(os.path.join(HERE, "cnn.tflite"), engine="onnx")
+
+
+# ---------------------------------------------------------------------------- dspsim run-tflite
+def test_cli_runs_a_model_on_given_inputs_and_writes_the_trace(tmp_path, capsys):
+    from dspsim.tflite import cli_main
+
+    z, _ = _golden("two_inputs")
+    paths = []
+    for k in range(2):
+        paths += ["--input", str(tmp_path / f"in{k}.npy")]
+        np.save(paths[-1], z[f"r0/in{k}"])
+    rc = cli_main([os.path.join(HERE, "two_inputs.tflite"), *paths, "--out", str(tmp_path / "out")])
+    assert rc == 0
+    assert "FULLY_CONNECTED" in capsys.readouterr().out
+    trace = np.load(tmp_path / "out" / "trace.npz")
+    for i in (int(t) for t in z["tensors"]):
+        assert np.array_equal(trace[f"t{i}"], z[f"r0/ref/t{i}"])
+    assert (tmp_path / "out" / "report.md").exists() and (tmp_path / "out" / "report.json").exists()
+
+
+def test_cli_is_wired_as_dspsim_run_tflite(capsys):
+    from dspsim.cli import main
+
+    assert main(["run-tflite", os.path.join(HERE, "cnn.tflite"), "--seed", "3"]) == 0
+    assert "DEQUANTIZE" in capsys.readouterr().out
+
+
+def test_cli_reports_a_bad_model_with_exit_status_2(tmp_path, capsys):
+    from dspsim.tflite import cli_main
+
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"\x10\x00\x00\x00TFL3" + b"\x00" * 4)
+    assert cli_main([str(bad)]) == 2
+    assert capsys.readouterr().err.startswith("dspsim: error: load_model: corrupt or truncated")
+    assert cli_main([os.path.join(HERE, "unsupported_tanh.tflite")]) == 2
+
+
+def test_cli_compare_litert_needs_ai_edge_litert(capsys):
+    try:
+        import ai_edge_litert  # noqa: F401
+        pytest.skip("ai_edge_litert is installed: the comparison itself runs")
+    except ImportError:
+        pass
+    from dspsim.tflite import cli_main
+
+    assert cli_main([os.path.join(HERE, "cnn.tflite"), "--compare-litert"]) == 2
+    assert "ai_edge_litert" in capsys.readouterr().err
