@@ -22,8 +22,9 @@ TOML schema (``dspsim suite my.toml``)::
                                  # "expected": a tensor dspsim's output must equal bit for bit
     batch = 4                    # every other key is a parameter of the op
     in_features = 64
-    multiplier = 1073741824      # 0.5: every odd accumulator is a tie
-    shift = -3
+    multiplier = 1073741824      # 0.5 in Q31, times 2^shift = 0.25: accumulators = 2 mod 4 are ties
+    shift = -1
+    input_range = [-8, 8]        # small inputs keep the outputs off the saturation bounds
 
 Parameters per op (defaults in brackets; lists mean "per channel"):
 
@@ -39,23 +40,22 @@ Parameters per op (defaults in brackets; lists mean "per channel"):
   [4.0], rounding [half_to_even] (half_away_from_zero half_up floor toward_zero), shape, data.
 - ``relu``: dtype [int8], shape, input_scale / output_scale [0.05], input_zero_point /
   output_zero_point [0], multiplier / shift [from the scales; when given, they define the
-  output scale], activation [relu] (relu6 relu_n1_to_1),
-  scheme [double] (single).
+  output scale], activation [relu] (relu6 relu_n1_to_1), scheme [double] (single).
 - ``fully_connected`` (batch [4], in_features [64], out_features [16]), ``conv2d``
   (input_shape [[1,8,8,4]] NHWC, kernel [[3,3]], out_channels [8], stride [1], padding [VALID]
   (SAME), dilation [1]), ``depthwise_conv2d`` (same, depth_multiplier [1] instead of
   out_channels), all with: input_dtype [int8] (uint8), output_dtype [int8], input_scale [0.05],
   input_zero_point [0], weight_scale [0.01] (list = per channel), per_channel [false] (true: random
-  per-channel scales), weight_zero_point [0],
-  output_scale [0.1], output_zero_point [0], multiplier / shift [from the scales, TFLite's
-  derivation; when given, they define the output scale], input_range [the type's range] and
-  weight_range [full] (narrow, or [low, high]) of the generated integers, activation [none]
-  (relu relu6 relu_n1_to_1), act_min / act_max [from activation],
-  scheme [double] (single fbgemm onnxruntime onnx-reference xnnpack), bias_spread [1.0],
-  accumulator_bits [none: int32 wrap], accumulator_overflow [wrap] (saturate).
+  per-channel scales), weight_zero_point [0], output_scale [0.1], output_zero_point [0],
+  multiplier / shift [from the scales, TFLite's derivation; when given, they define the output
+  scale], input_range [the type's range] and weight_range [full] (narrow, or [low, high]) of the
+  generated integers, activation [none] (relu relu6 relu_n1_to_1), act_min / act_max [from
+  activation], scheme [double] (single fbgemm onnxruntime onnx-reference xnnpack), bias_spread
+  [1.0: a quarter of the accumulator's typical size], accumulator_bits [none: int32 wrap; 16-64],
+  accumulator_overflow [wrap] (saturate). A vector file's input and weight set the shapes.
 
-Errors in the file (TOML syntax, unknown op or parameter, bad choice, missing or corrupt vector
-file) raise :class:`SuiteError` with a one-line message naming the case.
+Errors in the file (TOML syntax, unknown op or parameter, bad choice or type, missing or corrupt
+vector file) raise :class:`SuiteError` with a one-line message naming the case.
 """
 from __future__ import annotations
 
