@@ -163,9 +163,9 @@ def _mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l
               bits, saturate, pair, acc_out, events_out):
     """Checked kernel, MAC by MAC in TFLite's order (filter_y, filter_x, in_channel, then bias).
 
-    ``x`` (B, H, W, C) raw; ``w`` (OC, KH, KW, ICg) raw, ``zw`` (OC,) its zero points; output channel ``oc`` reads input channels
-    ``ch_base[oc] .. ch_base[oc] + ICg``; ``acc_out`` (B, OH, OW, OC) int64 receives the
-    accumulators, ``events_out`` (same shape) the overflow count of each. Padding taps are skipped,
+    ``x`` (B, H, W, C) raw; ``w`` (OC, KH, KW, ICg) raw, ``zw`` (OC,) its zero points; output channel
+    ``oc`` reads input channels ``ch_base[oc] .. ch_base[oc] + ICg``; ``acc_out`` (B, OH, OW, OC)
+    int64 receives the accumulators, ``events_out`` (same shape) the overflow count of each. Padding taps are skipped,
     except in pair mode where they hold ``zx`` (FBGEMM im2col). Returns the pair-saturation count.
     Fully connected = 1x1 conv on (B, 1, 1, K). Never raises.
     """

@@ -53,7 +53,8 @@ def window_case(draw, depthwise):
 
 
 def run_both(c, depthwise):
-    kw = dict(stride=c["stride"], dilation=c["dil"], padding=((c["pads"][0], c["pads"][1]), (c["pads"][2], c["pads"][3])),
+    top, bottom, left, right = c["pads"]
+    kw = dict(stride=c["stride"], dilation=c["dil"], padding=((top, bottom), (left, right)),
               input_zero_point=c["zx"], weight_zero_point=c["zw"], output_zero_point=c["zo"], multiplier=c["m"],
               shift=c["s"], rounding=c["rounding"], accumulator=dspsim.Accumulator(*c["acc"]), stats=True)
     bias = None if c["bias"] is None else np.array(c["bias"], np.int32)
