@@ -264,3 +264,25 @@ def test_toml_suites_need_tomllib_and_say_so(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "tomllib", None)  # as on Python 3.10
     with pytest.raises(SuiteError, match="Python 3.11"):
         load_suite(_toml(tmp_path, '[[case]]\nop = "relu"'))
+
+
+def test_compare_counts_exactly_the_differing_elements():
+    pytest.importorskip("hypothesis")
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    @settings(max_examples=200, deadline=None)
+    @given(hnp.arrays(np.int16, hnp.array_shapes(max_dims=3, max_side=6)), st.data())
+    def check(e, data):
+        a = data.draw(hnp.arrays(np.int16, e.shape))
+        c = compare(e, a)
+        diff = a.astype(np.int64) - e.astype(np.int64)
+        assert c.mismatches == np.count_nonzero(diff)
+        assert sum(c.histogram.values()) == c.mismatches
+        if c.mismatches:
+            first = np.ravel_multi_index(c.first_index, e.shape)
+            assert diff.ravel()[first] != 0 and not diff.ravel()[:first].any()
+            assert c.max_abs_diff == np.abs(diff).max()
+
+    check()
