@@ -119,3 +119,21 @@ def test_exact_bits_decisions():
     assert Accumulator(40).exact_bits(lim31 + 1, lim31, 0, False) == 64     # raw sum exact in int32
     assert Accumulator(40).exact_bits(lim31 + 1, lim31 + 1, 0, False) is None
     assert Accumulator(pair_saturation=True).exact_bits(0, 0, 32768, False) is None
+
+
+def test_int32_wrap_of_a_long_dot_product_is_exact_on_every_path():
+    # 140000 products of (-128)(-128) = 2.29e9 > 2^31: the int32 accumulator wraps (TFLite's C code with -fwrapv)
+    k = 140000
+    x = np.full((1, k), -128, np.int8)
+    w = np.full((1, k), -128, np.int8)
+    bias = np.array([12345], np.int32)
+    exact = k * 16384 + 12345
+    want = ref.wrap(exact, 32)
+    rq = Requant.shift_only(-20)
+    kw = dict(input_zero_point=0, output_zero_point=0, requant=rq, out_dtype="int16")
+    wrap32 = dspsim.fully_connected(x, w, bias, **kw)
+    wide = dspsim.fully_connected(x, w, bias, **kw, accumulator=Accumulator(40))  # raw sum beyond int32: MAC loop
+    _, st_ = dspsim.fully_connected(x, w, bias, **kw, stats=True)
+    assert wrap32.tolist() == [[ref.round_fraction(ref.Fraction(want, 2**20), "half_away_from_zero")]]
+    assert wide.tolist() == [[ref.round_fraction(ref.Fraction(exact, 2**20), "half_away_from_zero")]]
+    assert st_.overflow_events == 1 and st_.overflowed_outputs == 1

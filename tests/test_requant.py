@@ -193,3 +193,43 @@ def test_requant_is_a_frozen_printable_value():
     with pytest.raises(AttributeError):
         rq.scheme = "single"
     assert "double" in repr(rq)
+
+
+def _litert_cases(op):
+    import os
+    path = os.path.join(os.path.dirname(__file__), "golden", f"litert_{op}.npz")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} missing")
+    with np.load(path) as z:
+        data = {k: z[k] for k in z.files}
+    return {str(c): {k.split("__", 1)[1]: v for k, v in data.items() if k.startswith(f"{c}__")} for c in data["cases"]}
+
+
+@pytest.mark.parametrize("op", ["fc", "conv", "dwconv"])
+def test_xnnpack_scheme_matches_litert_xnnpack_delegate(op):
+    """The golden LiteRT files also hold the XNNPACK delegate's output: fp32 requantization, every case."""
+    import dspsim
+    checked = 0
+    for name, c in _litert_cases(op).items():
+        if not bool(c["ok_xnnpack"]):
+            continue
+        act = str(c["activation"])
+        zo = int(c["output_zero_point"])
+        lo, hi = dspsim.tflite_activation_range(None if act == "NONE" else act.lower(), float(c["output_scale"]), zo)
+        ws = c["weight_scale"] if c["weight_scale"].size > 1 else np.float32(c["weight_scale"][0])
+        kw = dict(input_zero_point=int(c["input_zero_point"]), weight_zero_point=int(c["weight_zero_point"]),
+                  output_zero_point=zo, input_scale=c["input_scale"], weight_scale=ws, output_scale=c["output_scale"],
+                  requant="xnnpack", act_min=lo, act_max=hi)
+        if op == "fc":
+            got = dspsim.fully_connected(c["x"], c["w"], c["bias"], **kw)
+        else:
+            geo = dict(stride=tuple(int(v) for v in c["stride"]), dilation=tuple(int(v) for v in c["dilation"]),
+                       padding=str(c["padding"]))
+            if op == "conv":
+                got = dspsim.conv2d(c["x"], c["w"], c["bias"], **geo, **kw)
+            else:
+                got = dspsim.depthwise_conv2d(c["x"], c["w"], c["bias"], depth_multiplier=int(c["depth_multiplier"]),
+                                              **geo, **kw)
+        assert np.array_equal(got, c["out_xnnpack"]), name
+        checked += 1
+    assert checked > 20
