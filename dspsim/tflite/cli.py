@@ -47,12 +47,14 @@ def _random_inputs(model, seed):
     rng = np.random.default_rng(seed)
     out = []
     for info in model.inputs:
-        if info.dtype.kind == "f":  # a float input feeds QUANTIZE: cover its range
-            op = next(op for op in model._mdef.operators if info.index in op.inputs)
-            t = model._mdef.tensors[op.outputs[0]]
-            s, z = float(t.scale[0]), int(t.zero_point[0])
-            lo, hi = np.iinfo(t.dtype).min, np.iinfo(t.dtype).max
-            out.append(rng.uniform((lo - z) * s, (hi - z) * s, size=info.shape).astype(np.float32))
+        if info.dtype.kind == "f":  # a float input feeds QUANTIZE: cover its output's range
+            q = next((model.tensor_info(model.outputs_of(k)[0]) for k, name in model.consumers(info.index)
+                      if name == "QUANTIZE"), None)
+            if q is None or q.scale is None:
+                raise ValueError(f"input {info.name!r} is float and not quantized by a QUANTIZE; give --input")
+            lo, hi = np.iinfo(q.dtype).min, np.iinfo(q.dtype).max
+            out.append(rng.uniform((lo - q.zero_point) * q.scale, (hi - q.zero_point) * q.scale,
+                                   size=info.shape).astype(np.float32))
         else:
             lo, hi = np.iinfo(info.dtype).min, np.iinfo(info.dtype).max
             out.append(rng.integers(lo, hi, size=info.shape, endpoint=True).astype(info.dtype))

@@ -90,6 +90,18 @@ class Model:
         self.outputs = [_info(mdef.tensors[i]) for i in mdef.outputs]
         self.operators = [(op.index, op.name) for op, _ in self._plan]
 
+    def tensor_info(self, index: int) -> TensorInfo:
+        """Name, shape, dtype and per-tensor quantization of tensor ``index`` of the subgraph."""
+        return _info(self._mdef.tensors[index])
+
+    def consumers(self, index: int):
+        """(op index, op name) of every operator that reads tensor ``index``."""
+        return [(op.index, op.name) for op, _ in self._plan if index in op.inputs]
+
+    def outputs_of(self, op_index: int):
+        """Tensor indices written by operator ``op_index``."""
+        return list(self._mdef.operators[op_index].outputs)
+
     def __repr__(self):
         ops = " ".join(name for _, name in self.operators)
         return f"<dspsim.tflite.Model engine={self.engine!r}: {len(self.operators)} ops: {ops}>"
