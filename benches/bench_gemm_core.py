@@ -8,6 +8,11 @@ Sizes: ``quick`` (CI smoke) or, when ``DSPSIM_BENCH_SIZE`` names medium or large
 workloads: dense M=256, K=1024, N=1024 and conv 1x56x56x64, 3x3, 64 outputs, SAME padding.
 Threads: ``DSPSIM_BENCH_THREADS`` (default 2) for numba and torch. ``extra_info`` records GMAC/s
 from the minimum time. Speed only: bit-exactness against the peers is checked in bench_kernels.py.
+
+On a machine shared with other busy processes, run with ``OMP_WAIT_POLICY=PASSIVE`` (numba's and
+torch's libgomp both read it at load): with the default spin-waiting, a thread preempted by another
+process stalls every parallel call and the medians of both engines drop 10-50x; passive waiting
+keeps them near the best times at a ~10% cost in the best time.
 """
 import time
 
