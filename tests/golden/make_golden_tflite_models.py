@@ -187,6 +187,26 @@ def model_two_inputs(rng):
     return fn, [(1, 6, 6, 2), (1, 3, 3, 3)], False
 
 
+def model_mobilenet(rng):
+    """A small MobileNet-style network on 32x32x3: conv s2, two depthwise-separable blocks (relu6),
+    global MEAN, dense; per-channel weights, about 20,000 activations per run."""
+    w0, b0 = _w(rng, 3, 3, 3, 16, scale=0.25), _w(rng, 16, scale=0.1)
+    d1, c1, b1 = _w(rng, 3, 3, 16, 1, scale=0.3), _w(rng, 1, 1, 16, 32, scale=0.2), _w(rng, 32, scale=0.1)
+    d2, c2, b2 = _w(rng, 3, 3, 32, 1, scale=0.3), _w(rng, 1, 1, 32, 64, scale=0.15), _w(rng, 64, scale=0.1)
+    wf, bf = _w(rng, 64, 10, scale=0.2), _w(rng, 10, scale=0.1)
+
+    def fn(x):
+        y = tf.nn.relu6(tf.nn.conv2d(x, w0, 2, "SAME") + b0)
+        y = tf.nn.relu6(tf.nn.depthwise_conv2d(y, d1, [1, 1, 1, 1], "SAME"))
+        y = tf.nn.relu6(tf.nn.conv2d(y, c1, 1, "VALID") + b1)
+        y = tf.nn.relu6(tf.nn.depthwise_conv2d(y, d2, [1, 2, 2, 1], "SAME"))
+        y = tf.nn.relu6(tf.nn.conv2d(y, c2, 1, "VALID") + b2)
+        y = tf.reduce_mean(y, axis=[1, 2])
+        return tf.matmul(y, wf) + bf
+
+    return fn, [(1, 32, 32, 3)], False
+
+
 def squeeze_last_reshape(model_bytes):
     """Turn the last RESHAPE into a SQUEEZE of dimension 0 (the converter folds tf.squeeze into
     RESHAPE); its output tensor gets the squeezed shape, which the next FULLY_CONNECTED flattens."""
@@ -211,7 +231,8 @@ def squeeze_last_reshape(model_bytes):
 
 
 EDITS = {"two_inputs": squeeze_last_reshape}
-MODELS = {"cnn": (model_cnn, 1), "branches": (model_branches, 2), "two_inputs": (model_two_inputs, 3)}
+MODELS = {"cnn": (model_cnn, 1), "branches": (model_branches, 2), "two_inputs": (model_two_inputs, 3),
+          "mobilenet": (model_mobilenet, 5)}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -343,6 +364,8 @@ def main(argv):
         if name in EDITS:
             base = EDITS[name](base)
         record(name, base, seed)
+        if name == "mobilenet":  # large enough as it is: the plain model only
+            continue
         record(f"{name}_pot", rescale(base), seed + 100)
         record(f"{name}_left", rescale(base, 128.0), seed + 200)
         if name != "branches":  # there a conv output feeds CONCATENATION, whose int8 inputs must share one scale
