@@ -58,12 +58,15 @@ def test_fully_connected_matches_oracle(c):
 
 
 @SETTINGS
-@given(fc=fc_case(), engine=st.sampled_from(["fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "tflite"]),
-       s_in=st.floats(1e-4, 1.0), s_w=st.floats(1e-4, 1.0), s_out=st.floats(1e-3, 10.0),
-       float_bias=st.booleans())
+@given(fc=fc_case(), engine=st.sampled_from(["fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "tflite", "litert",
+                                             "onednn"]),
+       s_in=st.floats(1e-4, 1.0), s_w=st.one_of(st.floats(1e-4, 1.0), st.just([0.01, 0.02, 0.03, 0.04])),
+       s_out=st.floats(1e-3, 10.0), float_bias=st.booleans())
 def test_float_scale_schemes_match_oracle(fc, engine, s_in, s_w, s_out, float_bias):
     bias = fc["bias"]
-    if float_bias and engine == "fbgemm":
+    if isinstance(s_w, list):
+        s_w = s_w[:fc["w"].shape[0]]
+    if float_bias and engine in ("fbgemm", "onednn"):
         bias = np.random.default_rng(len(fc["w"])).normal(0, 100, fc["w"].shape[0]).astype(np.float32)
     got = dspsim.fully_connected(fc["x"], fc["w"], bias, input_zero_point=fc["zx"], weight_zero_point=fc["zw"],
                                  output_zero_point=fc["zo"], input_scale=s_in, weight_scale=s_w,

@@ -96,25 +96,27 @@ def test_from_scales_tflite_formulas_differ_between_per_tensor_fc_and_conv():
 
 @SETTINGS
 @given(s_in=scales, s_out=scales, s_w=st.one_of(scales, st.lists(scales, min_size=1, max_size=4)),
-       engine=st.sampled_from(["tflite", "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack"]),
+       engine=st.sampled_from(["tflite", "cmsis-nn", "litert", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack",
+                               "onednn"]),
        op=st.sampled_from(["conv", "depthwise", "fully_connected", "relu"]),
        rounding=st.sampled_from(["double", "single"]))
 def test_from_scales_matches_oracle(s_in, s_out, s_w, engine, op, rounding):
-    if op == "relu" and engine not in ("tflite", "cmsis-nn"):
+    if op == "relu" and engine not in ("tflite", "cmsis-nn", "litert"):
         with pytest.raises(ValueError, match="^Requant.from_scales: op 'relu'"):
             Requant.from_scales(s_in, s_w, s_out, engine=engine, op=op)
         return
     rq = Requant.from_scales(s_in, s_w, s_out, engine=engine, op=op, rounding=rounding)
     want = ref.requant_from_scales(s_in, s_w, s_out, engine, op, rounding)
-    if engine in ("tflite", "cmsis-nn"):
+    if want["scheme"] in ("double", "single"):
         n = len(want["multiplier"])
         assert rq.scheme == rounding
         assert list(rq.multiplier) == want["multiplier"] and list(rq.shift) == want["shift"] and rq.channels == n
     else:
-        assert rq.scheme == engine
+        assert rq.scheme == want["scheme"]
         assert [Fraction(v) for v in rq.scale] == want["scale"]
-        if engine == "fbgemm":
+        if engine in ("fbgemm", "onednn"):
             assert [Fraction(v) for v in rq.act_times_w] == want["act_times_w"]
+        assert rq.reciprocal_bias == want.get("reciprocal_bias", False)
 
 
 @SETTINGS
