@@ -30,7 +30,8 @@ bias (SEMANTICS 2, 5, 6, 7):
               BEFORE rounding (float64), ``rint`` (ties to even), clip. An odd zp moves ties.
 ``"litert-fc"``  LiteRT 2.x reference FULLY_CONNECTED (found with golden vectors, docs/engines.md):
               ``int32(std::round(double(acc) * (double(s_in)*double(s_w)/double(s_out))))``, ties away
-              from zero, ``+ zp``, clamp. Its conv/depthwise use ``"double"``.
+              from zero, ``+ zp``, clamp. Its conv/depthwise use ``"double"``. (LiteRT's per-channel FC
+              takes the weight zero point as 0: pass 0.)
 
 Out-of-range float-to-int conversions follow x86 (``cvtps2dq``/``cvttsd2si`` give INT32_MIN, the
 "integer indefinite"): FBGEMM and LiteRT FC then clamp INT32_MIN + zp to the lower bound, so a huge

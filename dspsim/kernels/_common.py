@@ -166,7 +166,7 @@ def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight
             rq = Requant.from_scales(*scales, engine=requant or "tflite", op=op,
                                      rounding=rounding if rounding in ("double", "single") else "double")
         except (ValueError, TypeError) as e:
-            raise type(e)(f"{func}: {e}") from None
+            raise type(e)(f"{func}: {str(e).replace('Requant.from_scales: ', '')}") from None
     else:
         if multiplier is None or shift is None:
             raise ValueError(f"{func}: give multiplier and shift, or scales with requant=")
