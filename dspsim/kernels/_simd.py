@@ -1,17 +1,21 @@
 """SIMD tiles for the exact int8 GEMM cores, written in LLVM IR through numba intrinsics.
 
-Both tiles compute an ``MR x NR`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes, ``B`` packed
-``[K/4][NR][4]`` signed bytes) exactly: every product fits its lane and the int32 lane adds wrap
-modulo 2^32, like a C int32 accumulator built with ``-fwrapv``. They store
-``acc + col_add[n] + row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
+Both tiles compute an ``MR x nr`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes, ``B`` packed
+``[K/4][nr][4]`` signed bytes, ``nr = 16 * nvec`` columns, ``nvec`` in 1..NV) exactly: every product
+fits its lane and the int32 lane adds wrap modulo 2^32, like a C int32 accumulator built with
+``-fwrapv``. They store ``acc + col_add[n] + row_add[m] * col_mul[n]`` (modulo 2^32) under a column
+mask.
 
 * :func:`tile_vnni` (AVX-512 VNNI): ``vpdpbusd`` multiplies 4 unsigned by 4 signed bytes and adds
   the 4 products to an int32 lane without intermediate saturation (``vpdpbusds`` is the saturating
   variant; ``vpmaddubsw`` saturates int16 pairs and is not used). 64 exact MACs per instruction;
-  the ``MR * NV`` accumulators stay in zmm registers.
+  the ``MR * nvec`` accumulators stay in zmm registers.
 * :func:`tile_avx2` (AVX2): ``vpmaddwd`` on bytes widened to int16 adds two products into an int32
   lane; ``|u * b| <= 255 * 128`` so the pair sum is exact (the instruction's only overflow,
   ``-32768 * -32768 * 2``, cannot occur). Rows go in pairs, 16 columns at a time, to fit 16 ymm.
+
+Each tile holds one loop nest per (``nvec``, rows of a short last tile) and branches to the one
+that fits, so narrow weights and short tiles do no wasted work.
 
 LLVM cannot select these instructions for a target without the feature: callers use a tile only
 when :data:`HAVE_VNNI` / :data:`HAVE_AVX2` is true.
@@ -27,9 +31,9 @@ from numba.extending import intrinsic
 MR = 6
 """Rows of A per tile (one 4-byte broadcast each per k-step)."""
 NV = 4
-"""16-column vectors per tile; VNNI holds ``MR * NV`` accumulators plus ``NV`` B vectors in 32 zmm."""
+"""Most 16-column vectors per tile; VNNI holds ``MR * NV`` accumulators plus ``NV`` B vectors in 32 zmm."""
 NR = 16 * NV
-"""Columns of B per tile (the packing panel width)."""
+"""Widest packing panel (columns of B per tile); narrower weights get ``16 * ceil(N / 16)``."""
 
 
 def _target_has(*features: str) -> bool:
@@ -70,7 +74,7 @@ class _Tile:
     """Pointers and loop-invariant vectors shared by the tiles' prologue and epilogue."""
 
     def __init__(self, context, builder, signature, args):
-        (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0) = args
+        (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec) = args
         at = signature.args
         self.builder = b = builder
 
@@ -91,6 +95,7 @@ class _Tile:
         self.cbase = b.gep(data(6, c, _I32), [c_off])
         self.ldc = i64(8, ldc)
         self.mv = i64(9, mv)
+        self.nvec = i64(16, nvec)
         cadd = b.gep(data(11, col_add, _I32), [n0])
         cmul = b.gep(data(12, col_mul, _I32), [n0])
         self.radd = b.gep(data(14, row_add, _I32), [m0])
@@ -104,14 +109,14 @@ class _Tile:
             builder.module, ir.FunctionType(ir.VoidType(), [_V16, _V16.as_pointer(), _I32, ir.VectorType(_I1, 16)]),
             _MASKED_STORE)
 
-    def k_loops(self):
+    def k_loops(self, nvec):
         """Nested loops over segments and k-steps; yields (A row pointers as i8* of this step, B step pointer)."""
         b = self.builder
         with cgutils.for_range(b, self.nseg) as sloop:
             soff = b.load(b.gep(self.segp, [sloop.index]))
             with cgutils.for_range(b, self.k4) as kloop:
                 step = b.add(b.mul(sloop.index, self.k4), kloop.index)
-                bk = b.gep(self.bbase, [b.mul(step, _c(4 * NR))])
+                bk = b.gep(self.bbase, [b.mul(step, _c(64 * nvec))])
                 arows = [b.gep(p, [b.add(soff, b.mul(kloop.index, _c(4)))]) for p in self.row_ptrs]
                 yield arows, bk
 
@@ -121,60 +126,70 @@ class _Tile:
         with b.if_then(b.icmp_signed("<", _c(r), self.mv)):
             rvs = _splat(b, b.load(b.gep(self.radd, [_c(r)])), _V16)
             crow = b.gep(self.cbase, [b.mul(_c(r), self.ldc)])
-            for v in range(NV):
+            for v in range(len(vecs)):
                 val = b.add(b.add(vecs[v], self.adds[v]), b.mul(rvs, self.muls[v]))
                 ptr = b.bitcast(b.gep(crow, [_c(16 * v)]), _V16.as_pointer())
                 b.call(self.masked_store, [val, ptr, ir.Constant(_I32, 4), self.masks[v]])
 
 
-_TILE_DOC = """One ``MR x NR`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``.
+    def branch(self, selector, cases, emit):
+        """``switch (selector)``: one block per value in ``cases`` (the last one is the default),
+        each filled by ``emit(value)``."""
+        b = self.builder
+        end = b.append_basic_block("tile.join")
+        blocks = [b.append_basic_block(f"tile.case{v}") for v in cases]
+        switch = b.switch(selector, blocks[-1])
+        for v, block in zip(cases[:-1], blocks):
+            switch.add_case(_c(v), block)
+        for v, block in zip(cases, blocks):
+            b.position_at_end(block)
+            emit(v)
+            b.branch(end)
+        b.position_at_end(end)
 
-    ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * bp[b_off + ((s*k4 + q//4)*NR + j)*4 + q%4]``
-    with ``a`` uint8, ``bp`` int8; rows ``r >= mv`` and columns ``j >= nv`` are not stored (their
-    ``rows`` entries must still point at readable memory); ``col_add`` and ``col_mul`` are read for
-    all ``NR`` columns from ``n0``.
+
+_TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``.
+
+    ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]``
+    with ``a`` uint8, ``bp`` int8, ``nr = 16 * nvec``; rows ``r >= mv`` and columns ``j >= nv`` are not
+    stored (their ``rows`` entries must still point at readable memory); ``col_add`` and ``col_mul``
+    are read for ``NR`` columns from ``n0``.
     """
 
 
 @intrinsic
-def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0):
+def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
+              nvec):
     def codegen(context, builder, signature, llargs):
         t = _Tile(context, builder, signature, llargs)
         b = builder
         dpbusd = cgutils.get_or_insert_function(
             b.module, ir.FunctionType(_V16, [_V16, _OPND, _OPND]), "llvm.x86.avx512.vpdpbusd.512")
 
-        def rows(mr):
+        def emit_rows(nvec, mr):
             # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
-            accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(NV)] for _ in range(mr)]
-            for arows, bk in t.k_loops():
-                bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(NV)]
+            accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(nvec)] for _ in range(mr)]
+            for arows, bk in t.k_loops(nvec):
+                bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(nvec)]
                 for r in range(mr):
                     word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
                     splat = b.bitcast(_splat(b, word, _V16), _OPND)
-                    for v in range(NV):
+                    for v in range(nvec):
                         b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
             for r in range(mr):
-                t.store(r, [b.load(accs[r][v]) for v in range(NV)])
+                t.store(r, [b.load(accs[r][v]) for v in range(nvec)])
 
-        # One loop nest per row count, so that a short last tile (or a GEMV) does only its rows.
-        end = b.append_basic_block("tile.end")
-        blocks = [b.append_basic_block(f"tile.rows{mr}") for mr in range(1, MR + 1)]
-        switch = b.switch(t.mv, blocks[-1])
-        for mr in range(1, MR):
-            switch.add_case(_c(mr), blocks[mr - 1])
-        for mr, block in enumerate(blocks, start=1):
-            b.position_at_end(block)
-            rows(mr)
-            b.branch(end)
-        b.position_at_end(end)
+        t.branch(t.nvec, list(range(1, NV + 1)),
+                 lambda nvec: t.branch(t.mv, list(range(1, MR + 1)), lambda mr: emit_rows(nvec, mr)))
         return context.get_dummy_value()
 
-    return types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0), codegen
+    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec)
+    return sig, codegen
 
 
 @intrinsic
-def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0):
+def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
+              nvec):
     def codegen(context, builder, signature, llargs):
         t = _Tile(context, builder, signature, llargs)
         b = builder
@@ -184,12 +199,12 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         def lanes(*idx):
             return ir.Constant(ir.VectorType(_I32, len(idx)), list(idx))
 
-        def row_pair(r0):
+        def row_pair(nvec, r0):
             sums = {r0: [], r0 + 1: []}
-            for v in range(NV):
+            for v in range(nvec):
                 # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
                 accs = {r: [cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(4)] for r in sums}
-                for arows, bk in t.k_loops():
+                for arows, bk in t.k_loops(nvec):
                     # 16 bytes = 4 columns x 4 k, widened to int16; A's 4 bytes repeated to match.
                     b16 = [b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), ir.VectorType(_I8, 16).as_pointer())
                            for i in range(4)]
@@ -212,12 +227,16 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
             for r in sums:
                 t.store(r, sums[r])
 
-        for r0 in range(0, MR, 2):
-            with b.if_then(b.icmp_signed("<", _c(r0), t.mv)):  # skip row pairs past a short last tile
-                row_pair(r0)
+        def row_pairs(nvec):
+            for r0 in range(0, MR, 2):
+                with b.if_then(b.icmp_signed("<", _c(r0), t.mv)):  # skip row pairs past a short last tile
+                    row_pair(nvec, r0)
+
+        t.branch(t.nvec, list(range(1, NV + 1)), row_pairs)
         return context.get_dummy_value()
 
-    return types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0), codegen
+    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec)
+    return sig, codegen
 
 
 tile_vnni.__doc__ = tile_avx2.__doc__ = _TILE_DOC

@@ -9,12 +9,13 @@ the true integer sum, whatever the order of the additions.
 
 How it is fast. Both cores are one blocked GEMM over packed operands:
 
-* the weights are packed once (:func:`pack_weights`) into panels of ``NR`` output columns laid out
-  ``[K/4][NR][4]``, each K-run padded with zeros to a multiple of 4;
+* the weights are packed once (:func:`pack_weights`) into panels of ``nr`` output columns laid out
+  ``[K/4][nr][4]``, each K-run padded with zeros to a multiple of 4 (``nr`` is 64, or 16/32/48 for
+  narrower weights, so that few columns are computed in vain);
 * the activations become unsigned bytes ``u = a + 128`` (int8) or ``u = a`` (uint8); for a
   convolution they are copied once into a zero-point-padded NHWC buffer, and each output pixel's
   window is addressed in place (implicit GEMM: one K-segment per filter tap, no im2col);
-* a tile computes ``MR`` rows by ``NR`` columns with the accumulators in registers, using the AVX-512
+* a tile computes ``MR`` rows by ``nr`` columns with the accumulators in registers, using the AVX-512
   VNNI instruction ``vpdpbusd`` or, without VNNI, AVX2 ``vpmaddwd`` (:mod:`dspsim.kernels._simd`);
   a plain numba loop is the portable fallback;
 * the zero-point algebra is folded into the tile's store. With ``alpha = za + offset``
@@ -42,7 +43,7 @@ import numpy as np
 from numba import njit, prange
 
 from ..fixedpoint import _wrap32, as_int_array
-from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, tile_avx2, tile_vnni
+from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_vnni
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
@@ -52,23 +53,24 @@ _CONV = "conv2d_s32"
 # tiles and drivers (never raise)
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0):
+def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec):
     """Portable twin of :func:`dspsim.kernels._simd.tile_vnni`: same arguments, same result."""
-    acc = np.empty(NR, np.int32)
+    nr = 16 * nvec
+    acc = np.empty(nr, np.int32)
     for r in range(mv):
         acc[:] = 0
         for s in range(segs.shape[0]):
             base = rows[r] + segs[s]
             for q in range(k4):
-                step = b_off + (s * k4 + q) * 4 * NR
-                bq = bp[step:step + 4 * NR]
+                step = b_off + (s * k4 + q) * 4 * nr
+                bq = bp[step:step + 4 * nr]
                 a0 = np.int32(a[base + 4 * q])
                 a1 = np.int32(a[base + 4 * q + 1])
                 a2 = np.int32(a[base + 4 * q + 2])
                 a3 = np.int32(a[base + 4 * q + 3])
                 # |4 products| <= 4 * 255 * 128 < 2^31; the int32 add wraps like the VNNI lane.
                 # Every term is cast to int32 so that LLVM keeps 32-bit lanes (vpmaddwd, vpdpwssd).
-                for j in range(NR):
+                for j in range(nr):
                     acc[j] = np.int32(acc[j] + np.int32(
                         a0 * np.int32(bq[4 * j]) + a1 * np.int32(bq[4 * j + 1])
                         + a2 * np.int32(bq[4 * j + 2]) + a3 * np.int32(bq[4 * j + 3])))
@@ -81,10 +83,12 @@ def _make_driver(tile):
     """The blocked, threaded GEMM driver around one tile kernel."""
 
     @njit(parallel=True)
-    def drive(a, row_off, group_stride, segs, k4, bp, panel_bytes, groups, n_group, out, col_add, col_mul,
+    def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
               row_add, n_chunks):
         m_dim = row_off.shape[0]
-        n_pan = (n_group + NR - 1) // NR
+        nr = 16 * nvec
+        n_pan = (n_group + nr - 1) // nr
+        panel_bytes = segs.shape[0] * k4 * 4 * nr
         m_tiles = (m_dim + MR - 1) // MR
         chunk = (m_tiles + n_chunks - 1) // n_chunks
         ldc = n_group * groups
@@ -92,8 +96,8 @@ def _make_driver(tile):
             rows = np.empty(MR, np.int64)
             g = item // (n_pan * n_chunks)
             pan = (item // n_chunks) % n_pan
-            n0 = pan * NR
-            nv = min(NR, n_group - n0)
+            n0 = pan * nr
+            nv = min(nr, n_group - n0)
             b_off = (g * n_pan + pan) * panel_bytes
             for t in range(item % n_chunks * chunk, min(m_tiles, (item % n_chunks + 1) * chunk)):
                 m0 = t * MR
@@ -101,7 +105,7 @@ def _make_driver(tile):
                 for r in range(MR):
                     rows[r] = row_off[min(m0 + r, m_dim - 1)] + g * group_stride
                 tile(a, rows, segs, k4, bp, b_off, out, m0 * ldc + g * n_group + n0, ldc, mv, nv,
-                     col_add, col_mul, g * n_group + n0, row_add, g * m_dim + m0)
+                     col_add, col_mul, g * n_group + n0, row_add, g * m_dim + m0, nvec)
 
     return drive
 
@@ -152,19 +156,22 @@ class PackedWeights:
     Attributes
     ----------
     data : ndarray of int8
-        ``[groups][panels][taps][channels_padded / 4][NR][4]``, zero-filled past the real sizes.
+        ``[groups][panels][taps][channels_padded / 4][16 * nvec][4]``, zero-filled past the real sizes.
     shape : tuple
         The original weight shape: ``(N, K)`` for a GEMM, ``(O, KH, KW, I)`` (OHWI) for a conv.
     groups : int
         Convolution groups (1 for a GEMM).
     sums : ndarray of int64, shape (N,) or (O,)
         ``sum_k b[n, k]`` over the real entries, exact (take ``.astype(np.int32)`` for the wrap).
+    nvec : int
+        Panel width in 16-column vectors: ``min(NV, ceil(N_per_group / 16))``.
     """
 
     data: np.ndarray
     shape: tuple
     groups: int
     sums: np.ndarray
+    nvec: int
 
     @property
     def taps(self) -> int:
@@ -205,31 +212,32 @@ def pack_weights(w, *, groups: int = 1) -> PackedWeights:
     n_total, ch = w.shape[0], w.shape[-1]
     taps = 1 if w.ndim == 2 else w.shape[1] * w.shape[2]
     n_group = n_total // groups
-    panels = -(-n_group // NR)
+    nvec = min(NV, -(-n_group // 16))
+    panels = -(-n_group // (16 * nvec))
     ch_pad = -(-ch // 4) * 4
     w3 = np.ascontiguousarray(w).reshape(n_total, taps, ch)
     if ch_pad != ch:
         w3 = np.concatenate([w3, np.zeros((n_total, taps, ch_pad - ch), np.int8)], axis=2)
-    data = np.zeros(groups * panels * taps * ch_pad * NR, np.int8)
+    data = np.zeros(groups * panels * taps * ch_pad * 16 * nvec, np.int8)
     sums = np.empty(n_total, np.int64)
-    _pack(w3.view(np.uint32), groups, data.view(np.uint32))
+    _pack(w3.view(np.uint32), groups, 16 * nvec, data.view(np.uint32))
     _sums(w3.reshape(n_total, -1), sums)
-    return PackedWeights(data, tuple(w.shape), groups, sums)
+    return PackedWeights(data, tuple(w.shape), groups, sums, nvec)
 
 
 @njit(cache=True)
-def _pack(w4, groups, data):
+def _pack(w4, groups, nr, data):
     """Copy the 4-byte words of ``w4 (N, taps, ch_pad/4)`` (uint32 view of the zero-padded weights)
-    into the zeroed ``data`` laid out ``[g][panel][tap][ch_pad/4][NR]``. Never raises."""
+    into the zeroed ``data`` laid out ``[g][panel][tap][ch_pad/4][nr]``. Never raises."""
     n_total, taps, k4 = w4.shape
     n_group = n_total // groups
-    panels = (n_group + NR - 1) // NR
-    for n in range(n_total):  # read rows in order, write with stride NR (the panel fits in L1/L2)
+    panels = (n_group + nr - 1) // nr
+    for n in range(n_total):  # read rows in order, write with stride nr (the panel fits in L1/L2)
         g, nn = n // n_group, n % n_group
-        base = (g * panels + nn // NR) * taps * k4 * NR + nn % NR
+        base = (g * panels + nn // nr) * taps * k4 * nr + nn % nr
         for t in range(taps):
             for q in range(k4):
-                data[base + (t * k4 + q) * NR] = w4[n, t, q]
+                data[base + (t * k4 + q) * nr] = w4[n, t, q]
 
 
 @njit(cache=True)
@@ -312,11 +320,10 @@ def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, path):
     out = np.empty((m_dim, n_total), np.int32)
     # Work items are (group, panel, row chunk), panel-major so that a thread keeps its B panel in
     # cache; rows are split into chunks only when there are fewer than 8 panels per thread.
-    panels = groups * -(-n_group // NR)
+    panels = groups * -(-n_group // (16 * packed.nvec))
     threads = numba.get_num_threads()
     n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
-    panel_bytes = packed.taps * packed.channels_padded * NR
-    _DRIVERS[path](ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, panel_bytes,
+    _DRIVERS[path](ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, packed.nvec,
                    groups, n_group, out.ravel(), col_add, col_mul, row_add, n_chunks)
     return out
 
