@@ -72,6 +72,16 @@ def test_gemm_every_short_last_tile(path):
 
 
 @pytest.mark.parametrize("path", PATHS)
+def test_gemm_every_panel_width_and_edge(path):
+    rng = np.random.default_rng(5)
+    a = rand(rng, np.int8, (7, 30))
+    for n in (15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64, 65, 127, 129):  # 1-4 vectors, full and masked
+        b = rand(rng, np.int8, (n, 30))
+        zb = rng.integers(-128, 128, n)
+        np.testing.assert_array_equal(gemm_s32(a, b, b_zero_point=zb, path=path), gemm_ref(a, b, 0, zb))
+
+
+@pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8])
 def test_gemm_extreme_values(dtype, path):
     lo, hi = RANGES[dtype]
