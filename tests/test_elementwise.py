@@ -167,3 +167,72 @@ def test_concatenation_copies_codes_along_the_axis():
     assert concatenation([a, b], -1).shape == (1, 2, 4)
     with pytest.raises(ValueError, match="concatenation"):
         concatenation([a, b], 1)
+
+
+# ---------------------------------------------------------------------------- XNNPACK variants
+def test_xnnpack_add_matches_litert_default_interpreter_golden_vectors():
+    from dspsim.kernels.elementwise import xnnpack_add, xnnpack_add_params
+
+    z = np.load(os.path.join(GOLDEN, "litert_add.npz"))
+    checked = 0
+    for case in z["cases"]:
+        f = {k.split("__", 1)[1]: z[k] for k in z.files if k.startswith(f"{case}__")}
+        try:
+            p = xnnpack_add_params(f["input1_scale"], f["input2_scale"], f["output_scale"])
+        except ValueError:  # not delegated: tiny_out's ratio is below 2^-10
+            assert case == "tiny_out"
+            continue
+        act = str(f["activation"]).lower()
+        lo, hi = tflite_activation_range(None if act == "none" else act, float(f["output_scale"]),
+                                         int(f["output_zero_point"]))
+        out = xnnpack_add(f["x1"], f["x2"], p, input1_zero_point=int(f["input1_zero_point"]),
+                          input2_zero_point=int(f["input2_zero_point"]),
+                          output_zero_point=int(f["output_zero_point"]), act_min=lo, act_max=hi)
+        assert np.array_equal(out, f["out_xnnpack"]), case
+        checked += 1
+    assert checked == 8
+
+
+def test_xnnpack_add_rounds_once_toward_plus_infinity():
+    """Ratios 0.5: multipliers 2^20, shift 21, out = (x1 + x2) / 2 rounded half up."""
+    from dspsim.kernels.elementwise import xnnpack_add, xnnpack_add_params
+
+    p = xnnpack_add_params(0.5, 0.5, 1.0)
+    assert (p.a_multiplier, p.b_multiplier, p.shift) == (1 << 20, 1 << 20, 21)
+    x1 = np.array([1, -1, 3, -3], np.int8)
+    out = xnnpack_add(x1, np.zeros(4, np.int8), p, input1_zero_point=0, input2_zero_point=0, output_zero_point=0)
+    assert out.tolist() == [1, 0, 2, -1]  # 0.5 -> 1, -0.5 -> 0, 1.5 -> 2, -1.5 -> -1
+    ref = add(x1, np.zeros(4, np.int8), tflite_add_params(0.5, 0.5, 1.0), input1_zero_point=0,
+              input2_zero_point=0, output_zero_point=0)
+    assert ref.tolist() == [1, -1, 2, -2]  # TFLite: ties away from zero
+
+
+def test_xnnpack_convert_uses_an_8_bit_fraction_multiplier():
+    from dspsim.kernels.elementwise import xnnpack_convert
+
+    x = np.array([10, -11, 0], np.int8)
+    out = xnnpack_convert(x, input_scale=0.1, input_zero_point=0, output_scale=0.3, output_zero_point=0)
+    # M = lrintf(256 / 3) = 85: 10 * 85 / 256 = 3.32 -> 3 (TFLite's MBQM gives 4, docs/engines.md)
+    assert out.tolist() == [3, -4, 0]
+    with pytest.raises(ValueError, match="does not delegate"):
+        xnnpack_convert(x, input_scale=1.0, input_zero_point=0, output_scale=1000.0, output_zero_point=0)
+
+
+def test_xnnpack_mean_rounds_in_float_with_ties_to_even():
+    from dspsim.kernels.elementwise import xnnpack_mean
+
+    x = np.array([[1, 2], [2, 3], [-1, -2]], np.int8)  # means 1.5, 2.5, -1.5
+    out = xnnpack_mean(x, 1, input_scale=1.0, input_zero_point=0, output_scale=1.0, output_zero_point=0)
+    assert out.tolist() == [2, 2, -2]
+    ref = mean(x, 1, input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=1)
+    assert ref.tolist() == [2, 3, -1]  # TFLite: SRDHM(sum, 2^30) ties toward +inf
+
+
+def test_mul_with_scale_is_xnnpack_fp32():
+    x = np.array([1, 3, 5, -1], np.int8)
+    out = mul(x, np.ones(4, np.int8), input1_zero_point=0, input2_zero_point=0, output_zero_point=0,
+              scale=np.float32(0.5))
+    assert out.tolist() == [0, 2, 2, 0]  # 0.5, 1.5, 2.5, -0.5 to even
+    with pytest.raises(ValueError, match="not both"):
+        mul(x, x, input1_zero_point=0, input2_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0,
+            scale=0.5)

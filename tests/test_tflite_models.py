@@ -233,3 +233,13 @@ def test_cli_compare_litert_needs_ai_edge_litert(capsys):
 
     assert cli_main([os.path.join(HERE, "cnn.tflite"), "--compare-litert"]) == 2
     assert "ai_edge_litert" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_xnnpack_engine_reproduces_litert_default_interpreter_outputs(name):
+    """engine="xnnpack": fp32 FC/conv requantization, XNNPACK's ADD/MUL/MEAN/LEAKY_RELU/convert kernels."""
+    model = load_model(os.path.join(HERE, f"{name}.tflite"), engine="xnnpack")
+    z, runs = _golden(name)
+    for r in runs:
+        for k, o in enumerate(model.run(_inputs(z, r, model))):
+            assert _same(o, z[f"r{r}/xnnpack/out{k}"]), (r, k)

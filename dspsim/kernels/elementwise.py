@@ -158,20 +158,27 @@ def tflite_mul_multiplier(input1_scale, input2_scale, output_scale):
 
 
 @njit(cache=True)
-def _mul(a, b, zp1, zp2, zo, m, s, lo, hi, out):
+def _mul(a, b, zp1, zp2, zo, m, s, scale, fp32, lo, hi, out):
     for i in range(out.size):
-        v = _mbqm_double((np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2), m, s) + zo
+        acc = (np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2)
+        if fp32:  # |acc| <= 2^16: exact in float32; one float32 product, ties to even
+            v = np.int64(np.rint(np.float32(acc) * scale)) + zo
+        else:
+            v = _mbqm_double(acc, m, s) + zo
         out[i] = min(max(v, lo), hi)
 
 
-def mul(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, multiplier, shift, act_min=None,
-        act_max=None):
-    """TFLite reference quantized MUL (``reference_integer_ops::MulElementwise``), with broadcasting.
+def mul(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, multiplier=None, shift=None,
+        scale=None, act_min=None, act_max=None):
+    """Quantized MUL with broadcasting: TFLite's reference kernel, or XNNPACK's with ``scale``.
 
-    ``out = clamp(zo + MBQM((x1 - zp1) * (x2 - zp2), multiplier, shift), act_min, act_max)``; the
-    product of two 8-bit differences fits in int32; MBQM rounds twice (SRDHM ties toward +inf, the
-    right shift ties away from zero; a left shift ``shift > 0`` wraps in int32 as in TFLite).
-    ``multiplier``/``shift`` from :func:`tflite_mul_multiplier`.
+    TFLite (``reference_integer_ops::MulElementwise``, ``multiplier``/``shift`` from
+    :func:`tflite_mul_multiplier`): ``out = clamp(zo + MBQM((x1 - zp1) * (x2 - zp2), multiplier, shift),
+    act_min, act_max)``; the product of two 8-bit differences fits in int32; MBQM rounds twice (SRDHM
+    ties toward +inf, the right shift ties away from zero; a left shift ``shift > 0`` wraps in int32).
+
+    XNNPACK (``qs8-vmul`` fp32 kernels, ``scale = f32(f32(s1 * s2) / s_out)`` as its params init):
+    ``out = clamp(zo + rint(f32(float(product) * scale)), act_min, act_max)``, ties to even.
     """
     func = "mul"
     x1, x2, a, b, shape = _binary_operands(func, x1, x2)
@@ -179,11 +186,146 @@ def mul(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, mult
     zp1 = zero_point(input1_zero_point, x1.dtype, func, "input1_zero_point")
     zp2 = zero_point(input2_zero_point, x2.dtype, func, "input2_zero_point")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
-    m = _multiplier(multiplier, func, "multiplier")
-    s = _shift(shift, func, "shift", -31, 30)
+    if (scale is None) == (multiplier is None or shift is None):
+        raise ValueError(f"{func}: give multiplier and shift (TFLite) or scale (XNNPACK), not both")
+    if scale is None:
+        m, s, sc = _multiplier(multiplier, func, "multiplier"), _shift(shift, func, "shift", -31, 30), np.float32(0)
+    else:
+        m, s, sc = 0, 0, _float_scale(scale, func, "scale")
     out = np.empty(a.size, t.dtype)
-    _mul(a, b, zp1, zp2, zo, m, s, lo, hi, out)
+    _mul(a, b, zp1, zp2, zo, m, s, sc, scale is not None, lo, hi, out)
     return out.reshape(shape)
+
+
+# --------------------------------------------------------------------------------------------
+# XNNPACK ADD and int8 -> int8 convert (what LiteRT's default interpreter delegates)
+# --------------------------------------------------------------------------------------------
+def _f32_bits(v):
+    return int(np.float32(v).view(np.uint32))
+
+
+@dataclass(frozen=True)
+class XnnpackAddParams:
+    """XNNPACK ``qs8-vadd`` parameters: two signed multipliers (< 2^21) and a right shift in [12, 30]."""
+
+    a_multiplier: int
+    b_multiplier: int
+    shift: int
+
+
+def xnnpack_add_params(input1_scale, input2_scale, output_scale) -> XnnpackAddParams:
+    """XNNPACK ``xnn_init_qs8_add_minmax_scalar_params``, in float32.
+
+    ``r_i = f32(s_i / s_out)``; ``shift = 20 - exponent(max(r1, r2))``; ``M_i = lrintf(r_i * 2^shift)``
+    (the scaling is an exponent-field add, exact; lrintf ties to even). LiteRT's delegate only takes an
+    ADD with both ratios in [2^-10, 2^8) (ValueError otherwise: the node stays on the builtin kernel).
+    """
+    func = "xnnpack_add_params"
+    so = _float_scale(output_scale, func, "output_scale")
+    r = [np.float32(_float_scale(s, func, n) / so) for s, n in ((input1_scale, "input1_scale"),
+                                                                 (input2_scale, "input2_scale"))]
+    if not all(2.0**-10 <= v < 2.0**8 for v in r):
+        raise ValueError(f"{func}: input/output scale ratios {float(r[0])}, {float(r[1])} lie outside "
+                         "[2^-10, 2^8): LiteRT does not delegate this ADD to XNNPACK")
+    shift = 20 - ((_f32_bits(max(r)) >> 23) - 127)
+    mult = [int(np.rint(np.float32(v) * np.float32(2.0**shift))) for v in r]
+    return XnnpackAddParams(mult[0], mult[1], shift)
+
+
+@njit(cache=True)
+def _xnnpack_add(a, b, bias, ma, mb, shift, zo, lo, hi, out):
+    for i in range(out.size):
+        acc = _wrap32(bias + np.int64(a[i]) * ma + np.int64(b[i]) * mb)
+        out[i] = min(max((acc >> shift) + zo, lo), hi)
+
+
+def xnnpack_add(x1, x2, params: XnnpackAddParams, *, input1_zero_point, input2_zero_point, output_zero_point,
+                act_min=None, act_max=None):
+    """XNNPACK ``qs8-vadd`` (LiteRT's default interpreter), with broadcasting.
+
+    ``acc = 2^(shift-1) - M1*zp1 - M2*zp2 + x1*M1 + x2*M2`` (int32), ``out = clamp((acc >> shift) + zo)``:
+    one rounding, ties toward +inf, with multipliers of only 21 bits, so it differs from TFLite's
+    :func:`add` by 1 LSB here and there (docs/engines.md).
+    """
+    func = "xnnpack_add"
+    if not isinstance(params, XnnpackAddParams):
+        raise TypeError(f"{func}: params must be an XnnpackAddParams (xnnpack_add_params)")
+    x1, x2, a, b, shape = _binary_operands(func, x1, x2)
+    t, lo, hi = output_range(x1.dtype.name, act_min, act_max, func)
+    zp1 = zero_point(input1_zero_point, x1.dtype, func, "input1_zero_point")
+    zp2 = zero_point(input2_zero_point, x2.dtype, func, "input2_zero_point")
+    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    bias = (1 << (params.shift - 1)) - params.a_multiplier * zp1 - params.b_multiplier * zp2
+    out = np.empty(a.size, t.dtype)
+    _xnnpack_add(a, b, bias, params.a_multiplier, params.b_multiplier, params.shift, zo, lo, hi, out)
+    return out.reshape(shape)
+
+
+def _xnnpack_q8_8(x, zi, zo, m_pos, m_neg):
+    """``clamp(((zo << 8) + 128 + (x - zi) * M) >> 8)`` with ``M`` chosen by the sign of ``x - zi``."""
+    d = x.astype(np.int64) - zi
+    acc = (zo << 8) + 0x80 + d * np.where(d >= 0, m_pos, m_neg)  # |acc| < 2^24: no int32 wrap
+    return np.clip(acc >> 8, -128, 127).astype(np.int8)
+
+
+def _xnnpack_ratio(func, input_scale, output_scale):
+    r = np.float32(_float_scale(input_scale, func, "input_scale") / _float_scale(output_scale, func, "output_scale"))
+    if not 2.0**-8 <= r <= 2.0**7:
+        raise ValueError(f"{func}: the scale ratio {float(r)} lies outside [1/256, 128]: LiteRT does not delegate it")
+    return r
+
+
+def xnnpack_convert(x, *, input_scale, input_zero_point, output_scale, output_zero_point):
+    """XNNPACK ``qs8-vcvt`` (int8 -> int8 QUANTIZE under LiteRT's default interpreter).
+
+    ``M = lrintf(256 * f32(s_in / s_out))`` (8 fractional bits), ``out = clamp(((zo << 8) + 128 +
+    (x - zi) * M) >> 8)``: ties toward +inf on a multiplier rounded to 1/256. The delegate takes ratios in
+    [1/256, 128] only (ValueError otherwise).
+    """
+    func = "xnnpack_convert"
+    x = check_tensor(x, func, "x", allowed=(np.dtype(np.int8),))
+    r = _xnnpack_ratio(func, input_scale, output_scale)
+    m = int(np.rint(np.float32(256) * r))
+    return _xnnpack_q8_8(x, zero_point(input_zero_point, x.dtype, func, "input_zero_point"),
+                         zero_point(output_zero_point, x.dtype, func, "output_zero_point"), m, m)
+
+
+def xnnpack_leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point):
+    """XNNPACK ``qs8-vlrelu``: :func:`xnnpack_convert` with a second multiplier for ``x < zi``,
+    ``M_neg = lrintf(256 * f32(f32(s_in / s_out) * alpha))`` (the delegate needs |ratio * alpha| >= 1/256)."""
+    func = "xnnpack_leaky_relu"
+    x = check_tensor(x, func, "x", allowed=(np.dtype(np.int8),))
+    r = _xnnpack_ratio(func, input_scale, output_scale)
+    neg = np.float32(r * np.float32(alpha))
+    if not (abs(neg) >= 2.0**-8 and -127.99609375 <= neg <= 128):
+        raise ValueError(f"{func}: the negative slope ratio {float(neg)} is outside XNNPACK's range")
+    return _xnnpack_q8_8(x, zero_point(input_zero_point, x.dtype, func, "input_zero_point"),
+                         zero_point(output_zero_point, x.dtype, func, "output_zero_point"),
+                         int(np.rint(np.float32(256) * r)), int(np.rint(np.float32(256) * neg)))
+
+
+def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
+    """XNNPACK ``mean_nd`` on int8: an int32 sum of the codes, then its reference int32 -> qs8 convert::
+
+        inv = f32(f32(s_in / s_out) * f32(1 / n))
+        zp' = f32(zo - f32(float(n * zi) * inv))
+        out = clamp(nearbyint(f32(f32(float(sum) * inv) + zp')))     # ties to even
+
+    ``float(sum)`` rounds above 2^24. No fused multiply-add (baseline x86-64 build).
+    """
+    func = "xnnpack_mean"
+    x = check_tensor(x, func, "x", allowed=(np.dtype(np.int8),))
+    axes = _resolve_axes(axis, x.ndim, func)
+    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
+    zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
+    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    inv = np.float32(np.float32(_float_scale(input_scale, func, "input_scale")
+                                / _float_scale(output_scale, func, "output_scale")) * np.float32(np.float32(1) / n))
+    zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int32(n * zi)) * inv))
+    total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims)
+    acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+    y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
+    return np.clip(y, -128, 127).astype(np.int8)
 
 
 # --------------------------------------------------------------------------------------------

@@ -22,7 +22,9 @@ from ..requant import Requant, requantize
 ENGINES = {
     "litert": {"fully_connected": "litert", "conv": "tflite"},  # LiteRT 2.x reference kernels (BUILTIN_REF)
     "tflite": {"fully_connected": "tflite", "conv": "tflite"},  # TFLite/TFLM MultiplyByQuantizedMultiplier FC
-    "xnnpack": {"fully_connected": "xnnpack", "conv": "xnnpack"},  # fp32 requantization, ties to even
+    "xnnpack": {"fully_connected": "xnnpack", "conv": "xnnpack"},  # fp32 requantization, ties to even;
+    # with "xnnpack", ADD, MUL, MEAN, LEAKY_RELU and int8 -> int8 QUANTIZE also take XNNPACK's kernels
+    # wherever LiteRT's delegate would take the node
 }
 _ACTIVATIONS = {0: None, 1: "relu", 2: "relu_n1_to_1", 3: "relu6"}
 _ACT_BOUNDS = {"relu": (0.0, None), "relu6": (0.0, 6.0), "relu_n1_to_1": (-1.0, 1.0)}
@@ -273,8 +275,12 @@ def prepare_leaky_relu(op, g):
         refuse(op, f"alpha = {alpha}: only alpha >= 0 is supported")
     for real in (np.float32(s_in / s_out), np.float32(np.float32(s_in * np.float32(alpha)) / s_out)):
         _fixed_point(op, real)
-    return lambda inputs: _kernel_call(op, kernels.leaky_relu, inputs[0], alpha=alpha, input_scale=s_in,
-                                       input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
+    q = dict(alpha=alpha, input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
+    r = np.float32(s_in / s_out)
+    if g.engine == "xnnpack" and t_in.dtype == np.int8 and _xnnpack_takes((r,), 2.0**-8, 2.0**7, False) \
+            and abs(np.float32(r * np.float32(alpha))) >= 2.0**-8:
+        return lambda inputs: elementwise.xnnpack_leaky_relu(inputs[0], **q)
+    return lambda inputs: _kernel_call(op, kernels.leaky_relu, inputs[0], **q)
 
 
 def _binary(op, g):
@@ -288,21 +294,35 @@ def _binary(op, g):
     return t_out, s1, z1, s2, z2, so, zo, lo, hi
 
 
+def _xnnpack_takes(ratios, lo, hi, hi_open=True):
+    """Whether LiteRT's XNNPACK delegate takes a node whose scale ratios are ``ratios`` (else the node
+    runs on a builtin kernel, modelled by the reference)."""
+    return all(lo <= r < hi if hi_open else lo <= r <= hi for r in ratios)
+
+
 def prepare_add(op, g):
     t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
+    zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
+    if g.engine == "xnnpack" and t_out.dtype == np.int8 and _xnnpack_takes((s1 / so, s2 / so), 2.0**-10, 2.0**8):
+        xp = elementwise.xnnpack_add_params(s1, s2, so)
+        return lambda inputs: _check_shape(op, _kernel_call(op, elementwise.xnnpack_add, inputs[0], inputs[1], xp,
+                                                            **zps), t_out)
     params = _kernel_call(op, elementwise.tflite_add_params, s1, s2, so)
-    return lambda inputs: _check_shape(op, _kernel_call(op, elementwise.add, inputs[0], inputs[1], params,
-                                                        input1_zero_point=z1, input2_zero_point=z2,
-                                                        output_zero_point=zo, act_min=lo, act_max=hi), t_out)
+    return lambda inputs: _check_shape(op, _kernel_call(op, elementwise.add, inputs[0], inputs[1], params, **zps),
+                                       t_out)
 
 
 def prepare_mul(op, g):
     t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
-    m, s = _fixed_point(op, np.float32(np.float32(s1 * s2) / so))
+    real = np.float32(np.float32(s1 * s2) / so)
+    if g.engine == "xnnpack" and _xnnpack_takes((real,), 2.0**-16, 2.0**8):
+        q = dict(scale=real)  # qs8-vmul fp32 kernels
+    else:
+        m, s = _fixed_point(op, real)
+        q = dict(multiplier=m, shift=s)
     return lambda inputs: _check_shape(op, _kernel_call(op, elementwise.mul, inputs[0], inputs[1],
                                                         input1_zero_point=z1, input2_zero_point=z2,
-                                                        output_zero_point=zo, multiplier=m, shift=s,
-                                                        act_min=lo, act_max=hi), t_out)
+                                                        output_zero_point=zo, act_min=lo, act_max=hi, **q), t_out)
 
 
 def _pool(op, g, fn):
@@ -397,6 +417,10 @@ def prepare_mean(op, g):
     s_out, zo = _quant(op, t_out, "output")
     m, s = _fixed_point(op, np.float64(s_in) / np.float64(s_out))  # PrepareMeanOrSum: double quotient
     keep = bool(op.options.get("keep_dims", 0))
+    if g.engine == "xnnpack" and t_in.dtype == np.int8:
+        return lambda inputs: elementwise.xnnpack_mean(inputs[0], axes.reshape(-1), input_scale=s_in,
+                                                       input_zero_point=zi, output_scale=s_out, output_zero_point=zo,
+                                                       keep_dims=keep).reshape(t_out.shape)
     return lambda inputs: _kernel_call(op, elementwise.mean, inputs[0], axes.reshape(-1), input_zero_point=zi,
                                        output_zero_point=zo, multiplier=m, shift=s,
                                        keep_dims=keep).reshape(t_out.shape)
@@ -415,6 +439,10 @@ def prepare_quantize(op, g):
     _dtype(op, t_in, (np.dtype(np.int8), np.dtype(np.uint8)), "input")
     s_in, zi = _quant(op, t_in, "input")
     s_out, zo = _quant(op, t_out, "output")
+    if g.engine == "xnnpack" and t_in.dtype == t_out.dtype == np.int8 \
+            and _xnnpack_takes((np.float32(s_in / s_out),), 2.0**-8, 2.0**7, hi_open=False):
+        return lambda inputs: elementwise.xnnpack_convert(inputs[0], input_scale=s_in, input_zero_point=zi,
+                                                          output_scale=s_out, output_zero_point=zo)
     rq = Requant.fixed_point(*_fixed_point(op, np.float64(s_in) / np.float64(s_out)))  # Requantize, double quotient
     return lambda inputs: requantize(inputs[0].astype(np.int64) - zi, rq, zo, out_dtype=t_out.dtype.name)
 
