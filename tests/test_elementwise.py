@@ -236,3 +236,16 @@ def test_mul_with_scale_is_xnnpack_fp32():
     with pytest.raises(ValueError, match="not both"):
         mul(x, x, input1_zero_point=0, input2_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0,
             scale=0.5)
+
+
+def test_xnnpack_quantize_multiplies_by_the_reciprocal_and_rounds_to_even():
+    """SEMANTICS 9 probes: x / s = 2.5 -> 2 (TFLite reference: 3); x * f32(1/s) = 127.5 -> -128 for -x."""
+    from dspsim import tflite_quantize
+    from dspsim.kernels.elementwise import xnnpack_quantize
+
+    x = np.array([1.25], np.float32)
+    assert xnnpack_quantize(x, scale=0.5, zero_point=0).tolist() == [2]
+    assert tflite_quantize(x, 0.5, 0).tolist() == [3]
+    p = np.array([-0.273939937], np.float32)
+    assert xnnpack_quantize(p, scale=np.float32(0.00214854861), zero_point=0).tolist() == [-128]
+    assert tflite_quantize(p, np.float32(0.00214854861), 0).tolist() == [-127]

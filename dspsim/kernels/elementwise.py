@@ -290,6 +290,23 @@ def xnnpack_convert(x, *, input_scale, input_zero_point, output_scale, output_ze
                          zero_point(output_zero_point, x.dtype, func, "output_zero_point"), m, m)
 
 
+def xnnpack_quantize(x, *, scale, zero_point):
+    """XNNPACK ``f32-qs8-vcvt`` (float -> int8 QUANTIZE under LiteRT's default interpreter).
+
+    ``v = f32(x * f32(1 / s))`` (a reciprocal multiply, not TFLite's divide), clamped in float to
+    ``[-128 - zp, 127 - zp]``, rounded to nearest with ties to even, ``+ zp`` (SEMANTICS 9). NaN is
+    not modelled.
+    """
+    func = "xnnpack_quantize"
+    x = np.asarray(x)
+    if x.dtype != np.float32:
+        raise TypeError(f"{func}: x must be float32, got {x.dtype}")
+    zp = int(as_int_array(zero_point, func, "zero_point", -128, 127))
+    inv = np.float32(np.float32(1) / _float_scale(scale, func, "scale"))
+    v = np.clip(np.float32(x * inv), np.float32(-128 - zp), np.float32(127 - zp))
+    return (np.rint(v).astype(np.int64) + zp).astype(np.int8)
+
+
 def xnnpack_leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point):
     """XNNPACK ``qs8-vlrelu``: :func:`xnnpack_convert` with a second multiplier for ``x < zi``,
     ``M_neg = lrintf(256 * f32(f32(s_in / s_out) * alpha))`` (the delegate needs |ratio * alpha| >= 1/256)."""

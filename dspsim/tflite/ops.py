@@ -435,6 +435,8 @@ def prepare_quantize(op, g):
             scale, zp, axis = t_out.scale, t_out.zero_point, t_out.quantized_dimension
         else:
             (scale, zp), axis = _quant(op, t_out, "output"), None
+            if g.engine == "xnnpack" and t_out.dtype == np.int8:
+                return lambda inputs: elementwise.xnnpack_quantize(inputs[0], scale=scale, zero_point=zp)
         return lambda inputs: _kernel_call(op, tflite_quantize, inputs[0], scale, zp, t_out.dtype.name, axis)
     _dtype(op, t_in, (np.dtype(np.int8), np.dtype(np.uint8)), "input")
     s_in, zi = _quant(op, t_in, "input")
