@@ -24,7 +24,8 @@ def load_model(path_or_bytes, *, engine="litert") -> Model:
 
     ``engine``: "litert" (default; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``),
     "tflite" (FULLY_CONNECTED requantized with ``MultiplyByQuantizedMultiplier`` as the TFLite /
-    TFLM integer kernels) or "xnnpack" (FC/conv/depthwise with XNNPACK's float32 requantization).
+    TFLM integer kernels) or "xnnpack" (LiteRT's default interpreter: XNNPACK's kernels for FC, conv,
+    depthwise, ADD, MUL, MEAN, LEAKY_RELU and QUANTIZE where its delegate takes the node).
 
     Raises ValueError for a corrupt or truncated file, an unsupported op (named), or a model that
     LiteRT's reference interpreter refuses; OSError when the path cannot be read.

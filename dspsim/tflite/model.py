@@ -51,8 +51,10 @@ class Model:
     engine : str
         "litert" (LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``), "tflite"
         (FULLY_CONNECTED with ``MultiplyByQuantizedMultiplier`` as TFLite/TFLM's integer kernel) or
-        "xnnpack" (FULLY_CONNECTED / CONV_2D / DEPTHWISE_CONV_2D requantized in float32 with ties to
-        even, as the XNNPACK delegate of LiteRT's default interpreter; other ops as the reference).
+        "xnnpack" (LiteRT's default interpreter, whose XNNPACK delegate takes every supported node:
+        FC/conv/depthwise requantized in float32 with ties to even, and XNNPACK's own ADD, MUL, MEAN,
+        LEAKY_RELU and QUANTIZE kernels wherever the delegate accepts the node's scales; the rest as
+        the reference).
     inputs, outputs : list of TensorInfo
     operators : list of (index, builtin op name)
     """
