@@ -670,3 +670,57 @@ def max_pool2d(x, k_hw, stride, padding, lo, hi):
 
 def _shape(x):
     return (len(x), len(x[0]), len(x[0][0]), len(x[0][0][0]))
+
+
+# --- XNNPACK variants (LiteRT's default interpreter; dspsim.kernels.elementwise.xnnpack_*) -----
+def _f32(v) -> Fraction:
+    return f32(Fraction(float(v)) if not isinstance(v, (int, Fraction)) else v)
+
+
+def xnnpack_add_params(s1, s2, s_out):
+    """(M1, M2, shift) of xnn_init_qs8_add_minmax_scalar_params: 21-bit multipliers of f32 ratios."""
+    r1, r2 = _f32(_f32(s1) / _f32(s_out)), _f32(_f32(s2) / _f32(s_out))
+    e = math.floor(math.log2(max(r1, r2)))
+    while Fraction(2) ** e > max(r1, r2):  # exact exponent of the float32
+        e -= 1
+    while Fraction(2) ** (e + 1) <= max(r1, r2):
+        e += 1
+    shift = 20 - e
+    return round_fraction(r1 * 2**shift, "half_to_even"), round_fraction(r2 * 2**shift, "half_to_even"), shift
+
+
+def xnnpack_add(x1, x2, z1, z2, zo, params, lo, hi) -> int:
+    """qs8-vadd: one floor shift of an int32 sum that carries the rounding constant 2^(shift-1)."""
+    m1, m2, shift = params
+    acc = wrap(2 ** (shift - 1) + (x1 - z1) * m1 + (x2 - z2) * m2, 32)
+    return clamp((acc >> shift) + zo, lo, hi)
+
+
+def xnnpack_mul(x1, x2, z1, z2, zo, scale, lo, hi) -> int:
+    """qs8-vmul fp32: rint(f32(float(product) * scale)) + zo."""
+    return clamp(round_fraction(f32(Fraction((x1 - z1) * (x2 - z2)) * _f32(scale)), "half_to_even") + zo, lo, hi)
+
+
+def xnnpack_q8_8(x, zi, zo, s_in, s_out, alpha=None) -> int:
+    """qs8-vcvt (alpha None) / qs8-vlrelu: multipliers lrintf(256 * ratio), ((zo << 8) + 128 + d*M) >> 8."""
+    r = _f32(_f32(s_in) / _f32(s_out))
+    d = x - zi
+    if alpha is not None and d < 0:
+        r = _f32(r * _f32(alpha))
+    m = round_fraction(256 * r, "half_to_even")
+    return clamp((zo * 256 + 128 + d * m) >> 8, -128, 127)
+
+
+def xnnpack_mean(values, zi, zo, s_in, s_out) -> int:
+    """mean_nd on qs8: int32 sum, then nearbyint(f32(f32(float(sum) * inv) + zp')), see the kernel."""
+    n = len(values)
+    inv = _f32(_f32(_f32(s_in) / _f32(s_out)) * f32(Fraction(1, n)))
+    zp = f32(Fraction(zo) - f32(f32(Fraction(n * zi)) * inv))
+    acc = wrap(sum(values), 32)
+    return clamp(round_fraction(f32(f32(f32(Fraction(acc)) * inv) + zp), "half_to_even"), -128, 127)
+
+
+def xnnpack_quantize(x, scale, zp) -> int:
+    """f32-qs8-vcvt: rint(f32(x * f32(1 / scale))) + zp, clamped to int8."""
+    v = f32(_f32(x) * f32(1 / _f32(scale)))
+    return clamp(round_fraction(v, "half_to_even") + zp, -128, 127)

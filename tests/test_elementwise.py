@@ -249,3 +249,39 @@ def test_xnnpack_quantize_multiplies_by_the_reciprocal_and_rounds_to_even():
     p = np.array([-0.273939937], np.float32)
     assert xnnpack_quantize(p, scale=np.float32(0.00214854861), zero_point=0).tolist() == [-128]
     assert tflite_quantize(p, np.float32(0.00214854861), 0).tolist() == [-127]
+
+
+@settings(max_examples=200, deadline=None)
+@given(s1=scales, s2=scales, so=scales, z1=zps, z2=zps, zo=zps, alpha=st.floats(0.01, 0.9),
+       seed=st.integers(0, 2**32 - 1))
+def test_xnnpack_kernels_equal_oracle(s1, s2, so, z1, z2, zo, alpha, seed):
+    from dspsim.kernels import elementwise as E
+
+    rng = np.random.default_rng(seed)
+    x1, x2 = _codes(rng, (2, 6)), _codes(rng, (2, 6))
+    try:
+        p = E.xnnpack_add_params(s1, s2, so)
+    except ValueError:
+        p = None
+    if p is not None:
+        rp = R.xnnpack_add_params(s1, s2, so)
+        assert (p.a_multiplier, p.b_multiplier, p.shift) == rp
+        out = E.xnnpack_add(x1, x2, p, input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo)
+        assert out.ravel().tolist() == [R.xnnpack_add(int(a), int(b), z1, z2, zo, rp, -128, 127)
+                                        for a, b in zip(x1.ravel(), x2.ravel())]
+    sc = np.float32(np.float32(s1 * s2) / so)
+    out = mul(x1, x2, input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, scale=sc)
+    assert out.ravel().tolist() == [R.xnnpack_mul(int(a), int(b), z1, z2, zo, sc, -128, 127)
+                                    for a, b in zip(x1.ravel(), x2.ravel())]
+    if 2.0**-8 <= np.float32(s1 / so) <= 2.0**7:
+        out = E.xnnpack_convert(x1, input_scale=s1, input_zero_point=z1, output_scale=so, output_zero_point=zo)
+        assert out.ravel().tolist() == [R.xnnpack_q8_8(int(a), z1, zo, s1, so) for a in x1.ravel()]
+        if abs(np.float32(np.float32(s1 / so) * np.float32(alpha))) >= 2.0**-8:
+            out = E.xnnpack_leaky_relu(x1, alpha=alpha, input_scale=s1, input_zero_point=z1, output_scale=so,
+                                       output_zero_point=zo)
+            assert out.ravel().tolist() == [R.xnnpack_q8_8(int(a), z1, zo, s1, so, alpha) for a in x1.ravel()]
+    out = E.xnnpack_mean(x1, 1, input_scale=s1, input_zero_point=z1, output_scale=so, output_zero_point=zo)
+    assert out.tolist() == [R.xnnpack_mean([int(v) for v in row], z1, zo, s1, so) for row in x1]
+    xf = (rng.normal(size=8) * 50 * s1).astype(np.float32)
+    out = E.xnnpack_quantize(xf, scale=s1, zero_point=z1)
+    assert out.tolist() == [R.xnnpack_quantize(float(v), s1, z1) for v in xf]
