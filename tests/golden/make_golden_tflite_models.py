@@ -9,7 +9,8 @@ seeded representative dataset). Some variants then rewrite the scales in the fla
 scale rounded to a power of two (``*_pot``: exact ties in every requantization) and, on top,
 weight scales multiplied by 2^7 (``*_left``: effective multipliers > 1, i.e. left shifts, and
 saturation) and, in ``*_half``, output scales set to give every FC/conv/depthwise an effective
-multiplier of exactly 0.5 (ties on every odd accumulator). The bias scale is rewritten to ``s_in * s_w`` so the model stays valid.
+multiplier of exactly 0.5 (ties on every odd accumulator). The bias scale is rewritten to
+``s_in * s_w`` so the model stays valid. ``mobilenet`` (32x32x3 input) is kept as converted.
 
 Outputs, in ``tests/golden/models/``: ``<name>.tflite`` and ``<name>.npz`` with, for each of
 ``runs`` input sets ``r``: ``r{r}/in{k}`` (model input k), ``r{r}/ref/t{i}`` (tensor i after
