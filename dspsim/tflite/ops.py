@@ -399,9 +399,10 @@ def prepare_concatenation(op, g):
     for i in op.inputs:
         t = g.tensor(i)
         _dtype(op, t, (np.dtype(np.int8),), "input")
-        if _quant(op, t, "input") != q_out:
-            refuse(op, f"input tensor {i} has scale/zero point {_quant(op, t, 'input')} but the output has "
-                       f"{q_out}; LiteRT's int8 CONCATENATION does not rescale")
+        q_in = _quant(op, t, "input")
+        if q_in != q_out:
+            refuse(op, f"input tensor {i} has scale {float(q_in[0]):.9g}, zero point {q_in[1]}, the output scale "
+                       f"{float(q_out[0]):.9g}, zero point {q_out[1]}; LiteRT's int8 CONCATENATION does not rescale")
     axis = op.options.get("axis", 0)
     return lambda inputs: _check_shape(op, _kernel_call(op, elementwise.concatenation, inputs, axis), t_out)
 

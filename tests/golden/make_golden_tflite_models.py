@@ -19,8 +19,8 @@ Outputs, in ``tests/golden/models/``: ``<name>.tflite`` and ``<name>.npz`` with,
 ``r{r}/xnnpack/out{k}`` (model output k under the default interpreter, XNNPACK delegate; the
 delegate does not keep intermediate tensors). ``tensors`` lists the indices of every tensor an
 operator writes; ``versions`` (JSON) the engine versions. ``refused_relu6_overflow.tflite`` and
-``unsupported_tanh.tflite`` (no npz) are for the refusal tests; ``requantize_*`` are one-op int8 ->
-int8 QUANTIZE models built from the schema objects.
+``unsupported_tanh.tflite``, ``refused_concat_scales.tflite`` (no npz) are for the refusal tests;
+``requantize_*`` (int8 -> int8 QUANTIZE) and ``padv2`` are one-op models built from the schema objects.
 """
 from __future__ import annotations
 
@@ -298,37 +298,75 @@ def record(name, model_bytes, seed):
     print(f"{name}: {len(model_bytes)} bytes, ops {' '.join(op_names(load(model_bytes)))}")
 
 
-def requantize_model(s_in, zp_in, s_out, zp_out):
-    """A one-op model: int8 -> int8 QUANTIZE (LiteRT's Requantize: MBQM of code - zp_in by the double
-    quotient s_in / s_out). Built directly with the schema objects (the converter does not emit it here)."""
+def one_op_model(code, options_type, options, tensors, inputs, outputs):
+    """A one-operator model built from the schema objects. ``tensors``: (name, shape, TensorType,
+    scale or None, zero point, constant data or None) in index order; ``inputs``/``outputs``: the
+    operator's tensor indices (the constants' ones are left out of the subgraph inputs)."""
     model = S.ModelT()
     model.version = 3
-    code = S.OperatorCodeT()
-    code.builtinCode = code.deprecatedBuiltinCode = S.BuiltinOperator.QUANTIZE
-    code.version = 2
-    model.operatorCodes = [code]
-    model.buffers = [S.BufferT(), S.BufferT(), S.BufferT()]
+    oc = S.OperatorCodeT()
+    oc.builtinCode = oc.deprecatedBuiltinCode = code
+    oc.version = 1
+    model.operatorCodes = [oc]
+    model.buffers = [S.BufferT()]
     sg = S.SubGraphT()
     sg.tensors = []
-    for i, (name, s_, z_) in enumerate((("x", s_in, zp_in), ("y", s_out, zp_out))):
+    for name, shape, ttype, scale, zp, data in tensors:
         t = S.TensorT()
-        t.name, t.shape, t.type, t.buffer = name, [2, 64], S.TensorType.INT8, i + 1
-        t.quantization = S.QuantizationParametersT()
-        t.quantization.scale, t.quantization.zeroPoint = [float(np.float32(s_))], [int(z_)]
+        t.name, t.shape, t.type = name, list(shape), ttype
+        buf = S.BufferT()
+        if data is not None:
+            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
+        model.buffers.append(buf)
+        t.buffer = len(model.buffers) - 1
+        if scale is not None:
+            t.quantization = S.QuantizationParametersT()
+            t.quantization.scale, t.quantization.zeroPoint = [float(np.float32(scale))], [int(zp)]
         sg.tensors.append(t)
     op = S.OperatorT()
-    op.opcodeIndex, op.inputs, op.outputs = 0, [0], [1]
-    op.builtinOptionsType = S.BuiltinOptions.QuantizeOptions
-    op.builtinOptions = S.QuantizeOptionsT()
-    sg.operators, sg.inputs, sg.outputs = [op], [0], [1]
+    op.opcodeIndex, op.inputs, op.outputs = 0, list(inputs), list(outputs)
+    op.builtinOptionsType, op.builtinOptions = options_type, options
+    sg.operators = [op]
+    sg.inputs = [i for i in inputs if tensors[i][5] is None]
+    sg.outputs = list(outputs)
     model.subgraphs = [sg]
     return save(model)
 
 
+def requantize_model(s_in, zp_in, s_out, zp_out):
+    """int8 -> int8 QUANTIZE (LiteRT's Requantize: MBQM of code - zp_in by the double quotient
+    s_in / s_out); the converter does not emit it for these models."""
+    i8 = S.TensorType.INT8
+    return one_op_model(S.BuiltinOperator.QUANTIZE, S.BuiltinOptions.QuantizeOptions, S.QuantizeOptionsT(),
+                        [("x", (2, 64), i8, s_in, zp_in, None), ("y", (2, 64), i8, s_out, zp_out, None)], [0], [1])
+
+
+def padv2_model():
+    """PADV2 with an explicit int8 constant value (the converter emits PAD)."""
+    i8 = S.TensorType.INT8
+    pads = np.array([[0, 0], [1, 2], [2, 0], [0, 1]], np.int32)
+    return one_op_model(S.BuiltinOperator.PADV2, S.BuiltinOptions.PadV2Options, S.PadV2OptionsT(),
+                        [("x", (1, 3, 3, 2), i8, 0.1, -3, None),
+                         ("paddings", (4, 2), S.TensorType.INT32, None, 0, pads),
+                         ("value", (1,), i8, 0.1, -3, np.array([7], np.int8)),
+                         ("y", (1, 6, 5, 3), i8, 0.1, -3, None)], [0, 1, 2], [3])
+
+
+def concat_scales_model():
+    """int8 CONCATENATION whose inputs have different scales: LiteRT's Prepare refuses it."""
+    i8 = S.TensorType.INT8
+    opts = S.ConcatenationOptionsT()
+    opts.axis = 1
+    return one_op_model(S.BuiltinOperator.CONCATENATION, S.BuiltinOptions.ConcatenationOptions, opts,
+                        [("a", (1, 2), i8, 0.1, 0, None), ("b", (1, 2), i8, 0.2, 0, None),
+                         ("y", (1, 4), i8, 0.1, 0, None)], [0, 1], [2])
+
+
 def refused_models():
     """Models for the refusal tests: ``refused_relu6_overflow.tflite`` (a conv with fused RELU6 whose
-    output scale makes 6 / scale overflow int32: LiteRT's Prepare fails) and
-    ``unsupported_tanh.tflite`` (a TANH, which dspsim does not run)."""
+    output scale makes 6 / scale overflow int32: LiteRT's Prepare fails), ``refused_concat_scales``
+    (int8 CONCATENATION of differently scaled inputs: LiteRT refuses) and ``unsupported_tanh.tflite``
+    (a TANH, which dspsim does not run)."""
     rng = np.random.default_rng(7)
     w = _w(rng, 1, 1, 2, 2)
     base = convert(lambda x: tf.nn.relu6(tf.nn.conv2d(x, w, 1, "VALID")), [(1, 2, 2, 2)], 7)
@@ -343,7 +381,14 @@ def refused_models():
     except RuntimeError as e:
         print("refused_relu6_overflow: LiteRT refuses:", str(e).splitlines()[0][:100])
     tanh = convert(lambda x: tf.nn.tanh(x * 2.0), [(1, 4)], 8)
-    for name, data in (("refused_relu6_overflow", bad), ("unsupported_tanh", tanh)):
+    concat = concat_scales_model()
+    try:
+        interpreter(concat, OpResolverType.BUILTIN_REF, False)
+        raise AssertionError("LiteRT accepted the int8 CONCATENATION with mixed scales")
+    except RuntimeError as e:
+        print("refused_concat_scales: LiteRT refuses:", str(e).splitlines()[0][:100])
+    for name, data in (("refused_relu6_overflow", bad), ("unsupported_tanh", tanh),
+                       ("refused_concat_scales", concat)):
         with open(os.path.join(HERE, f"{name}.tflite"), "wb") as f:
             f.write(data)
         print(f"{name}: {len(data)} bytes, ops {' '.join(op_names(load(data)))}")
@@ -357,6 +402,7 @@ def main(argv):
     if not only or "requantize" in only:
         record("requantize_left", requantize_model(0.75, 3, 0.5, -5), 400)  # 1.5: left shift, ties
         record("requantize_third", requantize_model(0.1, -7, 0.3, 2), 401)  # f32 quotient != double
+        record("padv2", padv2_model(), 402)
     for name, (build, seed) in MODELS.items():
         if only and name not in only:
             continue
