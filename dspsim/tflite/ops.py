@@ -23,8 +23,8 @@ ENGINES = {
     "litert": {"fully_connected": "litert", "conv": "tflite"},  # LiteRT 2.x reference kernels (BUILTIN_REF)
     "tflite": {"fully_connected": "tflite", "conv": "tflite"},  # TFLite/TFLM MultiplyByQuantizedMultiplier FC
     "xnnpack": {"fully_connected": "xnnpack", "conv": "xnnpack"},  # fp32 requantization, ties to even;
-    # with "xnnpack", ADD, MUL, MEAN, LEAKY_RELU and int8 -> int8 QUANTIZE also take XNNPACK's kernels
-    # wherever LiteRT's delegate would take the node
+    # with "xnnpack", ADD, MUL, MEAN, LEAKY_RELU and QUANTIZE also take XNNPACK's kernels wherever
+    # LiteRT's delegate would take the node
 }
 _ACTIVATIONS = {0: None, 1: "relu", 2: "relu_n1_to_1", 3: "relu6"}
 _ACT_BOUNDS = {"relu": (0.0, None), "relu6": (0.0, 6.0), "relu_n1_to_1": (-1.0, 1.0)}
@@ -146,12 +146,20 @@ def _int_types(op, g, what_in=("input",), allowed=(np.dtype(np.int8),)):
     _dtype(op, g.tensor(op.outputs[0]), allowed, "output")
 
 
-def _kernel_call(op, fn, *args, **kw):
-    """Run a kernel, turning its argument errors into a refusal that names the operator."""
+def _prepared(op, fn, *args, **kw):
+    """Call a parameter helper at Prepare time; its ValueError becomes a refusal naming the operator."""
     try:
         return fn(*args, **kw)
     except (ValueError, TypeError) as e:
         refuse(op, str(e))
+
+
+def _kernel_call(op, fn, *args, **kw):
+    """Run a kernel at Eval time; an argument error names the operator (``Model.run: operator k (OP)``)."""
+    try:
+        return fn(*args, **kw)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"Model.run: operator {op.index} ({op.name}): {e}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,7 +228,8 @@ def _conv_common(op, g, axis):
 
 def _check_shape(op, out, t_out):
     if out.shape != tuple(t_out.shape):
-        refuse(op, f"computes shape {out.shape} but the model declares {tuple(t_out.shape)}")
+        raise ValueError(f"Model.run: operator {op.index} ({op.name}) computes shape {out.shape} but the model "
+                         f"declares {tuple(t_out.shape)}")
     return out
 
 
@@ -307,7 +316,7 @@ def prepare_add(op, g):
         xp = elementwise.xnnpack_add_params(s1, s2, so)
         return lambda inputs: _check_shape(op, _kernel_call(op, elementwise.xnnpack_add, inputs[0], inputs[1], xp,
                                                             **zps), t_out)
-    params = _kernel_call(op, elementwise.tflite_add_params, s1, s2, so)
+    params = _prepared(op, elementwise.tflite_add_params, s1, s2, so)
     return lambda inputs: _check_shape(op, _kernel_call(op, elementwise.add, inputs[0], inputs[1], params, **zps),
                                        t_out)
 
