@@ -248,3 +248,28 @@ def test_xnnpack_engine_reproduces_litert_default_interpreter_outputs(name):
     for r in runs:
         for k, o in enumerate(model.run(_inputs(z, r, model))):
             assert _same(o, z[f"r{r}/xnnpack/out{k}"]), (r, k)
+
+
+def test_a_narrow_dsp_accumulator_runs_the_whole_model():
+    """mobilenet's accumulators fit 18-bit saturating registers exactly; 17 bits already change layer 0."""
+    from dspsim import Accumulator
+
+    z, _ = _golden("mobilenet")
+    path = os.path.join(HERE, "mobilenet.tflite")
+    assert _mismatches(load_model(path, accumulator=Accumulator(18, "saturate")), z, 0) == \
+        _mismatches(load_model(path), z, 0)
+    assert sum(_mismatches(load_model(path, accumulator=Accumulator(18, "saturate")), z, 0).values()) == 0
+    narrow = _mismatches(load_model(path, accumulator=Accumulator(16, "wrap")), z, 0)
+    assert narrow[(0, "CONV_2D")] > 0
+    with pytest.raises(TypeError, match="accumulator"):
+        load_model(path, accumulator=16)
+
+
+def test_cli_accumulator_option(capsys):
+    from dspsim.tflite import cli_main
+
+    path = os.path.join(HERE, "branches.tflite")
+    assert cli_main([path, "--accumulator", "24:saturate"]) == 0
+    assert "accumulator=Accumulator(bits=24" in capsys.readouterr().out
+    assert cli_main([path, "--accumulator", "8"]) == 2
+    assert "bits must be in [16, 64]" in capsys.readouterr().err

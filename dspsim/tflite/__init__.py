@@ -19,13 +19,16 @@ from .ops import ENGINES, SUPPORTED_OPS
 __all__ = ["ENGINES", "Model", "SUPPORTED_OPS", "TensorInfo", "TraceEntry", "cli_main", "load_model"]
 
 
-def load_model(path_or_bytes, *, engine="litert") -> Model:
+def load_model(path_or_bytes, *, engine="litert", accumulator=None) -> Model:
     """Read a .tflite model (a path or the file's bytes) and prepare every operator.
 
     ``engine``: "litert" (default; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``),
     "tflite" (FULLY_CONNECTED requantized with ``MultiplyByQuantizedMultiplier`` as the TFLite /
     TFLM integer kernels) or "xnnpack" (LiteRT's default interpreter: XNNPACK's kernels for FC, conv,
     depthwise, ADD, MUL, MEAN, LEAKY_RELU and QUANTIZE where its delegate takes the node).
+
+    ``accumulator``: a :class:`dspsim.Accumulator` for FC/conv/depthwise (default int32 wrapping), to
+    run the whole model on a DSP's narrower or saturating register.
 
     Raises ValueError for a corrupt or truncated file, an unsupported op (named), or a model that
     LiteRT's reference interpreter refuses; OSError when the path cannot be read.
@@ -37,7 +40,7 @@ def load_model(path_or_bytes, *, engine="litert") -> Model:
             data = f.read()
     else:
         raise TypeError(f"load_model: expected a path or bytes, got {type(path_or_bytes).__name__}")
-    return Model(read_model(data), engine)
+    return Model(read_model(data), engine, accumulator)
 
 
 def cli_main(argv=None) -> int:

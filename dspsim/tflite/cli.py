@@ -36,11 +36,25 @@ def _parser():
                    help="one input array per model input, in the model's order (default: seeded random inputs)")
     p.add_argument("--engine", choices=sorted(ENGINES), default="litert",
                    help="dspsim's requantization flavour (default litert = LiteRT's reference kernels)")
+    p.add_argument("--accumulator", metavar="BITS[:wrap|saturate]",
+                   help="FC/conv/depthwise accumulator (default int32 wrapping), e.g. 24:saturate")
     p.add_argument("--compare-litert", action="store_true",
                    help="also run LiteRT (reference, optimized builtin, XNNPACK) and diff every layer")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--out", help="directory for trace.npz and report.json / report.md")
     return p
+
+
+def _accumulator(text):
+    from ..accumulator import Accumulator
+
+    if text is None:
+        return None
+    bits, _, overflow = text.partition(":")
+    try:
+        return Accumulator(int(bits), overflow or "wrap")
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"--accumulator {text!r}: {exc}") from None
 
 
 def _random_inputs(model, seed):
@@ -136,7 +150,7 @@ def _table(trace, cmp):
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
-        model = load_model(args.model, engine=args.engine)
+        model = load_model(args.model, engine=args.engine, accumulator=_accumulator(args.accumulator))
         if args.input:
             inputs = [np.load(p) for p in args.input]
         else:
@@ -153,7 +167,7 @@ def main(argv=None) -> int:
             print("dspsim: error: --compare-litert needs the ai_edge_litert package", file=sys.stderr)
             return EXIT_USAGE
         for eng in ENGINES:
-            traces.setdefault(eng, load_model(args.model, engine=eng).trace(inputs))
+            traces.setdefault(eng, load_model(args.model, engine=eng, accumulator=model.accumulator).trace(inputs))
         cmp = _compare(args.model, model, inputs, traces)
     print(f"{args.model}: {model!r}")
     print(_table(traces[args.engine], cmp))

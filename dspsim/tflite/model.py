@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..accumulator import Accumulator
 from .flatbuffer import ModelDef
 from .ops import ENGINES, PREPARE, Graph, SUPPORTED_OPS
 
@@ -55,16 +56,23 @@ class Model:
         FC/conv/depthwise requantized in float32 with ties to even, and XNNPACK's own ADD, MUL, MEAN,
         LEAKY_RELU and QUANTIZE kernels wherever the delegate accepts the node's scales; the rest as
         the reference).
+    accumulator : Accumulator or None
+        The accumulator of FULLY_CONNECTED / CONV_2D / DEPTHWISE_CONV_2D (None: int32 wrapping, as
+        LiteRT). A narrower or saturating :class:`dspsim.Accumulator` simulates a DSP's register on
+        the whole model; ``trace`` then shows where its outputs first leave the reference.
     inputs, outputs : list of TensorInfo
     operators : list of (index, builtin op name)
     """
 
-    def __init__(self, mdef: ModelDef, engine: str = "litert"):
+    def __init__(self, mdef: ModelDef, engine: str = "litert", accumulator=None):
         if engine not in ENGINES:
             raise ValueError(f"load_model: engine must be one of {sorted(ENGINES)}, got {engine!r}")
+        if accumulator is not None and not isinstance(accumulator, Accumulator):
+            raise TypeError(f"load_model: accumulator must be a dspsim.Accumulator, got {type(accumulator).__name__}")
         self.engine = engine
+        self.accumulator = accumulator
         self._mdef = mdef
-        g = Graph(mdef, engine)
+        g = Graph(mdef, engine, accumulator)
         for i in mdef.inputs:
             if mdef.tensors[i].dtype is None:
                 raise ValueError(f"load_model: input tensor {i} has unsupported type {mdef.tensors[i].type_name}")
@@ -106,7 +114,8 @@ class Model:
 
     def __repr__(self):
         ops = " ".join(name for _, name in self.operators)
-        return f"<dspsim.tflite.Model engine={self.engine!r}: {len(self.operators)} ops: {ops}>"
+        acc = "" if self.accumulator is None else f" accumulator={self.accumulator!r}"
+        return f"<dspsim.tflite.Model engine={self.engine!r}{acc}: {len(self.operators)} ops: {ops}>"
 
     def _inputs(self, inputs):
         func = "Model.run"

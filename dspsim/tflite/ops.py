@@ -33,11 +33,13 @@ _INT32_MIN = -(1 << 31)
 
 
 class Graph:
-    """What an op's Prepare may read: the decoded model and the engine flavour."""
+    """What an op's Prepare may read: the decoded model, the engine flavour and the accumulator model
+    of the MAC ops (None: int32 wrapping, as every engine here)."""
 
-    def __init__(self, mdef, engine):
+    def __init__(self, mdef, engine, accumulator=None):
         self.mdef = mdef
         self.engine = engine
+        self.accumulator = accumulator
 
     def tensor(self, i):
         return self.mdef.tensors[i]
@@ -197,7 +199,7 @@ def prepare_fully_connected(op, g):
         x = inputs[0].reshape(-1, k)
         return _kernel_call(op, kernels.fully_connected, x, w, bias, input_zero_point=zi, weight_zero_point=zw,
                             output_zero_point=zo, input_scale=s_in, weight_scale=s_w, output_scale=s_out,
-                            requant=requant, act_min=lo, act_max=hi).reshape(t_out.shape)
+                            requant=requant, act_min=lo, act_max=hi, accumulator=g.accumulator).reshape(t_out.shape)
 
     return run
 
@@ -221,6 +223,7 @@ def _conv_common(op, g, axis):
     lo, hi = _act_range(op, o.get("fused_activation_function", 0), t_out)
     quant = dict(input_zero_point=zi, weight_zero_point=0, output_zero_point=zo, input_scale=s_in,
                  weight_scale=s_w, output_scale=s_out, requant=ENGINES[g.engine]["conv"], act_min=lo, act_max=hi,
+                 accumulator=g.accumulator,
                  stride=(o.get("stride_h", 1), o.get("stride_w", 1)), padding=_padding(op, o.get("padding", 0)),
                  dilation=(o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)))
     return t_in, t_out, w, bias, quant
