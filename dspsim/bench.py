@@ -456,7 +456,8 @@ ACCUMULATORS = {"int32 saturate": (32, "saturate"), "int24 saturate": (24, "satu
 def cost_accumulator(size: str, repeats: int, budget: float) -> dict:
     """Slowdown of an accumulator model against the default (int32 wrap, the gemm fast path).
 
-    Each model runs on the ``small`` shapes (``quick`` for size quick). dspsim picks the checked
+    Each model runs on the shapes of ``size`` (large enough that a call's fixed cost does not
+    hide the MACs' cost at medium). dspsim picks the checked
     MAC-by-MAC kernel only when its worst-case bound cannot exclude overflow of a saturating
     accumulator (a wrapping one is exact on the fast path) or when events are counted while overflow
     is possible. ``slowdown`` is the plain call's, ``stats_slowdown`` the call with ``stats=True``
@@ -465,7 +466,7 @@ def cost_accumulator(size: str, repeats: int, budget: float) -> dict:
     import dspsim
     out = []
     for op in KERNEL_OPS:
-        case = Case(op, "double", "quick" if size == "quick" else "small")
+        case = Case(op, "double", size)
         p = problem(case)
         t_fast, status = _time_dspsim(case, p, repeats, budget)
         entry = dict(op=op, shape="x".join(map(str, case.shape)), macs=case.work, fast_seconds=t_fast,
