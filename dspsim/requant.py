@@ -2,7 +2,8 @@
 
 One frozen value type, :class:`Requant`, names a scheme and holds its parameters (one value, or one
 per output channel). :func:`requantize` is the one place where requantization happens; every kernel
-calls its numba core (:func:`_requantize_value`) on each accumulator.
+calls its numba core (:func:`_requantize_value`, looped by :func:`_requantize_2d`) on each
+accumulator.
 
 Schemes (``Requant.scheme``) and their exact arithmetic, ``acc`` being the accumulator after the
 bias (SEMANTICS 2, 5, 6, 7):
@@ -43,9 +44,9 @@ schemes take the accumulator as the engine's int32 holds it. The fixed-point sch
 an accumulator wider than 32 bits is saturated to int32 first (a DSP's saturating store), and
 :func:`requantize` counts that.
 
-Extension point: an engine whose kernel requantizes differently for one op (LiteRT's FULLY_CONNECTED
-is suspected of this, see docs/engines.md) gets a new scheme name here and a branch in
-:func:`_requantize_value`; :meth:`Requant.from_scales` maps ``(engine, op)`` to it.
+Extension point: an engine whose kernel requantizes differently for one op gets a scheme name
+here and a branch in :func:`_requantize_value`; :meth:`Requant.from_scales` maps ``(engine, op)``
+to it, as it maps ``("litert", "fully_connected")`` to ``"litert-fc"``.
 """
 from __future__ import annotations
 
