@@ -209,18 +209,16 @@ def _im2col(x, k_h, k_w, c0, icg, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l
     for b in range(n_b):
         for oy in range(out_h):
             for ox in range(out_w):
-                row = (b * out_h + oy) * out_w + ox
+                orow = out[(b * out_h + oy) * out_w + ox]
                 for fy in range(k_h):
                     iy = oy * stride_h - pad_t + dil_h * fy
                     for fx in range(k_w):
                         ix = ox * stride_w - pad_l + dil_w * fx
                         col = (fy * k_w + fx) * icg
                         if iy >= 0 and iy < in_h and ix >= 0 and ix < in_w:
-                            for ic in range(icg):
-                                out[row, col + ic] = x[b, iy, ix, c0 + ic]
+                            orow[col:col + icg] = x[b, iy, ix, c0:c0 + icg]  # slice copies: ~2x the element loop
                         else:
-                            for ic in range(icg):
-                                out[row, col + ic] = fill
+                            orow[col:col + icg] = fill
 
 
 def im2col(x, k_hw, c0, icg, g: Geometry, fill):
