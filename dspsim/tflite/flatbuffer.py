@@ -297,6 +297,8 @@ def read_model(data: bytes) -> ModelDef:
         if any(d < 0 for d in shape_t):
             raise ValueError(f"{_FUNC}: tensor {i} ({name!r}) has a dynamic shape {shape_t}; only static shapes "
                              "are supported")
+        if int(np.prod(shape_t, dtype=object)) > 2**31 - 1:  # LiteRT's flat sizes are int
+            buf.fail(f"tensor {i} ({name!r}) has shape {shape_t}, more than 2^31 - 1 elements")
         arr = None
         if b_idx != 0:
             _check_index(b_idx, len(buffers), f"{what} buffer", buf)

@@ -91,7 +91,8 @@ class Model:
                 if t.dtype is None:
                     raise ValueError(f"load_model: operator {op.index} ({op.name}) writes tensor {i} of unsupported "
                                      f"type {t.type_name}")
-            self._plan.append((op, PREPARE[op.name](op, g)))
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge scales: refused below
+                self._plan.append((op, PREPARE[op.name](op, g)))
             known.update(op.outputs)
         for i in mdef.outputs:
             if i not in known:

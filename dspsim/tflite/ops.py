@@ -118,6 +118,8 @@ def _act_range(op, code, t_out, kind=None):
 
 
 def _fixed_point(op, real):
+    if not math.isfinite(float(real)) or float(real) <= 0:
+        refuse(op, f"the effective scale {float(real)} is not a finite positive number")
     m, s = quantize_multiplier(float(real))
     if s > 30:
         refuse(op, f"the effective scale {real} needs a left shift of {s} > 30 (1 << {s} overflows int32)")
@@ -128,6 +130,8 @@ def _weight_scales(op, t_w, axis):
     """float32 scalar (per-tensor) or array (per-channel along ``axis``) and the weight zero point."""
     if t_w.scale.size == 0:
         refuse(op, f"weights tensor {t_w.index} is not quantized")
+    if not (np.all(np.isfinite(t_w.scale)) and np.all(t_w.scale > 0)):
+        refuse(op, f"weights tensor {t_w.index} has scales that are not finite and positive")
     if t_w.scale.size == 1:
         return np.float32(t_w.scale[0]), int(t_w.zero_point[0]) if t_w.zero_point.size else 0
     if t_w.quantized_dimension != axis or t_w.scale.size != t_w.shape[axis]:
