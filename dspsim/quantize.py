@@ -30,16 +30,21 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.extending import intrinsic, overload
 
 from .dtypes import PLAIN_TYPES, TF_TYPES, IntType
-from .fixedpoint import _rounding_right_shift, _wrap, as_int_array, rounding_mode
+from .fixedpoint import Rounding, _wrap, as_int_array, rounding_mode
 
 _F0 = np.float32(0.0)
 _F1 = np.float32(1.0)
 _FHALF = np.float32(0.5)
 _TINY = np.float32(2.0**-126)
 _FLT_MAX = np.float32(np.finfo(np.float32).max)
+_F2P31 = np.float32(2.0**31)
+_F2P32 = np.float32(2.0**32)
+_POF2_TINY = 2.0**-100
 _INT32_MIN = -(1 << 31)
 
 MIN_COMBINED, MIN_FIRST, SCALED = 0, 1, 2
@@ -66,9 +71,7 @@ class QuantizeResult(NamedTuple):
 @njit(cache=True, inline="always")
 def _ftz(v):
     """Flush-to-zero: a float32 below 2^-126 in magnitude becomes a zero of the same sign."""
-    if abs(v) < _TINY:
-        return v * _F0
-    return v
+    return v * _F0 if abs(v) < _TINY else v
 
 
 @njit(cache=True, inline="always")
@@ -97,25 +100,34 @@ def _hte(v):
 
 
 @njit(cache=True, inline="always")
-def _to_code(v, bits, signed):
-    """C conversion of an integral float to a ``bits``-bit integer: truncation, then the low bits.
-
-    Every caller clamps or rounds first, so truncation only matters for TF's unsigned
-    MIN_COMBINED ``trunc(y + 0.5)``; the wrap models qint32's ``int32(lrint(2^31)) = INT32_MIN``.
-    """
-    i = np.int64(v)
-    if signed:
-        return _wrap(i, bits)
-    return i & ((np.int64(1) << bits) - 1)
+def _clamp(v, lo, hi):
+    """``v`` clamped to ``[lo, hi]``; NaN gives ``lo`` (what x86 code makes of a NaN code)."""
+    v = v if v > lo else lo
+    return v if v < hi else hi
 
 
 @njit(cache=True, inline="always")
-def _fma_f32(a, b, c):
-    """``fmaf(a, b, c)``: the exact ``a*b + c`` rounded once to float32 (ties to even).
+def _to_code(v, bits, signed):
+    """C conversion of an integral float32 to a ``bits``-bit integer: truncation, then the low bits.
 
-    ``a*b`` of two float32 is exact in float64; the sum is made exact as ``s + err`` (TwoSum) and
-    rounded to odd in float64 when inexact, so the final float64 -> float32 rounding is the
-    single correct one (53 >= 24 + 2 bits).
+    Every caller rounds first and keeps ``|v| < 2^32``, so truncation only matters for TF's unsigned
+    MIN_COMBINED ``trunc(y + 0.5)``. Moving v by 2^32 into int32 range (exact: Sterbenz) keeps the
+    low 32 bits and lets the conversion vectorize; qint32's ``int32(lrint(2^31))`` is INT32_MIN.
+    """
+    w = v - _F2P32 if v >= _F2P31 else (v + _F2P32 if v < -_F2P31 else v)
+    i = np.int64(np.int32(w))
+    sh = 64 - bits
+    return (i << sh) >> sh if signed else i & ((np.int64(1) << bits) - 1)  # select, no branch
+
+
+def _fma_f32(a, b, c):
+    """``fmaf(a, b, c)`` of three float32: the exact ``a*b + c`` rounded once to float32 (ties to even).
+
+    Compiled code uses LLVM's ``llvm.fma.f32`` (one ``vfmadd`` per vector on x86 with FMA, else
+    libm's exact ``fmaf``). This Python body is the NUMBA_DISABLE_JIT path: ``a*b`` of two float32
+    is exact in float64, the sum is made exact as ``s + err`` (TwoSum) and rounded to odd in
+    float64 when inexact, so the final float64 -> float32 rounding is the single correct one
+    (53 >= 24 + 2 bits).
     """
     p = np.float64(a) * np.float64(b)
     cc = np.float64(c)
@@ -127,6 +139,65 @@ def _fma_f32(a, b, c):
         if (np.int64(m * 9007199254740992.0) & 1) == 0:  # even last bit: step toward the exact value
             s = np.nextafter(s, np.inf if err > 0.0 else -np.inf)
     return np.float32(s)
+
+
+@intrinsic
+def _llvm_fma_f32(typingctx, a, b, c):
+    def codegen(context, builder, signature, args):
+        f32 = ir.FloatType()
+        fma = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32, f32, f32]))
+        return builder.call(fma, args)
+    return types.float32(types.float32, types.float32, types.float32), codegen
+
+
+@overload(_fma_f32, inline="always")
+def _fma_f32_jit(a, b, c):
+    return lambda a, b, c: _llvm_fma_f32(np.float32(a), np.float32(b), np.float32(c))
+
+
+# --------------------------------------------------------------------------------------------
+# parallel elementwise loops
+# --------------------------------------------------------------------------------------------
+# Every kernel sees its flat array as ``rows`` rows of ``inner`` elements; row r belongs to slice
+# (channel) ``r % n_slices``, so per-channel parameters are read once per row. Work items are
+# _CHUNK-element pieces of a row, or runs of whole rows when rows are short. The same Python
+# function is compiled twice: serial and cached for small arrays, parallel (not cacheable) above
+# _PARALLEL_MIN elements. The serial compilation runs the prange loop as a plain loop.
+_CHUNK = 1 << 14
+_PARALLEL_MIN = 1 << 17
+
+
+@njit(cache=True, inline="always")
+def _n_work(rows, inner):
+    """Number of work items of a ``rows x inner`` array."""
+    if inner == 0:
+        return 0
+    if inner >= _CHUNK:
+        return rows * ((inner + _CHUNK - 1) // _CHUNK)
+    per = _CHUNK // inner
+    return (rows + per - 1) // per
+
+
+@njit(cache=True, inline="always")
+def _work(k, rows, inner):
+    """Work item k: rows ``[r0, r1)`` and, in each, the columns ``[a, b)``."""
+    if inner >= _CHUNK:
+        per_row = (inner + _CHUNK - 1) // _CHUNK
+        r0 = k // per_row
+        a = (k - r0 * per_row) * _CHUNK
+        return r0, r0 + 1, a, min(a + _CHUNK, inner)
+    per = _CHUNK // inner
+    r0 = k * per
+    return r0, min(r0 + per, rows), 0, inner
+
+
+def _kernel_pair(fn):
+    """``(serial, parallel)`` compilations of a prange kernel."""
+    return (njit(cache=True, error_model="numpy")(fn), njit(parallel=True, error_model="numpy")(fn))
+
+
+def _launch(pair, n: int, *args):
+    return pair[1 if n >= _PARALLEL_MIN else 0](*args)
 
 
 # --------------------------------------------------------------------------------------------
@@ -171,40 +242,61 @@ def _tf_quantize_params(min_in, max_in, emr, mode, bits, signed, narrow, p_min, 
         p_offset[i] = offset
 
 
-@njit(cache=True, error_model="numpy")
-def _tf_quantize_kernel(x, n_slices, inner, mode, round_mode, bits, signed, p_min, p_max, p_scale, p_offset, out):
-    """QuantizeV2's per-element float32 recipe; returns how many pre-cast values were not finite
-    (TF leaves those undefined; the wrapper refuses them)."""
+@njit(cache=True, inline="always")
+def _tf_emit(dst, i, v, y, bits, signed, n_nan, n_bad):
+    """Store y's code at ``dst[i]`` (0 if y is not finite); count a NaN input or a non-finite y."""
+    finite = abs(y) <= _FLT_MAX
+    dst[i] = _to_code(y if finite else _F0, bits, signed)
+    return n_nan + (v != v), n_bad + ((v == v) & (not finite))
+
+
+def _tf_quantize_loop(x, n_slices, inner, mode, round_mode, bits, signed, p_min, p_max, p_scale, p_offset, out):
+    """QuantizeV2's per-element float32 recipe into ``out`` (T's dtype). Returns ``(nan, bad)``:
+    the NaN inputs and the other values whose pre-cast result was not finite (TF leaves both
+    undefined; the wrapper refuses them)."""
     half = np.float32(np.int64(1) << (bits - 1)) if signed else _F0
     lowest = np.float32(-(np.int64(1) << (bits - 1))) if signed else _F0
     highest = np.float32((np.int64(1) << (bits - 1)) - 1) if signed else np.float32((np.int64(1) << bits) - 1)
     lower_bound = _fmax(lowest, np.float32(-2147483648.0))  # MIN_FIRST: bounds castable to int32
     upper_bound = _fmin(highest, np.float32(2147483520.0))
+    hte = mode == SCALED and round_mode == HALF_TO_EVEN
+    rows = x.size // max(inner, 1)
+    nan = 0
     bad = 0
-    i = -1
-    for _block in range(x.size // max(n_slices * inner, 1)):
-        for c in range(n_slices):
-            for _ in range(inner):
-                i += 1
-                v = _ftz(x[i])
-                if mode == MIN_COMBINED:
-                    y = _ftz(_ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) - p_min[c]) * p_scale[c])
-                    if signed:
-                        y = _haz(_ftz(y - half))
-                    else:
-                        y = np.float32(np.trunc(_ftz(y + _FHALF)))  # "fast path": ties up, float-to-uint cast
-                elif mode == MIN_FIRST:  # no clamp before: +-inf * scale saturates through the bounds
-                    y = _ftz(_haz(_ftz(v * p_scale[c])) - p_offset[c])
-                    y = _fmin(_fmax(y, lower_bound), upper_bound)
-                else:
-                    y = _ftz(_fmax(_fmin(v, p_max[c]), p_min[c]) * p_scale[c])
-                    y = _hte(y) if round_mode == HALF_TO_EVEN else _haz(y)
-                if not np.isfinite(y):
-                    bad += 1
-                    out[i] = 0
-                else:
-                    out[i] = _to_code(y, bits, signed)
-    return bad
+    for k in prange(_n_work(rows, inner)):
+        r0, r1, a, b = _work(k, rows, inner)
+        k_nan = 0
+        k_bad = 0
+        c = r0 % n_slices
+        for r in range(r0, r1):
+            lo_c, hi_c, sc, off = p_min[c], p_max[c], p_scale[c], p_offset[c]
+            seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
+            src, dst = x[seg], out[seg]
+            if mode == MIN_COMBINED:  # one loop per mode: a branch inside would stop vectorization
+                for i in range(dst.size):
+                    v = _ftz(src[i])
+                    y = _ftz(_ftz(_fmax(_fmin(v, hi_c), lo_c) - lo_c) * sc)
+                    # unsigned: the "fast path" trunc(y + 0.5), ties up, float-to-uint cast
+                    y = _haz(_ftz(y - half)) if signed else np.float32(np.trunc(_ftz(y + _FHALF)))
+                    k_nan, k_bad = _tf_emit(dst, i, v, y, bits, signed, k_nan, k_bad)
+            elif mode == MIN_FIRST:  # no clamp before: +-inf * scale saturates through the bounds
+                for i in range(dst.size):
+                    v = _ftz(src[i])
+                    y = _fmin(_fmax(_ftz(_haz(_ftz(v * sc)) - off), lower_bound), upper_bound)
+                    k_nan, k_bad = _tf_emit(dst, i, v, y, bits, signed, k_nan, k_bad)
+            else:
+                for i in range(dst.size):
+                    v = _ftz(src[i])
+                    y = _ftz(_fmax(_fmin(v, hi_c), lo_c) * sc)
+                    y = _hte(y) if hte else _haz(y)
+                    k_nan, k_bad = _tf_emit(dst, i, v, y, bits, signed, k_nan, k_bad)
+            c = c + 1 if c + 1 < n_slices else 0
+        nan += k_nan
+        bad += k_bad
+    return nan, bad
+
+
+_tf_quantize_kernel = _kernel_pair(_tf_quantize_loop)
 
 
 @njit(cache=True, error_model="numpy")
@@ -231,8 +323,7 @@ def _tf_dequantize_params(p_min, p_max, mode, bits, signed, narrow, p_scale, p_o
         p_offset[i] = offset
 
 
-@njit(cache=True, error_model="numpy")
-def _tf_dequantize_kernel(q, n_slices, inner, mode, half, p_scale, p_offset, out):
+def _tf_dequantize_loop(q, n_slices, inner, mode, half, p_scale, p_offset, out):
     """Dequantize's per-element float32 recipe (FTZ); ``half`` is 2^(bits-1) for signed T, else 0.
 
     Per-tensor SCALED converts ``q.cast<int>().cast<float>()``, and QInt32 -> int goes through
@@ -240,124 +331,267 @@ def _tf_dequantize_kernel(q, n_slices, inner, mode, half, p_scale, p_offset, out
     top codes dequantize to ``-2^31 * scale``). The per-channel path casts straight to float.
     """
     roundtrip = mode == SCALED and n_slices == 1
-    i = -1
-    for _block in range(q.size // max(n_slices * inner, 1)):
-        for c in range(n_slices):
-            for _ in range(inner):
-                i += 1
-                fq = np.float32(q[i])
-                if roundtrip and fq >= np.float32(2147483648.0):
-                    fq = np.float32(-2147483648.0)
+    rows = q.size // max(inner, 1)
+    for k in prange(_n_work(rows, inner)):
+        r0, r1, a, b = _work(k, rows, inner)
+        c = r0 % n_slices
+        for r in range(r0, r1):
+            sc, off = p_scale[c], p_offset[c]
+            seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
+            src, dst = q[seg], out[seg]
+            for i in range(dst.size):
+                fq = np.float32(src[i])
+                if roundtrip and fq >= _F2P31:
+                    fq = -_F2P31
                 if mode == MIN_COMBINED:
-                    out[i] = _ftz(_ftz(_ftz(fq + half) * p_scale[c]) + p_offset[c])
+                    dst[i] = _ftz(_ftz(_ftz(fq + half) * sc) + off)
                 elif mode == MIN_FIRST:
-                    out[i] = _ftz(p_offset[c] + _ftz(fq * p_scale[c]))
+                    dst[i] = _ftz(off + _ftz(fq * sc))
                 else:
-                    out[i] = _ftz(fq * p_scale[c])
+                    dst[i] = _ftz(fq * sc)
+            c = c + 1 if c + 1 < n_slices else 0
+
+
+_tf_dequantize_kernel = _kernel_pair(_tf_dequantize_loop)
 
 
 # --------------------------------------------------------------------------------------------
 # affine kernels: PyTorch / FBGEMM, ONNX Runtime MLAS, TFLite reference, power of two
 # --------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _torch_quantize_kernel(x, n_slices, inner, inv, zp, fused, lo, hi, out):
+def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out):
     """FBGEMM quantize: ``t = fmaf(x, inv, zp)`` (``fused``) or ``f32(f32(x * inv) + zp)``, float
-    clamp to the type, then ``cvtps`` (ties to even)."""
-    i = -1
-    for _block in range(x.size // max(n_slices * inner, 1)):
-        for c in range(n_slices):
-            for _ in range(inner):
-                i += 1
-                z = np.float32(zp[c])
-                if fused:
-                    t = _fma_f32(x[i], inv[c], z)
-                else:
-                    t = np.float32(np.float32(x[i] * inv[c]) + z)
-                if t >= hi:  # also +inf; float(INT32_MAX) = 2^31 lands here
-                    out[i] = hi
-                elif t <= lo:
-                    out[i] = lo
-                else:
-                    out[i] = min(max(np.int64(np.rint(np.float64(t))), lo), hi)
+    clamp to the type, then ``cvtps`` (ties to even). Returns the number of NaN inputs."""
+    lo_f = np.float64(lo)
+    hi_f = np.float64(hi)
+    rows = x.size // max(inner, 1)
+    nan = 0
+    for k in prange(_n_work(rows, inner)):
+        r0, r1, a, b = _work(k, rows, inner)
+        k_nan = 0
+        c = r0 % n_slices
+        for r in range(r0, r1):
+            inv_c = inv[c]
+            z32 = np.float32(zp[c])
+            seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
+            src, dst = x[seg], out[seg]
+            for i in range(dst.size):
+                v = src[i]
+                k_nan += v != v
+                t = _fma_f32(v, inv_c, z32) if fused else v * inv_c + z32  # float32: one rounding or two
+                dst[i] = np.int32(np.rint(_clamp(np.float64(t), lo_f, hi_f)))
+            c = c + 1 if c + 1 < n_slices else 0
+        nan += k_nan
+    return nan
 
 
-@njit(cache=True)
-def _onnx_quantize_kernel(x, n_slices, inner, scale, zp, lo, hi, out):
+_torch_quantize_kernel = _kernel_pair(_torch_quantize_loop)
+
+
+def _onnx_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out):
     """MLAS QuantizeLinear: ``f32(x / scale)``, float clamp to ``[lo - zp, hi - zp]``, ties to even,
-    ``+ zp`` after the rounding."""
-    i = -1
-    for _block in range(x.size // max(n_slices * inner, 1)):
-        for c in range(n_slices):
-            for _ in range(inner):
-                i += 1
-                v = np.float32(x[i] / scale[c])
-                v = min(max(v, np.float32(lo - zp[c])), np.float32(hi - zp[c]))
-                out[i] = np.int64(np.rint(np.float64(v))) + zp[c]
+    ``+ zp`` after the rounding. Returns the number of NaN inputs."""
+    rows = x.size // max(inner, 1)
+    nan = 0
+    for k in prange(_n_work(rows, inner)):
+        r0, r1, a, b = _work(k, rows, inner)
+        k_nan = 0
+        c = r0 % n_slices
+        for r in range(r0, r1):
+            s = scale[c]
+            z = np.int32(zp[c])
+            vlo = np.float32(lo - zp[c])
+            vhi = np.float32(hi - zp[c])
+            seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
+            src, dst = x[seg], out[seg]
+            for i in range(dst.size):
+                v = src[i]
+                k_nan += v != v
+                dst[i] = np.int32(np.rint(_clamp(v / s, vlo, vhi))) + z
+            c = c + 1 if c + 1 < n_slices else 0
+        nan += k_nan
+    return nan
 
 
-@njit(cache=True)
-def _tflite_quantize_kernel(x, n_slices, inner, scale, zp, lo, hi, out):
+_onnx_quantize_kernel = _kernel_pair(_onnx_quantize_loop)
+
+
+def _tflite_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out):
     """TFLite AffineQuantize: ``clamp(int32(round(f32(x / scale))) + zp)``, ties away from zero.
 
     A rounded value outside int32 converts to INT32_MIN (x86 ``cvttss2si``), and ``+ zp`` wraps
-    at 32 bits, as the compiled C++ does on x86.
+    at 32 bits, as the compiled C++ does on x86. Returns the number of NaN inputs.
     """
-    i = -1
-    for _block in range(x.size // max(n_slices * inner, 1)):
-        for c in range(n_slices):
-            for _ in range(inner):
-                i += 1
-                v = _haz(np.float32(x[i] / scale[c]))
-                if v >= np.float32(2147483648.0) or v < np.float32(-2147483648.0):
-                    r = np.int64(_INT32_MIN)
+    rows = x.size // max(inner, 1)
+    nan = 0
+    for k in prange(_n_work(rows, inner)):
+        r0, r1, a, b = _work(k, rows, inner)
+        k_nan = 0
+        c = r0 % n_slices
+        for r in range(r0, r1):
+            s = scale[c]
+            z = zp[c]
+            seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
+            src, dst = x[seg], out[seg]
+            for i in range(dst.size):
+                v = src[i]
+                k_nan += v != v
+                h = _haz(v / s)
+                h = h if (h < _F2P31) & (h >= -_F2P31) else -_F2P31
+                dst[i] = min(max(_wrap(np.int64(np.int32(h)) + z, 32), lo), hi)
+            c = c + 1 if c + 1 < n_slices else 0
+        nan += k_nan
+    return nan
+
+
+_tflite_quantize_kernel = _kernel_pair(_tflite_quantize_loop)
+
+
+def _pof2_rounding(mode):
+    """``(threshold, tie, tie_odd)`` for positive and for negative values of a :class:`Rounding`:
+    the magnitude ``m = floor(|v|) + f`` rounds up iff ``f > threshold`` or ``f == threshold`` and
+    (``tie`` or, with ``tie_odd``, ``floor(|v|)`` odd). Threshold 1 means never (f < 1)."""
+    table = {Rounding.HALF_UP: ((0.5, True), (0.5, False)),  # floor(v + 1/2): negative ties shrink
+             Rounding.HALF_AWAY_FROM_ZERO: ((0.5, True), (0.5, True)),
+             Rounding.HALF_TO_EVEN: ((0.5, False), (0.5, False)),
+             Rounding.FLOOR: ((1.0, False), (0.0, False)),
+             Rounding.TOWARD_ZERO: ((1.0, False), (1.0, False))}
+    (thr_pos, tie_pos), (thr_neg, tie_neg) = table[Rounding(mode)]
+    return thr_pos, tie_pos, thr_neg, tie_neg, mode == Rounding.HALF_TO_EVEN
+
+
+def _pof2_quantize_loop(x, n_slices, inner, frac_bits, thr_pos, tie_pos, thr_neg, tie_neg, tie_odd, qmin, qmax, out):
+    """``saturate(round(x * 2^f))`` with ``w = (x * 2^(f//2)) * 2^(f - f//2)`` in float64.
+
+    Exactness: both factors are powers of two of exponents of one sign in [-550, 550], so the
+    intermediate lies between x and w. Where the rounding looks at more than the sign
+    (``2^-9 <= |w| < 2^40``) no step leaves the normal range, so w is exact; above, w (or inf)
+    saturates; below, only sign and non-zeroness matter (``|w| < 1/2``, no tie), and an underflow
+    to 0 is mended to ``+-2^-100``. ``|w| = n + f`` with ``f = |w| - floor(|w|)`` exact.
+    Returns the number of NaN inputs.
+    """
+    rows = x.size // max(inner, 1)
+    nan = 0
+    for k in prange(_n_work(rows, inner)):
+        r0, r1, a, b = _work(k, rows, inner)
+        k_nan = 0
+        c = r0 % n_slices
+        for r in range(r0, r1):
+            f = frac_bits[c]
+            f_lo = f // 2
+            s1 = 2.0 ** f_lo
+            s2 = 2.0 ** (f - f_lo)
+            seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
+            src, dst = x[seg], out[seg]
+            for i in range(dst.size):
+                xv = np.float64(src[i])
+                k_nan += xv != xv
+                w = (xv * s1) * s2
+                neg = xv < 0.0
+                w = w if (w != 0.0) | (xv == 0.0) else (-_POF2_TINY if neg else _POF2_TINY)
+                m = abs(w)
+                n = np.floor(m)
+                fr = m - n
+                thr = thr_neg if neg else thr_pos
+                tie = (tie_neg if neg else tie_pos) | (tie_odd & (n - 2.0 * np.floor(n * 0.5) != 0.0))
+                n = n + 1.0 if (fr > thr) | ((fr == thr) & tie) else n
+                dst[i] = np.int32(_clamp(-n if neg else n, qmin, qmax))
+            c = c + 1 if c + 1 < n_slices else 0
+        nan += k_nan
+    return nan
+
+
+_pof2_quantize_kernel = _kernel_pair(_pof2_quantize_loop)
+
+
+# --------------------------------------------------------------------------------------------
+# dequantization kernels (integer codes of any width in, float32 out)
+# --------------------------------------------------------------------------------------------
+DQ_TORCH_TENSOR, DQ_TORCH_CHANNEL, DQ_ONNX, DQ_TFLITE, DQ_POF2 = 0, 1, 2, 3, 4
+
+
+def _dequantize_loop(q, n_slices, inner, kind, scale, zp, out):
+    """``out = f32(...)`` of each engine's dequantization (``kind``), with ``d = wrap32(q - zp[c])``:
+
+    * DQ_TORCH_TENSOR: ``f32(scale) * f32(d)`` in float32;
+    * DQ_TORCH_CHANNEL: ``double(f32(q) - f32(zp)) * scale`` (float32 difference, float64 product);
+    * DQ_ONNX: ``f32(d) * f32(scale)``;
+    * DQ_TFLITE: ``double(scale) * double(d)``;
+    * DQ_POF2: ``double(q) * 2^-f`` as two exact power-of-two factors (``zp`` holds f; a result
+      below the float64 normal range is below float32's smallest subnormal / 2 anyway).
+
+    ``scale`` is float64 (holding the float32 value where the engine uses float32).
+    """
+    rows = q.size // max(inner, 1)
+    for k in prange(_n_work(rows, inner)):
+        r0, r1, a, b = _work(k, rows, inner)
+        c = r0 % n_slices
+        for r in range(r0, r1):
+            s64 = scale[c]
+            s32 = np.float32(s64)
+            z = zp[c]
+            z32 = np.float32(z)
+            g = -z
+            s1 = 2.0 ** (g // 2)
+            s2 = 2.0 ** (g - g // 2)
+            seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
+            src, dst = q[seg], out[seg]
+            for i in range(dst.size):
+                qi = src[i]
+                d = np.int32(_wrap(np.int64(qi) - z, 32))
+                if kind == DQ_TORCH_TENSOR:
+                    dst[i] = s32 * np.float32(d)
+                elif kind == DQ_TORCH_CHANNEL:
+                    dst[i] = np.float32(np.float64(np.float32(qi) - z32) * s64)
+                elif kind == DQ_ONNX:
+                    dst[i] = np.float32(d) * s32
+                elif kind == DQ_TFLITE:
+                    dst[i] = np.float32(s64 * np.float64(d))
                 else:
-                    r = np.int64(v)
-                r = _wrap(r + zp[c], 32)
-                out[i] = min(max(r, lo), hi)
+                    dst[i] = np.float32((np.float64(qi) * s1) * s2)
+            c = c + 1 if c + 1 < n_slices else 0
+
+
+_dequantize_kernel = _kernel_pair(_dequantize_loop)
 
 
 @njit(cache=True)
-def _pof2_quantize_kernel(x, n_slices, inner, frac_bits, mode, qmin, qmax, out):
-    """``saturate(round(x * 2^f))``: exact, the rounding is ``_rounding_right_shift`` of the
-    float's integer mantissa."""
-    i = -1
-    for _block in range(x.size // max(n_slices * inner, 1)):
-        for c in range(n_slices):
-            for _ in range(inner):
-                i += 1
-                f = frac_bits[c]
-                xv = np.float64(x[i])
-                m, e = math.frexp(xv)  # x = m * 2^e, 0.5 <= |m| < 1 (inf: e is meaningless)
-                if xv == 0.0:
-                    out[i] = 0
-                elif np.isinf(xv) or e + f > 40:  # |x * 2^f| >= 2^40 saturates every width
-                    out[i] = qmax if xv > 0 else qmin
-                else:
-                    v = m * 2.0 ** (e + f)  # exact (or underflows to 0 far below half a code)
-                    if v >= qmax:
-                        out[i] = qmax
-                    elif v <= qmin:
-                        out[i] = qmin
-                    else:  # x * 2^f = mant * 2^-shift, mant a 53-bit integer, so shift >= 22 here
-                        mant = np.int64(m * 9007199254740992.0)
-                        shift = 53 - e - f  # beyond 62 every rule already sees |value| < 2^-9
-                        out[i] = min(max(_rounding_right_shift(mant, min(shift, 62), mode), qmin), qmax)
+def _count_nan(x):
+    n = 0
+    for i in range(x.size):
+        n += x[i] != x[i]
+    return n
 
 
 # --------------------------------------------------------------------------------------------
 # validation helpers
 # --------------------------------------------------------------------------------------------
 def _float32_array(x, func: str, name: str = "x") -> np.ndarray:
-    """``x`` as a contiguous float32 array (float64 rounds to nearest); integers and NaN refused."""
+    """``x`` as a contiguous float32 array (float64 rounds to nearest); integers refused. NaN is
+    counted by the kernels (one pass over x) and refused by :func:`_refuse_nan`."""
     arr = np.asarray(x)
     if arr.dtype.kind != "f":
         raise TypeError(f"{func}: {name} must be a floating-point array (the float side of quantization), "
                         f"got dtype {arr.dtype}")
     with np.errstate(over="ignore"):
-        arr = np.ascontiguousarray(arr, dtype=np.float32)
-    if np.isnan(arr).any():
+        return np.ascontiguousarray(arr, dtype=np.float32)
+
+
+def _refuse_nan(n_nan: int, func: str, name: str = "x") -> None:
+    if n_nan:
         raise ValueError(f"{func}: {name} contains NaN, whose code no engine defines")
-    return arr
+
+
+def _int_codes(q, func: str, lo: int = _INT32_MIN, hi: int = (1 << 32) - 1) -> np.ndarray:
+    """Integer codes in their own dtype (contiguous, no widening copy), checked to lie in ``[lo, hi]``."""
+    arr = np.asarray(q)
+    if arr.dtype.kind not in "iu":
+        raise TypeError(f"{func}: q must be an integer array, got dtype {arr.dtype}")
+    info = np.iinfo(arr.dtype)
+    if arr.size and (info.min < lo or info.max > hi):
+        q_lo, q_hi = int(arr.min()), int(arr.max())
+        if q_lo < lo or q_hi > hi:
+            raise ValueError(f"{func}: q must be in [{lo}, {hi}], got {q_lo if q_lo < lo else q_hi}")
+    return np.ascontiguousarray(arr)
 
 
 def _real_array(v, func: str, name: str, dtype=np.float32) -> np.ndarray:
@@ -520,13 +754,15 @@ def quantize(x, min_range, max_range, T, mode="MIN_COMBINED", round_mode="HALF_A
     with np.errstate(all="ignore"):
         _tf_quantize_params(lo.reshape(-1), hi.reshape(-1), emr.reshape(-1)[0], mode_i, t.bits, t.signed,
                             narrow, *params)
-        out = np.empty(x.size, np.int64)
-        bad = _tf_quantize_kernel(x.reshape(-1), n_slices, inner, mode_i, round_i, t.bits, t.signed, *params, out)
+    out = np.empty(x.shape, t.dtype)
+    nan, bad = _launch(_tf_quantize_kernel, x.size, x.reshape(-1), n_slices, inner, mode_i, round_i, t.bits,
+                       t.signed, *params, out.reshape(-1))
+    _refuse_nan(nan, func)
     if bad:
         raise ValueError(f"{func}: the range is too small for {t.name}: the scale overflows float32 and "
                          f"{bad} values have no defined code in TensorFlow (raise ensure_minimum_range)")
     per_tensor = n_slices == 1
-    return QuantizeResult(out.astype(t.dtype).reshape(x.shape),
+    return QuantizeResult(out,
                           _tf_range_out(params[0], per_tensor, lo.shape),
                           _tf_range_out(params[1], per_tensor, lo.shape))
 
@@ -572,8 +808,8 @@ def dequantize(q, min_range, max_range, mode="MIN_COMBINED", narrow_range=False,
         t = _DTYPE_TO_TF[arr.dtype]
     else:
         t = _tf_type(T, func)
-    q64 = np.ascontiguousarray(as_int_array(arr, func, "q", t.min, t.max))
-    n_slices, inner = _tf_slices(q64.shape, axis, func)
+    q = _int_codes(arr, func, t.min, t.max)
+    n_slices, inner = _tf_slices(q.shape, axis, func)
     if n_slices > 1 and mode_i == MIN_FIRST:
         raise ValueError(f"{func}: mode='MIN_FIRST' is not implemented per channel (axis of length > 1)")
     lo = _real_array(min_range, func, "min_range").reshape(-1)
@@ -583,12 +819,11 @@ def dequantize(q, min_range, max_range, mode="MIN_COMBINED", narrow_range=False,
             raise ValueError(f"{func}: {name} has {v.size} values but there are {n_slices} slices")
     scale = np.empty(n_slices, np.float32)
     offset = np.empty(n_slices, np.float32)
-    out = np.empty(q64.size, np.float32)
-    half = np.float32(-t.min)
-    with np.errstate(all="ignore"):
-        _tf_dequantize_params(lo, hi, mode_i, t.bits, t.signed, narrow, scale, offset)
-        _tf_dequantize_kernel(q64.reshape(-1), n_slices, inner, mode_i, half, scale, offset, out)
-    return out.reshape(q64.shape)
+    out = np.empty(q.shape, np.float32)
+    _tf_dequantize_params(lo, hi, mode_i, t.bits, t.signed, narrow, scale, offset)
+    _launch(_tf_dequantize_kernel, q.size, q.reshape(-1), n_slices, inner, mode_i, np.float32(-t.min), scale, offset,
+            out.reshape(-1))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -632,9 +867,10 @@ def _torch_quantize(func, x, scale, zero_point, axis, dtype, per_channel):
         length, inner = 1, x.size
     inv = (np.float32(1.0) / s).astype(np.float32)
     fused = not per_channel and t.bits < 32
-    out = np.empty(x.size, np.int64)
-    _torch_quantize_kernel(x.reshape(-1), length, inner, inv, np.ascontiguousarray(zp), fused, t.min, t.max, out)
-    return out.astype(t.dtype).reshape(x.shape)
+    out = np.empty(x.shape, t.dtype)
+    _refuse_nan(_launch(_torch_quantize_kernel, x.size, x.reshape(-1), length, inner, inv, np.ascontiguousarray(zp),
+                        fused, t.min, t.max, out.reshape(-1)), func)
+    return out
 
 
 def quantize_per_tensor(x, scale, zero_point, dtype):
@@ -666,15 +902,12 @@ def quantize_per_channel(x, scales, zero_points, axis, dtype):
     return _torch_quantize("quantize_per_channel", x, scales, zero_points, axis, dtype, True)
 
 
-def _int_codes(q, func: str) -> np.ndarray:
-    arr = np.asarray(q)
-    if arr.dtype.kind not in "iu":
-        raise TypeError(f"{func}: q must be an integer array, got dtype {arr.dtype}")
-    return np.ascontiguousarray(as_int_array(arr, func, "q", _INT32_MIN, (1 << 32) - 1))
-
-
-def _wrap32(v: np.ndarray) -> np.ndarray:
-    return ((v - _INT32_MIN) % (1 << 32)) + _INT32_MIN
+def _dequantize(kind: int, q: np.ndarray, scale: np.ndarray, zp: np.ndarray, n_slices: int, inner: int):
+    out = np.empty(q.shape, np.float32)
+    _launch(_dequantize_kernel, q.size, q.reshape(-1), n_slices, inner, kind,
+            np.ascontiguousarray(np.broadcast_to(scale.reshape(-1), (n_slices,)), np.float64),
+            np.ascontiguousarray(np.broadcast_to(zp.reshape(-1), (n_slices,)), np.int64), out.reshape(-1))
+    return out
 
 
 def dequantize_per_tensor(q, scale, zero_point):
@@ -689,7 +922,7 @@ def dequantize_per_tensor(q, scale, zero_point):
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
     if s.size != 1 or zp.size != 1:
         raise ValueError(f"{func}: scale and zero_point must be scalars")
-    return (s.reshape(())[()] * _wrap32(q - int(zp)).astype(np.float32)).astype(np.float32)
+    return _dequantize(DQ_TORCH_TENSOR, q, s, zp, 1, q.size)
 
 
 def dequantize_per_channel(q, scales, zero_points, axis):
@@ -702,14 +935,11 @@ def dequantize_per_channel(q, scales, zero_points, axis):
     q = _int_codes(q, func)
     s = _scales(scales, func, "scales", np.float64).reshape(-1)
     zp = as_int_array(zero_points, func, "zero_points", _INT32_MIN, (1 << 31) - 1).reshape(-1)
-    ax, length, _ = _axis_slices(q.shape, axis, func)
+    ax, length, inner = _axis_slices(q.shape, axis, func)
     for name, v in (("scales", s), ("zero_points", zp)):
         if v.size != length:
             raise ValueError(f"{func}: {name} has {v.size} values but axis {ax} has length {length}")
-    shape = [1] * q.ndim
-    shape[ax] = length
-    diff = q.astype(np.float32) - zp.astype(np.float32).reshape(shape)
-    return (diff.astype(np.float64) * s.reshape(shape)).astype(np.float32)
+    return _dequantize(DQ_TORCH_CHANNEL, q, s, zp, length, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -747,9 +977,10 @@ def quantize_linear(x, scale, zero_point=0, axis=1, dtype="uint8"):
     if zp.size not in (1, n_slices):
         raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
     zp = np.ascontiguousarray(np.broadcast_to(zp, (n_slices,)))
-    out = np.empty(x.size, np.int64)
-    _onnx_quantize_kernel(x.reshape(-1), n_slices, inner, s, zp, t.min, t.max, out)
-    return out.astype(t.dtype).reshape(x.shape)
+    out = np.empty(x.shape, t.dtype)
+    _refuse_nan(_launch(_onnx_quantize_kernel, x.size, x.reshape(-1), n_slices, inner, s, zp, t.min, t.max,
+                        out.reshape(-1)), func)
+    return out
 
 
 def dequantize_linear(q, scale, zero_point=0, axis=1):
@@ -766,10 +997,7 @@ def dequantize_linear(q, scale, zero_point=0, axis=1):
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1).reshape(-1)
     if zp.size not in (1, n_slices):
         raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
-    idx = (np.arange(q.size) // inner) % n_slices
-    zp_full = np.broadcast_to(zp, (n_slices,))[idx]
-    diff = _wrap32(q.reshape(-1) - zp_full).astype(np.float32)
-    return (diff * s[idx]).astype(np.float32).reshape(q.shape)
+    return _dequantize(DQ_ONNX, q, s, zp, n_slices, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -802,9 +1030,10 @@ def tflite_quantize(x, scale, zero_point=0, dtype="int8", axis=None):
     if zp.size not in (1, n_slices):
         raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
     zp = np.ascontiguousarray(np.broadcast_to(zp, (n_slices,)))
-    out = np.empty(x.size, np.int64)
-    _tflite_quantize_kernel(x.reshape(-1), n_slices, inner, s, zp, t.min, t.max, out)
-    return out.astype(t.dtype).reshape(x.shape)
+    out = np.empty(x.shape, t.dtype)
+    _refuse_nan(_launch(_tflite_quantize_kernel, x.size, x.reshape(-1), n_slices, inner, s, zp, t.min, t.max,
+                        out.reshape(-1)), func)
+    return out
 
 
 def tflite_dequantize(q, scale, zero_point=0):
@@ -819,8 +1048,7 @@ def tflite_dequantize(q, scale, zero_point=0):
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
     if s.size != 1 or zp.size != 1:
         raise ValueError(f"{func}: scale and zero_point must be scalars")
-    diff = _wrap32(q - int(zp)).astype(np.float64)
-    return (np.float64(s.reshape(())[()]) * diff).astype(np.float32)
+    return _dequantize(DQ_TFLITE, q, s, zp, 1, q.size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -904,17 +1132,17 @@ def quantize_pof2(x, frac_bits, bits=8, rounding="half_to_even", narrow_range=Tr
     x = np.asarray(x)
     if x.dtype.kind != "f":
         raise TypeError(f"{func}: x must be a floating-point array, got dtype {x.dtype}")
-    x = np.ascontiguousarray(x, dtype=np.float64)  # float32 and float16 widen exactly
-    if np.isnan(x).any():
-        raise ValueError(f"{func}: x contains NaN")
+    x = np.ascontiguousarray(x, dtype=x.dtype if x.dtype in (np.float32, np.float64) else np.float64)
     f = as_int_array(frac_bits, func, "frac_bits", -1100, 1100)
     f, n_slices, inner = _per_channel(f, x.shape, axis, func, "frac_bits")
     qmax = (1 << (bits - 1)) - 1
     qmin = -qmax if narrow else -qmax - 1
-    out = np.empty(x.size, np.int64)
-    _pof2_quantize_kernel(x.reshape(-1), n_slices, inner, np.ascontiguousarray(f), mode, qmin, qmax, out)
-    dtype = np.int8 if bits <= 8 else np.int16 if bits <= 16 else np.int32
-    return out.astype(dtype).reshape(x.shape)
+    out = np.empty(x.shape, np.int8 if bits <= 8 else np.int16 if bits <= 16 else np.int32)
+    n_nan = _launch(_pof2_quantize_kernel, x.size, x.reshape(-1), n_slices, inner, np.ascontiguousarray(f),
+                    *_pof2_rounding(mode), qmin, qmax, out.reshape(-1))
+    if n_nan:
+        raise ValueError(f"{func}: x contains NaN")
+    return out
 
 
 def dequantize_pof2(q, frac_bits, axis=None):
@@ -924,14 +1152,7 @@ def dequantize_pof2(q, frac_bits, axis=None):
     q = np.asarray(q)
     if q.dtype.kind not in "iu":
         raise TypeError(f"{func}: q must be an integer array, got dtype {q.dtype}")
-    q = as_int_array(q, func, "q")
+    q = _int_codes(q, func, -(1 << 63), (1 << 63) - 1)
     f = as_int_array(frac_bits, func, "frac_bits", -1100, 1100)
-    f, n_slices, _ = _per_channel(f, q.shape, axis, func, "frac_bits")
-    if n_slices > 1:
-        shape = [1] * q.ndim
-        shape[_axis_slices(q.shape, axis, func)[0]] = n_slices
-        f = f.reshape(shape)
-    else:
-        f = f.reshape(())
-    with np.errstate(over="ignore"):
-        return np.ldexp(q.astype(np.float64), -f).astype(np.float32)
+    f, n_slices, inner = _per_channel(f, q.shape, axis, func, "frac_bits")
+    return _dequantize(DQ_POF2, q, np.ones(1), f, n_slices, inner)
