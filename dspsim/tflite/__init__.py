@@ -6,7 +6,10 @@
 
 The flatbuffer is read by a small bounds-checked reader (no TensorFlow, no ``tflite`` package).
 Supported builtin ops: see :data:`SUPPORTED_OPS`; anything else is refused with a ValueError that
-names the op.
+names the op. ``engine`` picks whose arithmetic is emulated (:data:`ENGINES`: "litert" = LiteRT's
+reference kernels, "xnnpack" = LiteRT's default interpreter, "tflite" = MBQM fully connected as
+TFLite Micro / CMSIS-NN); ``accumulator`` runs FC/conv/depthwise on a DSP's register
+(:class:`dspsim.Accumulator`). ``dspsim run-tflite`` (:func:`cli_main`) diffs against LiteRT.
 """
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""``dspsim run-tflite MODEL [--input X.npy ...] [--compare-litert] [--out DIR]``.
+"""``dspsim run-tflite MODEL [--input X.npy ...] [--engine E] [--accumulator BITS[:wrap|saturate]]
+[--compare-litert] [--seed N] [--out DIR]``.
 
-Runs the model through dspsim's kernels and prints every layer. With ``--compare-litert`` (needs
+Runs the model through dspsim's kernels (``--engine``, default "litert"; ``--accumulator`` a DSP
+register for FC/conv/depthwise) and prints every layer. With ``--compare-litert`` (needs
 ``ai_edge_litert``) it also runs LiteRT three ways on the same inputs and diffs tensor by tensor:
 
 * reference kernels (``OpResolverType.BUILTIN_REF``, every intermediate tensor kept with
-  ``experimental_preserve_all_tensors``) against dspsim's ``engine="litert"``: per layer bit-exact or
-  not, mismatch count, max |diff| (LSB for integer tensors), and the first diverging layer;
+  ``experimental_preserve_all_tensors``) against dspsim as configured: per layer bit-exact or not,
+  mismatch count, max |diff| (LSB for integer tensors), and the first diverging layer;
 * optimized builtin kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``, also per layer) and the default
   interpreter (XNNPACK delegate; outputs only, the delegate keeps no intermediates) against each
   dspsim engine ("litert", "tflite", "xnnpack"): which of dspsim's schemes reproduces them.
