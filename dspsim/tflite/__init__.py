@@ -7,8 +7,8 @@
 The flatbuffer is read by a small bounds-checked reader (no TensorFlow, no ``tflite`` package).
 Supported builtin ops: see :data:`SUPPORTED_OPS`; anything else is refused with a ValueError that
 names the op. ``engine`` picks whose arithmetic is emulated (:data:`ENGINES`: "litert" = LiteRT's
-reference kernels, "xnnpack" = LiteRT's default interpreter, "tflite" = MBQM fully connected as
-TFLite Micro / CMSIS-NN); ``accumulator`` runs FC/conv/depthwise on a DSP's register
+reference kernels, "xnnpack" = LiteRT's default interpreter, "tflite" = LiteRT but FULLY_CONNECTED
+with MBQM, as TFLite Micro's and CMSIS-NN's FC); ``accumulator`` runs FC/conv/depthwise on a DSP's register
 (:class:`dspsim.Accumulator`). ``dspsim run-tflite`` (:func:`cli_main`) diffs against LiteRT.
 """
 from __future__ import annotations
