@@ -47,6 +47,7 @@ from .kernels import (  # kernels/
 from .qparams import QParams, choose_qparams  # qparams.py, observers.py, qtensor.py
 from .observers import MinMaxObserver, MovingAverageMinMaxObserver, PercentileObserver
 from .qtensor import QTensor
+from . import tflite  # dspsim.tflite.load_model
 
 __all__ = [
     "MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver", "QParams", "QTensor", "choose_qparams",
