@@ -10,12 +10,13 @@ peer               runs                                            compared with
 ================== ============================================== ================================
 numpy-int64        the naive bit-exact route: int64 GEMM / im2col, ``rounding="double"`` (TFLite)
                    gemmlowp MultiplyByQuantizedMultiplier in int64
-torch-fbgemm       quantized::linear (prepacked), quantized::conv2d ``requant="fbgemm"``
-                   (channels-last), torch.quantize_per_tensor,
-                   torch.relu on a quint8 tensor
+torch-fbgemm       quantized::linear (prepacked), quantized::conv2d ``requant="fbgemm"`` (depthwise:
+                   (channels-last), torch.quantize_per_tensor,     with ``Accumulator(pair_
+                   torch.relu on a quint8 tensor                   saturation=True)``)
 onnxruntime        QLinearMatMul / QLinearConv / QuantizeLinear    ``requant="onnxruntime"``
-litert-ref         LiteRT interpreter, reference kernels           ``rounding="double"``, tflite_quantize
-                   (``OpResolverType.BUILTIN_REF``), if importable
+litert-ref         LiteRT interpreter, reference kernels           ``rounding="double"`` (FC:
+                   (``OpResolverType.BUILTIN_REF``), if importable ``Requant "litert-fc"``),
+                                                                   tflite_quantize
 ================== ============================================== ================================
 
 torch, onnxruntime and ai_edge_litert are imported lazily; a missing engine gives a skipped row.
@@ -409,14 +410,23 @@ def _litert(case, p, threads):
     arrays = {k: np.asarray(p[k]) for k in _LITERT_KEYS if k in p}
     try:
         import ai_edge_litert  # noqa: F401
-        return litert_invoker(litert_model(op, arrays), arrays["x"], threads), np.asarray
+        runner = Runner("", litert_invoker(litert_model(op, arrays), arrays["x"], threads))
     except ImportError:
-        pass
-    python = os.environ.get("DSPSIM_LITERT_PYTHON")
-    if not python:
-        raise Unavailable("ai_edge_litert not importable (set DSPSIM_LITERT_PYTHON to a python that has it)")
-    return Runner("", compared_with="", measure=lambda repeats, budget: _litert_subprocess(
-        python, op, arrays, threads, repeats, budget))
+        python = os.environ.get("DSPSIM_LITERT_PYTHON")
+        if not python:
+            raise Unavailable("ai_edge_litert not importable (set DSPSIM_LITERT_PYTHON to a python that has it)") \
+                from None
+        runner = Runner("", measure=lambda repeats, budget: _litert_subprocess(
+            python, op, arrays, threads, repeats, budget))
+    if op == "fully_connected":  # LiteRT's reference FC requantizes in double (docs/engines.md)
+        import dspsim
+        from dspsim.requant import Requant
+        rq = Requant.from_scales(p["s_in"], p["s_w"], p["s_out"], engine="litert", op="fully_connected")
+        runner.compared_with = "dspsim requant=litert-fc"
+        runner.reference = lambda: dspsim.fully_connected(
+            p["x"], p["w"], p["bias"], input_zero_point=p["zi"], weight_zero_point=p["zw"],
+            output_zero_point=p["zo"], requant=rq, out_dtype=p["out_dtype"])
+    return runner
 
 
 def _litert_subprocess(python, op, arrays, threads, repeats, budget):
