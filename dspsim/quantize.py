@@ -22,7 +22,11 @@ before; TFLite rounds ties away from zero. See ``docs/engines.md`` for the obser
 
 Kernels are private ``@njit`` loops over float32 values that never raise; the public functions
 validate and raise ``ValueError``/``TypeError`` naming themselves and the rule. NaN inputs are
-refused everywhere (no engine defines the code of a NaN).
+refused everywhere (no engine defines the code of a NaN); the kernels count them in the same pass.
+The loops are written to vectorize (branch-free selects, one loop per mode, no fast-math) and
+write straight into the output dtype: the only large allocation is the result, whose dtype is the
+codes' (or float32), and per-channel parameters are read per row inside the kernel. From 2^17
+elements on they run in parallel over numba's threads (:func:`warmup` compiles those ahead).
 """
 from __future__ import annotations
 
@@ -243,22 +247,55 @@ def _tf_quantize_params(min_in, max_in, emr, mode, bits, signed, narrow, p_min, 
 
 
 @njit(cache=True, inline="always")
-def _tf_emit(dst, i, v, y, bits, signed, n_nan, n_bad):
-    """Store y's code at ``dst[i]`` (0 if y is not finite); count a NaN input or a non-finite y."""
+def _tf_emit(dst, i, v, y, bits, signed):
+    """Store y's code at ``dst[i]`` (0 if y is not finite); return (v is NaN, y is otherwise not finite)."""
     finite = abs(y) <= _FLT_MAX
     dst[i] = _to_code(y if finite else _F0, bits, signed)
-    return n_nan + (v != v), n_bad + ((v == v) & (not finite))
+    return np.int64(v != v), np.int64((v == v) & (not finite))
 
 
-def _tf_quantize_loop(x, n_slices, inner, mode, round_mode, bits, signed, p_min, p_max, p_scale, p_offset, out):
-    """QuantizeV2's per-element float32 recipe into ``out`` (T's dtype). Returns ``(nan, bad)``:
-    the NaN inputs and the other values whose pre-cast result was not finite (TF leaves both
-    undefined; the wrapper refuses them)."""
+@njit(cache=True, error_model="numpy")
+def _tf_quantize_row(src, dst, mode, hte, bits, signed, lo_c, hi_c, sc, off):
+    """QuantizeV2's per-element float32 recipe on one row of one slice; returns ``(nan, bad)``: the
+    NaN inputs and the other values whose pre-cast result was not finite (TF leaves both
+    undefined; the wrapper refuses them). One loop per mode: a branch inside would stop
+    vectorization."""
     half = np.float32(np.int64(1) << (bits - 1)) if signed else _F0
     lowest = np.float32(-(np.int64(1) << (bits - 1))) if signed else _F0
     highest = np.float32((np.int64(1) << (bits - 1)) - 1) if signed else np.float32((np.int64(1) << bits) - 1)
     lower_bound = _fmax(lowest, np.float32(-2147483648.0))  # MIN_FIRST: bounds castable to int32
     upper_bound = _fmin(highest, np.float32(2147483520.0))
+    n_nan = 0
+    n_bad = 0
+    if mode == MIN_COMBINED:
+        for i in range(dst.size):
+            v = _ftz(src[i])
+            y = _ftz(_ftz(_fmax(_fmin(v, hi_c), lo_c) - lo_c) * sc)
+            # unsigned: the "fast path" trunc(y + 0.5), ties up, float-to-uint cast
+            y = _haz(_ftz(y - half)) if signed else np.float32(np.trunc(_ftz(y + _FHALF)))
+            is_nan, is_bad = _tf_emit(dst, i, v, y, bits, signed)
+            n_nan += is_nan
+            n_bad += is_bad
+    elif mode == MIN_FIRST:  # no clamp before: +-inf * scale saturates through the bounds
+        for i in range(dst.size):
+            v = _ftz(src[i])
+            y = _fmin(_fmax(_ftz(_haz(_ftz(v * sc)) - off), lower_bound), upper_bound)
+            is_nan, is_bad = _tf_emit(dst, i, v, y, bits, signed)
+            n_nan += is_nan
+            n_bad += is_bad
+    else:
+        for i in range(dst.size):
+            v = _ftz(src[i])
+            y = _ftz(_fmax(_fmin(v, hi_c), lo_c) * sc)
+            y = _hte(y) if hte else _haz(y)
+            is_nan, is_bad = _tf_emit(dst, i, v, y, bits, signed)
+            n_nan += is_nan
+            n_bad += is_bad
+    return n_nan, n_bad
+
+
+def _tf_quantize_loop(x, n_slices, inner, mode, round_mode, bits, signed, p_min, p_max, p_scale, p_offset, out):
+    """:func:`_tf_quantize_row` over every row; returns the summed ``(nan, bad)``."""
     hte = mode == SCALED and round_mode == HALF_TO_EVEN
     rows = x.size // max(inner, 1)
     nan = 0
@@ -269,27 +306,11 @@ def _tf_quantize_loop(x, n_slices, inner, mode, round_mode, bits, signed, p_min,
         k_bad = 0
         c = r0 % n_slices
         for r in range(r0, r1):
-            lo_c, hi_c, sc, off = p_min[c], p_max[c], p_scale[c], p_offset[c]
             seg = slice(r * inner + a, r * inner + b)  # views: i >= 0 is then known, the loop vectorizes
-            src, dst = x[seg], out[seg]
-            if mode == MIN_COMBINED:  # one loop per mode: a branch inside would stop vectorization
-                for i in range(dst.size):
-                    v = _ftz(src[i])
-                    y = _ftz(_ftz(_fmax(_fmin(v, hi_c), lo_c) - lo_c) * sc)
-                    # unsigned: the "fast path" trunc(y + 0.5), ties up, float-to-uint cast
-                    y = _haz(_ftz(y - half)) if signed else np.float32(np.trunc(_ftz(y + _FHALF)))
-                    k_nan, k_bad = _tf_emit(dst, i, v, y, bits, signed, k_nan, k_bad)
-            elif mode == MIN_FIRST:  # no clamp before: +-inf * scale saturates through the bounds
-                for i in range(dst.size):
-                    v = _ftz(src[i])
-                    y = _fmin(_fmax(_ftz(_haz(_ftz(v * sc)) - off), lower_bound), upper_bound)
-                    k_nan, k_bad = _tf_emit(dst, i, v, y, bits, signed, k_nan, k_bad)
-            else:
-                for i in range(dst.size):
-                    v = _ftz(src[i])
-                    y = _ftz(_fmax(_fmin(v, hi_c), lo_c) * sc)
-                    y = _hte(y) if hte else _haz(y)
-                    k_nan, k_bad = _tf_emit(dst, i, v, y, bits, signed, k_nan, k_bad)
+            n_nan, n_bad = _tf_quantize_row(x[seg], out[seg], mode, hte, bits, signed, p_min[c], p_max[c],
+                                            p_scale[c], p_offset[c])
+            k_nan += n_nan
+            k_bad += n_bad
             c = c + 1 if c + 1 < n_slices else 0
         nan += k_nan
         bad += k_bad
@@ -1156,3 +1177,33 @@ def dequantize_pof2(q, frac_bits, axis=None):
     f = as_int_array(frac_bits, func, "frac_bits", -1100, 1100)
     f, n_slices, inner = _per_channel(f, q.shape, axis, func, "frac_bits")
     return _dequantize(DQ_POF2, q, np.ones(1), f, n_slices, inner)
+
+
+# --------------------------------------------------------------------------------------------
+# compilation
+# --------------------------------------------------------------------------------------------
+def warmup(parallel: bool = True) -> None:
+    """Compile the kernels for every dtype the public functions use, on tiny inputs, so that timings
+    exclude JIT. The serial kernels are cached on disk; the parallel ones (used from
+    ``2^17`` elements on) are not, and compiling them all takes about a minute."""
+    global _PARALLEL_MIN
+    saved = _PARALLEL_MIN
+    x = np.linspace(-2.0, 2.0, 8, dtype=np.float32).reshape(2, 4)
+    try:
+        for _PARALLEL_MIN in ((saved, 0) if parallel else (saved,)):
+            for T in TF_TYPES:
+                q = quantize(x, -1.0, 1.0, T).output
+                dequantize(q, -1.0, 1.0)
+            for dt in ("quint8", "qint8", "qint32"):
+                q = quantize_per_tensor(x, 0.1, 0, dt)
+                quantize_per_channel(x, [0.1, 0.2], [0, 0], 0, dt)
+                dequantize_per_tensor(q, 0.1, 0)
+            for dt in _ONNX_TYPES:
+                dequantize_linear(quantize_linear(x, 0.1, 0, dtype=dt), 0.1, 0)
+            for dt in _TFLITE_TYPES:
+                tflite_quantize(x, 0.1, 0, dtype=dt)
+            for bits in (8, 16, 32):
+                for xx in (x, x.astype(np.float64)):
+                    dequantize_pof2(quantize_pof2(xx, 2, bits=bits), 2)
+    finally:
+        _PARALLEL_MIN = saved

@@ -1,7 +1,10 @@
 """Affine quantization: PyTorch/FBGEMM, ONNX Runtime MLAS and TFLite reference, against the oracle,
 the cross-framework vectors of SEMANTICS 9, the engines themselves when installed, and refusals."""
+import importlib
+import tracemalloc
 from fractions import Fraction
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -196,3 +199,126 @@ def test_ties_match_live_torch_in_vector_body_and_tail():
         want = torch.quantize_per_channel(torch.from_numpy(x[:, None]), torch.tensor([s], dtype=torch.float64),
                                           torch.tensor([zp]), 1, tdt).int_repr().numpy()
         assert dspsim.quantize_per_channel(x[:, None], [s], [zp], 1, dtype).tolist() == want.tolist()
+
+
+# --------------------------------------------------------------------------------------------
+# Large arrays: the chunked (and parallel) loops give what each piece gives on its own
+# --------------------------------------------------------------------------------------------
+Q = importlib.import_module("dspsim.quantize")
+compiled_only = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="the pure-Python loops have no chunks")
+
+
+def _channel_params(rng, n):
+    scales = (0.02 * rng.uniform(0.5, 2.0, n)).astype(F)
+    return {"quantize_per_channel": (scales.astype(np.float64), rng.integers(-20, 20, n)),
+            "quantize_linear": (scales, rng.integers(0, 60000, n)),
+            "tflite_quantize": (scales, rng.integers(-20, 20, n)),
+            "quantize": (-rng.uniform(0.5, 4.0, n), rng.uniform(0.5, 4.0, n)),
+            "quantize_pof2": (rng.integers(2, 9, n),),
+            "dequantize_per_channel": (scales.astype(np.float64), rng.integers(-20, 20, n)),
+            "dequantize_linear": (scales, rng.integers(-20, 20, n)),
+            "dequantize": (-rng.uniform(0.5, 4.0, n), rng.uniform(0.5, 4.0, n)),
+            "dequantize_pof2": (rng.integers(-3, 9, n),)}
+
+
+CHANNEL_CALLS = {
+    "quantize_per_channel": lambda x, p, ax: dspsim.quantize_per_channel(x, *p, ax, "qint8"),
+    "quantize_linear": lambda x, p, ax: dspsim.quantize_linear(x, *p, axis=ax, dtype="uint16"),
+    "tflite_quantize": lambda x, p, ax: dspsim.tflite_quantize(x, *p, dtype="int8", axis=ax),
+    "quantize": lambda x, p, ax: dspsim.quantize(x, *p, "qint16", mode="SCALED", axis=ax).output,
+    "quantize_pof2": lambda x, p, ax: dspsim.quantize_pof2(x, *p, rounding="half_up", axis=ax),
+    "dequantize_per_channel": lambda q, p, ax: dspsim.dequantize_per_channel(q, *p, ax),
+    "dequantize_linear": lambda q, p, ax: dspsim.dequantize_linear(q, *p, axis=ax),
+    "dequantize": lambda q, p, ax: dspsim.dequantize(q, *p, axis=ax),
+    "dequantize_pof2": lambda q, p, ax: dspsim.dequantize_pof2(q, *p, axis=ax),
+}
+TENSOR_CALLS = {
+    "quantize_per_tensor": lambda x: dspsim.quantize_per_tensor(x, 0.0213, 7, "quint8"),
+    "quantize MIN_FIRST": lambda x: dspsim.quantize(x, -2.5, 3.0, "quint8", mode="MIN_FIRST").output,
+    "quantize MIN_COMBINED": lambda x: dspsim.quantize(x, -2.5, 3.0, "qint8").output,
+    "dequantize_per_tensor": lambda q: dspsim.dequantize_per_tensor(q, 0.0213, 7),
+    "tflite_dequantize": lambda q: dspsim.tflite_dequantize(q, 0.0213, -3),
+}
+
+
+def _large_input(name, shape):
+    rng = np.random.default_rng(7)
+    if "dequantize" in name:
+        return rng.integers(-128, 128, shape).astype(np.int8)
+    x = (rng.standard_normal(shape) * 2).astype(F)
+    x.reshape(-1)[::7] = ((rng.integers(-200, 200, x.size)[::7] + 0.5) * F(0.0213)).astype(F)  # ties
+    return x
+
+
+def _same_bits(a, b):
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+@compiled_only
+@pytest.mark.parametrize("parallel", [False, pytest.param(True, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("axis", [0, 1, 2])  # inner = 35000 (pieces of rows), 7000 (runs of rows), 1
+@pytest.mark.parametrize("name", list(CHANNEL_CALLS))
+def test_chunked_per_channel_loops_match_each_channel_in_small_pieces(name, axis, parallel, monkeypatch):
+    shape = (3, 5, 7000)
+    x = _large_input(name, shape)
+    params = _channel_params(np.random.default_rng(axis), shape[axis])[name]
+    call = CHANNEL_CALLS[name]
+    if parallel:
+        monkeypatch.setattr(Q, "_PARALLEL_MIN", 0)
+    got = np.moveaxis(call(x, params, axis), axis, 0)
+    monkeypatch.setattr(Q, "_PARALLEL_MIN", 1 << 62)
+    for c in range(shape[axis]):
+        sl = np.ascontiguousarray(np.moveaxis(x, axis, 0)[c]).reshape(-1)
+        pc = tuple(np.asarray(p)[c:c + 1] for p in params)
+        want = np.concatenate([call(sl[i:i + 999].reshape(1, -1), pc, 0).reshape(-1) for i in range(0, sl.size, 999)])
+        assert _same_bits(np.ascontiguousarray(got[c]).reshape(-1), want), (name, axis, c)
+
+
+@compiled_only
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("name", list(TENSOR_CALLS))
+def test_chunked_per_tensor_loops_match_small_pieces(name, parallel, monkeypatch):
+    x = _large_input(name, (5 * Q._CHUNK + 123,))
+    call = TENSOR_CALLS[name]
+    if parallel:
+        monkeypatch.setattr(Q, "_PARALLEL_MIN", 0)
+    got = call(x)
+    monkeypatch.setattr(Q, "_PARALLEL_MIN", 1 << 62)
+    want = np.concatenate([call(x[i:i + 999]) for i in range(0, x.size, 999)])
+    assert _same_bits(got, want)
+
+
+@pytest.mark.parametrize("name", list(CHANNEL_CALLS) + list(TENSOR_CALLS))
+def test_quantizers_allocate_only_their_output(name):
+    """No widened (int64 / float64) or broadcast copies of the data: the output is the only large
+    allocation (one pass, straight into the output dtype)."""
+    shape = (4, 16, 256)
+    x = _large_input(name, shape)
+    if name in CHANNEL_CALLS:
+        params = _channel_params(np.random.default_rng(0), shape[1])[name]
+        run = lambda: CHANNEL_CALLS[name](x, params, 1)  # noqa: E731
+    else:
+        run = lambda: TENSOR_CALLS[name](x)  # noqa: E731
+    run()
+    tracemalloc.start()
+    try:
+        out = run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= out.nbytes + 16384, (peak, out.nbytes)
+
+
+def test_fma_rounds_once_where_a_float64_sum_would_round_twice():
+    # x * inv = 3.5 + 2^-17 + 2^-46 exactly (48 bits); + 199 in float64 rounds the 2^-46 away (a tie
+    # to even) onto the float32 midpoint 202.5 + 2^-17, which then rounds to even, to 202.5, and
+    # rint gives 202. fmaf rounds the exact sum once, up to 202.5 + 2^-16: code 203.
+    x, inv = F(15081517 * 2.0**-23), F(16330661 * 2.0**-23)
+    assert float(x) * float(inv) == 3.5 + 2.0**-17 + 2.0**-46
+    naive = F(float(x) * float(inv) + 199.0)
+    assert naive == F(202.5) and np.rint(naive) == 202
+    for fma in (Q._fma_f32, numba.njit(lambda a, b, c: Q._fma_f32(a, b, c))):  # Python body and llvm.fma
+        assert fma(x, inv, F(199.0)) == F(202.5 + 2.0**-16)
+    scale = float(F(1.0) / inv)
+    assert F(F(1.0) / F(scale)) == inv
+    assert dspsim.quantize_per_tensor(np.array([x]), scale, 199, "quint8").tolist() == [203]

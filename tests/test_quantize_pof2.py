@@ -117,3 +117,18 @@ def test_pof2_frac_bits_matches_oracle_search(values, bits, narrow):
 def test_pof2_refusals(call, exc, rule):
     with pytest.raises(exc, match=rule):
         call()
+
+
+@pytest.mark.parametrize("rounding, want", [("floor", [-1, 0, 0]), ("toward_zero", [0, 0, 0]),
+                                            ("half_up", [0, 0, 0]), ("half_away_from_zero", [0, 0, 0]),
+                                            ("half_to_even", [0, 0, 0])])
+def test_products_below_float64_range_round_by_their_sign(rounding, want):
+    """x * 2^f = +-2^-2174 is not a float64: only its sign and non-zeroness decide the code."""
+    x = np.array([-5e-324, 5e-324, -0.0])
+    assert quantize_pof2(x, -1100, rounding=rounding).tolist() == want
+
+
+@pytest.mark.parametrize("x, f, want", [(1e300, 1100, 127), (-1e300, 1100, -127), (2.0**-1074, 1100, 127),
+                                        (3.0 * 2.0**-1000, 1001, 6), (-2.5 * 2.0**-1000, 1000, -2)])
+def test_scales_beyond_float64_are_exact(x, f, want):
+    assert quantize_pof2(np.array([x]), f).tolist() == [want]
