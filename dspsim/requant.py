@@ -2,7 +2,7 @@
 
 One frozen value type, :class:`Requant`, names a scheme and holds its parameters (one value, or one
 per output channel). :func:`requantize` is the one place where requantization happens; every kernel
-calls its numba core (:func:`_requantize_value`, looped by :func:`_requantize_2d`) on each
+calls its numba core (:func:`_requantized`, looped by :func:`_requantize_flat`) on each
 accumulator.
 
 Schemes (``Requant.scheme``) and their exact arithmetic, ``acc`` being the accumulator after the
@@ -45,7 +45,7 @@ an accumulator wider than 32 bits is saturated to int32 first (a DSP's saturatin
 :func:`requantize` counts that.
 
 Extension point: an engine whose kernel requantizes differently for one op gets a scheme name
-here and a branch in :func:`_requantize_value`; :meth:`Requant.from_scales` maps ``(engine, op)``
+here and a branch in :func:`_requantized`; :meth:`Requant.from_scales` maps ``(engine, op)``
 to it, as it maps ``("litert", "fully_connected")`` to ``"litert-fc"``.
 """
 from __future__ import annotations
@@ -61,11 +61,8 @@ from .fixedpoint import (
     INT32_MAX,
     INT32_MIN,
     Rounding,
-    _mbqm_double,
     _mbqm_single,
-    _rounding_right_shift,
     _saturate,
-    _wrap,
     as_int_array,
     quantize_multiplier,
     rounding_mode,
@@ -297,26 +294,66 @@ def _fma_f32(a, b, c):
 
 
 @njit(cache=True, inline="always")
-def _requantize_value(acc, code, mult, shift, scale, fb_a, fb_b, fb_mode, rounding, zp):
-    """The requantized value before the activation clamp (output zero point included).
+def _mbqm_double_v(x, m, shift):
+    """``MultiplyByQuantizedMultiplier`` (two roundings) of an int32-range ``x``, without branches.
 
-    ``acc`` is the accumulator (int64 holding the accumulator's value). Float bias (FBGEMM/oneDNN),
-    ``fb_mode``: 0 none; 1 add ``fb_a = f32(bias / act_times_w)``; 2 ``fma(fb_a = bias, fb_b =
-    f32(1 / act_times_w), acc)``; 3 oneDNN, ``fb_a = bias``. oneDNN reads ``fb_b = act_times_w``.
-    Never raises.
+    SRDHM: ``ab = x' * m`` is exact in int64 (``m`` in [0, 2^31), so its only saturating case,
+    ``INT32_MIN * INT32_MIN``, cannot occur); the nudge is ``2^30`` or ``1 - 2^30`` by the sign of
+    ``ab`` and the C division by 2^31 truncates, i.e. adds ``2^31 - 1`` to a negative value before
+    the arithmetic shift. RoundingDivideByPOT: remainder against ``mask/2`` (+1 for a negative
+    value), so ties go away from zero. Same integers as ``fixedpoint._mbqm_double``.
     """
-    if code <= 1:  # fixed point: the C kernels take an int32
-        a = _saturate(acc, 32)
-        if code == 0:
-            return _mbqm_double(a, mult, shift) + zp
-        return _mbqm_single(a, mult, shift) + zp
+    left = max(shift, 0)
+    right = max(-shift, 0)
+    xl = ((x << left) << 32) >> 32  # the C kernel's int32 left shift wraps
+    ab = xl * m
+    v = ab + (np.int64(1 << 30) if ab >= 0 else np.int64(1 - (1 << 30)))
+    hi = (v + ((v >> 63) & np.int64((1 << 31) - 1))) >> 31
+    mask = (np.int64(1) << right) - 1
+    threshold = (mask >> 1) + (hi < 0)
+    return (hi >> right) + ((hi & mask) > threshold)
+
+
+@njit(cache=True, inline="always")
+def _shift_v(a, shift, mode):
+    """``a * 2^shift`` for ``shift`` in [-63, 31]: exact left shift of the int32-saturated ``a``, or a
+    right shift rounded by the tie rule ``mode`` (:class:`Rounding`); same integers as
+    ``fixedpoint._rounding_right_shift``, written with selects only."""
+    left = _saturate(a, 32) << max(shift, 0)  # exact: |acc| >= 2^31 lies beyond every output range
+    rs = max(-shift, 0)
+    q = a >> rs
+    rem = a & ((np.int64(1) << rs) - 1)  # the discarded fraction, times 2^rs
+    half = np.int64(1) << max(rs - 1, 0)
+    if mode == 0:  # HALF_UP
+        up = rem >= half
+    elif mode == 1:  # HALF_AWAY_FROM_ZERO
+        up = rem + (a >= 0) > half
+    elif mode == 2:  # HALF_TO_EVEN
+        up = (rem > half) | ((rem == half) & ((q & 1) == 1))
+    elif mode == 3:  # FLOOR
+        up = False
+    else:  # TOWARD_ZERO
+        up = (a < 0) & (rem != 0)
+    right = q + ((rs > 0) & up)
+    return left if shift >= 0 else right
+
+
+@njit(cache=True, inline="always")
+def _requantized(acc, code, fb_mode, rounding, mult, shift, scale, fb_a, fb_b, zp):
+    """The requantized value of the accumulator ``acc`` (int64) before the activation clamp, ``zp`` included.
+
+    ``code`` is the scheme (``_CODE``). Float bias (FBGEMM/oneDNN), ``fb_mode``: 0 none; 1 add
+    ``fb_a = f32(bias / act_times_w)``; 2 ``fma(fb_a = bias, fb_b = f32(1 / act_times_w), acc)``;
+    3 oneDNN, ``fb_a = bias``. oneDNN reads ``fb_b = act_times_w``. Never raises.
+    """
+    if code == 0:  # fixed point: the C kernels take an int32
+        return _mbqm_double_v(_saturate(acc, 32), mult, shift) + zp
+    if code == 1:
+        return _mbqm_single(_saturate(acc, 32), mult, shift) + zp
     if code == 2:
-        if shift >= 0:  # exact: |acc| >= 2^31 lies beyond every output range either way
-            return (_saturate(acc, 32) << shift) + zp
-        return _rounding_right_shift(acc, -shift, rounding) + zp
+        return _shift_v(acc, shift, rounding) + zp
     if code == 5:  # onnx-reference: float64, zero point added before rounding
-        d = np.float64(acc) * scale + np.float64(zp)
-        return _float_to_int_hte(d)
+        return _float_to_int_hte(np.float64(acc) * scale + np.float64(zp))
     if code == 6:  # litert-fc: double, ties away, x86 truncating cast
         return _x86_int32(_round_haz(np.float64(acc) * scale)) + zp
     raw = np.float32(acc)
@@ -335,52 +372,84 @@ def _requantize_value(acc, code, mult, shift, scale, fb_a, fb_b, fb_mode, roundi
     return _float_to_int_hte(y) + zp
 
 
-@njit(cache=True, inline="always")
-def _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, code, mult, shift, scale, fb_a, fb_b,
-                     fb_mode, rounding, zp, lo, hi, out):
-    n_lo = 0
-    n_hi = 0
-    n_sat = 0
-    rstep = 1 if row_sum.shape[0] > 1 else 0
-    cstep = 1 if row_sum.shape[1] > 1 else 0
-    for i in range(s.shape[0]):
-        rs = row_sum[i * rstep]
-        for j in range(s.shape[1]):
-            a = _wrap(_wrap(np.int64(s[i, j]) + rs[j * cstep] * row_coef[j] + col_term[j], exact_bits), acc_bits)
-            if code <= 1:
-                n_sat += (a > INT32_MAX) | (a < INT32_MIN)
-            v = _requantize_value(a, code, mult[j], shift[j], scale[j], fb_a[j], fb_b[j], fb_mode, rounding, zp)
-            n_lo += v < lo
-            n_hi += v > hi
-            out[i, j] = min(max(v, lo), hi)
-    return n_lo, n_hi, n_sat
+def _make_rows(code, fb_mode, rounding):
+    """A requantization loop with the scheme, float-bias mode and tie rule as compile-time constants.
 
-
-@njit(cache=True)
-def _requantize_2d(s, row_sum, row_coef, col_term, exact_bits, acc_bits, code, mult, shift, scale, fb_a, fb_b,
-                   fb_mode, rounding, zp, lo, hi, out):
-    """Finish accumulators and requantize: ``out[m, n] = clamp(requant(acc), lo, hi)`` where
-
-    ``acc = wrap(wrap(s[m, n] + row_sum[m, n] * row_coef[n] + col_term[n], exact_bits), acc_bits)``;
-    ``row_sum`` is (M or 1, N or 1), broadcast (the activations' sums per row, per group of channels
-    when needed), ``row_coef`` minus the weight zero point of each channel.
-
-    The gemm fast path hands over ``s`` = raw products summed modulo 2^32 plus the zero-point and
-    bias terms; the caller guarantees that wrapping to ``exact_bits`` recovers the accumulator's
-    value modulo 2^acc_bits (see accumulator.py). With zero terms and 64/64 bits, ``acc = s``.
-    Returns (outputs clamped low, clamped high, accumulators saturated to int32 by a fixed-point scheme).
-
-    The fixed-point schemes get their own copy of the (inlined) loop with the scheme as a literal,
-    which LLVM vectorizes (several times faster than one loop that tests ``code`` per element).
+    One straight loop per constant triple, without per-element tests of the scheme, which LLVM
+    vectorizes (int64 multiplies and shifts, selects). ``nogil``: :func:`_requantize_flat` runs
+    row ranges of one call on several threads; ``cache=True`` keeps each compiled triple on disk.
     """
-    if code == 0:
-        return _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, 0, mult, shift, scale,
-                                fb_a, fb_b, fb_mode, rounding, zp, lo, hi, out)
-    if code == 1:
-        return _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, 1, mult, shift, scale,
-                                fb_a, fb_b, fb_mode, rounding, zp, lo, hi, out)
-    return _requantize_loop(s, row_sum, row_coef, col_term, exact_bits, acc_bits, code, mult, shift, scale,
-                            fb_a, fb_b, fb_mode, rounding, zp, lo, hi, out)
+
+    @njit(cache=True, nogil=True)
+    def rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out, r0, r1):
+        sh = 64 - acc_bits
+        n_lo = 0
+        n_hi = 0
+        n_sat = 0
+        for r in range(r0, r1):
+            row = acc[r * n:(r + 1) * n]  # row slices: with ``r * n + j`` indices LLVM does not vectorize
+            orow = out[r * n:(r + 1) * n]
+            for j in range(row.shape[0]):
+                a = (np.int64(row[j]) << sh) >> sh  # the accumulator wrapped to acc_bits
+                if code <= 1:
+                    n_sat += (a > INT32_MAX) | (a < INT32_MIN)
+                v = _requantized(a, code, fb_mode, rounding, mult[j], shift[j], scale[j], fb_a[j], fb_b[j], zp)
+                n_lo += v < lo
+                n_hi += v > hi
+                orow[j] = min(max(v, lo), hi)
+        return n_lo, n_hi, n_sat
+
+    return rows
+
+
+_ROWS = {}
+_PARALLEL_MIN = 1 << 16  # elements; below this one thread is faster than handing work out
+_POOL = []
+
+
+def _pool():
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL.append(ThreadPoolExecutor(max_workers=8, thread_name_prefix="dspsim-requant"))
+    return _POOL[0]
+
+
+def _requantize_flat(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, func):
+    """Requantize the flat, contiguous ``acc`` (int32 or int64; channel = index % ``n``) into ``out``.
+
+    ``acc`` is first wrapped to ``acc_bits``; ``fb = (fb_a, fb_b, fb_mode)`` from
+    :func:`float_bias_arrays`. Returns (outputs clamped low, clamped high, accumulators saturated to
+    int32 by a fixed-point scheme). Large tensors are split by rows over threads.
+    """
+    fb_a, fb_b, fb_mode = fb
+    size = acc.shape[0]
+    if max(requant.channels, len(requant.act_times_w)) == 1 and fb_mode == 0 and n < 1024 <= size:
+        n = 1024  # per-tensor parameters: long rows vectorize better than short channel runs
+        fb_a, fb_b = (np.ascontiguousarray(np.broadcast_to(v[:1], (n,))) for v in (fb_a, fb_b))
+    code, mult, shift, scale, _, rnd = requant.arrays(n, func)
+    key = (code, fb_mode, rnd if code == 2 else 0)
+    if key not in _ROWS:
+        _ROWS[key] = _make_rows(*key)
+    rows = _ROWS[key]
+    args = (acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out)
+    parts = _parallel_rows(lambda r0, r1: rows(*args, r0, r1), -(-size // n), size)
+    return tuple(sum(p[i] for p in parts) for i in range(3))
+
+
+def _parallel_rows(call, n_rows, size):
+    """``[call(r0, r1), ...]`` over a split of ``range(n_rows)``: one chunk per thread
+    (``numba.get_num_threads()``) when ``size`` (elements of work) is large, else one call.
+
+    ``call`` must run a ``nogil`` numba function: the chunks run on a thread pool in parallel.
+    Unlike ``prange``, this keeps the kernels cacheable.
+    """
+    import numba
+
+    threads = min(numba.get_num_threads(), n_rows, size // (_PARALLEL_MIN // 2))
+    if threads <= 1:
+        return [call(0, n_rows)]
+    cut = [n_rows * t // threads for t in range(threads + 1)]
+    return list(_pool().map(lambda t: call(cut[t], cut[t + 1]), range(threads)))
 
 
 # --------------------------------------------------------------------------------------------
@@ -400,7 +469,7 @@ _OUT_TYPES = {name: int_type(name) for name in ("int8", "uint8", "int16", "qint8
 
 
 def float_bias_arrays(bias, requant: Requant, n: int, func: str):
-    """``(fb_a, fb_b, fb_mode)`` of :func:`_requantize_value` for a float bias (or ``bias=None``)."""
+    """``(fb_a, fb_b, fb_mode)`` of :func:`_requantized` for a float bias (or ``bias=None``)."""
     atw = np.ascontiguousarray(np.broadcast_to(np.asarray(requant.act_times_w or (0.0,), np.float32), (n,)))
     if bias is None:
         return np.zeros(n, np.float32), atw, 0
@@ -442,18 +511,19 @@ def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max
         raise TypeError(f"{func}: requant must be a Requant, got {type(requant).__name__}")
     t, lo, hi = output_range(out_dtype, act_min, act_max, func)
     zp = int(as_int_array(output_zero_point, func, "output_zero_point", t.min, t.max))
-    a = as_int_array(acc, func, "acc")
+    a = np.asarray(acc)
+    if a.dtype not in (np.int32, np.int64):  # other integer types widen; floats, bools, uint64 > int64 refused
+        a = as_int_array(acc, func, "acc")
     if a.ndim == 0:
         a = a.reshape(1)
     a = np.moveaxis(a, axis, -1)
     shape = a.shape
-    a2 = np.ascontiguousarray(a.reshape(-1, shape[-1]))
     n = shape[-1]
-    code, mult, shift, scale, _, rnd = requant.arrays(n, func)
-    fb_a, fb_b, fb_mode = float_bias_arrays(float_bias, requant, n, func)
-    out = np.empty(a2.shape, t.dtype)
-    _requantize_2d(a2, np.zeros((1, 1), np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64), 64, 64,
-                   code, mult, shift, scale, fb_a, fb_b, fb_mode, rnd, zp, lo, hi, out)
+    fb = float_bias_arrays(float_bias, requant, n, func)
+    requant.arrays(n, func)  # refuses a channel count that does not match
+    flat = np.ascontiguousarray(a).reshape(-1)
+    out = np.empty(flat.shape, t.dtype)
+    _requantize_flat(flat, n, 64, requant, fb, zp, lo, hi, out, func)
     out = np.moveaxis(out.reshape(shape), -1, axis)
     if np.ndim(acc) == 0:
         return int(out.reshape(-1)[0])

@@ -1,9 +1,9 @@
-"""Shared by the kernels: argument checking, padding geometry, im2col, and the accumulate-requantize driver.
+"""Shared by the kernels: argument checking, padding geometry, and the accumulate-requantize driver.
 
 The driver :func:`run` is where every matrix-shaped kernel (fully connected, conv, depthwise) meets
-the accumulator model and the requantization: it bounds the accumulator, picks the fast path (gemm
-or a direct int64 loop, finished modulo 2^32 or exactly, see ``dspsim.accumulator``) or the checked
-MAC-by-MAC kernel, and requantizes in one pass (``dspsim.requant._requantize_2d``).
+the accumulator model and the requantization: it bounds the accumulator, picks the fast path (the
+gemm cores or a direct loop, finished modulo 2^32 or exactly, see ``dspsim.accumulator``) or the
+checked MAC-by-MAC kernel, and requantizes in one pass (``dspsim.requant._requantize_flat``).
 """
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from numba import njit
 
 from ..accumulator import Accumulator, KernelStats, _mac_conv
 from ..fixedpoint import as_int_array
-from ..requant import Requant, _requantize_2d, float_bias_arrays, output_range
+from ..requant import Requant, _requantize_flat, float_bias_arrays, output_range
+from .gemm import PackedWeights
 
 _ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
@@ -81,6 +82,13 @@ class Geometry:
     dilation: tuple
     pad_top: int
     pad_left: int
+    pad_bottom: int = 0
+    pad_right: int = 0
+
+    @property
+    def pads(self):
+        """(top, bottom, left, right), as :func:`dspsim.kernels.gemm.conv2d_s32` takes them."""
+        return self.pad_top, self.pad_bottom, self.pad_left, self.pad_right
 
 
 def geometry(in_hw, k_hw, stride, padding, dilation, func) -> Geometry:
@@ -120,7 +128,7 @@ def geometry(in_hw, k_hw, stride, padding, dilation, func) -> Geometry:
     if min(outs) < 1 or any(n + a + b < e for n, (a, b), e in zip(in_hw, pads, eff)):
         raise ValueError(f"{func}: the padded input {in_hw} is smaller than the dilated filter {tuple(eff)}; "
                          "no output")
-    return Geometry(outs[0], outs[1], stride, dilation, pads[0][0], pads[1][0])
+    return Geometry(outs[0], outs[1], stride, dilation, pads[0][0], pads[1][0], pads[0][1], pads[1][1])
 
 
 @dataclass(frozen=True)
@@ -178,7 +186,7 @@ def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight
 
 
 def bias_arrays(bias, n, q: Quant, func):
-    """(int64 bias (n,), float-bias arrays ``(fb_a, fb_b, fb_mode)`` of ``requant._requantize_value``)."""
+    """(int64 bias (n,), float-bias arrays ``(fb_a, fb_b, fb_mode)`` of ``requant._requantized``)."""
     b = None if bias is None else np.asarray(bias)
     if b is not None and (b.ndim != 1 or b.size != n):
         raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
@@ -200,41 +208,6 @@ def signed_weights(w, q: Quant):
 
 
 # --------------------------------------------------------------------------------------------
-# im2col (padding taps hold the input zero point, so they add exactly zero)
-# --------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _im2col(x, k_h, k_w, c0, icg, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h, out_w, fill, out):
-    """``out[(b*OH + oy)*OW + ox, (fy*KW + fx)*icg + ic] = x[b, in_y, in_x, c0 + ic]`` (``fill`` outside)."""
-    n_b, in_h, in_w, _ = x.shape
-    for b in range(n_b):
-        for oy in range(out_h):
-            for ox in range(out_w):
-                orow = out[(b * out_h + oy) * out_w + ox]
-                for fy in range(k_h):
-                    iy = oy * stride_h - pad_t + dil_h * fy
-                    for fx in range(k_w):
-                        ix = ox * stride_w - pad_l + dil_w * fx
-                        col = (fy * k_w + fx) * icg
-                        if iy >= 0 and iy < in_h and ix >= 0 and ix < in_w:
-                            orow[col:col + icg] = x[b, iy, ix, c0:c0 + icg]  # slice copies: ~2x the element loop
-                        else:
-                            orow[col:col + icg] = fill
-
-
-def im2col(x, k_hw, c0, icg, g: Geometry, fill):
-    """The (B*OH*OW, KH*KW*icg) patch matrix of input channels ``c0 .. c0+icg`` (a view when trivial)."""
-    n_b, in_h, in_w, c = x.shape
-    (sh, sw), (dh, dw) = g.stride, g.dilation
-    if k_hw == (1, 1) and (sh, sw) == (1, 1) and g.pad_top == 0 and g.pad_left == 0 and icg == c \
-            and (g.out_h, g.out_w) == (in_h, in_w):
-        return x.reshape(n_b * in_h * in_w, c)
-    out = np.empty((n_b * g.out_h * g.out_w, k_hw[0] * k_hw[1] * icg), x.dtype)
-    _im2col(x, k_hw[0], k_hw[1], c0, icg, sh, sw, dh, dw, g.pad_top, g.pad_left, g.out_h, g.out_w,
-            x.dtype.type(fill), out)
-    return out
-
-
-# --------------------------------------------------------------------------------------------
 # the driver
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)
@@ -250,30 +223,49 @@ def _weight_bounds(wm, zw):
             v = np.int64(wm[i, j])
             acc += abs(v - zw[i])
             wmax = max(wmax, abs(v))
-            if j % 2 == 1:
-                pmax = max(pmax, abs(v) + abs(np.int64(wm[i, j - 1])))
-        if k % 2 == 1:
-            pmax = max(pmax, abs(np.int64(wm[i, k - 1])))
+        for j in range(0, k, 2):
+            pmax = max(pmax, abs(np.int64(wm[i, j])) + (abs(np.int64(wm[i, j + 1])) if j + 1 < k else 0))
         row_abs[i] = acc
     return row_abs, wmax, pmax
 
 
-def bounds(x, wm, zx, zw, bias_i):
-    """(B, raw_bound, pair_bound) of accumulator.Accumulator.exact_bits for patches of ``x`` and rows of ``wm``."""
+def bounds(x, wm, zx, zw, bias_i, cache=None):
+    """(B, raw_bound, pair_bound) of accumulator.Accumulator.exact_bits for patches of ``x`` and rows of ``wm``.
+
+    ``cache`` (a PackedWeights' dict) keeps the weight terms per weight zero points.
+    """
     xmin, xmax = int(x.min()), int(x.max())
     amax = max(abs(xmax - zx), abs(xmin - zx), 0)
-    row_abs, wmax, pmax = _weight_bounds(wm, zw)
+    key = ("bounds", zw.tobytes())
+    if cache is None or key not in cache:
+        terms = _weight_bounds(wm, zw)
+        if cache is None:
+            cache = {}
+        cache[key] = terms
+    row_abs, wmax, pmax = cache[key]
     xabs = max(abs(xmin), abs(xmax), abs(zx))  # padding taps hold zx
     b = amax * row_abs + np.abs(bias_i)
     return int(b.max()), wm.shape[1] * xabs * int(wmax), xabs * int(pmax)
 
 
-def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, bias_i, fbias, fast, exact_fast):
+def weights_and_pack(w, func, ndim):
+    """``(raw int8/uint8 weights, PackedWeights or None)``: ``w`` is an array or ``dspsim.pack_weights(w)``."""
+    if isinstance(w, PackedWeights):
+        if len(w.shape) != ndim:
+            raise ValueError(f"{func}: packed weights must come from a {ndim}-D weight array, got shape {w.shape}")
+        return w.weights, w
+    return check_tensor(w, func, "w", ndim=ndim), None
+
+
+def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, bias_i, fbias, fast, exact_fast,
+        cache=None):
     """Accumulate and requantize a conv-shaped op; returns the (B, OH, OW, OC) output [, KernelStats].
 
-    ``fast(exact_bits)`` returns ``(s (M, OC), row_sum (M, G), row_coef (OC,), col_term (OC,))`` for
-    ``_requantize_2d``; ``exact_fast`` says the fast path's sums are exact int64 (direct loops), so
-    no raw-sum bound applies. ``wm`` (OC, K) are the weights per output channel (for the bounds).
+    ``fast(exact_bits)`` returns the finished accumulators (M, OC): int32 modulo 2^32 when
+    ``exact_bits`` is 32, exact int64 when it is 64, or None when it cannot (then the checked
+    kernel runs, exact in int64). ``exact_fast`` says the fast path's sums are exact int64 (direct
+    loops), so no raw-sum bound applies. ``wm`` (OC, K) are the weights per output channel (for the
+    bounds), ``cache`` a PackedWeights' cache for their terms.
     """
     acc_model = Accumulator() if acc_model is None else acc_model
     if not isinstance(acc_model, Accumulator):
@@ -282,26 +274,23 @@ def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, b
         raise ValueError(f"{func}: pair_saturation models vpmaddubsw: uint8 activations, int8 weights")
     n_b = x4.shape[0]
     n_oc = w4.shape[0]
-    bound, raw, pair_bound = bounds(x4, wm, q.zx, q.zw, bias_i)
+    bound, raw, pair_bound = bounds(x4, wm, q.zx, q.zw, bias_i, cache)
     e_bits = acc_model.exact_bits(bound, 0 if exact_fast else raw, pair_bound, bool(stats))
-    code, mult, shift, scale, _, rnd = q.requant.arrays(n_oc, func)
-    out = np.empty((n_b * g.out_h * g.out_w, n_oc), q.out_dtype)
     ev = ovf = pair_ev = 0
-    fast_path = e_bits is not None
-    if fast_path:
-        s, row_sum, row_coef, col_term = fast(e_bits)
-    else:
+    acc = None if e_bits is None else fast(e_bits)
+    fast_path = acc is not None
+    if not fast_path:
         acc = np.empty((n_b, g.out_h, g.out_w, n_oc), np.int64)
         events = np.empty_like(acc)
         pair_ev = _mac_conv(x4, w4, bias_i, q.zx, q.zw, g.stride[0], g.stride[1], g.dilation[0], g.dilation[1],
                             g.pad_top, g.pad_left, ch_base, acc_model.bits, acc_model.overflow == "saturate",
                             acc_model.pair_saturation, acc, events)
         ev, ovf = int(events.sum()), int(np.count_nonzero(events))
-        s, row_sum, row_coef, col_term = acc.reshape(-1, n_oc), np.zeros((1, 1), np.int64), \
-            np.zeros(n_oc, np.int64), np.zeros(n_oc, np.int64)
-        e_bits = 64  # acc is final; wrapping it to acc_model.bits again changes nothing
-    n_lo, n_hi, n_sat = _requantize_2d(s, row_sum, row_coef, col_term, e_bits, acc_model.bits, code, mult, shift, scale,
-                                       *fbias, rnd, q.zo, q.lo, q.hi, out)
+    # Wrapping to the accumulator's width finishes a result that is exact modulo 2^32 (bits <= 32),
+    # and changes nothing in a value that already fits (see accumulator.py).
+    out = np.empty(acc.size, q.out_dtype)
+    n_lo, n_hi, n_sat = _requantize_flat(np.ascontiguousarray(acc).reshape(-1), n_oc, acc_model.bits, q.requant,
+                                         fbias, q.zo, q.lo, q.hi, out, func)
     out = out.reshape(n_b, g.out_h, g.out_w, n_oc)
     if not stats:
         return out

@@ -13,8 +13,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._common import bias_arrays, check_tensor, geometry, im2col, resolve_quant, run, signed_weights
-from .gemm import gemm_s32
+from ._common import bias_arrays, check_tensor, geometry, resolve_quant, run, signed_weights, weights_and_pack
+from ..requant import _parallel_rows
+from .gemm import conv2d_s32, pack_weights
 
 _QUANT_DOC = """
     bias : int32 array (OC,), float array (OC,) (FBGEMM only), or None (= zero)
@@ -38,12 +39,15 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
            output_scale=None, stats=False):
     func = "conv2d"
     x = check_tensor(x, func, "x", ndim=4)
-    w = check_tensor(w, func, "w", ndim=4)
     n_b, in_h, in_w, c = x.shape
+    w, packed = weights_and_pack(w, func, 4)
     n_oc, k_h, k_w, icg = w.shape
     if c % icg:
         raise ValueError(f"{func}: input channels ({c}) must be a multiple of the filter's input channels ({icg})")
     groups = c // icg
+    if packed is not None and packed.groups != groups:
+        raise ValueError(f"{func}: weights packed with groups={packed.groups}, but x has {c} channels and the "
+                         f"filter {icg}: groups={groups}")
     if n_oc % groups:
         raise ValueError(f"{func}: output channels ({n_oc}) must be a multiple of groups ({groups})")
     g = geometry((in_h, in_w), (k_h, k_w), stride, padding, dilation, func)
@@ -55,31 +59,17 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
     bias_i, fbias = bias_arrays(bias, n_oc, q, func)
     ws, q = signed_weights(w, q)
     x = np.ascontiguousarray(x)
-    wm = ws.reshape(n_oc, -1)
-    k = wm.shape[1]
-    ocg = n_oc // groups
-    zx, zw = q.zx, q.zw
 
     def fast(exact_bits):
-        m = n_b * g.out_h * g.out_w
-        s = None if groups == 1 else np.empty((m, n_oc), np.int32)
-        row = np.zeros((m, groups) if zw.any() else (1, 1), np.int64)
-        for gi in range(groups):
-            a = im2col(x, (k_h, k_w), gi * icg, icg, g, zx)
-            part = gemm_s32(a, wm[gi * ocg:(gi + 1) * ocg])
-            if groups == 1:
-                s = part
-            else:
-                s[:, gi * ocg:(gi + 1) * ocg] = part
-            if zw.any():
-                row[:, gi] = a.sum(axis=1, dtype=np.int64)
-        if groups > 1 and zw.any():
-            row = np.repeat(row, ocg, axis=1)  # one activation sum per output channel
-        col = -zx * wm.sum(axis=1, dtype=np.int64) + k * zx * zw + bias_i
-        return s, row, -zw, col
+        if exact_bits != 32:  # the exact int64 value is needed: the checked kernel computes it
+            return None
+        acc = conv2d_s32(x, packed or pack_weights(ws, groups=groups), stride=g.stride, dilation=g.dilation,
+                         pads=g.pads, groups=groups, input_zero_point=q.zx, weight_zero_point=q.zw, bias=bias_i)
+        return acc.reshape(-1, n_oc)
 
-    return run(func, q, accumulator, stats, x4=x, w4=ws, ch_base=(np.arange(n_oc) // ocg) * icg, g=g, wm=wm,
-               bias_i=bias_i, fbias=fbias, fast=fast, exact_fast=False)
+    return run(func, q, accumulator, stats, x4=x, w4=ws, ch_base=(np.arange(n_oc) // (n_oc // groups)) * icg, g=g,
+               wm=ws.reshape(n_oc, -1), bias_i=bias_i, fbias=fbias, fast=fast, exact_fast=False,
+               cache=None if packed is None else packed.cache)
 
 
 conv2d.__doc__ = """Quantized 2-D convolution (grouped when ``w.shape[3] < x.shape[3]``), bit-exact with TFLite.
@@ -87,46 +77,53 @@ conv2d.__doc__ = """Quantized 2-D convolution (grouped when ``w.shape[3] < x.sha
     Parameters
     ----------
     x : int8 or uint8 array (B, H, W, C), NHWC
-    w : int8 or uint8 array (OC, KH, KW, C / groups), OHWI
+    w : int8 or uint8 array (OC, KH, KW, C / groups), OHWI, or ``dspsim.pack_weights(w, groups=groups)``
+        of an int8 one (pack once per layer to keep packing out of timings, as FBGEMM's prepack).
 """ + _QUANT_DOC + """
-    The gemm fast path is im2col (padding filled with the input zero point) + ``gemm_s32`` per
-    group, finished exactly by the zero-point identity (see ``dspsim.accumulator``).
+    The fast path is the implicit-GEMM core :func:`dspsim.kernels.gemm.conv2d_s32` (no im2col),
+    with zero points and bias folded into its store; its int32 sum is exact modulo 2^32 (see
+    ``dspsim.accumulator`` for when that is the accumulator).
 """
 
 
-@njit(cache=True)
-def _depthwise(x, w, zx, zw, depth_multiplier, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h, out_w, acc):
-    """Exact int64 depthwise sums: ``acc[(b*OH + oy)*OW + ox, ic*M + m] = sum (x - zx)(w - zw)``.
+@njit(cache=True, nogil=True)
+def _depthwise(x, wz, zx, bias, depth_multiplier, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h, acc, r0, r1):
+    """Depthwise sums ``acc[(b*OH + oy)*OW + ox, ic*M + m] = bias + sum (x - zx) * wz`` for rows
+    ``b*OH + oy`` in ``[r0, r1)``, over the taps inside the input (skipped taps add nothing).
 
-    ``w`` is (KH, KW, C*M). Skipped taps (outside the input) add nothing. Never raises.
+    ``wz`` (KH, KW, C*M) holds ``w - zw`` and ``bias`` the bias, both in ``acc``'s dtype: the sum
+    runs in that dtype, int32 (wrapping, i.e. exact modulo 2^32; |(x - zx) * wz| <= 255 * 255, and
+    the stores wrap like a C int32 accumulator) or int64 (exact). Channels are innermost, so with
+    M = 1 each tap is one vector loop over C. Never raises.
     """
     n_b, in_h, in_w, c = x.shape
-    k_h, k_w, _ = w.shape
-    for b in range(n_b):
-        for oy in range(out_h):
-            for ox in range(out_w):
-                row = (b * out_h + oy) * out_w + ox
-                a = acc[row]
-                a[:] = 0
-                for fy in range(k_h):
-                    iy = oy * stride_h - pad_t + dil_h * fy
-                    if iy < 0 or iy >= in_h:
+    k_h, k_w, n_oc = wz.shape
+    out_w = acc.shape[0] // (n_b * out_h)
+    for r in range(r0, r1):
+        b = r // out_h
+        oy = r % out_h
+        for ox in range(out_w):
+            a = acc[r * out_w + ox]
+            a[:] = bias
+            for fy in range(k_h):
+                iy = oy * stride_h - pad_t + dil_h * fy
+                if iy < 0 or iy >= in_h:
+                    continue
+                for fx in range(k_w):
+                    ix = ox * stride_w - pad_l + dil_w * fx
+                    if ix < 0 or ix >= in_w:
                         continue
-                    for fx in range(k_w):
-                        ix = ox * stride_w - pad_l + dil_w * fx
-                        if ix < 0 or ix >= in_w:
-                            continue
-                        xrow = x[b, iy, ix]
-                        wrow = w[fy, fx]
-                        if depth_multiplier == 1:  # the common case: one straight, vectorizable loop
-                            for oc in range(c):
-                                a[oc] += (np.int64(xrow[oc]) - zx) * (np.int64(wrow[oc]) - zw[oc])
-                        else:
-                            for ic in range(c):
-                                xv = np.int64(xrow[ic]) - zx
-                                for mm in range(depth_multiplier):
-                                    oc = ic * depth_multiplier + mm
-                                    a[oc] += xv * (np.int64(wrow[oc]) - zw[oc])
+                    xrow = x[b, iy, ix]
+                    wrow = wz[fy, fx]
+                    if depth_multiplier == 1:
+                        for oc in range(c):
+                            a[oc] += (xrow[oc] - zx) * wrow[oc]
+                    else:
+                        for ic in range(c):
+                            xv = xrow[ic] - zx
+                            for mm in range(depth_multiplier):
+                                oc = ic * depth_multiplier + mm
+                                a[oc] += xv * wrow[oc]
 
 
 def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,
@@ -159,10 +156,12 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
     w4 = np.ascontiguousarray(w3.transpose(2, 0, 1)[..., None])  # (OC, KH, KW, 1) for the checked kernel
 
     def fast(exact_bits):
-        acc = np.empty((n_b * g.out_h * g.out_w, n_oc), np.int64)
-        _depthwise(x, w3, q.zx, q.zw, mult, g.stride[0], g.stride[1], g.dilation[0], g.dilation[1], g.pad_top,
-                   g.pad_left, g.out_h, g.out_w, acc)
-        return acc, np.zeros((1, 1), np.int64), np.zeros(n_oc, np.int64), bias_i
+        dt = np.int32 if exact_bits == 32 else np.int64
+        acc = np.empty((n_b * g.out_h * g.out_w, n_oc), dt)
+        wz = (w3.astype(np.int64) - q.zw).astype(dt)
+        args = (x, wz, dt(q.zx), bias_i.astype(dt), mult, *g.stride, *g.dilation, g.pad_top, g.pad_left, g.out_h, acc)
+        _parallel_rows(lambda r0, r1: _depthwise(*args, r0, r1), n_b * g.out_h, acc.size * k_h * k_w)
+        return acc
 
     return run(func, q, accumulator, stats, x4=x, w4=w4, ch_base=np.arange(n_oc) // mult, g=g,
                wm=w4.reshape(n_oc, -1), bias_i=bias_i, fbias=fbias, fast=fast, exact_fast=True)
@@ -176,5 +175,6 @@ depthwise_conv2d.__doc__ = """Quantized depthwise convolution, bit-exact with TF
     w : int8 or uint8 array (1, KH, KW, C * depth_multiplier); output channel ``oc = ic * M + m``
     depth_multiplier : int >= 1
 """ + _QUANT_DOC + """
-    The fast path is a direct loop with exact int64 sums (wrapped to the accumulator at the end).
+    The fast path is a direct loop over channels, summing in int32 (exact modulo 2^32) or, when
+    the accumulator is wider and may exceed int32, in int64; threads split the output rows.
 """

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Geometry, bias_arrays, check_tensor, resolve_quant, run, signed_weights
-from .gemm import gemm_s32
+from ._common import Geometry, bias_arrays, check_tensor, resolve_quant, run, signed_weights, weights_and_pack
+from .gemm import gemm_s32, pack_weights
 
 
 def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, output_zero_point,
@@ -21,8 +21,10 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     Parameters
     ----------
     x : int8 or uint8 array (..., K)
-    w : int8 or uint8 array (N, K)
-        One row per output channel (TFLite layout).
+    w : int8 or uint8 array (N, K), or ``dspsim.pack_weights(w)`` of an int8 one
+        One row per output channel (TFLite layout). Packing reorders the weights for the gemm core
+        (~N*K bytes of work): pack once per layer and pass the result to exclude it from timings,
+        as FBGEMM's prepacked weights do. Raw arrays are packed on every call.
     bias : int32 array (N,), float array (N,) (FBGEMM only), or None (= zero)
     input_zero_point, output_zero_point : int
     weight_zero_point : int or (N,) int array (per output channel, as ONNX Runtime allows)
@@ -56,7 +58,7 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     """
     func = "fully_connected"
     x = check_tensor(x, func, "x")
-    w = check_tensor(w, func, "w", ndim=2)
+    w, packed = weights_and_pack(w, func, 2)
     k = x.shape[-1]
     n, kw = w.shape
     if kw != k:
@@ -72,14 +74,16 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     zx, zw = q.zx, q.zw
 
     def fast(exact_bits):
-        s = gemm_s32(x2, ws)
-        row = x2.sum(axis=1, dtype=np.int64).reshape(-1, 1) if zw.any() else np.zeros((1, 1), np.int64)
-        col = -zx * ws.sum(axis=1, dtype=np.int64) + k * zx * zw + bias_i
-        return s, row, -zw, col
+        pw = packed or pack_weights(ws)
+        if exact_bits == 32:  # zero points and bias folded into the gemm's store, modulo 2^32
+            return gemm_s32(x2, pw, a_zero_point=zx, b_zero_point=zw, bias=bias_i)
+        # The raw sum is exact (K * max|x| * max|w| < 2^31); the zero-point identity then holds in int64.
+        s = gemm_s32(x2, pw).astype(np.int64)
+        return s - zw * x2.sum(axis=1, dtype=np.int64)[:, None] + (-zx * pw.sums + k * zx * zw + bias_i)
 
     res = run(func, q, accumulator, stats, x4=x2.reshape(-1, 1, 1, k), w4=ws.reshape(n, 1, 1, k),
               ch_base=np.zeros(n, np.int64), g=Geometry(1, 1, (1, 1), (1, 1), 0, 0), wm=ws, bias_i=bias_i,
-              fbias=fbias, fast=fast, exact_fast=False)
+              fbias=fbias, fast=fast, exact_fast=False, cache=None if packed is None else packed.cache)
     out, st = (res if stats else (res, None))
     out = out.reshape(x.shape[:-1] + (n,))
     return (out, st) if stats else out

@@ -29,6 +29,8 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
 
 Threads: the drivers run ``prange`` over (group, column panel, row chunk) work items; they are
 compiled with ``parallel=True`` and cannot be cached, so call :func:`warmup` once before timing.
+Problems under ``_PARALLEL_MACS`` run a serial, cached copy of the driver (waking the thread pool
+costs milliseconds on a busy machine).
 The tile is the best of :data:`PATHS` (``"vnni"``, ``"avx2"``, ``"plain"``: those this CPU runs) unless
 ``path=`` or the environment variable ``DSPSIM_GEMM_PATH`` names another; only ``"plain"`` runs under
 ``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsics cannot.
@@ -36,7 +38,7 @@ The tile is the best of :data:`PATHS` (``"vnni"``, ``"avx2"``, ``"plain"``: thos
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numba
 import numpy as np
@@ -47,6 +49,7 @@ from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_vnni
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
+_PARALLEL_MACS = 1 << 22
 
 
 # --------------------------------------------------------------------------------------------
@@ -79,10 +82,10 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
             c[c_off + r * ldc + j] = _wrap32(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]))
 
 
-def _make_driver(tile):
-    """The blocked, threaded GEMM driver around one tile kernel."""
+def _make_driver(tile, parallel):
+    """The blocked GEMM driver around one tile kernel: threaded (``prange``) or serial (cached)."""
 
-    @njit(parallel=True)
+    @njit(parallel=parallel, cache=not parallel)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
               row_add, n_chunks):
         m_dim = row_off.shape[0]
@@ -110,12 +113,13 @@ def _make_driver(tile):
     return drive
 
 
-_DRIVERS = {"plain": _make_driver(_tile_plain)}
+_TILES = {"plain": _tile_plain}
 if HAVE_AVX2:
-    _DRIVERS["avx2"] = _make_driver(tile_avx2)
+    _TILES["avx2"] = tile_avx2
 if HAVE_VNNI:
-    _DRIVERS["vnni"] = _make_driver(tile_vnni)
-PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _DRIVERS and (p == "plain" or not numba.config.DISABLE_JIT))
+    _TILES["vnni"] = tile_vnni
+_DRIVERS = {(path, par): _make_driver(tile, par) for path, tile in _TILES.items() for par in (True, False)}
+PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _TILES and (p == "plain" or not numba.config.DISABLE_JIT))
 """Tiles this process can run, fastest first."""
 
 
@@ -165,6 +169,10 @@ class PackedWeights:
         ``sum_k b[n, k]`` over the real entries, exact (take ``.astype(np.int32)`` for the wrap).
     nvec : int
         Panel width in 16-column vectors: ``min(NV, ceil(N_per_group / 16))``.
+    weights : ndarray of int8
+        A read-only copy of the original weights (the kernels' bounds and checked path read it).
+    cache : dict
+        Per-layer values the kernels derive from the weights once (accumulator bounds per zero point).
     """
 
     data: np.ndarray
@@ -172,6 +180,8 @@ class PackedWeights:
     groups: int
     sums: np.ndarray
     nvec: int
+    weights: np.ndarray
+    cache: dict = field(default_factory=dict, repr=False)
 
     @property
     def taps(self) -> int:
@@ -222,7 +232,9 @@ def pack_weights(w, *, groups: int = 1) -> PackedWeights:
     sums = np.empty(n_total, np.int64)
     _pack(w3.view(np.uint32), groups, 16 * nvec, data.view(np.uint32))
     _sums(w3.reshape(n_total, -1), sums)
-    return PackedWeights(data, tuple(w.shape), groups, sums, nvec)
+    raw = w.copy()
+    raw.flags.writeable = False
+    return PackedWeights(data, tuple(w.shape), groups, sums, nvec, raw)
 
 
 @njit(cache=True)
@@ -323,7 +335,9 @@ def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, path):
     panels = groups * -(-n_group // (16 * packed.nvec))
     threads = numba.get_num_threads()
     n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
-    _DRIVERS[path](ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, packed.nvec,
+    # Below ~2^22 MACs (tens of microseconds on one thread) waking the thread pool costs more than it saves.
+    parallel = threads > 1 and m_dim * n_total * k_real >= _PARALLEL_MACS
+    _DRIVERS[path, parallel](ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, packed.nvec,
                    groups, n_group, out.ravel(), col_add, col_mul, row_add, n_chunks)
     return out
 
@@ -441,7 +455,17 @@ def row_sums(a) -> np.ndarray:
 
 
 def warmup() -> None:
-    """Compile every driver on tiny inputs, so that later calls (and benchmarks) pay no JIT time."""
+    """Compile every driver (threaded and serial) on tiny inputs, so that later calls pay no JIT time."""
+    global _PARALLEL_MACS
+    limit = _PARALLEL_MACS
+    try:
+        for _PARALLEL_MACS in (0, limit):
+            _warmup_calls()
+    finally:
+        _PARALLEL_MACS = limit
+
+
+def _warmup_calls():
     rng = np.random.default_rng(0)
     for dtype in (np.int8, np.uint8):
         a = rng.integers(0, 100, (3, 5)).astype(dtype)
