@@ -196,3 +196,35 @@ def test_live_onnx_qlinearconv_matches(engine):
     got = dspsim.conv2d(x, w, bias, stride=(2, 1), padding=((1, 1), (0, 2)), input_zero_point=zx, output_zero_point=zo,
                         input_scale=s_in, weight_scale=s_w, output_scale=s_out, requant=engine, out_dtype="uint8")
     assert np.array_equal(got, want.transpose(0, 2, 3, 1))
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_conv2d_prepacked_weights_give_the_raw_weights_output(groups):
+    rng = np.random.default_rng(groups)
+    x = rng.integers(-128, 128, (2, 7, 6, 8)).astype(np.int8)
+    w = rng.integers(-128, 128, (6, 3, 2, 8 // groups)).astype(np.int8)
+    kw = dict(stride=(2, 1), padding="SAME", dilation=(1, 2), input_zero_point=3, weight_zero_point=rng.integers(-3, 3, 6),
+              output_zero_point=1, multiplier=(1 << 30) + 7, shift=-9)
+    want = dspsim.conv2d(x, w, None, **kw)
+    assert np.array_equal(dspsim.conv2d(x, dspsim.pack_weights(w, groups=groups), None, **kw), want)
+
+
+def test_conv2d_refuses_weights_packed_with_other_groups():
+    with pytest.raises(ValueError, match="conv2d: weights packed with groups=1"):
+        dspsim.conv2d(np.ones((1, 3, 3, 4), np.int8), dspsim.pack_weights(np.ones((4, 1, 1, 2), np.int8)),
+                      input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)
+
+
+@pytest.mark.parametrize("mult", [1, 2])
+def test_depthwise_sums_beyond_int32_in_a_wide_accumulator(mult):
+    # bias INT32_MAX plus positive products: int32 would wrap, a 64-bit accumulator holds the sum
+    # (the int64 direct loop), which the fixed-point requantization then saturates to int32.
+    x = np.full((1, 3, 3, 2), 127, np.int8)
+    w = np.full((1, 2, 2, 2 * mult), 127, np.int8)
+    bias = np.full(2 * mult, (1 << 31) - 1, np.int64)
+    kw = dict(depth_multiplier=mult, padding="SAME", input_zero_point=0, output_zero_point=0, multiplier=1 << 30,
+              shift=-20, out_dtype="int16", stats=True)
+    wide, st_w = dspsim.depthwise_conv2d(x, w, bias, accumulator=dspsim.Accumulator(64), **kw)
+    narrow, _ = dspsim.depthwise_conv2d(x, w, bias, **kw)
+    assert st_w.fast_path and st_w.requant_saturations == wide.size
+    assert np.all(wide == 1024) and np.all(narrow < 0)  # 2^31 / 2^21 vs the int32 wrap

@@ -186,3 +186,36 @@ def test_live_onnxruntime_qlinearmatmul_matches():
                                  input_scale=s_in, weight_scale=s_w, output_scale=s_out, requant="onnxruntime",
                                  out_dtype="uint8")
     assert np.array_equal(got, want)
+
+
+def test_prepacked_weights_give_the_raw_weights_output():
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 256, (37, 70)).astype(np.uint8)
+    w = rng.integers(-128, 128, (19, 70)).astype(np.int8)
+    kw = dict(input_zero_point=130, weight_zero_point=rng.integers(-5, 5, 19), output_zero_point=-3,
+              multiplier=rng.integers(1 << 30, 1 << 31, 19), shift=rng.integers(-12, -6, 19))
+    packed = dspsim.pack_weights(w)
+    bias = rng.integers(-1000, 1000, 19).astype(np.int32)
+    want = dspsim.fully_connected(x, w, bias, **kw)
+    assert np.array_equal(dspsim.fully_connected(x, packed, bias, **kw), want)
+    assert np.array_equal(dspsim.fully_connected(x, packed, bias, **kw), want)  # second call: cached bounds
+    narrow = dict(kw, accumulator=dspsim.Accumulator(16, "saturate"), stats=True)  # checked kernel reads the raw copy
+    got, st_ = dspsim.fully_connected(x, packed, bias, **narrow)
+    want_n, st_w = dspsim.fully_connected(x, w, bias, **narrow)
+    assert np.array_equal(got, want_n) and st_ == st_w and not st_.fast_path
+
+
+def test_wide_accumulator_beyond_int32_uses_the_exact_raw_sum():
+    # K * max|x| * max|w| < 2^31 but the zero-point adjusted sum exceeds int32: exact int64 fast path
+    x = np.full((1, 40000), 127, np.int8)
+    w = np.full((1, 40000), 100, np.int8)
+    kw = dict(input_zero_point=-128, weight_zero_point=-128, output_zero_point=0, requant="shift", shift=-20,
+              out_dtype="int16", accumulator=dspsim.Accumulator(48), stats=True)
+    got, st_ = dspsim.fully_connected(x, w, None, **kw)
+    assert st_.fast_path and got.tolist() == [[min(round(40000 * 255 * 228 / 2**20), 32767)]]
+
+
+def test_packed_weights_of_a_conv_are_refused():
+    w = dspsim.pack_weights(np.ones((2, 1, 1, 3), np.int8))
+    with pytest.raises(ValueError, match="fully_connected: packed weights must come from a 2-D"):
+        dspsim.fully_connected(np.ones((1, 3), np.int8), w, **QUANT)

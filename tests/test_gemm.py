@@ -251,3 +251,18 @@ def test_conv_random_geometry(path, n, h, w, i, groups, og, kh, kw, stride, dila
     got = conv2d_s32(x, pack_weights(wt, groups=groups), input_zero_point=zx, weight_zero_point=zw, bias=bias,
                      path=path, **kw_)
     np.testing.assert_array_equal(got, conv_ref(x, wt, zx=zx, zw=zw, bias=bias, **kw_))
+
+
+def test_serial_and_threaded_drivers_agree(monkeypatch):
+    rng = np.random.default_rng(5)
+    a = rng.integers(-128, 128, (50, 300)).astype(np.int8)
+    b = rng.integers(-128, 128, (70, 300)).astype(np.int8)
+    x = rng.integers(0, 256, (1, 9, 9, 6)).astype(np.uint8)
+    w = rng.integers(-128, 128, (8, 3, 3, 3)).astype(np.int8)
+    outs = []
+    for limit in (0, 1 << 62):  # every problem threaded, then every problem serial
+        monkeypatch.setattr(G, "_PARALLEL_MACS", limit)
+        outs.append((gemm_s32(a, b, a_zero_point=-3, b_zero_point=2),
+                     conv2d_s32(x, w, groups=2, pads=(1, 1, 1, 1), input_zero_point=7, weight_zero_point=-1)))
+    assert all(np.array_equal(p, q) for p, q in zip(*outs))
+    assert np.array_equal(outs[0][0], (a.astype(np.int64) + 3) @ (b.astype(np.int64) - 2).T)

@@ -235,3 +235,21 @@ def test_xnnpack_scheme_matches_litert_xnnpack_delegate(op):
         assert np.array_equal(got, c["out_xnnpack"]), name
         checked += 1
     assert checked > 20
+
+
+@pytest.mark.parametrize("rq", [
+    Requant.fixed_point([(1 << 30) + 17, 1717986918, (1 << 31) - 1], [-9, 2, -31], "double"),
+    Requant.fixed_point(1 << 30, -3, "single"),
+    Requant.shift_only([-5, 3, 0], "half_to_even"),
+    Requant.float_scale([0.01, 0.3, 7.0], "fbgemm"),
+    Requant.float_scale(0.001, "onnx-reference"),
+    Requant.from_scales(0.1, 0.2, 0.3, engine="litert", op="fully_connected"),
+    Requant.from_scales(0.1, [0.2, 0.01, 0.5], 0.3, engine="onednn"),
+])
+def test_large_tensors_split_over_threads_match_small_calls(rq):
+    # > 2^16 elements: rows split over threads, per-tensor parameters on long rows; one small call per row agrees
+    acc = np.random.default_rng(2).integers(-(1 << 34), 1 << 34, (50000, 3))
+    big = requantize(acc, rq, 5, out_dtype="int16")
+    rows = np.stack([requantize(acc[i], rq, 5, out_dtype="int16") for i in range(0, 50000, 997)])
+    assert np.array_equal(big[::997], rows)
+    assert np.array_equal(requantize(acc.astype(np.int32), rq, 5), requantize(acc.astype(np.int32).astype(np.int64), rq, 5))
