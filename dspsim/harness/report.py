@@ -328,31 +328,42 @@ def _suite_plots(d: dict, out: Path) -> list:
         items = [(k, v) for k, v in merged.items() if v][:6]
         title, fname = "Kernels: output differences between schemes (other - own, LSB)", "scheme_differences.png"
     if items:
-        fig, axes = plt.subplots(1, len(items), figsize=(2.6 * len(items) + 1, 3), squeeze=False)
-        for ax, (label, h) in zip(axes[0], items):
-            keys = sorted(h, key=_hist_key)
-            ax.bar(range(len(keys)), [h[k] for k in keys])
-            ax.set_xticks(range(len(keys)), keys, fontsize=7)
-            ax.set_title(label, fontsize=8)
-        fig.suptitle(title, fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out / fname, dpi=90)
-        plt.close(fig)
+        _histogram_figure(items, title, out / fname)
         made.append(fname)
     return made
 
 
-def write_suite_report(d: dict, out, plots: bool = True) -> Path:
-    """Write ``summary.md``, ``results.json`` and the plots of a suite run into ``out``."""
+def _histogram_figure(items, title: str, path: Path) -> None:
+    """One bar chart per ``(label, {diff: count})`` item, side by side, saved to ``path``."""
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(items), figsize=(2.6 * len(items) + 1, 3), squeeze=False)
+    for ax, (label, h) in zip(axes[0], items):
+        keys = sorted(h, key=_hist_key)
+        ax.bar(range(len(keys)), [h[k] for k in keys])
+        ax.set_xticks(range(len(keys)), keys, fontsize=7)
+        ax.set_title(label, fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _write_report(d: dict, out, render, plotter) -> Path:
+    """Write ``results.json``, the plots made by ``plotter(d, dir)`` and ``summary.md`` atomically."""
     out = Path(out)
     with atomic_dir(out) as tmp:
         _dump_json(d, tmp / "results.json")
-        made = _suite_plots(d, tmp) if plots else []
-        md = render_suite_md(d)
+        made = plotter(d, tmp) if plotter else []
+        md = render(d)
         if made:
             md += "\n## Plots\n\n" + "\n".join(f"![{m}]({m})" for m in made) + "\n"
         (tmp / "summary.md").write_text(md, encoding="utf-8")
     return out
+
+
+def write_suite_report(d: dict, out, plots: bool = True) -> Path:
+    """Write ``summary.md``, ``results.json`` and the plots of a suite run into ``out``."""
+    return _write_report(d, out, render_suite_md, _suite_plots if plots else None)
 
 
 # =============================================================================================
@@ -485,15 +496,7 @@ def _drift_plots(d: dict, out: Path) -> list:
 
 def write_drift_report(d: dict, out, plots: bool = True) -> Path:
     """Write ``summary.md``, ``results.json`` and the drift plots into ``out``."""
-    out = Path(out)
-    with atomic_dir(out) as tmp:
-        _dump_json(d, tmp / "results.json")
-        made = _drift_plots(d, tmp) if plots else []
-        md = render_drift_md(d)
-        if made:
-            md += "\n## Plots\n\n" + "\n".join(f"![{m}]({m})" for m in made) + "\n"
-        (tmp / "summary.md").write_text(md, encoding="utf-8")
-    return out
+    return _write_report(d, out, render_drift_md, _drift_plots if plots else None)
 
 
 # =============================================================================================
@@ -513,26 +516,15 @@ def render_compare_md(d: dict) -> str:
     return "\n".join(lines)
 
 
+def _compare_plots(d: dict, out: Path) -> list:
+    failing = [ch for ch in d["checks"] if not ch["passed"] and ch["histogram"]][:6]
+    if not failing:
+        return []
+    _histogram_figure([(ch["name"], ch["histogram"]) for ch in failing],
+                      f"actual - expected ({failing[0]['unit']})", out / "mismatch_histograms.png")
+    return ["mismatch_histograms.png"]
+
+
 def write_compare_report(d: dict, out, plots: bool = True) -> Path:
     """Write ``summary.md``, ``results.json`` and (on mismatch) a histogram of the differences."""
-    out = Path(out)
-    with atomic_dir(out) as tmp:
-        _dump_json(d, tmp / "results.json")
-        md = render_compare_md(d)
-        failing = [ch for ch in d["checks"] if not ch["passed"] and ch["histogram"]]
-        if plots and failing:
-            plt = _pyplot()
-            fig, axes = plt.subplots(1, min(len(failing), 6), figsize=(3 * min(len(failing), 6) + 1, 3), squeeze=False)
-            for ax, ch in zip(axes[0], failing):
-                h = ch["histogram"]
-                keys = sorted(h, key=_hist_key)
-                ax.bar(range(len(keys)), [h[k] for k in keys])
-                ax.set_xticks(range(len(keys)), keys, fontsize=7)
-                ax.set_title(ch["name"], fontsize=8)
-            fig.suptitle(f"actual - expected ({failing[0]['unit']})", fontsize=10)
-            fig.tight_layout()
-            fig.savefig(tmp / "mismatch_histograms.png", dpi=90)
-            plt.close(fig)
-            md += "\n![mismatch_histograms.png](mismatch_histograms.png)\n"
-        (tmp / "summary.md").write_text(md, encoding="utf-8")
-    return out
+    return _write_report(d, out, render_compare_md, _compare_plots if plots else None)
