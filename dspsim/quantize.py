@@ -110,18 +110,33 @@ def _clamp(v, lo, hi):
     return v if v < hi else hi
 
 
+def _low_bits(i, bits, signed):
+    """The ``bits``-bit two's-complement (``signed``) or unsigned integer with i's low bits.
+
+    Compiled code returns i unchanged: its callers store it into an array of exactly ``bits``
+    bits, and that store keeps the low bits (LLVM ``trunc``), which is the same value and cheaper
+    than widening to int64 for the shifts. NumPy refuses such stores, hence this Python body.
+    """
+    m = int(i) & ((1 << bits) - 1)
+    return m - (1 << bits) if signed and m >> (bits - 1) else m
+
+
+@overload(_low_bits, inline="always")
+def _low_bits_jit(i, bits, signed):
+    return lambda i, bits, signed: i
+
+
 @njit(cache=True, inline="always")
 def _to_code(v, bits, signed):
-    """C conversion of an integral float32 to a ``bits``-bit integer: truncation, then the low bits.
+    """C conversion of an integral float32 to a ``bits``-bit integer: truncation, then the low bits,
+    for a store into an array of ``bits`` bits.
 
     Every caller rounds first and keeps ``|v| < 2^32``, so truncation only matters for TF's unsigned
     MIN_COMBINED ``trunc(y + 0.5)``. Moving v by 2^32 into int32 range (exact: Sterbenz) keeps the
     low 32 bits and lets the conversion vectorize; qint32's ``int32(lrint(2^31))`` is INT32_MIN.
     """
     w = v - _F2P32 if v >= _F2P31 else (v + _F2P32 if v < -_F2P31 else v)
-    i = np.int64(np.int32(w))
-    sh = 64 - bits
-    return (i << sh) >> sh if signed else i & ((np.int64(1) << bits) - 1)  # select, no branch
+    return _low_bits(np.int32(w), bits, signed)
 
 
 def _fma_f32(a, b, c):
