@@ -372,8 +372,9 @@ def _requantized(acc, code, fb_mode, rounding, mult, shift, scale, fb_a, fb_b, z
     return _float_to_int_hte(y) + zp
 
 
-def _make_rows(code, fb_mode, rounding):
-    """A requantization loop with the scheme, float-bias mode and tie rule as compile-time constants.
+def _make_rows(code, fb_mode, rounding, wrap):
+    """A requantization loop with the scheme, float-bias mode, tie rule and whether the accumulator
+    needs wrapping to ``acc_bits`` as compile-time constants.
 
     One straight loop per constant triple, without per-element tests of the scheme, which LLVM
     vectorizes (int64 multiplies and shifts, selects). ``nogil``: :func:`_requantize_flat` runs
@@ -382,7 +383,7 @@ def _make_rows(code, fb_mode, rounding):
 
     @njit(cache=True, nogil=True)
     def rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out, r0, r1):
-        sh = 64 - acc_bits
+        sh = 64 - acc_bits if wrap else 0
         n_lo = 0
         n_hi = 0
         n_sat = 0
@@ -390,7 +391,9 @@ def _make_rows(code, fb_mode, rounding):
             row = acc[r * n:(r + 1) * n]  # row slices: with ``r * n + j`` indices LLVM does not vectorize
             orow = out[r * n:(r + 1) * n]
             for j in range(row.shape[0]):
-                a = (np.int64(row[j]) << sh) >> sh  # the accumulator wrapped to acc_bits
+                a = np.int64(row[j])
+                if wrap:
+                    a = (a << sh) >> sh  # the accumulator wrapped to acc_bits
                 if code <= 1:
                     n_sat += (a > INT32_MAX) | (a < INT32_MIN)
                 v = _requantized(a, code, fb_mode, rounding, mult[j], shift[j], scale[j], fb_a[j], fb_b[j], zp)
@@ -427,7 +430,7 @@ def _requantize_flat(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, 
         n = 1024  # per-tensor parameters: long rows vectorize better than short channel runs
         fb_a, fb_b = (np.ascontiguousarray(np.broadcast_to(v[:1], (n,))) for v in (fb_a, fb_b))
     code, mult, shift, scale, _, rnd = requant.arrays(n, func)
-    key = (code, fb_mode, rnd if code == 2 else 0)
+    key = (code, fb_mode, rnd if code == 2 else 0, acc_bits < 8 * acc.itemsize)
     if key not in _ROWS:
         _ROWS[key] = _make_rows(*key)
     rows = _ROWS[key]
@@ -449,7 +452,8 @@ def _parallel_rows(call, n_rows, size):
     if threads <= 1:
         return [call(0, n_rows)]
     cut = [n_rows * t // threads for t in range(threads + 1)]
-    return list(_pool().map(lambda t: call(cut[t], cut[t + 1]), range(threads)))
+    rest = [_pool().submit(call, cut[t], cut[t + 1]) for t in range(1, threads)]
+    return [call(cut[0], cut[1])] + [f.result() for f in rest]  # the calling thread takes the first chunk
 
 
 # --------------------------------------------------------------------------------------------
