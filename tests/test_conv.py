@@ -70,18 +70,11 @@ def run_both(c, depthwise):
     return got, stats, want, events
 
 
+@pytest.mark.parametrize("depthwise", [False, True], ids=["conv2d", "depthwise"])
 @SETTINGS
-@given(window_case(depthwise=False))
-def test_conv2d_matches_oracle(c):
-    got, stats, want, events = run_both(c, False)
-    assert got.tolist() == want
-    assert stats.overflow_events == events
-
-
-@SETTINGS
-@given(window_case(depthwise=True))
-def test_depthwise_matches_oracle(c):
-    got, stats, want, events = run_both(c, True)
+@given(data=st.data())
+def test_window_ops_match_oracle(depthwise, data):
+    got, stats, want, events = run_both(data.draw(window_case(depthwise)), depthwise)
     assert got.tolist() == want
     assert stats.overflow_events == events
 

@@ -185,6 +185,22 @@ def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight
     return Quant(rq, zx, zw, zo, lo, hi, t.dtype)
 
 
+_QUANT_KEYS = ("input_zero_point", "weight_zero_point", "output_zero_point", "multiplier", "shift", "rounding",
+               "requant", "input_scale", "weight_scale", "output_scale", "act_min", "act_max", "out_dtype")
+
+
+def prepare(func, op, x, w, bias, n, args):
+    """``(Quant, signed int8 weights, int64 bias, float-bias arrays)`` of one kernel call.
+
+    ``args`` holds the kernel's quantization keywords (its ``locals()``), see :func:`resolve_quant`;
+    uint8 weights become int8 ``w - 128`` (:func:`signed_weights`).
+    """
+    q = resolve_quant(func, op, x.dtype, w.dtype, n, **{k: args[k] for k in _QUANT_KEYS})
+    bias_i, fbias = bias_arrays(bias, n, q, func)
+    ws, q = signed_weights(w, q)
+    return q, ws, bias_i, fbias
+
+
 def bias_arrays(bias, n, q: Quant, func):
     """(int64 bias (n,), float-bias arrays ``(fb_a, fb_b, fb_mode)`` of ``requant._requantized``)."""
     b = None if bias is None else np.asarray(bias)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._common import bias_arrays, check_tensor, geometry, resolve_quant, run, signed_weights, weights_and_pack
 from ..requant import _parallel_rows
+from ._common import check_tensor, geometry, prepare, run, weights_and_pack
 from .gemm import conv2d_s32, pack_weights
 
 _QUANT_DOC = """
@@ -51,13 +51,7 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
     if n_oc % groups:
         raise ValueError(f"{func}: output channels ({n_oc}) must be a multiple of groups ({groups})")
     g = geometry((in_h, in_w), (k_h, k_w), stride, padding, dilation, func)
-    q = resolve_quant(func, "conv", x.dtype, w.dtype, n_oc, input_zero_point=input_zero_point,
-                      weight_zero_point=weight_zero_point, output_zero_point=output_zero_point,
-                      multiplier=multiplier, shift=shift, rounding=rounding, requant=requant,
-                      input_scale=input_scale, weight_scale=weight_scale, output_scale=output_scale,
-                      act_min=act_min, act_max=act_max, out_dtype=out_dtype)
-    bias_i, fbias = bias_arrays(bias, n_oc, q, func)
-    ws, q = signed_weights(w, q)
+    q, ws, bias_i, fbias = prepare(func, "conv", x, w, bias, n_oc, locals())
     x = np.ascontiguousarray(x)
 
     def fast(exact_bits):
@@ -144,13 +138,7 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
                          f"{c * depth_multiplier}), got {w.shape}")
     mult = int(depth_multiplier)
     g = geometry((in_h, in_w), (k_h, k_w), stride, padding, dilation, func)
-    q = resolve_quant(func, "depthwise", x.dtype, w.dtype, n_oc, input_zero_point=input_zero_point,
-                      weight_zero_point=weight_zero_point, output_zero_point=output_zero_point,
-                      multiplier=multiplier, shift=shift, rounding=rounding, requant=requant,
-                      input_scale=input_scale, weight_scale=weight_scale, output_scale=output_scale,
-                      act_min=act_min, act_max=act_max, out_dtype=out_dtype)
-    bias_i, fbias = bias_arrays(bias, n_oc, q, func)
-    ws, q = signed_weights(w, q)
+    q, ws, bias_i, fbias = prepare(func, "depthwise", x, w, bias, n_oc, locals())
     x = np.ascontiguousarray(x)
     w3 = np.ascontiguousarray(ws[0])
     w4 = np.ascontiguousarray(w3.transpose(2, 0, 1)[..., None])  # (OC, KH, KW, 1) for the checked kernel

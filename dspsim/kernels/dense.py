@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Geometry, bias_arrays, check_tensor, resolve_quant, run, signed_weights, weights_and_pack
+from ._common import Geometry, check_tensor, prepare, run, weights_and_pack
 from .gemm import gemm_s32, pack_weights
 
 
@@ -63,13 +63,7 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     n, kw = w.shape
     if kw != k:
         raise ValueError(f"{func}: x has {k} features but w has shape {w.shape} (N, K)")
-    q = resolve_quant(func, "fully_connected", x.dtype, w.dtype, n, input_zero_point=input_zero_point,
-                      weight_zero_point=weight_zero_point, output_zero_point=output_zero_point,
-                      multiplier=multiplier, shift=shift, rounding=rounding, requant=requant,
-                      input_scale=input_scale, weight_scale=weight_scale, output_scale=output_scale,
-                      act_min=act_min, act_max=act_max, out_dtype=out_dtype)
-    bias_i, fbias = bias_arrays(bias, n, q, func)
-    ws, q = signed_weights(w, q)
+    q, ws, bias_i, fbias = prepare(func, "fully_connected", x, w, bias, n, locals())
     x2 = np.ascontiguousarray(x.reshape(-1, k))
     zx, zw = q.zx, q.zw
 
