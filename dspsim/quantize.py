@@ -397,8 +397,9 @@ _tf_dequantize_kernel = _kernel_pair(_tf_dequantize_loop)
 def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out):
     """FBGEMM quantize: ``t = fmaf(x, inv, zp)`` (``fused``) or ``f32(f32(x * inv) + zp)``, float
     clamp to the type, then ``cvtps`` (ties to even). Returns the number of NaN inputs."""
-    lo_f = np.float64(lo)
-    hi_f = np.float64(hi)
+    lo_f = np.float32(lo)  # exact: 0, -128 or -2^31
+    hi_f = np.float32(hi) if hi < (1 << 24) else np.float32(2147483520.0)  # the largest float32 <= hi
+    hi32 = np.int32(hi)
     rows = x.size // max(inner, 1)
     nan = 0
     for k in prange(_n_work(rows, inner)):
@@ -414,7 +415,8 @@ def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out):
                 v = src[i]
                 k_nan += v != v
                 t = _fma_f32(v, inv_c, z32) if fused else v * inv_c + z32  # float32: one rounding or two
-                dst[i] = np.int32(np.rint(_clamp(np.float64(t), lo_f, hi_f)))
+                q = np.int32(np.rint(_clamp(t, lo_f, hi_f)))
+                dst[i] = hi32 if t > hi_f else q  # qint32: float 2^31 saturates to INT32_MAX
             c = c + 1 if c + 1 < n_slices else 0
         nan += k_nan
     return nan
