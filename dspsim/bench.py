@@ -63,6 +63,7 @@ REQUANT_VARIANTS = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpa
 OPS = KERNEL_OPS + ("relu", "quantize", "requantize")
 VARIANTS = {**{op: KERNEL_VARIANTS for op in KERNEL_OPS}, "relu": RELU_VARIANTS,
             "quantize": QUANTIZE_VARIANTS, "requantize": REQUANT_VARIANTS}
+PACKED_OPS = ("fully_connected", "conv2d")  # dspsim.pack_weights applies to these
 REQUANT_ROW = 256  # requantize works on (elements / 256, 256): per-tensor scheme, a layer's last axis
 
 
@@ -245,7 +246,10 @@ def dspsim_runner(case: Case, p: dict, accumulator=None) -> Runner:
     if case.op in KERNEL_OPS:
         op = getattr(dspsim, case.op)
         kw = kernel_kwargs(case, p, accumulator)
-        return Runner("dspsim", lambda: op(p["x"], p["w"], p["bias"], **kw))
+        w = p["w"]
+        if case.op in PACKED_OPS:  # packed once per layer, outside the timing, as FBGEMM's prepack
+            w = dspsim.pack_weights(w)
+        return Runner("dspsim", lambda: op(p["x"], w, p["bias"], **kw))
     if case.op == "relu":
         if case.variant == "clamp":
             return Runner("dspsim", lambda: dspsim.relu(p["x"], input_zero_point=p["zi"]))
@@ -449,6 +453,24 @@ def cost_channels(size: str, repeats: int, budget: float) -> dict:
     return dict(points=points)
 
 
+def cost_packing(size: str, repeats: int, budget: float) -> dict:
+    """What passing raw int8 weights costs per call against weights packed once (``pack_weights``)."""
+    import dspsim
+    out = []
+    for op in PACKED_OPS:
+        case = Case(op, "double", size)
+        p = problem(case)
+        t_packed, status = _time_dspsim(case, p, repeats, budget)
+        kw = kernel_kwargs(case, p)
+        try:
+            _, t_raw, _, _ = measure(lambda: getattr(dspsim, op)(p["x"], p["w"], p["bias"], **kw), repeats, budget)
+        except Exception as exc:
+            t_raw, status = None, _error(exc)
+        out.append(dict(op=op, shape="x".join(map(str, case.shape)), packed_seconds=t_packed, raw_seconds=t_raw,
+                        status=status, raw_over_packed=(t_raw / t_packed) if (t_raw and t_packed) else None))
+    return dict(ops=out)
+
+
 ACCUMULATORS = {"int32 saturate": (32, "saturate"), "int24 saturate": (24, "saturate"),
                 "int16 saturate": (16, "saturate"), "int16 wrap": (16, "wrap")}
 
@@ -625,7 +647,8 @@ def format_table(result: dict) -> str:
              f"time = min of >= {result['repeats']} runs after an untimed warm-up; {result['machine']}", "",
              f"peers: {result['peers_available']}", "",
              "dspsim/engine > 1: dspsim is faster. mismatches: elements that differ from dspsim's output of "
-             "the scheme named in 'compared with'.", "",
+             "the scheme named in 'compared with'. dspsim's fully_connected/conv2d weights are packed once "
+             "(dspsim.pack_weights), as torch's are prepacked.", "",
              "| case | shape | engine | ms | G/s | dspsim/engine | compared with | mismatches | status |",
              "|---|---|---|---:|---:|---:|---|---:|---|"]
     for r in result["rows"]:
@@ -652,6 +675,13 @@ def format_table(result: dict) -> str:
                   "|---|---:|---|---:|"]
         lines += [f"| {q['op']} | {q['channels']} | {q['shape']} | {_fmt(q['gmacs'], '.2f')} {_ok(q['status'])} |"
                   for q in ch["points"]]
+    pk = cm.get("packing")
+    if pk:
+        lines += ["", "## Weight packing (raw int8 weights are packed on every call)", "",
+                  "| op | shape | packed ms | raw ms | raw / packed |", "|---|---|---:|---:|---:|"]
+        lines += [f"| {q['op']} | {q['shape']} | {_fmt(q['packed_seconds'] and q['packed_seconds'] * 1e3, '.3f')} | "
+                  f"{_fmt(q['raw_seconds'] and q['raw_seconds'] * 1e3, '.3f')} | {_fmt(q['raw_over_packed'], '.2f')} "
+                  f"{_ok(q['status'])} |" for q in pk["ops"]]
     acc = cm.get("accumulator")
     if acc:
         lines += ["", "## Accumulator models", "",
@@ -738,6 +768,7 @@ def run(sizes=("small",), threads: int = 2, repeats: int = 5, budget: float = 0.
     if cost_size:
         cost["macs"] = cost_macs(cost_size, repeats, budget)
         cost["channels"] = cost_channels(cost_size, repeats, budget)
+        cost["packing"] = cost_packing(cost_size, repeats, budget)
         cost["accumulator"] = cost_accumulator(cost_size, repeats, budget)
     if memory_size:
         cost["memory"] = cost_memory(memory_size)

@@ -47,6 +47,7 @@ def test_quick_json_has_targets_threads_and_cost_model(quick_result):
     cm = result["cost_model"]
     assert cm["macs"]["ns_per_mac"] is not None and len(cm["macs"]["points"]) >= 2
     assert {p["op"] for p in cm["channels"]["points"]} == {"conv2d", "depthwise_conv2d"}
+    assert all(q["raw_over_packed"] for q in cm["packing"]["ops"])
     for entry in cm["accumulator"]["ops"]:
         assert all(c["slowdown"] is not None for c in entry["checked"]), entry
     assert all(m["status"] == "ok" and m["temporaries_over_input"] >= 0 for m in cm["memory"]["rows"])
