@@ -306,7 +306,7 @@ def _mbqm_double_v(x, m, shift):
     left = max(shift, 0)
     right = max(-shift, 0)
     xl = ((x << left) << 32) >> 32  # the C kernel's int32 left shift wraps
-    ab = xl * m
+    ab = xl * ((m << 32) >> 32)  # m < 2^31 is unchanged; both factors now sign-extended 32-bit (vpmuldq)
     v = ab + (np.int64(1 << 30) if ab >= 0 else np.int64(1 - (1 << 30)))
     hi = (v + ((v >> 63) & np.int64((1 << 31) - 1))) >> 31
     mask = (np.int64(1) << right) - 1
@@ -372,13 +372,14 @@ def _requantized(acc, code, fb_mode, rounding, mult, shift, scale, fb_a, fb_b, z
     return _float_to_int_hte(y) + zp
 
 
-def _make_rows(code, fb_mode, rounding, wrap):
-    """A requantization loop with the scheme, float-bias mode, tie rule and whether the accumulator
-    needs wrapping to ``acc_bits`` as compile-time constants.
+def _make_rows(code, fb_mode, rounding, wrap, per_channel, count):
+    """A requantization loop whose scheme, float-bias mode and tie rule, and whether it wraps the
+    accumulator to ``acc_bits``, reads parameters per channel (else the first, hoisted out of the
+    loop) and counts clamps and saturations, are compile-time constants.
 
-    One straight loop per constant triple, without per-element tests of the scheme, which LLVM
-    vectorizes (int64 multiplies and shifts, selects). ``nogil``: :func:`_requantize_flat` runs
-    row ranges of one call on several threads; ``cache=True`` keeps each compiled triple on disk.
+    Each loop is straight, with no per-element tests of these, so LLVM vectorizes it (int64
+    multiplies and shifts, selects). ``nogil``: :func:`_requantize_flat` runs row ranges of one call
+    on several threads; ``cache=True`` keeps each compiled variant on disk.
     """
 
     @njit(cache=True, nogil=True)
@@ -394,11 +395,13 @@ def _make_rows(code, fb_mode, rounding, wrap):
                 a = np.int64(row[j])
                 if wrap:
                     a = (a << sh) >> sh  # the accumulator wrapped to acc_bits
-                if code <= 1:
-                    n_sat += (a > INT32_MAX) | (a < INT32_MIN)
-                v = _requantized(a, code, fb_mode, rounding, mult[j], shift[j], scale[j], fb_a[j], fb_b[j], zp)
-                n_lo += v < lo
-                n_hi += v > hi
+                c = j if per_channel else 0
+                v = _requantized(a, code, fb_mode, rounding, mult[c], shift[c], scale[c], fb_a[c], fb_b[c], zp)
+                if count:
+                    if code <= 1:
+                        n_sat += (a > INT32_MAX) | (a < INT32_MIN)
+                    n_lo += v < lo
+                    n_hi += v > hi
                 orow[j] = min(max(v, lo), hi)
         return n_lo, n_hi, n_sat
 
@@ -417,20 +420,21 @@ def _pool():
     return _POOL[0]
 
 
-def _requantize_flat(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, func):
+def _requantize_flat(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, func, count=False):
     """Requantize the flat, contiguous ``acc`` (int32 or int64; channel = index % ``n``) into ``out``.
 
     ``acc`` is first wrapped to ``acc_bits``; ``fb = (fb_a, fb_b, fb_mode)`` from
     :func:`float_bias_arrays`. Returns (outputs clamped low, clamped high, accumulators saturated to
-    int32 by a fixed-point scheme). Large tensors are split by rows over threads.
+    int32 by a fixed-point scheme) when ``count``, else zeros. Large tensors are split by rows over
+    threads.
     """
     fb_a, fb_b, fb_mode = fb
     size = acc.shape[0]
-    if max(requant.channels, len(requant.act_times_w)) == 1 and fb_mode == 0 and n < 1024 <= size:
-        n = 1024  # per-tensor parameters: long rows vectorize better than short channel runs
-        fb_a, fb_b = (np.ascontiguousarray(np.broadcast_to(v[:1], (n,))) for v in (fb_a, fb_b))
+    per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or fb_mode != 0
+    if not per_channel:
+        n = min(size, 1024)  # one parameter set: rows need not follow the channels
     code, mult, shift, scale, _, rnd = requant.arrays(n, func)
-    key = (code, fb_mode, rnd if code == 2 else 0, acc_bits < 8 * acc.itemsize)
+    key = (code, fb_mode, rnd if code == 2 else 0, acc_bits < 8 * acc.itemsize, per_channel, bool(count))
     if key not in _ROWS:
         _ROWS[key] = _make_rows(*key)
     rows = _ROWS[key]

@@ -306,7 +306,7 @@ def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, b
     # and changes nothing in a value that already fits (see accumulator.py).
     out = np.empty(acc.size, q.out_dtype)
     n_lo, n_hi, n_sat = _requantize_flat(np.ascontiguousarray(acc).reshape(-1), n_oc, acc_model.bits, q.requant,
-                                         fbias, q.zo, q.lo, q.hi, out, func)
+                                         fbias, q.zo, q.lo, q.hi, out, func, count=stats)
     out = out.reshape(n_b, g.out_h, g.out_w, n_oc)
     if not stats:
         return out
