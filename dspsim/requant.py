@@ -298,20 +298,20 @@ def _mbqm_double_v(x, m, shift):
     """``MultiplyByQuantizedMultiplier`` (two roundings) of an int32-range ``x``, without branches.
 
     SRDHM: ``ab = x' * m`` is exact in int64 (``m`` in [0, 2^31), so its only saturating case,
-    ``INT32_MIN * INT32_MIN``, cannot occur); the nudge is ``2^30`` or ``1 - 2^30`` by the sign of
-    ``ab`` and the C division by 2^31 truncates, i.e. adds ``2^31 - 1`` to a negative value before
-    the arithmetic shift. RoundingDivideByPOT: remainder against ``mask/2`` (+1 for a negative
-    value), so ties go away from zero. Same integers as ``fixedpoint._mbqm_double``.
+    ``INT32_MIN * INT32_MIN``, cannot occur). gemmlowp adds the nudge ``2^30`` (``ab >= 0``) or
+    ``1 - 2^30`` and divides by 2^31 truncating; for ``ab < 0`` truncation is
+    ``floor((ab + 1 - 2^30 + 2^31 - 1) / 2^31)``, so both cases are ``(ab + 2^30) >> 31`` (ties
+    toward +inf). RoundingDivideByPOT by ``r``: ``(hi + 2^(r-1) - [hi < 0]) >> r`` for ``r > 0``
+    (ties away from zero: a negative tie is not rounded up). Same integers as
+    ``fixedpoint._mbqm_double``.
     """
     left = max(shift, 0)
     right = max(-shift, 0)
     xl = ((x << left) << 32) >> 32  # the C kernel's int32 left shift wraps
     ab = xl * ((m << 32) >> 32)  # m < 2^31 is unchanged; both factors now sign-extended 32-bit (vpmuldq)
-    v = ab + (np.int64(1 << 30) if ab >= 0 else np.int64(1 - (1 << 30)))
-    hi = (v + ((v >> 63) & np.int64((1 << 31) - 1))) >> 31
-    mask = (np.int64(1) << right) - 1
-    threshold = (mask >> 1) + (hi < 0)
-    return (hi >> right) + ((hi & mask) > threshold)
+    hi = (ab + np.int64(1 << 30)) >> 31
+    half = (np.int64(1) << right) >> 1  # 2^(r-1), or 0 when r = 0
+    return (hi + half - ((hi < 0) & (half > 0))) >> right
 
 
 @njit(cache=True, inline="always")
