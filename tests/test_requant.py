@@ -253,3 +253,20 @@ def test_large_tensors_split_over_threads_match_small_calls(rq):
     rows = np.stack([requantize(acc[i], rq, 5, out_dtype="int16") for i in range(0, 50000, 997)])
     assert np.array_equal(big[::997], rows)
     assert np.array_equal(requantize(acc.astype(np.int32), rq, 5), requantize(acc.astype(np.int32).astype(np.int64), rq, 5))
+
+
+@pytest.mark.parametrize("rounding", ["double", "single"])
+def test_vectorized_fixed_point_equals_the_scalar_primitive_on_edges(rounding):
+    # every shift, edge multipliers, accumulators around ties and the int32 ends: the branch-free
+    # loop of requantize gives the integers of fixedpoint.multiply_by_quantized_multiplier
+    from dspsim.fixedpoint import multiply_by_quantized_multiplier
+    accs = np.array(sorted({v + d for v in (0, 1, 3, 1 << 10, 1 << 20, 1 << 30, INT32_MAX, -(1 << 10), -(1 << 20),
+                                              -(1 << 30), INT32_MIN) for d in (-2, -1, 0, 1, 2)
+                            if INT32_MIN <= v + d <= INT32_MAX}), np.int64)
+    for m in (0, 1, 1 << 30, (1 << 30) + 1, 1717986918, INT32_MAX):
+        shifts = np.arange(-31, 31)
+        rq = Requant.fixed_point(np.full(shifts.size, m), shifts, rounding)
+        acc = np.repeat(accs[:, None], shifts.size, axis=1)
+        want = multiply_by_quantized_multiplier(acc, m, shifts, rounding, axis=1)
+        got = requantize(acc, rq, 0, -(1 << 15), (1 << 15) - 1, out_dtype="int16")
+        assert np.array_equal(got, np.clip(want, -(1 << 15), (1 << 15) - 1))
