@@ -247,10 +247,10 @@ def test_xnnpack_scheme_matches_litert_xnnpack_delegate(op):
     Requant.from_scales(0.1, [0.2, 0.01, 0.5], 0.3, engine="onednn"),
 ])
 def test_large_tensors_split_over_threads_match_small_calls(rq):
-    # > 2^16 elements: rows split over threads, per-tensor parameters on long rows; one small call per row agrees
-    acc = np.random.default_rng(2).integers(-(1 << 34), 1 << 34, (50000, 3))
+    # > 2^19 elements: rows split over threads, per-tensor parameters on long rows; one small call per row agrees
+    acc = np.random.default_rng(2).integers(-(1 << 34), 1 << 34, (200000, 3))
     big = requantize(acc, rq, 5, out_dtype="int16")
-    rows = np.stack([requantize(acc[i], rq, 5, out_dtype="int16") for i in range(0, 50000, 997)])
+    rows = np.stack([requantize(acc[i], rq, 5, out_dtype="int16") for i in range(0, 200000, 997)])
     assert np.array_equal(big[::997], rows)
     assert np.array_equal(requantize(acc.astype(np.int32), rq, 5), requantize(acc.astype(np.int32).astype(np.int64), rq, 5))
 
