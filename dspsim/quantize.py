@@ -544,17 +544,17 @@ _pof2_quantize_kernel = _kernel_pair(_pof2_quantize_loop)
 # --------------------------------------------------------------------------------------------
 # dequantization kernels (integer codes of any width in, float32 out)
 # --------------------------------------------------------------------------------------------
-DQ_TORCH_TENSOR, DQ_TORCH_CHANNEL, DQ_ONNX, DQ_TFLITE, DQ_POF2 = 0, 1, 2, 3, 4
+_DQ_TORCH_TENSOR, _DQ_TORCH_CHANNEL, _DQ_ONNX, _DQ_TFLITE, _DQ_POF2 = 0, 1, 2, 3, 4
 
 
 def _dequantize_loop(q, n_slices, inner, kind, scale, zp, out):
     """``out = f32(...)`` of each engine's dequantization (``kind``), with ``d = wrap32(q - zp[c])``:
 
-    * DQ_TORCH_TENSOR: ``f32(scale) * f32(d)`` in float32;
-    * DQ_TORCH_CHANNEL: ``double(f32(q) - f32(zp)) * scale`` (float32 difference, float64 product);
-    * DQ_ONNX: ``f32(d) * f32(scale)``;
-    * DQ_TFLITE: ``double(scale) * double(d)``;
-    * DQ_POF2: ``double(q) * 2^-f`` as two exact power-of-two factors (``zp`` holds f; a result
+    * _DQ_TORCH_TENSOR: ``f32(scale) * f32(d)`` in float32;
+    * _DQ_TORCH_CHANNEL: ``double(f32(q) - f32(zp)) * scale`` (float32 difference, float64 product);
+    * _DQ_ONNX: ``f32(d) * f32(scale)``;
+    * _DQ_TFLITE: ``double(scale) * double(d)``;
+    * _DQ_POF2: ``double(q) * 2^-f`` as two exact power-of-two factors (``zp`` holds f; a result
       below the float64 normal range is below float32's smallest subnormal / 2 anyway).
 
     ``scale`` is float64 (holding the float32 value where the engine uses float32).
@@ -576,13 +576,13 @@ def _dequantize_loop(q, n_slices, inner, kind, scale, zp, out):
             for i in range(dst.size):
                 qi = src[i]
                 d = np.int32(_wrap(np.int64(qi) - z, 32))
-                if kind == DQ_TORCH_TENSOR:
+                if kind == _DQ_TORCH_TENSOR:
                     dst[i] = s32 * np.float32(d)
-                elif kind == DQ_TORCH_CHANNEL:
+                elif kind == _DQ_TORCH_CHANNEL:
                     dst[i] = np.float32(np.float64(np.float32(qi) - z32) * s64)
-                elif kind == DQ_ONNX:
+                elif kind == _DQ_ONNX:
                     dst[i] = np.float32(d) * s32
-                elif kind == DQ_TFLITE:
+                elif kind == _DQ_TFLITE:
                     dst[i] = np.float32(s64 * np.float64(d))
                 else:
                     dst[i] = np.float32((np.float64(qi) * s1) * s2)
@@ -960,7 +960,7 @@ def dequantize_per_tensor(q, scale, zero_point):
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
     if s.size != 1 or zp.size != 1:
         raise ValueError(f"{func}: scale and zero_point must be scalars")
-    return _dequantize(DQ_TORCH_TENSOR, q, s, zp, 1, q.size)
+    return _dequantize(_DQ_TORCH_TENSOR, q, s, zp, 1, q.size)
 
 
 def dequantize_per_channel(q, scales, zero_points, axis):
@@ -977,7 +977,7 @@ def dequantize_per_channel(q, scales, zero_points, axis):
     for name, v in (("scales", s), ("zero_points", zp)):
         if v.size != length:
             raise ValueError(f"{func}: {name} has {v.size} values but axis {ax} has length {length}")
-    return _dequantize(DQ_TORCH_CHANNEL, q, s, zp, length, inner)
+    return _dequantize(_DQ_TORCH_CHANNEL, q, s, zp, length, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1035,7 +1035,7 @@ def dequantize_linear(q, scale, zero_point=0, axis=1):
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1).reshape(-1)
     if zp.size not in (1, n_slices):
         raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
-    return _dequantize(DQ_ONNX, q, s, zp, n_slices, inner)
+    return _dequantize(_DQ_ONNX, q, s, zp, n_slices, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1086,7 +1086,7 @@ def tflite_dequantize(q, scale, zero_point=0):
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
     if s.size != 1 or zp.size != 1:
         raise ValueError(f"{func}: scale and zero_point must be scalars")
-    return _dequantize(DQ_TFLITE, q, s, zp, 1, q.size)
+    return _dequantize(_DQ_TFLITE, q, s, zp, 1, q.size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1193,7 +1193,7 @@ def dequantize_pof2(q, frac_bits, axis=None):
     q = _int_codes(q, func, -(1 << 63), (1 << 63) - 1)
     f = as_int_array(frac_bits, func, "frac_bits", -1100, 1100)
     f, n_slices, inner = _per_channel(f, q.shape, axis, func, "frac_bits")
-    return _dequantize(DQ_POF2, q, np.ones(1), f, n_slices, inner)
+    return _dequantize(_DQ_POF2, q, np.ones(1), f, n_slices, inner)
 
 
 # --------------------------------------------------------------------------------------------
