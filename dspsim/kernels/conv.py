@@ -81,40 +81,57 @@ conv2d.__doc__ = """Quantized 2-D convolution (grouped when ``w.shape[3] < x.sha
 
 
 @njit(cache=True, nogil=True)
-def _depthwise(x, wz, zx, bias, depth_multiplier, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h, acc, r0, r1):
-    """Depthwise sums ``acc[(b*OH + oy)*OW + ox, ic*M + m] = bias + sum (x - zx) * wz`` for rows
-    ``b*OH + oy`` in ``[r0, r1)``, over the taps inside the input (skipped taps add nothing).
+def _depthwise(xf, c, wt, zx, bias, depth_multiplier, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h, out_w,
+               acc, r0, r1):
+    """Depthwise sums ``acc[((b*OH + oy)*OW + ox)*OC + ic*M + m] = bias + sum (x - zx) * (w - zw)`` for
+    rows ``b*OH + oy`` in ``[r0, r1)``, over the taps inside the input (skipped taps add nothing).
 
-    ``wz`` (KH, KW, C*M) holds ``w - zw`` and ``bias`` the bias, both in ``acc``'s dtype: the sum
-    runs in that dtype, int32 (wrapping, i.e. exact modulo 2^32; |(x - zx) * wz| <= 255 * 255, and
-    the stores wrap like a C int32 accumulator) or int64 (exact). Channels are innermost, so with
-    M = 1 each tap is one vector loop over C. Never raises.
+    ``xf`` is the NHWC input as (B*H, W*C); ``wt`` (KH, KW, reps*OC) holds ``w - zw`` repeated
+    ``reps`` times along the last axis, ``bias`` the bias; ``wt``, ``bias`` and the flat ``acc`` share
+    one dtype in which the sum runs: int32 (wrapping, i.e. exact modulo 2^32; |(x - zx) * (w - zw)|
+    <= 255 * 255, the stores wrap like a C int32 accumulator) or int64 (exact). With M = 1, stride_w
+    = 1 and ``reps = OW``, one tap of a whole output row is one long vector loop (the input pixels of
+    consecutive outputs are adjacent); otherwise each output pixel loops over its channels. Never raises.
     """
-    n_b, in_h, in_w, c = x.shape
-    k_h, k_w, n_oc = wz.shape
-    out_w = acc.shape[0] // (n_b * out_h)
+    n_oc = bias.shape[0]
+    in_w = xf.shape[1] // c
+    in_h = xf.shape[0] // (acc.shape[0] // (out_h * out_w * n_oc))  # rows of xf per image
+    rows_fast = depth_multiplier == 1 and stride_w == 1 and wt.shape[2] == out_w * n_oc
     for r in range(r0, r1):
         b = r // out_h
         oy = r % out_h
+        arow = acc[r * out_w * n_oc:(r + 1) * out_w * n_oc]
         for ox in range(out_w):
-            a = acc[r * out_w + ox]
-            a[:] = bias
-            for fy in range(k_h):
-                iy = oy * stride_h - pad_t + dil_h * fy
-                if iy < 0 or iy >= in_h:
+            arow[ox * n_oc:(ox + 1) * n_oc] = bias
+        for fy in range(wt.shape[0]):
+            iy = oy * stride_h - pad_t + dil_h * fy
+            if iy < 0 or iy >= in_h:
+                continue
+            xrow = xf[b * in_h + iy]
+            for fx in range(wt.shape[1]):
+                wrow = wt[fy, fx]
+                if rows_fast:  # outputs ox in [lo, hi) read the adjacent input pixels ox - pad_l + dil_w*fx
+                    lo = max(0, pad_l - dil_w * fx)
+                    hi = min(out_w, in_w + pad_l - dil_w * fx)
+                    if lo >= hi:
+                        continue
+                    xs = xrow[(lo - pad_l + dil_w * fx) * c:(hi - pad_l + dil_w * fx) * c]
+                    seg = arow[lo * n_oc:hi * n_oc]
+                    for k in range(seg.shape[0]):
+                        seg[k] += (xs[k] - zx) * wrow[k]
                     continue
-                for fx in range(k_w):
+                for ox in range(out_w):
                     ix = ox * stride_w - pad_l + dil_w * fx
                     if ix < 0 or ix >= in_w:
                         continue
-                    xrow = x[b, iy, ix]
-                    wrow = wz[fy, fx]
+                    xpix = xrow[ix * c:(ix + 1) * c]
+                    a = arow[ox * n_oc:(ox + 1) * n_oc]
                     if depth_multiplier == 1:
                         for oc in range(c):
-                            a[oc] += (xrow[oc] - zx) * wrow[oc]
+                            a[oc] += (xpix[oc] - zx) * wrow[oc]
                     else:
                         for ic in range(c):
-                            xv = xrow[ic] - zx
+                            xv = xpix[ic] - zx
                             for mm in range(depth_multiplier):
                                 oc = ic * depth_multiplier + mm
                                 a[oc] += xv * wrow[oc]
@@ -147,7 +164,9 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
         dt = np.int32 if exact_bits == 32 else np.int64
         acc = np.empty((n_b * g.out_h * g.out_w, n_oc), dt)
         wz = (w3.astype(np.int64) - q.zw).astype(dt)
-        args = (x, wz, dt(q.zx), bias_i.astype(dt), mult, *g.stride, *g.dilation, g.pad_top, g.pad_left, g.out_h, acc)
+        reps = g.out_w if mult == 1 and g.stride[1] == 1 else 1  # see _depthwise
+        args = (x.reshape(n_b * in_h, in_w * c), c, np.tile(wz, (1, 1, reps)), dt(q.zx), bias_i.astype(dt), mult,
+                *g.stride, *g.dilation, g.pad_top, g.pad_left, g.out_h, g.out_w, acc.reshape(-1))
         _parallel_rows(lambda r0, r1: _depthwise(*args, r0, r1), n_b * g.out_h, acc.size * k_h * k_w)
         return acc
 
