@@ -50,7 +50,22 @@ from .observers import MinMaxObserver, MovingAverageMinMaxObserver, PercentileOb
 from .qtensor import QTensor
 from . import tflite  # dspsim.tflite.load_model
 
+
+def warmup(parallel: bool = True) -> None:
+    """Compile every numba kernel (quantizers, requantization, integer kernels) on tiny inputs.
+
+    Call it once before timing anything: compile time then stays out of the measurements. Serial kernels
+    are cached on disk (``cache=True``) and load in well under a second afterwards; the parallel ones
+    (``parallel=True``, used on large tensors) cannot be cached and compile in every new process.
+    """
+    from .kernels import warmup as kernels_warmup
+    from .quantize import warmup as quantize_warmup
+
+    quantize_warmup(parallel=parallel)
+    kernels_warmup()
+
 __all__ = [
+    "warmup",
     "MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver", "QParams", "QTensor", "choose_qparams",
     "Accumulator", "KernelStats", "leaky_relu", "relu6", "relu_n1_to_1", "requantize", "tflite_activation_range",
     "tflm_relu6", "torch_relu", "IntType", "QuantizeResult", "Requant", "Rounding",
