@@ -50,7 +50,6 @@ to it, as it maps ``("litert", "fully_connected")`` to ``"litert-fc"``.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,6 +66,7 @@ from .fixedpoint import (
     quantize_multiplier,
     rounding_mode,
 )
+from .quantize import _fma_f32  # llvm.fma.f32 when compiled (vectorizes), exact emulation without JIT
 
 SCHEMES = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack", "onnx-reference", "litert-fc", "onednn")
 _CODE = {"double": 0, "single": 1, "shift": 2, "fbgemm": 3, "onnxruntime": 4, "xnnpack": 4,
@@ -272,25 +272,6 @@ def _round_haz(d):
     if frac > 0.5 or (frac == 0.5 and d > 0):
         r += 1.0
     return r
-
-
-@njit(cache=True, inline="always")
-def _fma_f32(a, b, c):
-    """float32 ``a * b + c`` with one rounding (x86 ``vfmadd``), for float32 inputs.
-
-    ``a * b`` is exact in double (24 x 24 bits); the sum is rounded to odd in double (TwoSum error
-    decides the odd neighbour), and round-to-odd at 53 bits then round-to-nearest-even at 24 bits
-    equals one correct rounding.
-    """
-    p = np.float64(a) * np.float64(b)
-    cc = np.float64(c)
-    s = p + cc
-    bb = s - p
-    e = (p - (s - bb)) + (cc - bb)
-    if e != 0.0:
-        if np.int64(math.ldexp(math.frexp(s)[0], 53)) % 2 == 0:  # even last mantissa bit
-            s = np.nextafter(s, np.inf if e > 0 else -np.inf)
-    return np.float32(s)
 
 
 @njit(cache=True, inline="always")

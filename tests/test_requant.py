@@ -270,3 +270,33 @@ def test_vectorized_fixed_point_equals_the_scalar_primitive_on_edges(rounding):
         want = multiply_by_quantized_multiplier(acc, m, shifts, rounding, axis=1)
         got = requantize(acc, rq, 0, -(1 << 15), (1 << 15) - 1, out_dtype="int16")
         assert np.array_equal(got, np.clip(want, -(1 << 15), (1 << 15) - 1))
+
+
+@pytest.mark.parametrize("fused", [True, False])
+def test_fbgemm_float_bias_vector_loop_matches_oracle(fused):
+    # long rows (vector lanes, llvm.fma when fused): fma(bias, f32(1/atw), acc) for per-tensor weights,
+    # f32(acc + f32(bias/atw)) per channel, against the exact oracle; ties of the bias sum included
+    rng = np.random.default_rng(7)
+    c = 37
+    atw = rng.uniform(2.0**-14, 2.0**-6, c).astype(np.float32)
+    rq = Requant.float_scale(rng.uniform(0.001, 0.2, 1 if fused else c), "fbgemm",
+                             act_times_w=atw[:1] if fused else atw, reciprocal_bias=fused)
+    bias = (rng.integers(-400, 400, c) * 0.5).astype(np.float32)
+    acc = np.concatenate([rng.integers(-(1 << 26), 1 << 26, (40, c)), rng.integers(-300, 300, (20, c))])
+    got = requantize(acc, rq, 3, -100, 100, float_bias=bias)
+    orq = {"scheme": "fbgemm", "scale": list(rq.scale), "act_times_w": list(rq.act_times_w), "reciprocal_bias": fused}
+    want = [[ref.clamp(ref.requantize_value(int(a), orq, j, 3, float(bias[j])), -100, 100) for j, a in enumerate(row)]
+            for row in acc]
+    assert got.tolist() == want
+
+
+def test_fbgemm_per_tensor_float_bias_is_one_fused_rounding():
+    # bias * f32(1/atw) = 0.5 * (1 - 2^-46): fmaf(bias, inv, acc) of an odd acc in [2^23, 2^24) (ulp 1) stays at
+    # acc, so y = acc * 2^-9 lies just below the tie n + 1/2; rounding the product first to 0.5 makes acc + 0.5
+    # a float32 tie that goes to the even acc + 1, y = n + 1/2 exactly, and rint gives n + 1 for odd n
+    atw = np.float32(1 - 2.0**-23)  # f32(1/atw) = 1 + 2^-23
+    bias = np.full(1, 0.5 * (1 - 2.0**-23), np.float32)
+    n = np.arange(16385, 32767, 2)
+    acc = (256 * (2 * n + 1) - 1).reshape(-1, 1)
+    rq = Requant.float_scale(2.0**-9, "fbgemm", act_times_w=atw, reciprocal_bias=True)
+    assert requantize(acc, rq, 0, out_dtype="int16", float_bias=bias).reshape(-1).tolist() == n.tolist()
