@@ -116,3 +116,21 @@ def test_live_torch_quantized_relu_matches():
 def test_refusals(call, exc, msg):
     with pytest.raises(exc, match=msg):
         call()
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16])
+@pytest.mark.parametrize("pair,rounding", [(None, "double"), ((1 << 30, 1), "single"), ((1518500250, -1), "double"),
+                                           ((1518500250, 3), "single")])
+def test_relu_loop_equals_requantize_of_the_difference_also_when_split_over_threads(dtype, pair, rounding):
+    # 600001 elements (> 2^19: rows split over threads, a short last row); the identity pair takes the plain
+    # clamp loop, other pairs the fixed-point one: both give requantize(x - zi) clamped
+    from dspsim.requant import Requant, requantize
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(3).integers(info.min, info.max + 1, 600001).astype(dtype)
+    zi, zo = (info.min + info.max) // 2 - 3, (info.min + info.max) // 2 + 5
+    m, s = (1 << 30, 1) if pair is None else pair
+    got = dspsim.relu(x, input_zero_point=zi, output_zero_point=zo, act_max=info.max - 7, rounding=rounding,
+                      **({} if pair is None else {"multiplier": m, "shift": s}))
+    want = requantize(x.astype(np.int64) - zi, Requant.fixed_point(m, s, rounding), zo, max(info.min, zo),
+                      info.max - 7, out_dtype=np.dtype(dtype).name)
+    assert got.dtype == dtype and np.array_equal(got, want)

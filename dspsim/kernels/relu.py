@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from ..dtypes import int_type
-from ..fixedpoint import quantize_multiplier
-from ..requant import Requant, requantize
+from ..fixedpoint import as_int_array, quantize_multiplier
+from ..requant import Requant, _parallel_rows, _requantized, output_range
 from ._common import check_tensor, zero_point
 
 _RELU_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
@@ -96,11 +97,46 @@ def relu(x, *, input_zero_point, output_zero_point=None, multiplier=None, shift=
     return _requant(func, x, zi, rq, zo, lo, act_max, t)
 
 
+def _make_rows(code):
+    """The ReluX loop ``clamp(zo + requant(q - zi), lo, hi)`` for scheme ``code`` (0 "double", 1 "single",
+    -1 the identity pair ``(2^30, 1)``: a plain clamp), a compile-time constant so that LLVM vectorizes
+    the loop. ``nogil``: :func:`dspsim.requant._parallel_rows` runs row ranges on several threads."""
+
+    @njit(cache=True, nogil=True)
+    def rows(x, n, zi, zo, mult, shift, lo, hi, out, r0, r1):
+        for r in range(r0, r1):
+            row = x[r * n:(r + 1) * n]  # row slices vectorize, ``r * n + j`` indices do not
+            orow = out[r * n:(r + 1) * n]
+            for j in range(row.shape[0]):
+                v = np.int64(row[j]) - zi
+                if code >= 0:
+                    v = _requantized(v, code, 0, 0, mult, shift, 0.0, np.float32(0), np.float32(0), 0)
+                orow[j] = min(max(v + zo, lo), hi)
+
+    return rows
+
+
+_ROWS = {}
+
+
 def _requant(func, x, zi, rq, zo, lo, hi, t):
-    try:
-        return requantize(x.astype(np.int64) - zi, rq, zo, lo, hi, out_dtype=t.name).reshape(x.shape)
-    except (ValueError, TypeError) as e:
-        raise type(e)(f"{func}: {str(e).replace('requantize: ', '')}") from None
+    """``clamp(zo + requant(x - zi), lo, hi)`` as ``t``; ``lo``/``hi`` None = the range of ``t``.
+
+    The same integers as :func:`dspsim.requant.requantize` of ``x - zi`` (|x - zi| < 2^17, so the
+    fixed-point schemes never saturate the accumulator), without the int64 copy of ``x``.
+    """
+    t, lo, hi = output_range(t.name, lo, hi, func)
+    zo = int(as_int_array(zo, func, "output_zero_point", t.min, t.max))
+    m, s = rq.multiplier[0], rq.shift[0]
+    code = -1 if (m, s) == _IDENTITY else (0 if rq.scheme == "double" else 1)  # (2^30, 1): exact identity
+    if code not in _ROWS:
+        _ROWS[code] = _make_rows(code)
+    rows = _ROWS[code]
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty(flat.shape, t.dtype)
+    n = max(min(flat.size, 1024), 1)
+    _parallel_rows(lambda r0, r1: rows(flat, n, zi, zo, m, s, lo, hi, out, r0, r1), -(-flat.size // n), flat.size)
+    return out.reshape(x.shape)
 
 
 def _tflite_relu_x(func, kind, x, input_scale, input_zero_point, output_scale, output_zero_point, rounding,
