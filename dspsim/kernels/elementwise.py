@@ -82,7 +82,21 @@ def _add(a, b, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out):
         out[i] = min(max(v, lo), hi)
 
 
-def _binary_operands(func, x1, x2):
+def _binary_operands(func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max):
+    """Validate the operands, zero points and activation range of a binary op; broadcast, flatten.
+
+    Returns ``a, b`` (flat, broadcast), the broadcast shape, the output IntType and clamp ``lo, hi``,
+    and the zero points ``zp1, zp2, zo``.
+    """
+    a, b, shape = _broadcast_pair(func, x1, x2)
+    t, lo, hi = output_range(a.dtype.name, act_min, act_max, func)
+    zp1 = zero_point(input1_zero_point, a.dtype, func, "input1_zero_point")
+    zp2 = zero_point(input2_zero_point, a.dtype, func, "input2_zero_point")
+    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    return a, b, shape, t, lo, hi, zp1, zp2, zo
+
+
+def _broadcast_pair(func, x1, x2):
     x1 = check_tensor(x1, func, "x1", allowed=_TYPES)
     x2 = check_tensor(x2, func, "x2", allowed=_TYPES)
     if x1.dtype != x2.dtype:
@@ -91,7 +105,7 @@ def _binary_operands(func, x1, x2):
         a, b = np.broadcast_arrays(x1, x2)
     except ValueError:
         raise ValueError(f"{func}: shapes {x1.shape} and {x2.shape} do not broadcast") from None
-    return x1, x2, np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1), a.shape
+    return np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1), a.shape
 
 
 def _multiplier(value, func, name):
@@ -130,11 +144,8 @@ def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, outp
     func = "add"
     if not isinstance(params, AddParams):
         raise TypeError(f"{func}: params must be an AddParams (tflite_add_params), got {type(params).__name__}")
-    x1, x2, a, b, shape = _binary_operands(func, x1, x2)
-    t, lo, hi = output_range(x1.dtype.name, act_min, act_max, func)
-    zp1 = zero_point(input1_zero_point, x1.dtype, func, "input1_zero_point")
-    zp2 = zero_point(input2_zero_point, x2.dtype, func, "input2_zero_point")
-    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
+        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
     ls = _shift(params.left_shift, func, "left_shift", 0, 22)
     args = []
     for k in ("input1", "input2", "output"):
@@ -181,11 +192,8 @@ def mul(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, mult
     ``out = clamp(zo + rint(f32(float(product) * scale)), act_min, act_max)``, ties to even.
     """
     func = "mul"
-    x1, x2, a, b, shape = _binary_operands(func, x1, x2)
-    t, lo, hi = output_range(x1.dtype.name, act_min, act_max, func)
-    zp1 = zero_point(input1_zero_point, x1.dtype, func, "input1_zero_point")
-    zp2 = zero_point(input2_zero_point, x2.dtype, func, "input2_zero_point")
-    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
+        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
     if (scale is None) == (multiplier is None or shift is None):
         raise ValueError(f"{func}: give multiplier and shift (TFLite) or scale (XNNPACK), not both")
     if scale is None:
@@ -250,11 +258,8 @@ def xnnpack_add(x1, x2, params: XnnpackAddParams, *, input1_zero_point, input2_z
     func = "xnnpack_add"
     if not isinstance(params, XnnpackAddParams):
         raise TypeError(f"{func}: params must be an XnnpackAddParams (xnnpack_add_params)")
-    x1, x2, a, b, shape = _binary_operands(func, x1, x2)
-    t, lo, hi = output_range(x1.dtype.name, act_min, act_max, func)
-    zp1 = zero_point(input1_zero_point, x1.dtype, func, "input1_zero_point")
-    zp2 = zero_point(input2_zero_point, x2.dtype, func, "input2_zero_point")
-    zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
+    a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
+        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
     bias = (1 << (params.shift - 1)) - params.a_multiplier * zp1 - params.b_multiplier * zp2
     out = np.empty(a.size, t.dtype)
     _xnnpack_add(a, b, bias, params.a_multiplier, params.b_multiplier, params.shift, zo, lo, hi, out)
