@@ -1,8 +1,17 @@
 """dspsim: a bit-exact simulator of DSP / NPU integer arithmetic for quantized NN layers.
 
-The public API is re-exported here; see README.md for a tour and ../DESIGN.md for the layout.
+The public API is re-exported here; see README.md for a tour, docs/design.md for the layout
+and docs/semantics.md for the engine arithmetic it emulates.
 """
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
+
+try:
+    __version__ = _version("dspsim")  # the installed distribution's metadata (pyproject.toml's version)
+except _PackageNotFoundError:  # a source tree on sys.path that was never installed
+    __version__ = "0+unknown"
+
 from .dtypes import IntType, int_type, qint8, quint8, qint16, quint16, qint32
+from ._jit import get_num_threads, set_num_threads  # _jit.py: the one thread-count setting
 from .fixedpoint import (
     Rounding,
     multiply_by_quantized_multiplier,
@@ -49,23 +58,26 @@ from .qparams import QParams, choose_qparams  # qparams.py, observers.py, qtenso
 from .observers import MinMaxObserver, MovingAverageMinMaxObserver, PercentileObserver
 from .qtensor import QTensor
 from . import tflite  # dspsim.tflite.load_model
+from . import onnx  # dspsim.onnx.load_model
 
 
-def warmup(parallel: bool = True) -> None:
-    """Compile every numba kernel (quantizers, requantization, integer kernels) on tiny inputs.
+def warmup() -> None:
+    """Compile every numba kernel on tiny inputs: each registered operator's examples
+    (:mod:`dspsim.registry`) and every path of the gemm drivers.
 
-    Call it once before timing anything: compile time then stays out of the measurements. Serial kernels
-    are cached on disk (``cache=True``) and load in well under a second afterwards; the parallel ones
-    (``parallel=True``, used on large tensors) cannot be cached and compile in every new process.
+    Call it once before timing anything: compile time then stays out of the measurements. Kernels
+    are cached on disk (``cache=True``) and load in well under a second afterwards.
     """
-    from .kernels import warmup as kernels_warmup
-    from .quantize import warmup as quantize_warmup
+    from .kernels import gemm
+    from .registry import operators
 
-    quantize_warmup(parallel=parallel)
-    kernels_warmup()
+    gemm.warmup()
+    for op in operators().values():
+        for call in op.examples():
+            op.kernel(**call)
 
 __all__ = [
-    "warmup",
+    "warmup", "get_num_threads", "set_num_threads", "onnx",
     "MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver", "QParams", "QTensor", "choose_qparams",
     "Accumulator", "KernelStats", "leaky_relu", "relu6", "relu_n1_to_1", "requantize", "tflite_activation_range",
     "tflm_relu6", "torch_relu", "IntType", "QuantizeResult", "Requant", "Rounding",

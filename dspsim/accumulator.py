@@ -34,7 +34,7 @@ then adds the bias. (Padding taps are filled with ``zx``, so they add exactly 0.
 
 Otherwise (a saturating model that may overflow, a possible pair saturation, a wide accumulator
 that int32 cannot hold, or event counting requested while overflow is possible) the kernels run the
-checked kernel :func:`_mac_conv`, MAC by MAC.
+checked kernel :func:`mac_by_mac_conv`, MAC by MAC.
 """
 from __future__ import annotations
 
@@ -159,9 +159,10 @@ def _acc_add(acc, term, bits, saturate):
 
 
 @njit(cache=True)
-def _mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, ch_base,
-              bits, saturate, pair, acc_out, events_out):
-    """Checked kernel, MAC by MAC in TFLite's order (filter_y, filter_x, in_channel, then bias).
+def mac_by_mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, ch_base,
+                    bits, saturate, pair, acc_out, events_out):
+    """The checked kernel, MAC by MAC in TFLite's order (filter_y, filter_x, in_channel, then bias),
+    each addition wrapped or saturated to ``bits`` (:class:`Accumulator`).
 
     ``x`` (B, H, W, C) raw; ``w`` (OC, KH, KW, ICg) raw, ``zw`` (OC,) its zero points; output channel
     ``oc`` reads input channels ``ch_base[oc] .. ch_base[oc] + ICg``; ``acc_out`` (B, OH, OW, OC)

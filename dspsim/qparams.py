@@ -51,7 +51,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._errors import names_its_errors
+
 from .dtypes import IntType, int_type
+from .fixedpoint import tflite_round
 from .quantize import pof2_frac_bits
 
 SCHEMES = ("tflite", "tflite_weight", "mlir_nudged", "torch_affine", "torch_symmetric", "textbook",
@@ -76,11 +79,6 @@ class QParams(NamedTuple):
     scheme: str
 
 
-def _haz(v: float) -> int:
-    """``std::round``: ties away from zero."""
-    return int(math.copysign(math.floor(abs(v) + 0.5), v))
-
-
 def _clamp(v: int, lo: int, hi: int) -> int:
     return min(max(v, lo), hi)
 
@@ -98,7 +96,7 @@ def _tflite(lo, hi, qmin, qmax, signed16):
         lo, hi = lo - 1e-6, hi + 1e-6
     s = _F(_F(_F(hi) - _F(lo)) / _F(qmax - qmin))  # float32 subtraction and division
     z = float(_F(qmin - lo / float(s)))  # double division, stored to float
-    return s, qmin if z < qmin else qmax if z > qmax else _haz(z)
+    return s, qmin if z < qmin else qmax if z > qmax else tflite_round(z)
 
 
 def _tflite_weight(lo, hi, qmin, qmax):
@@ -118,7 +116,7 @@ def _mlir_nudged(lo, hi, qmin, qmax):
     from_min, err_min = qmin - lo / s, abs(qmin) + abs(lo / s)
     from_max, err_max = qmax - hi / s, abs(qmax) + abs(hi / s)
     z = from_min if err_min < err_max else from_max
-    return _F(s), qmin if z < qmin else qmax if z > qmax else _haz(z)
+    return _F(s), qmin if z < qmin else qmax if z > qmax else tflite_round(z)
 
 
 def _torch(lo, hi, qmin, qmax, symmetric, sym_zp, eps):
@@ -186,6 +184,7 @@ def _torch_range(t: IntType, reduce_range, quant_min, quant_max, func):
     return t.min, t.max
 
 
+@names_its_errors
 def choose_qparams(min_val, max_val, dtype="int8", scheme="tflite", *, narrow_range=None, reduce_range=False,
                    quant_min=None, quant_max=None, eps=TORCH_EPS, bits=None) -> QParams:
     """Scale and zero point for the range ``[min_val, max_val]``, as ``scheme``'s framework picks them.
@@ -244,6 +243,10 @@ def choose_qparams(min_val, max_val, dtype="int8", scheme="tflite", *, narrow_ra
         raise ValueError(f"{func}: reduce_range applies to the torch schemes only")
     if narrow_range is not None and not isinstance(narrow_range, (bool, np.bool_)):
         raise TypeError(f"{func}: narrow_range must be a bool or None")
+    if isinstance(eps, (bool, np.bool_)) or not isinstance(eps, (float, int, np.floating, np.integer)):
+        raise TypeError(f"{func}: eps must be a positive finite float, got {eps!r}")
+    if bits is not None and (isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer))):
+        raise TypeError(f"{func}: bits must be an int or None, got {bits!r}")
     if scheme in ("tflite", "tflite_weight", "torch_affine", "torch_symmetric"):
         lo, hi = lo.astype(np.float32).astype(np.float64), hi.astype(np.float32).astype(np.float64)
 

@@ -25,21 +25,24 @@ validate and raise ``ValueError``/``TypeError`` naming themselves and the rule. 
 refused everywhere (no engine defines the code of a NaN); the kernels count them in the same pass.
 The loops are written to vectorize (branch-free selects, one loop per mode, no fast-math) and
 write straight into the output dtype: the only large allocation is the result, whose dtype is the
-codes' (or float32), and per-channel parameters are read per row inside the kernel. From 2^17
-elements on they run in parallel over numba's threads (:func:`warmup` compiles those ahead).
+codes' (or float32), and per-channel parameters are read per row inside the kernel. Large arrays
+are split over threads (:func:`dspsim._jit.parallel_rows`); every kernel is cached on disk.
 """
 from __future__ import annotations
 
 import math
+from enum import IntEnum
 from typing import NamedTuple
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, prange, types
-from numba.extending import intrinsic, overload
+
+from ._errors import names_its_errors
+from numba import njit
+from numba.extending import overload
 
 from .dtypes import PLAIN_TYPES, TF_TYPES, IntType
-from .fixedpoint import Rounding, _wrap, as_int_array, rounding_mode
+from ._jit import fma_f32, parallel_rows
+from .fixedpoint import Rounding, as_int_array, round_half_away_from_zero, rounding_mode, wrap_scalar
 
 _F0 = np.float32(0.0)
 _F1 = np.float32(1.0)
@@ -51,10 +54,28 @@ _F2P32 = np.float32(2.0**32)
 _POF2_TINY = 2.0**-100
 _INT32_MIN = -(1 << 31)
 
-MIN_COMBINED, MIN_FIRST, SCALED = 0, 1, 2
-_TF_MODES = {"MIN_COMBINED": MIN_COMBINED, "MIN_FIRST": MIN_FIRST, "SCALED": SCALED}
-HALF_AWAY_FROM_ZERO, HALF_TO_EVEN = 0, 1
-_TF_ROUNDS = {"HALF_AWAY_FROM_ZERO": HALF_AWAY_FROM_ZERO, "HALF_TO_EVEN": HALF_TO_EVEN}
+
+
+class TfMode(IntEnum):
+    """TensorFlow ``QuantizeV2`` / ``Dequantize`` mode (see :func:`quantize` for each one's recipe)."""
+
+    MIN_COMBINED = 0
+    MIN_FIRST = 1
+    SCALED = 2
+
+
+class TfRoundMode(IntEnum):
+    """TensorFlow ``QuantizeV2``'s ``round_mode``."""
+
+    HALF_AWAY_FROM_ZERO = 0
+    """``std::round``; every mode."""
+    HALF_TO_EVEN = 1
+    """``rint``; SCALED only."""
+
+
+MIN_COMBINED, MIN_FIRST, SCALED = TfMode
+_TF_MODES = {m.name: m for m in TfMode}
+_TF_ROUNDS = {r.name: r for r in TfRoundMode}
 
 
 class QuantizeResult(NamedTuple):
@@ -92,9 +113,8 @@ def _fmax(a, b):
 
 @njit(cache=True, inline="always")
 def _haz(v):
-    """``std::round`` of a float32, ties away from zero; exact (``|v| + 0.5`` is done in float64)."""
-    r = np.floor(abs(np.float64(v)) + 0.5)
-    return np.float32(r if v >= 0 else -r)
+    """``std::round`` of a float32 (:func:`dspsim.fixedpoint.round_half_away_from_zero`), ties away from zero."""
+    return np.float32(round_half_away_from_zero(np.float64(v)))
 
 
 @njit(cache=True, inline="always")
@@ -139,51 +159,14 @@ def _to_code(v, bits, signed):
     return _low_bits(np.int32(w), bits, signed)
 
 
-def _fma_f32(a, b, c):
-    """``fmaf(a, b, c)`` of three float32: the exact ``a*b + c`` rounded once to float32 (ties to even).
-
-    Compiled code uses LLVM's ``llvm.fma.f32`` (one ``vfmadd`` per vector on x86 with FMA, else
-    libm's exact ``fmaf``). This Python body is the NUMBA_DISABLE_JIT path: ``a*b`` of two float32
-    is exact in float64, the sum is made exact as ``s + err`` (TwoSum) and rounded to odd in
-    float64 when inexact, so the final float64 -> float32 rounding is the single correct one
-    (53 >= 24 + 2 bits).
-    """
-    p = np.float64(a) * np.float64(b)
-    cc = np.float64(c)
-    s = p + cc
-    bb = s - p
-    err = (p - (s - bb)) + (cc - bb)
-    if err != 0.0 and np.isfinite(s):  # (+-inf * inv has no error to keep)
-        m, _ = math.frexp(s)
-        if (np.int64(m * 9007199254740992.0) & 1) == 0:  # even last bit: step toward the exact value
-            s = np.nextafter(s, np.inf if err > 0.0 else -np.inf)
-    return np.float32(s)
-
-
-@intrinsic
-def _llvm_fma_f32(typingctx, a, b, c):
-    def codegen(context, builder, signature, args):
-        f32 = ir.FloatType()
-        fma = builder.module.declare_intrinsic("llvm.fma", [f32], ir.FunctionType(f32, [f32, f32, f32]))
-        return builder.call(fma, args)
-    return types.float32(types.float32, types.float32, types.float32), codegen
-
-
-@overload(_fma_f32, inline="always")
-def _fma_f32_jit(a, b, c):
-    return lambda a, b, c: _llvm_fma_f32(np.float32(a), np.float32(b), np.float32(c))
-
-
 # --------------------------------------------------------------------------------------------
 # parallel elementwise loops
 # --------------------------------------------------------------------------------------------
 # Every kernel sees its flat array as ``rows`` rows of ``inner`` elements; row r belongs to slice
 # (channel) ``r % n_slices``, so per-channel parameters are read once per row. Work items are
-# _CHUNK-element pieces of a row, or runs of whole rows when rows are short. The same Python
-# function is compiled twice: serial and cached for small arrays, parallel (not cacheable) above
-# _PARALLEL_MIN elements. The serial compilation runs the prange loop as a plain loop.
+# _CHUNK-element pieces of a row, or runs of whole rows when rows are short. A kernel runs the work
+# items [k0, k1) without the GIL; :func:`_launch` splits them over threads.
 _CHUNK = 1 << 14
-_PARALLEL_MIN = 1 << 17
 
 
 @njit(cache=True, inline="always")
@@ -210,13 +193,21 @@ def _work(k, rows, inner):
     return r0, min(r0 + per, rows), 0, inner
 
 
-def _kernel_pair(fn):
-    """``(serial, parallel)`` compilations of a prange kernel."""
-    return (njit(cache=True, error_model="numpy")(fn), njit(parallel=True, error_model="numpy")(fn))
+_kernel = njit(cache=True, nogil=True, error_model="numpy")
+"""Compile a loop over work items ``[k0, k1)``: cached, releasing the GIL so that chunks run in parallel."""
 
 
-def _launch(pair, n: int, *args):
-    return pair[1 if n >= _PARALLEL_MIN else 0](*args)
+def _launch(kernel, n: int, *args):
+    """``kernel(*args, k0, k1)`` over every work item of the ``n``-element array ``args[0]`` (rows of
+    ``inner = args[2]``), split over threads by :func:`dspsim._jit.parallel_rows`; returns the chunks'
+    results (NaN counts, or tuples of counts) summed, or None."""
+    inner = args[2]
+    parts = parallel_rows(lambda k0, k1: kernel(*args, k0, k1), _n_work(n // max(inner, 1), inner), n)
+    if parts[0] is None:
+        return None
+    if isinstance(parts[0], tuple):
+        return tuple(sum(p[i] for p in parts) for i in range(len(parts[0])))
+    return sum(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,7 +215,7 @@ def _launch(pair, n: int, *args):
 # --------------------------------------------------------------------------------------------
 @njit(cache=True, error_model="numpy")
 def _tf_quantize_params(min_in, max_in, emr, mode, bits, signed, narrow, p_min, p_max, p_scale, p_offset):
-    """Per slice: range adjustment (SEMANTICS 1.1), then the mode's scale (1.2-1.4).
+    """Per slice: range adjustment (docs/semantics.md §1.1), then the mode's scale (§1.2-1.4).
 
     Writes the range TF returns (``p_min``, ``p_max``), the float32 scale and, for MIN_FIRST,
     ``f32(round(min * scale) - lowest)``.
@@ -309,13 +300,14 @@ def _tf_quantize_row(src, dst, mode, hte, bits, signed, lo_c, hi_c, sc, off):
     return n_nan, n_bad
 
 
-def _tf_quantize_loop(x, n_slices, inner, mode, round_mode, bits, signed, p_min, p_max, p_scale, p_offset, out):
+def _tf_quantize_loop(x, n_slices, inner, mode, round_mode, bits, signed, p_min, p_max, p_scale, p_offset, out,
+                      k0, k1):
     """:func:`_tf_quantize_row` over every row; returns the summed ``(nan, bad)``."""
-    hte = mode == SCALED and round_mode == HALF_TO_EVEN
+    hte = mode == SCALED and round_mode == TfRoundMode.HALF_TO_EVEN
     rows = x.size // max(inner, 1)
     nan = 0
     bad = 0
-    for k in prange(_n_work(rows, inner)):
+    for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
         k_nan = 0
         k_bad = 0
@@ -332,12 +324,12 @@ def _tf_quantize_loop(x, n_slices, inner, mode, round_mode, bits, signed, p_min,
     return nan, bad
 
 
-_tf_quantize_kernel = _kernel_pair(_tf_quantize_loop)
+_tf_quantize_kernel = _kernel(_tf_quantize_loop)
 
 
 @njit(cache=True, error_model="numpy")
 def _tf_dequantize_params(p_min, p_max, mode, bits, signed, narrow, p_scale, p_offset):
-    """Per slice (SEMANTICS 1.6): the float32 scale and the additive term of each mode."""
+    """Per slice (docs/semantics.md §1.6): the float32 scale and the additive term of each mode."""
     tmin = -(np.int64(1) << (bits - 1)) if signed else np.int64(0)
     tmax = (np.int64(1) << (bits - 1)) - 1 if signed else (np.int64(1) << bits) - 1
     for i in range(p_min.size):
@@ -359,7 +351,7 @@ def _tf_dequantize_params(p_min, p_max, mode, bits, signed, narrow, p_scale, p_o
         p_offset[i] = offset
 
 
-def _tf_dequantize_loop(q, n_slices, inner, mode, half, p_scale, p_offset, out):
+def _tf_dequantize_loop(q, n_slices, inner, mode, half, p_scale, p_offset, out, k0, k1):
     """Dequantize's per-element float32 recipe (FTZ); ``half`` is 2^(bits-1) for signed T, else 0.
 
     Per-tensor SCALED converts ``q.cast<int>().cast<float>()``, and QInt32 -> int goes through
@@ -368,7 +360,7 @@ def _tf_dequantize_loop(q, n_slices, inner, mode, half, p_scale, p_offset, out):
     """
     roundtrip = mode == SCALED and n_slices == 1
     rows = q.size // max(inner, 1)
-    for k in prange(_n_work(rows, inner)):
+    for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
         c = r0 % n_slices
         for r in range(r0, r1):
@@ -388,13 +380,13 @@ def _tf_dequantize_loop(q, n_slices, inner, mode, half, p_scale, p_offset, out):
             c = c + 1 if c + 1 < n_slices else 0
 
 
-_tf_dequantize_kernel = _kernel_pair(_tf_dequantize_loop)
+_tf_dequantize_kernel = _kernel(_tf_dequantize_loop)
 
 
 # --------------------------------------------------------------------------------------------
 # affine kernels: PyTorch / FBGEMM, ONNX Runtime MLAS, TFLite reference, power of two
 # --------------------------------------------------------------------------------------------
-def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out):
+def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out, k0, k1):
     """FBGEMM quantize: ``t = fmaf(x, inv, zp)`` (``fused``) or ``f32(f32(x * inv) + zp)``, float
     clamp to the type, then ``cvtps`` (ties to even). Returns the number of NaN inputs."""
     lo_f = np.float32(lo)  # exact: 0, -128 or -2^31
@@ -402,7 +394,7 @@ def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out):
     hi32 = np.int32(hi)
     rows = x.size // max(inner, 1)
     nan = 0
-    for k in prange(_n_work(rows, inner)):
+    for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
         k_nan = 0
         c = r0 % n_slices
@@ -414,7 +406,7 @@ def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out):
             for i in range(dst.size):
                 v = src[i]
                 k_nan += v != v
-                t = _fma_f32(v, inv_c, z32) if fused else v * inv_c + z32  # float32: one rounding or two
+                t = fma_f32(v, inv_c, z32) if fused else v * inv_c + z32  # float32: one rounding or two
                 q = np.int32(np.rint(_clamp(t, lo_f, hi_f)))
                 dst[i] = hi32 if t > hi_f else q  # qint32: float 2^31 saturates to INT32_MAX
             c = c + 1 if c + 1 < n_slices else 0
@@ -422,15 +414,15 @@ def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out):
     return nan
 
 
-_torch_quantize_kernel = _kernel_pair(_torch_quantize_loop)
+_torch_quantize_kernel = _kernel(_torch_quantize_loop)
 
 
-def _onnx_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out):
+def _onnx_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out, k0, k1):
     """MLAS QuantizeLinear: ``f32(x / scale)``, float clamp to ``[lo - zp, hi - zp]``, ties to even,
     ``+ zp`` after the rounding. Returns the number of NaN inputs."""
     rows = x.size // max(inner, 1)
     nan = 0
-    for k in prange(_n_work(rows, inner)):
+    for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
         k_nan = 0
         c = r0 % n_slices
@@ -450,10 +442,10 @@ def _onnx_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out):
     return nan
 
 
-_onnx_quantize_kernel = _kernel_pair(_onnx_quantize_loop)
+_onnx_quantize_kernel = _kernel(_onnx_quantize_loop)
 
 
-def _tflite_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out):
+def _tflite_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out, k0, k1):
     """TFLite AffineQuantize: ``clamp(int32(round(f32(x / scale))) + zp)``, ties away from zero.
 
     A rounded value outside int32 converts to INT32_MIN (x86 ``cvttss2si``), and ``+ zp`` wraps
@@ -461,7 +453,7 @@ def _tflite_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out):
     """
     rows = x.size // max(inner, 1)
     nan = 0
-    for k in prange(_n_work(rows, inner)):
+    for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
         k_nan = 0
         c = r0 % n_slices
@@ -475,13 +467,13 @@ def _tflite_quantize_loop(x, n_slices, inner, scale, zp, lo, hi, out):
                 k_nan += v != v
                 h = _haz(v / s)
                 h = h if (h < _F2P31) & (h >= -_F2P31) else -_F2P31
-                dst[i] = min(max(_wrap(np.int64(np.int32(h)) + z, 32), lo), hi)
+                dst[i] = min(max(wrap_scalar(np.int64(np.int32(h)) + z, 32), lo), hi)
             c = c + 1 if c + 1 < n_slices else 0
         nan += k_nan
     return nan
 
 
-_tflite_quantize_kernel = _kernel_pair(_tflite_quantize_loop)
+_tflite_quantize_kernel = _kernel(_tflite_quantize_loop)
 
 
 def _pof2_rounding(mode):
@@ -497,7 +489,8 @@ def _pof2_rounding(mode):
     return thr_pos, tie_pos, thr_neg, tie_neg, mode == Rounding.HALF_TO_EVEN
 
 
-def _pof2_quantize_loop(x, n_slices, inner, frac_bits, thr_pos, tie_pos, thr_neg, tie_neg, tie_odd, qmin, qmax, out):
+def _pof2_quantize_loop(x, n_slices, inner, frac_bits, thr_pos, tie_pos, thr_neg, tie_neg, tie_odd, qmin,
+                        qmax, out, k0, k1):
     """``saturate(round(x * 2^f))`` with ``w = (x * 2^(f//2)) * 2^(f - f//2)`` in float64.
 
     Exactness: both factors are powers of two of exponents of one sign in [-550, 550], so the
@@ -509,7 +502,7 @@ def _pof2_quantize_loop(x, n_slices, inner, frac_bits, thr_pos, tie_pos, thr_neg
     """
     rows = x.size // max(inner, 1)
     nan = 0
-    for k in prange(_n_work(rows, inner)):
+    for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
         k_nan = 0
         c = r0 % n_slices
@@ -538,29 +531,37 @@ def _pof2_quantize_loop(x, n_slices, inner, frac_bits, thr_pos, tie_pos, thr_neg
     return nan
 
 
-_pof2_quantize_kernel = _kernel_pair(_pof2_quantize_loop)
+_pof2_quantize_kernel = _kernel(_pof2_quantize_loop)
 
 
 # --------------------------------------------------------------------------------------------
 # dequantization kernels (integer codes of any width in, float32 out)
 # --------------------------------------------------------------------------------------------
-_DQ_TORCH_TENSOR, _DQ_TORCH_CHANNEL, _DQ_ONNX, _DQ_TFLITE, _DQ_POF2 = 0, 1, 2, 3, 4
+class _Dequant(IntEnum):
+    """Which engine's dequantization :func:`_dequantize_loop` computes."""
+
+    TORCH_TENSOR = 0
+    TORCH_CHANNEL = 1
+    ONNX = 2
+    TFLITE = 3
+    POF2 = 4
 
 
-def _dequantize_loop(q, n_slices, inner, kind, scale, zp, out):
+
+def _dequantize_loop(q, n_slices, inner, kind, scale, zp, out, k0, k1):
     """``out = f32(...)`` of each engine's dequantization (``kind``), with ``d = wrap32(q - zp[c])``:
 
-    * _DQ_TORCH_TENSOR: ``f32(scale) * f32(d)`` in float32;
-    * _DQ_TORCH_CHANNEL: ``double(f32(q) - f32(zp)) * scale`` (float32 difference, float64 product);
-    * _DQ_ONNX: ``f32(d) * f32(scale)``;
-    * _DQ_TFLITE: ``double(scale) * double(d)``;
-    * _DQ_POF2: ``double(q) * 2^-f`` as two exact power-of-two factors (``zp`` holds f; a result
+    * _Dequant.TORCH_TENSOR: ``f32(scale) * f32(d)`` in float32;
+    * _Dequant.TORCH_CHANNEL: ``double(f32(q) - f32(zp)) * scale`` (float32 difference, float64 product);
+    * _Dequant.ONNX: ``f32(d) * f32(scale)``;
+    * _Dequant.TFLITE: ``double(scale) * double(d)``;
+    * _Dequant.POF2: ``double(q) * 2^-f`` as two exact power-of-two factors (``zp`` holds f; a result
       below the float64 normal range is below float32's smallest subnormal / 2 anyway).
 
     ``scale`` is float64 (holding the float32 value where the engine uses float32).
     """
     rows = q.size // max(inner, 1)
-    for k in prange(_n_work(rows, inner)):
+    for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
         c = r0 % n_slices
         for r in range(r0, r1):
@@ -575,29 +576,21 @@ def _dequantize_loop(q, n_slices, inner, kind, scale, zp, out):
             src, dst = q[seg], out[seg]
             for i in range(dst.size):
                 qi = src[i]
-                d = np.int32(_wrap(np.int64(qi) - z, 32))
-                if kind == _DQ_TORCH_TENSOR:
+                d = np.int32(wrap_scalar(np.int64(qi) - z, 32))
+                if kind == _Dequant.TORCH_TENSOR:
                     dst[i] = s32 * np.float32(d)
-                elif kind == _DQ_TORCH_CHANNEL:
+                elif kind == _Dequant.TORCH_CHANNEL:
                     dst[i] = np.float32(np.float64(np.float32(qi) - z32) * s64)
-                elif kind == _DQ_ONNX:
+                elif kind == _Dequant.ONNX:
                     dst[i] = np.float32(d) * s32
-                elif kind == _DQ_TFLITE:
+                elif kind == _Dequant.TFLITE:
                     dst[i] = np.float32(s64 * np.float64(d))
                 else:
                     dst[i] = np.float32((np.float64(qi) * s1) * s2)
             c = c + 1 if c + 1 < n_slices else 0
 
 
-_dequantize_kernel = _kernel_pair(_dequantize_loop)
-
-
-@njit(cache=True)
-def _count_nan(x):
-    n = 0
-    for i in range(x.size):
-        n += x[i] != x[i]
-    return n
+_dequantize_kernel = _kernel(_dequantize_loop)
 
 
 # --------------------------------------------------------------------------------------------
@@ -668,9 +661,17 @@ def _axis_slices(shape: tuple, axis, func: str):
     return axis, shape[axis], int(np.prod(shape[axis + 1:], dtype=np.int64))
 
 
+def _code_range(q: np.ndarray):
+    """The zero-point range of codes ``q``: their dtype's, within int32."""
+    info = np.iinfo(q.dtype)
+    return max(int(info.min), _INT32_MIN), min(int(info.max), (1 << 31) - 1)
+
+
 def _per_channel(param: np.ndarray, shape: tuple, axis, func: str, name: str):
     """``(flat param, n_slices, inner)``: a scalar / 1-element param is per tensor (one slice of the
-    whole array), else 1-D along axis."""
+    whole array), else 1-D along axis (an axis is then ignored, as ONNX says, but must be an int)."""
+    if axis is not None and (isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer))):
+        raise TypeError(f"{func}: axis must be an int or None, got {type(axis).__name__}")
     if param.size == 1:
         return param.reshape(1), 1, int(np.prod(shape, dtype=np.int64))
     if axis is None:
@@ -720,6 +721,7 @@ def _tf_range_out(values: np.ndarray, per_tensor: bool, shape: tuple):
 # --------------------------------------------------------------------------------------------
 # public API: TensorFlow
 # --------------------------------------------------------------------------------------------
+@names_its_errors
 def quantize(x, min_range, max_range, T, mode="MIN_COMBINED", round_mode="HALF_AWAY_FROM_ZERO",
              narrow_range=False, axis=None, ensure_minimum_range=0.01) -> QuantizeResult:
     """TensorFlow ``QuantizeV2`` (``tf.quantization.quantize``), bit for bit (x86, Eigen, FTZ).
@@ -778,7 +780,7 @@ def quantize(x, min_range, max_range, T, mode="MIN_COMBINED", round_mode="HALF_A
     mode_i = _choice(mode, _TF_MODES, func, "mode")
     round_i = _choice(round_mode, _TF_ROUNDS, func, "round_mode")
     narrow = _flag(narrow_range, func, "narrow_range")
-    if round_i == HALF_TO_EVEN and mode_i != SCALED:
+    if round_i == TfRoundMode.HALF_TO_EVEN and mode_i != SCALED:
         raise ValueError(f"{func}: round_mode='HALF_TO_EVEN' is only supported with mode='SCALED'")
     x = _float32_array(x, func)
     n_slices, inner = _tf_slices(x.shape, axis, func)
@@ -808,6 +810,7 @@ def quantize(x, min_range, max_range, T, mode="MIN_COMBINED", round_mode="HALF_A
 _DTYPE_TO_TF = {np.dtype(t.dtype): t for t in TF_TYPES.values()}
 
 
+@names_its_errors
 def dequantize(q, min_range, max_range, mode="MIN_COMBINED", narrow_range=False, axis=None, T=None):
     """TensorFlow ``Dequantize`` (``tf.quantization.dequantize``) to float32, bit for bit (FTZ).
 
@@ -815,7 +818,7 @@ def dequantize(q, min_range, max_range, mode="MIN_COMBINED", narrow_range=False,
     ``half = 2^(bits-1)`` for signed T, 0 for unsigned ones.
     MIN_FIRST: ``rs = f32((max - min) / double(2^bits - 1))``,
     ``out = (round(min / rs) * rs - min_T * rs) + q * rs`` (ties away from zero; ``min`` itself when
-    ``max == min``). This can disagree with :func:`quantize` by one code (SEMANTICS 1.6).
+    ``max == min``). This can disagree with :func:`quantize` by one code (docs/semantics.md §1.6).
     SCALED: ``sf = max / max_T`` (unsigned) or ``max(min / (min_T + narrow_range), max / max_T)``;
     ``out = q * sf``. Per tensor TF reads a qint32 code as ``int(float(q))``: the top 64 codes
     (>= 2^31 - 64) become INT32_MIN and dequantize to ``-2^31 * sf`` (observed on TF 2.21; the
@@ -911,10 +914,11 @@ def _torch_quantize(func, x, scale, zero_point, axis, dtype, per_channel):
     return out
 
 
+@names_its_errors
 def quantize_per_tensor(x, scale, zero_point, dtype):
     """``torch.quantize_per_tensor(x, scale, zero_point, dtype).int_repr()``, as torch 2.13 computes it.
 
-    Observed on torch 2.13.0 (x86-64, fbgemm), which differs from the source reading in SEMANTICS 6:
+    Observed on torch 2.13.0 (x86-64, fbgemm), which differs from the source reading in docs/semantics.md §6:
     with ``inv = f32(1 / f32(scale))``,
 
     * quint8 / qint8: ``q = rint(fmaf(x, inv, zp))``: the zero point enters *before* the one
@@ -929,6 +933,7 @@ def quantize_per_tensor(x, scale, zero_point, dtype):
     return _torch_quantize("quantize_per_tensor", x, scale, zero_point, None, dtype, False)
 
 
+@names_its_errors
 def quantize_per_channel(x, scales, zero_points, axis, dtype):
     """``torch.quantize_per_channel(...).int_repr()`` as torch 2.13 computes it (x86-64, fbgemm).
 
@@ -948,6 +953,7 @@ def _dequantize(kind: int, q: np.ndarray, scale: np.ndarray, zp: np.ndarray, n_s
     return out
 
 
+@names_its_errors
 def dequantize_per_tensor(q, scale, zero_point):
     """``torch.dequantize`` of a per-tensor quantized tensor: ``f32(f32(scale) * float(q - zp))``.
 
@@ -957,12 +963,13 @@ def dequantize_per_tensor(q, scale, zero_point):
     func = "dequantize_per_tensor"
     q = _int_codes(q, func)
     s = _scales(scale, func, "scale")
-    zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
+    zp = as_int_array(zero_point, func, "zero_point", *_code_range(q))
     if s.size != 1 or zp.size != 1:
         raise ValueError(f"{func}: scale and zero_point must be scalars")
-    return _dequantize(_DQ_TORCH_TENSOR, q, s, zp, 1, q.size)
+    return _dequantize(_Dequant.TORCH_TENSOR, q, s, zp, 1, q.size)
 
 
+@names_its_errors
 def dequantize_per_channel(q, scales, zero_points, axis):
     """``torch.dequantize`` of a per-channel tensor: ``f32(double(f32(q) - f32(zp[c])) * scale[c])``.
 
@@ -977,7 +984,7 @@ def dequantize_per_channel(q, scales, zero_points, axis):
     for name, v in (("scales", s), ("zero_points", zp)):
         if v.size != length:
             raise ValueError(f"{func}: {name} has {v.size} values but axis {ax} has length {length}")
-    return _dequantize(_DQ_TORCH_CHANNEL, q, s, zp, length, inner)
+    return _dequantize(_Dequant.TORCH_CHANNEL, q, s, zp, length, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -986,6 +993,7 @@ def dequantize_per_channel(q, scales, zero_points, axis):
 _ONNX_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16", "uint16")}
 
 
+@names_its_errors
 def quantize_linear(x, scale, zero_point=0, axis=1, dtype="uint8"):
     """ONNX ``QuantizeLinear`` as ONNX Runtime's MLAS computes it (bit-exact with ORT 1.32, x86).
 
@@ -1021,6 +1029,7 @@ def quantize_linear(x, scale, zero_point=0, axis=1, dtype="uint8"):
     return out
 
 
+@names_its_errors
 def dequantize_linear(q, scale, zero_point=0, axis=1):
     """ONNX ``DequantizeLinear`` as ONNX Runtime computes it: ``f32(float(int32(q - zp)) * scale)``.
 
@@ -1032,10 +1041,10 @@ def dequantize_linear(q, scale, zero_point=0, axis=1):
     q = _int_codes(q, func)
     s = _scales(scale, func, "scale")
     s, n_slices, inner = _per_channel(s, q.shape, axis, func, "scale")
-    zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1).reshape(-1)
+    zp = as_int_array(zero_point, func, "zero_point", *_code_range(q)).reshape(-1)  # ONNX: x's type
     if zp.size not in (1, n_slices):
         raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
-    return _dequantize(_DQ_ONNX, q, s, zp, n_slices, inner)
+    return _dequantize(_Dequant.ONNX, q, s, zp, n_slices, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1044,6 +1053,7 @@ def dequantize_linear(q, scale, zero_point=0, axis=1):
 _TFLITE_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16")}
 
 
+@names_its_errors
 def tflite_quantize(x, scale, zero_point=0, dtype="int8", axis=None):
     """TFLite reference ``QUANTIZE`` (``AffineQuantize``; ``PerChannelQuantize`` with ``axis``).
 
@@ -1052,7 +1062,7 @@ def tflite_quantize(x, scale, zero_point=0, dtype="int8", axis=None):
     INT32_MIN as x86 ``cvttss2si`` does, and ``+ zp`` wraps at 32 bits; with zp >= 0 such values
     land on min_T whatever their sign (the C++ has undefined behaviour there; this is what x86
     builds compute). Note that LiteRT's default interpreter delegates QUANTIZE to XNNPACK, which
-    multiplies by ``f32(1/scale)`` and rounds ties to even instead (SEMANTICS 9).
+    multiplies by ``f32(1/scale)`` and rounds ties to even instead (docs/semantics.md §9).
 
     ``dtype``: "int8" | "uint8" | "int16". ``scale``/``zero_point``: scalars, or 1-D along ``axis``.
     """
@@ -1064,7 +1074,7 @@ def tflite_quantize(x, scale, zero_point=0, dtype="int8", axis=None):
     x = _float32_array(x, func)
     s = _scales(scale, func, "scale")
     s, n_slices, inner = _per_channel(s, x.shape, axis, func, "scale")
-    zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1).reshape(-1)
+    zp = as_int_array(zero_point, func, "zero_point", t.min, t.max).reshape(-1)
     if zp.size not in (1, n_slices):
         raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
     zp = np.ascontiguousarray(np.broadcast_to(zp, (n_slices,)))
@@ -1074,6 +1084,39 @@ def tflite_quantize(x, scale, zero_point=0, dtype="int8", axis=None):
     return out
 
 
+def litert_optimized_quantize_int16(x, scale, zero_point=0):
+    """LiteRT's optimized float32 -> int16 ``AffineQuantize`` (the default interpreter; ``optimized_ops.h``,
+    its NEON code through NEON_2_SSE on x86).
+
+    In blocks of 8 values (C order): ``v = f32(x * f32(1 / double(scale)))`` rounded to nearest, ties to
+    even (``vcvtnq_s32_f32``); the last ``n % 8`` values: ``TfLiteRound(x / double(scale))``, ties away
+    from zero (the scalar tail, as :func:`tflite_quantize` but dividing in double). A value beyond int32
+    becomes INT32_MIN (x86 ``cvtps2dq`` / ``cvttsd2si``), ``+ zero_point`` wraps at 32 bits, then the
+    clamp to int16 (the only saturation). NaN refused. Measured: 21 of 1,024 codes differ from the
+    reference kernel's (``tests/golden/ops/int16_edges.npz``).
+    """
+    func = "litert_optimized_quantize_int16"
+    x = _float32_array(x, func)
+    s = _scales(scale, func, "scale")
+    if s.size != 1:
+        raise ValueError(f"{func}: scale must be one value (per tensor), got {s.size}")
+    zp = int(as_int_array(zero_point, func, "zero_point", -32768, 32767))
+    if np.isnan(x).any():
+        raise ValueError(f"{func}: x contains NaN, whose code no engine defines")
+    flat = x.reshape(-1)
+    block = flat.size // 8 * 8
+    with np.errstate(over="ignore", invalid="ignore"):
+        inv = np.float32(1.0 / np.float64(s.reshape(-1)[0]))
+        head = np.rint(np.float32(flat[:block] * inv)).astype(np.float64)
+        q = flat[block:].astype(np.float64) / np.float64(s.reshape(-1)[0])
+        tail = np.sign(q) * np.floor(np.abs(q) + 0.5)
+    v = np.concatenate([head, tail])
+    v = np.where((v >= -(2.0**31)) & (v < 2.0**31), v, -(2.0**31)).astype(np.int64)
+    v = (v + zp + (1 << 31)) % (1 << 32) - (1 << 31)
+    return np.clip(v, -32768, 32767).astype(np.int16).reshape(x.shape)
+
+
+@names_its_errors
 def tflite_dequantize(q, scale, zero_point=0):
     """TFLite reference ``DEQUANTIZE``: ``float(double(scale) * (q - zp))``, one rounding to float32.
 
@@ -1086,7 +1129,7 @@ def tflite_dequantize(q, scale, zero_point=0):
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
     if s.size != 1 or zp.size != 1:
         raise ValueError(f"{func}: scale and zero_point must be scalars")
-    return _dequantize(_DQ_TFLITE, q, s, zp, 1, q.size)
+    return _dequantize(_Dequant.TFLITE, q, s, zp, 1, q.size)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1111,6 +1154,7 @@ def _pof2_fits(value: float, limit: int) -> int:
     return f
 
 
+@names_its_errors
 def pof2_frac_bits(max_abs, bits=8, narrow_range=True) -> int:
     """The fractional bit count f of a ``bits``-bit Q-format that holds a range without saturating.
 
@@ -1150,6 +1194,7 @@ def pof2_frac_bits(max_abs, bits=8, narrow_range=True) -> int:
     return min(limits) if limits else bits - 1
 
 
+@names_its_errors
 def quantize_pof2(x, frac_bits, bits=8, rounding="half_to_even", narrow_range=True, axis=None):
     """Power-of-two symmetric quantization: ``q = saturate(round(x * 2^frac_bits))``.
 
@@ -1165,7 +1210,7 @@ def quantize_pof2(x, frac_bits, bits=8, rounding="half_to_even", narrow_range=Tr
     """
     func = "quantize_pof2"
     bits = _check_pof2_bits(bits, func)
-    mode = int(rounding_mode(rounding, func))
+    mode = rounding_mode(rounding, func)
     narrow = _flag(narrow_range, func, "narrow_range")
     x = np.asarray(x)
     if x.dtype.kind != "f":
@@ -1183,6 +1228,7 @@ def quantize_pof2(x, frac_bits, bits=8, rounding="half_to_even", narrow_range=Tr
     return out
 
 
+@names_its_errors
 def dequantize_pof2(q, frac_bits, axis=None):
     """``q * 2^-frac_bits`` as float32: exact while ``|q| < 2^24`` and the result is a normal
     float32, otherwise rounded once to nearest even. ``frac_bits`` as in :func:`quantize_pof2`."""
@@ -1193,7 +1239,7 @@ def dequantize_pof2(q, frac_bits, axis=None):
     q = _int_codes(q, func, -(1 << 63), (1 << 63) - 1)
     f = as_int_array(frac_bits, func, "frac_bits", -1100, 1100)
     f, n_slices, inner = _per_channel(f, q.shape, axis, func, "frac_bits")
-    return _dequantize(_DQ_POF2, q, np.ones(1), f, n_slices, inner)
+    return _dequantize(_Dequant.POF2, q, np.ones(1), f, n_slices, inner)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1201,26 +1247,164 @@ def dequantize_pof2(q, frac_bits, axis=None):
 # --------------------------------------------------------------------------------------------
 def warmup(parallel: bool = True) -> None:
     """Compile the kernels for every dtype the public functions use, on tiny inputs, so that timings
-    exclude JIT. The serial kernels are cached on disk; the parallel ones (used from
-    ``2^17`` elements on) are not, and compiling them all takes about a minute."""
-    global _PARALLEL_MIN
-    saved = _PARALLEL_MIN
+    exclude JIT. Every kernel is cached on disk, so later processes load them. ``parallel`` is
+    ignored: the threaded and the serial calls run the same compiled kernel."""
     x = np.linspace(-2.0, 2.0, 8, dtype=np.float32).reshape(2, 4)
-    try:
-        for _PARALLEL_MIN in ((saved, 0) if parallel else (saved,)):
-            for T in TF_TYPES:
-                q = quantize(x, -1.0, 1.0, T).output
-                dequantize(q, -1.0, 1.0)
-            for dt in ("quint8", "qint8", "qint32"):
-                q = quantize_per_tensor(x, 0.1, 0, dt)
-                quantize_per_channel(x, [0.1, 0.2], [0, 0], 0, dt)
-                dequantize_per_tensor(q, 0.1, 0)
-            for dt in _ONNX_TYPES:
-                dequantize_linear(quantize_linear(x, 0.1, 0, dtype=dt), 0.1, 0)
-            for dt in _TFLITE_TYPES:
-                tflite_quantize(x, 0.1, 0, dtype=dt)
-            for bits in (8, 16, 32):
-                for xx in (x, x.astype(np.float64)):
-                    dequantize_pof2(quantize_pof2(xx, 2, bits=bits), 2)
-    finally:
-        _PARALLEL_MIN = saved
+    for T in TF_TYPES:
+        q = quantize(x, -1.0, 1.0, T).output
+        dequantize(q, -1.0, 1.0)
+    for dt in ("quint8", "qint8", "qint32"):
+        q = quantize_per_tensor(x, 0.1, 0, dt)
+        quantize_per_channel(x, [0.1, 0.2], [0, 0], 0, dt)
+        dequantize_per_tensor(q, 0.1, 0)
+    for dt in _ONNX_TYPES:
+        dequantize_linear(quantize_linear(x, 0.1, 0, dtype=dt), 0.1, 0)
+    for dt in _TFLITE_TYPES:
+        tflite_quantize(x, 0.1, 0, dtype=dt)
+    for bits in (8, 16, 32):
+        for xx in (x, x.astype(np.float64)):
+            dequantize_pof2(quantize_pof2(xx, 2, bits=bits), 2)
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+_TF_CASE_RANGES = {  # T -> requested (min, max) ranges cycled through the modes
+    "qint8": [(-1.0, 1.0), (-10.0, 9.0), (0.0, 6.0)],
+    "quint8": [(0.0, 6.0), (-1.0, 1.0), (0.5, 1.0)],
+    "qint16": [(-3.0, 5.0), (-1.0, 1.0)],
+    "quint16": [(0.0, 1.0), (-2.0, 2.0)],
+    "qint32": [(-1.0, 1.0), (-100.0, 50.0)],
+}
+
+
+def _tf_cases():
+    """Every T under every mode and round mode, exact ties, range adjustment, saturation, per channel."""
+    from .registry import SuiteCase
+
+    def tag(mode, rm):
+        return f"{mode.lower().replace('_', '')}-{'hte' if rm == 'HALF_TO_EVEN' else 'haz'}"
+
+    cases = []
+    modes = [("MIN_COMBINED", "HALF_AWAY_FROM_ZERO", False), ("MIN_FIRST", "HALF_AWAY_FROM_ZERO", False),
+             ("SCALED", "HALF_AWAY_FROM_ZERO", False), ("SCALED", "HALF_AWAY_FROM_ZERO", True),
+             ("SCALED", "HALF_TO_EVEN", False), ("SCALED", "HALF_TO_EVEN", True)]
+    for T, ranges in _TF_CASE_RANGES.items():
+        for i, (mode, rm, narrow) in enumerate(modes):
+            lo, hi = ranges[i % len(ranges)]
+            cases.append(SuiteCase(f"tf-{T}-{tag(mode, rm)}{'-narrow' if narrow else ''}",
+                                   {"T": T, "mode": mode, "round_mode": rm, "narrow_range": narrow, "min_range": lo,
+                                    "max_range": hi, "shape": [257 if T != "qint32" else 129]}, len(cases)))
+    for T, mode, rm, lo, hi in [("qint8", "MIN_COMBINED", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
+                                ("quint8", "MIN_COMBINED", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
+                                ("qint8", "MIN_FIRST", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
+                                ("qint8", "SCALED", "HALF_AWAY_FROM_ZERO", -128.0, 127.0),
+                                ("qint8", "SCALED", "HALF_TO_EVEN", -128.0, 127.0)]:  # exact ties: scale-1 grids
+        cases.append(SuiteCase(f"tf-{T}-{tag(mode, rm)}-ties",
+                               {"T": T, "mode": mode, "round_mode": rm, "min_range": lo, "max_range": hi,
+                                "data": "ties", "shape": [200]}, 100 + len(cases)))
+    return tuple(cases) + (
+        SuiteCase("tf-quint8-mincombined-adjusted-range", {"T": "quint8", "min_range": 0.5, "max_range": 1.0,
+                                                           "shape": [64]}, 201),
+        SuiteCase("tf-qint8-scaled-tiny-range", {"T": "qint8", "mode": "SCALED", "min_range": 0.0,
+                                                 "max_range": 0.001, "shape": [64]}, 202),
+        SuiteCase("tf-qint8-scaled-saturate", {"T": "qint8", "mode": "SCALED", "min_range": -2.0, "max_range": 2.0,
+                                               "data": "wide"}, 203),
+        SuiteCase("tf-qint8-mincombined-per-channel", {"T": "qint8", "axis": 1, "shape": [5, 3, 17],
+                                                       "min_range": [-1.0, -4.0, 0.0], "max_range": [1.0, 2.0, 6.0]},
+                  204),
+        SuiteCase("tf-quint8-scaled-narrow-per-channel", {"T": "quint8", "mode": "SCALED", "narrow_range": True,
+                                                          "axis": -1, "shape": [33, 4],
+                                                          "min_range": [0.0, 0.0, -1.0, 0.0],
+                                                          "max_range": [1.0, 3.0, 1.0, 0.25]}, 205))
+
+
+def _affine_cases():
+    """Each convention on int8/uint8 with zero points, ties, saturation, per channel, and the probe of
+    docs/semantics.md §9 (scale 0.00214854861: x/s = 127.49999 or 127.5 depending on the order)."""
+    from .registry import SuiteCase
+
+    cases = []
+    for conv in ("torch", "onnx", "tflite"):
+        for dtype, scale, zp in [("int8", 0.05, 3), ("uint8", 0.02, 128), ("int8", 0.5, 3)]:
+            data = "ties" if scale == 0.5 else "uniform"
+            cases.append(SuiteCase(f"{conv}-{dtype}-s{scale}-zp{zp}{'-ties' if data == 'ties' else ''}",
+                                   {"convention": conv, "dtype": dtype, "scale": scale, "zero_point": zp,
+                                    "data": data}, 300 + len(cases)))
+        cases.append(SuiteCase(f"{conv}-int8-saturate", {"convention": conv, "scale": 0.01, "zero_point": -5,
+                                                         "data": "wide"}, 320 + len(cases)))
+        cases.append(SuiteCase(f"{conv}-int8-per-channel", {"convention": conv, "scale": [0.1, 0.25, 0.0625],
+                                                            "zero_point": [0, 0, 0], "axis": 1, "shape": [7, 3, 11],
+                                                            "data": "ties"}, 340 + len(cases)))
+    for conv in ("torch", "onnx", "tflite"):
+        cases.append(SuiteCase(f"{conv}-uint8-semantics9-probe",
+                               {"convention": conv, "dtype": "uint8", "scale": 0.00214854861, "zero_point": 0,
+                                "values": [0.273939937, 0.5, 0.25]}, 360))
+    cases.append(SuiteCase("onnx-int16-zp-odd", {"convention": "onnx", "dtype": "int16", "scale": 0.125,
+                                                 "zero_point": 7, "data": "ties"}, 370))
+    return tuple(cases)
+
+
+def _pof2_cases():
+    from .registry import SuiteCase
+
+    ties = {"frac_bits": 5, "data": "ties", "max_abs": 3.0}
+    return (SuiteCase("pof2-8b-fb5-hte-ties", ties, 400),
+            SuiteCase("pof2-8b-fb5-haz-ties", {**ties, "rounding": "half_away_from_zero"}, 400),
+            SuiteCase("pof2-8b-fb5-hup-ties", {**ties, "rounding": "half_up"}, 400),
+            SuiteCase("pof2-8b-derived", {"max_abs": 5.0}, 401),
+            SuiteCase("pof2-8b-full-range-saturate", {"narrow_range": False, "frac_bits": 6, "max_abs": 2.0,
+                                                      "data": "wide"}, 402),
+            SuiteCase("pof2-16b-saturate", {"bits": 16, "frac_bits": 12, "max_abs": 10.0, "data": "wide"}, 403),
+            SuiteCase("pof2-4b-floor", {"bits": 4, "frac_bits": 1, "rounding": "floor", "max_abs": 3.5}, 404))
+
+
+_EXAMPLE_X = np.linspace(-2.0, 2.0, 8, dtype=np.float32).reshape(2, 4)
+
+
+def _register():
+    from . import reference as ref
+    from .registry import Operator, register
+
+    x = _EXAMPLE_X
+    register(Operator("tf_quantize", quantize, ref.tf_quantize_oracle,
+                      lambda: [dict(x=x, min_range=-1.0, max_range=1.0, T=T, mode=m) for T in TF_TYPES
+                               for m in ("MIN_COMBINED", "MIN_FIRST", "SCALED")],
+                      "TensorFlow QuantizeV2 + Dequantize (codes, returned range, dequantized floats); schemes: "
+                      "the other TF modes", study="tf_quantize", cases=_tf_cases()))
+    register(Operator("tf_dequantize", dequantize, ref.tf_dequantize_oracle,
+                      lambda: [dict(q=quantize(x, -1.0, 1.0, T).output, min_range=-1.0, max_range=1.0, mode=m)
+                               for T in TF_TYPES for m in ("MIN_COMBINED", "SCALED")],
+                      "TensorFlow Dequantize (covered by the tf_quantize study)"))
+    register(Operator("affine_quantize", quantize_per_tensor, ref.quantize_per_tensor_oracle,
+                      lambda: [dict(x=x, scale=0.1, zero_point=0, dtype=dt) for dt in ("quint8", "qint8", "qint32")],
+                      "affine quantize/dequantize in PyTorch, ONNX or TFLite convention; schemes: the other "
+                      "conventions", study="affine_quantize", cases=_affine_cases()))
+    companions = [  # covered by the affine_quantize study: compiled and checked on their examples
+        ("quantize_per_channel", quantize_per_channel, ref.quantize_per_channel_oracle,
+         [dict(x=x, scales=[0.1, 0.2], zero_points=[0, 0], axis=0, dtype=dt) for dt in ("quint8", "qint8", "qint32")]),
+        ("dequantize_per_tensor", dequantize_per_tensor, ref.dequantize_per_tensor_oracle,
+         [dict(q=np.arange(8).astype(dt), scale=0.1, zero_point=1) for dt in (np.int8, np.uint8, np.int32)]),
+        ("dequantize_per_channel", dequantize_per_channel, ref.dequantize_per_channel_oracle,
+         [dict(q=np.arange(8, dtype=np.int8).reshape(2, 4), scales=[0.1, 0.2], zero_points=[0, 1], axis=0)]),
+        ("quantize_linear", quantize_linear, ref.quantize_linear_oracle,
+         [dict(x=x, scale=0.1, zero_point=0, dtype=dt) for dt in _ONNX_TYPES]),
+        ("dequantize_linear", dequantize_linear, ref.dequantize_linear_oracle,
+         [dict(q=np.arange(8).astype(dt), scale=0.1, zero_point=0) for dt in _ONNX_TYPES]),
+        ("tflite_quantize", tflite_quantize, ref.tflite_quantize_oracle,
+         [dict(x=x, scale=0.1, zero_point=0, dtype=dt) for dt in _TFLITE_TYPES]),
+        ("tflite_dequantize", tflite_dequantize, ref.tflite_dequantize_oracle,
+         [dict(q=np.arange(8).astype(dt), scale=0.1, zero_point=1) for dt in _TFLITE_TYPES]),
+        ("dequantize_pof2", dequantize_pof2, ref.dequantize_pof2_oracle,
+         [dict(q=np.arange(-4, 4).astype(dt), frac_bits=2) for dt in (np.int8, np.int16, np.int32)]),
+    ]
+    for name, fn, oracle, calls in companions:
+        register(Operator(name, fn, oracle, lambda calls=calls: calls, f"{name} (covered by a quantizer's study)"))
+    register(Operator("pof2_quantize", quantize_pof2, ref.quantize_pof2_oracle,
+                      lambda: [dict(x=xx, frac_bits=2, bits=bits) for bits in (8, 16, 32)
+                               for xx in (x, x.astype(np.float64))],
+                      "symmetric power-of-two quantization (scale 2^-frac_bits); schemes: the other tie rules",
+                      study="pof2_quantize", cases=_pof2_cases()))
+
+
+_register()

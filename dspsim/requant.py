@@ -2,11 +2,11 @@
 
 One frozen value type, :class:`Requant`, names a scheme and holds its parameters (one value, or one
 per output channel). :func:`requantize` is the one place where requantization happens; every kernel
-calls its numba core (:func:`_requantized`, looped by :func:`_requantize_flat`) on each
+calls its numba core (:func:`requantize_value`, looped by :func:`requantize_into`) on each
 accumulator.
 
 Schemes (``Requant.scheme``) and their exact arithmetic, ``acc`` being the accumulator after the
-bias (SEMANTICS 2, 5, 6, 7):
+bias (docs/semantics.md §2, 5, 6, 7):
 
 ``"double"``  TFLite default / gemmlowp / CMSIS-NN: ``MultiplyByQuantizedMultiplier(acc, M, shift)``
               with two roundings (SRDHM ties toward +inf, then RoundingDivideByPOT ties away from
@@ -33,6 +33,13 @@ bias (SEMANTICS 2, 5, 6, 7):
               ``int32(std::round(double(acc) * (double(s_in)*double(s_w)/double(s_out))))``, ties away
               from zero, ``+ zp``, clamp. Its conv/depthwise use ``"double"``. (LiteRT's per-channel FC
               takes the weight zero point as 0: pass 0.)
+``"int64"``   the 16x8 kernels (TFLite / TFLM int16 x int8, int64 accumulator and bias):
+              ``MultiplyByQuantizedMultiplier(int64 acc, M, shift)`` with ``M`` reduced to 16 bits
+              (``(M + 2^15) >> 16``, at most ``0x7FFF``), ``(acc * M16 + 2^(14-shift)) >> (15-shift)``: one
+              rounding, ties toward +inf, the result truncated to int32, ``+ zp``, clamp. No int32
+              saturation of the accumulator first. ``Requant.fixed_point(m, s, "int64")`` or
+              ``from_scales(..., rounding="int64")``; the loader uses it for CONV_2D / DEPTHWISE_CONV_2D 16x8
+              (both engines) and TFLM's FULLY_CONNECTED 16x8 (LiteRT's is ``"litert-fc"``).
 
 Out-of-range float-to-int conversions follow x86 (``cvtps2dq``/``cvttsd2si`` give INT32_MIN, the
 "integer indefinite"): FBGEMM and LiteRT FC then clamp INT32_MIN + zp to the lower bound, so a huge
@@ -45,35 +52,85 @@ an accumulator wider than 32 bits is saturated to int32 first (a DSP's saturatin
 :func:`requantize` counts that.
 
 Extension point: an engine whose kernel requantizes differently for one op gets a scheme name
-here and a branch in :func:`_requantized`; :meth:`Requant.from_scales` maps ``(engine, op)``
+here, an :class:`Arithmetic` and a branch in :func:`requantize_value`; :meth:`Requant.from_scales` maps ``(engine, op)``
 to it, as it maps ``("litert", "fully_connected")`` to ``"litert-fc"``.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 
 import numpy as np
+
+from ._errors import names_its_errors
 from numba import njit
 
+from ._jit import fma_f32, parallel_rows
 from .dtypes import int_type
 from .fixedpoint import (
+    _mbqm_int64,
     INT32_MAX,
     INT32_MIN,
     Rounding,
-    _mbqm_single,
-    _saturate,
     as_int_array,
+    multiply_by_quantized_multiplier_scalar,
+    multiply_by_quantized_multiplier_single_scalar,
     quantize_multiplier,
+    round_half_away_from_zero,
     rounding_mode,
+    rounding_right_shift_scalar,
+    saturate_scalar,
 )
-from .quantize import _fma_f32  # llvm.fma.f32 when compiled (vectorizes), exact emulation without JIT
 
-SCHEMES = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack", "onnx-reference", "litert-fc", "onednn")
-_CODE = {"double": 0, "single": 1, "shift": 2, "fbgemm": 3, "onnxruntime": 4, "xnnpack": 4,
-         "onnx-reference": 5, "litert-fc": 6, "onednn": 7}
-ENGINES = ("tflite", "cmsis-nn", "litert", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "onednn")
-FLOAT_ENGINES = ("fbgemm", "onnxruntime", "xnnpack", "onnx-reference", "onednn")
-OPS = ("conv", "depthwise", "fully_connected", "relu")
+
+class Arithmetic(IntEnum):
+    """The arithmetic :func:`requantize_value` runs for a scheme (a compile-time constant of each loop)."""
+
+    FIXED_POINT_DOUBLE = 0
+    """``"double"``: MultiplyByQuantizedMultiplier, two roundings."""
+    FIXED_POINT_SINGLE = 1
+    """``"single"``: TFLITE_SINGLE_ROUNDING."""
+    SHIFT = 2
+    """``"shift"``: a power of two and a tie rule."""
+    FBGEMM = 3
+    """``"fbgemm"``: float32 product, cvtps2dq on the unclamped value."""
+    FLOAT32 = 4
+    """``"onnxruntime"``, ``"xnnpack"``: float32 product, ties to even, clamped."""
+    ONNX_REFERENCE = 5
+    """``"onnx-reference"``: float64, zero point before rounding."""
+    LITERT_FC = 6
+    """``"litert-fc"``: double, std::round, x86 truncating cast."""
+    ONEDNN = 7
+    """``"onednn"``: dequantize, bias, 1/s_out, zero point before rounding."""
+    FIXED_POINT_INT64 = 8
+    """``"int64"``: MultiplyByQuantizedMultiplier of an int64 accumulator (the 16x8 kernels)."""
+
+
+class FloatBias(IntEnum):
+    """How a float bias enters a float-scale scheme (see :func:`float_bias_arrays`)."""
+
+    NONE = 0
+    ADD_QUOTIENT = 1
+    """FBGEMM per channel: ``f32(float(acc) + fb_a)``, ``fb_a = f32(bias / act_times_w)``."""
+    FMA_RECIPROCAL = 2
+    """FBGEMM per tensor: ``fma(fb_a = bias, fb_b = f32(1 / act_times_w), float(acc))``."""
+    ONEDNN = 3
+    """oneDNN: ``fb_a = bias`` added after dequantizing."""
+
+
+REQUANT_SCHEMES = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack", "onnx-reference", "litert-fc",
+                   "onednn", "int64")
+"""The values of ``Requant.scheme``."""
+_ARITHMETIC = {"double": Arithmetic.FIXED_POINT_DOUBLE, "single": Arithmetic.FIXED_POINT_SINGLE,
+               "shift": Arithmetic.SHIFT, "fbgemm": Arithmetic.FBGEMM, "onnxruntime": Arithmetic.FLOAT32,
+               "xnnpack": Arithmetic.FLOAT32, "onnx-reference": Arithmetic.ONNX_REFERENCE,
+               "litert-fc": Arithmetic.LITERT_FC, "onednn": Arithmetic.ONEDNN, "int64": Arithmetic.FIXED_POINT_INT64}
+FROM_SCALES_ENGINES = ("tflite", "cmsis-nn", "litert", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "onednn")
+"""The engines whose prepare step :meth:`Requant.from_scales` derives parameters for."""
+FLOAT_SCALE_ENGINES = ("fbgemm", "onnxruntime", "xnnpack", "onnx-reference", "onednn")
+"""The float-scale schemes of :meth:`Requant.float_scale`."""
+FROM_SCALES_OPS = ("conv", "depthwise", "fully_connected", "relu")
+"""The ops :meth:`Requant.from_scales` knows (each engine derives some differently)."""
 _FLOAT_LIMIT = float(1 << 40)  # beyond any output range; keeps float -> int conversion defined
 _TWO31 = float(1 << 31)
 
@@ -89,7 +146,8 @@ class Requant:
     ----------
     scheme : str
         One of ``"double"``, ``"single"``, ``"shift"``, ``"fbgemm"``, ``"onnxruntime"``,
-        ``"xnnpack"``, ``"onnx-reference"`` (see the module docstring for the arithmetic).
+        ``"xnnpack"``, ``"onnx-reference"``, ``"litert-fc"``, ``"onednn"``, ``"int64"`` (see the module
+        docstring for the arithmetic).
     multiplier, shift : tuple of int
         Q31 multiplier in [0, 2^31) and shift in [-31, 30] (> 0 = left) for the fixed-point
         schemes; ``shift`` in [-63, 31] alone for ``"shift"``.
@@ -97,7 +155,7 @@ class Requant:
         The float multiplier as the engine holds it (a float32 value; float64 for onnx-reference).
     act_times_w : tuple of float
         FBGEMM's and oneDNN's ``f32(s_in * s_w)`` (a float bias is divided by it / added after it).
-    rounding : Rounding
+    tie : Rounding
         Tie rule of the ``"shift"`` scheme.
     reciprocal_bias : bool
         FBGEMM with per-tensor weights: the float bias enters as ``fma(bias, f32(1/act_times_w), acc)``.
@@ -108,15 +166,18 @@ class Requant:
     shift: tuple = ()
     scale: tuple = ()
     act_times_w: tuple = ()
-    rounding: Rounding = Rounding.HALF_AWAY_FROM_ZERO
+    tie: Rounding = Rounding.HALF_AWAY_FROM_ZERO
     reciprocal_bias: bool = False
 
     @classmethod
     def fixed_point(cls, multiplier, shift, rounding="double") -> "Requant":
-        """TFLite ``MultiplyByQuantizedMultiplier``; ``rounding`` "double" (default build) or "single"."""
+        """TFLite ``MultiplyByQuantizedMultiplier``; ``rounding`` "double" (default build), "single"
+        (``TFLITE_SINGLE_ROUNDING``) or "int64": the int64-accumulator overload of the 16x8 kernels
+        (the same in both builds): the multiplier reduced to 16 bits, ``(acc * m16 + 2^(14 - shift)) >>
+        (15 - shift)``, one rounding, ties toward +inf, the result truncated to int32."""
         func = "Requant.fixed_point"
-        if rounding not in ("double", "single"):
-            raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
+        if rounding not in ("double", "single", "int64"):
+            raise ValueError(f"{func}: rounding must be 'double', 'single' or 'int64', got {rounding!r}")
         m = as_int_array(multiplier, func, "multiplier", 0, INT32_MAX).reshape(-1)
         s = as_int_array(shift, func, "shift", -31, 30).reshape(-1)
         if m.size == 0 or s.size == 0 or (m.size != s.size and 1 not in (m.size, s.size)):
@@ -126,27 +187,27 @@ class Requant:
         return cls(rounding, tuple(int(v) for v in m), tuple(int(v) for v in s))
 
     @classmethod
-    def shift_only(cls, shift, rounding="half_away_from_zero") -> "Requant":
-        """Power-of-two scale ``2^shift`` (``shift < 0`` = right shift, in [-63, 31]) rounded by ``rounding``.
+    def shift_only(cls, shift, tie="half_away_from_zero") -> "Requant":
+        """Power-of-two scale ``2^shift`` (``shift < 0`` = right shift, in [-63, 31]) rounded by the tie rule ``tie``.
 
-        ``rounding`` is a :class:`Rounding` tie rule: ``half_up`` (ARM ``VRSHL``, ``(x + 2^(s-1)) >> s``),
+        ``tie`` is a :class:`Rounding` or its name: ``half_up`` (ARM ``VRSHL``, ``(x + 2^(s-1)) >> s``),
         ``half_away_from_zero`` (gemmlowp ``RoundingDivideByPOT``), ``half_to_even``, ``floor``
         (plain ``>>``) or ``toward_zero``.
         """
         func = "Requant.shift_only"
-        mode = rounding_mode(rounding, func)
+        mode = rounding_mode(tie, func)
         s = as_int_array(shift, func, "shift", -63, 31).reshape(-1)
         if s.size == 0:
             raise ValueError(f"{func}: shift must not be empty")
-        return cls("shift", (), tuple(int(v) for v in s), rounding=mode)
+        return cls("shift", (), tuple(int(v) for v in s), tie=mode)
 
     @classmethod
     def float_scale(cls, scale, engine="onnxruntime", act_times_w=None, reciprocal_bias=False) -> "Requant":
         """A float-scale scheme with the engine's stored multiplier ``scale`` (float32, float64 for
         onnx-reference; oneDNN: ``f32(1 / s_out)``) and, for FBGEMM float bias and oneDNN, ``act_times_w``."""
         func = "Requant.float_scale"
-        if engine not in FLOAT_ENGINES:
-            raise ValueError(f"{func}: engine must be one of {FLOAT_ENGINES}, got {engine!r}")
+        if engine not in FLOAT_SCALE_ENGINES:
+            raise ValueError(f"{func}: engine must be one of {FLOAT_SCALE_ENGINES}, got {engine!r}")
         sc = _float_array(scale, func, "scale")
         if engine != "onnx-reference":
             sc = sc.astype(np.float32)
@@ -165,7 +226,7 @@ class Requant:
         Every scale is first rounded to float32 (all engines store scales as float32).
 
         * ``engine="tflite"`` / ``"cmsis-nn"`` / ``"litert"`` (fixed point, ``rounding`` "double" or "single";
-          SEMANTICS 3): ``QuantizeMultiplier`` of ``double(s_in)*double(s_w[c])/double(s_out)`` for
+          docs/semantics.md §3): ``QuantizeMultiplier`` of ``double(s_in)*double(s_w[c])/double(s_out)`` for
           ``op`` "conv", "depthwise" and per-channel "fully_connected" (``weight_scale`` an array);
           ``double(f32(s_in*s_w))/double(s_out)`` for per-tensor "fully_connected" (scalar
           ``weight_scale``); ``double(f32(s_in/s_out))`` for "relu" (``weight_scale`` ignored).
@@ -178,10 +239,10 @@ class Requant:
           (onnx-reference then multiplies in float64).
         """
         func = "Requant.from_scales"
-        if engine not in ENGINES:
-            raise ValueError(f"{func}: engine must be one of {ENGINES}, got {engine!r}")
-        if op not in OPS:
-            raise ValueError(f"{func}: op must be one of {OPS}, got {op!r}")
+        if engine not in FROM_SCALES_ENGINES:
+            raise ValueError(f"{func}: engine must be one of {FROM_SCALES_ENGINES}, got {engine!r}")
+        if op not in FROM_SCALES_OPS:
+            raise ValueError(f"{func}: op must be one of {FROM_SCALES_OPS}, got {op!r}")
         if op == "relu" and engine not in ("tflite", "cmsis-nn", "litert"):
             raise ValueError(f"{func}: op 'relu' requantizes only in TFLite/CMSIS-NN (engine 'tflite')")
         s_in = _float_array(input_scale, func, "input_scale").astype(np.float32)
@@ -208,7 +269,8 @@ class Requant:
                 real = np.float64(np.float32(s_in * s_w)) / np.float64(s_out)
             else:
                 real = np.float64(s_in) * s_w.astype(np.float64) / np.float64(s_out)
-            m, s = quantize_multiplier(np.asarray(real, np.float64).reshape(-1), rounding)
+            m, s = quantize_multiplier(np.asarray(real, np.float64).reshape(-1), "single" if rounding == "single"
+                                       else "double")
             return cls.fixed_point(m, s, rounding)
         prod = (s_in * s_w).astype(np.float32)  # float32 * float32, rounded once
         if engine == "onednn":
@@ -223,7 +285,7 @@ class Requant:
         return max(len(self.multiplier), len(self.shift), len(self.scale), 1)
 
     def arrays(self, n: int, func: str):
-        """Parameters broadcast to ``n`` channels: (code, mult, shift, scale, act_times_w, rounding)."""
+        """Parameters broadcast to ``n`` channels: (Arithmetic, mult, shift, scale, act_times_w, tie)."""
         if self.channels not in (1, n):
             raise ValueError(f"{func}: requantization has {self.channels} per-channel values but the "
                              f"output has {n} channels")
@@ -232,8 +294,8 @@ class Requant:
             a = np.asarray(t if len(t) else (0,), dtype=dtype)
             return np.ascontiguousarray(np.broadcast_to(a, (n,)))
 
-        return (_CODE[self.scheme], full(self.multiplier, np.int64), full(self.shift, np.int64),
-                full(self.scale, np.float64), full(self.act_times_w, np.float32), int(self.rounding))
+        return (_ARITHMETIC[self.scheme], full(self.multiplier, np.int64), full(self.shift, np.int64),
+                full(self.scale, np.float64), full(self.act_times_w, np.float32), self.tie)
 
 
 def _float_array(value, func, name):
@@ -241,8 +303,10 @@ def _float_array(value, func, name):
     if arr.dtype.kind not in "fiu" or arr.dtype == np.bool_:
         raise TypeError(f"{func}: {name} must be a float or a float array, got {arr.dtype}")
     arr = arr.astype(np.float64).reshape(-1)
-    if arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
-        raise ValueError(f"{func}: {name} must be finite and positive")
+    with np.errstate(over="ignore", under="ignore"):
+        f32 = arr.astype(np.float32)  # the engines hold scales in float32
+    if arr.size == 0 or not np.all(np.isfinite(f32)) or np.any(f32 <= 0) or np.any(arr <= 0):
+        raise ValueError(f"{func}: {name} must be finite and positive, in float32 too")
     return arr
 
 
@@ -265,103 +329,64 @@ def _x86_int32(v):
 
 
 @njit(cache=True, inline="always")
-def _round_haz(d):
-    """std::round on a double: nearest integer, ties away from zero (exact, no ``+ 0.5`` rounding error)."""
-    r = np.floor(d)
-    frac = d - r  # exact: r and d share the exponent range
-    if frac > 0.5 or (frac == 0.5 and d > 0):
-        r += 1.0
-    return r
-
-
-@njit(cache=True, inline="always")
-def _mbqm_double_v(x, m, shift):
-    """``MultiplyByQuantizedMultiplier`` (two roundings) of an int32-range ``x``, without branches.
-
-    SRDHM: ``ab = x' * m`` is exact in int64 (``m`` in [0, 2^31), so its only saturating case,
-    ``INT32_MIN * INT32_MIN``, cannot occur). gemmlowp adds the nudge ``2^30`` (``ab >= 0``) or
-    ``1 - 2^30`` and divides by 2^31 truncating; for ``ab < 0`` truncation is
-    ``floor((ab + 1 - 2^30 + 2^31 - 1) / 2^31)``, so both cases are ``(ab + 2^30) >> 31`` (ties
-    toward +inf). RoundingDivideByPOT by ``r``: ``(hi + 2^(r-1) - [hi < 0]) >> r`` for ``r > 0``
-    (ties away from zero: a negative tie is not rounded up). Same integers as
-    ``fixedpoint._mbqm_double``.
-    """
-    left = max(shift, 0)
-    right = max(-shift, 0)
-    xl = ((x << left) << 32) >> 32  # the C kernel's int32 left shift wraps
-    ab = xl * ((m << 32) >> 32)  # m < 2^31 is unchanged; both factors now sign-extended 32-bit (vpmuldq)
-    hi = (ab + np.int64(1 << 30)) >> 31
-    half = (np.int64(1) << right) >> 1  # 2^(r-1), or 0 when r = 0
-    return (hi + half - ((hi < 0) & (half > 0))) >> right
-
-
-@njit(cache=True, inline="always")
-def _shift_v(a, shift, mode):
+def _power_of_two_scale(a, shift, tie):
     """``a * 2^shift`` for ``shift`` in [-63, 31]: exact left shift of the int32-saturated ``a``, or a
-    right shift rounded by the tie rule ``mode`` (:class:`Rounding`); same integers as
-    ``fixedpoint._rounding_right_shift``, written with selects only."""
-    left = _saturate(a, 32) << max(shift, 0)  # exact: |acc| >= 2^31 lies beyond every output range
-    rs = max(-shift, 0)
-    q = a >> rs
-    rem = a & ((np.int64(1) << rs) - 1)  # the discarded fraction, times 2^rs
-    half = np.int64(1) << max(rs - 1, 0)
-    if mode == 0:  # HALF_UP
-        up = rem >= half
-    elif mode == 1:  # HALF_AWAY_FROM_ZERO
-        up = rem + (a >= 0) > half
-    elif mode == 2:  # HALF_TO_EVEN
-        up = (rem > half) | ((rem == half) & ((q & 1) == 1))
-    elif mode == 3:  # FLOOR
-        up = False
-    else:  # TOWARD_ZERO
-        up = (a < 0) & (rem != 0)
-    right = q + ((rs > 0) & up)
+    right shift rounded by the tie rule ``tie`` (:func:`dspsim.fixedpoint.rounding_right_shift_scalar`);
+    selects only."""
+    left = saturate_scalar(a, 32) << max(shift, 0)  # exact: |acc| >= 2^31 lies beyond every output range
+    right = rounding_right_shift_scalar(a, max(-shift, 0), tie)
     return left if shift >= 0 else right
 
 
 @njit(cache=True, inline="always")
-def _requantized(acc, code, fb_mode, rounding, mult, shift, scale, fb_a, fb_b, zp):
-    """The requantized value of the accumulator ``acc`` (int64) before the activation clamp, ``zp`` included.
+def requantize_value(acc, arith, float_bias, tie, mult, shift, scale, fb_a, fb_b, zp):
+    """The requantized value of the accumulator ``acc`` (int64) before the activation clamp, ``zp``
+    included: the numba core of every scheme (jit primitive; kernels call it inside their loops).
 
-    ``code`` is the scheme (``_CODE``). Float bias (FBGEMM/oneDNN), ``fb_mode``: 0 none; 1 add
-    ``fb_a = f32(bias / act_times_w)``; 2 ``fma(fb_a = bias, fb_b = f32(1 / act_times_w), acc)``;
-    3 oneDNN, ``fb_a = bias``. oneDNN reads ``fb_b = act_times_w``. Never raises.
+    ``arith`` (:class:`Arithmetic`) picks the scheme's arithmetic and ``tie`` (:class:`Rounding`) the
+    shift scheme's tie rule; pass compile-time constants so that the branches fold away. Float bias
+    (FBGEMM/oneDNN), ``float_bias`` (:class:`FloatBias`): add ``fb_a = f32(bias / act_times_w)``;
+    ``fma(fb_a = bias, fb_b = f32(1 / act_times_w), acc)``; oneDNN adds ``fb_a = bias``. oneDNN reads
+    ``fb_b = act_times_w``. Never raises.
     """
-    if code == 0:  # fixed point: the C kernels take an int32
-        return _mbqm_double_v(_saturate(acc, 32), mult, shift) + zp
-    if code == 1:
-        return _mbqm_single(_saturate(acc, 32), mult, shift) + zp
-    if code == 2:
-        return _shift_v(acc, shift, rounding) + zp
-    if code == 5:  # onnx-reference: float64, zero point added before rounding
+    if arith == Arithmetic.FIXED_POINT_DOUBLE:  # fixed point: the C kernels take an int32
+        return multiply_by_quantized_multiplier_scalar(saturate_scalar(acc, 32), mult, shift) + zp
+    if arith == Arithmetic.FIXED_POINT_SINGLE:
+        return multiply_by_quantized_multiplier_single_scalar(saturate_scalar(acc, 32), mult, shift) + zp
+    if arith == Arithmetic.FIXED_POINT_INT64:  # no int32 saturation: the 16x8 kernels pass the int64 sum
+        return _mbqm_int64(acc, mult, shift) + zp
+    if arith == Arithmetic.SHIFT:
+        return _power_of_two_scale(acc, shift, tie) + zp
+    if arith == Arithmetic.ONNX_REFERENCE:  # float64, zero point added before rounding
         return _float_to_int_hte(np.float64(acc) * scale + np.float64(zp))
-    if code == 6:  # litert-fc: double, ties away, x86 truncating cast
-        return _x86_int32(_round_haz(np.float64(acc) * scale)) + zp
+    if arith == Arithmetic.LITERT_FC:  # double, ties away, x86 truncating cast
+        return _x86_int32(round_half_away_from_zero(np.float64(acc) * scale)) + zp
     raw = np.float32(acc)
-    if code == 7:  # oneDNN: dequantize, add the bias, scale by 1/s_out, zero point before rounding
+    if arith == Arithmetic.ONEDNN:  # dequantize, add the bias, scale by 1/s_out, zero point before rounding
         d = np.float32(raw * fb_b)
-        if fb_mode == 3:
+        if float_bias == FloatBias.ONEDNN:
             d = np.float32(d + fb_a)
         return _float_to_int_hte(np.float64(np.float32(np.float32(d * np.float32(scale)) + np.float32(zp))))
-    if fb_mode == 1:
+    if float_bias == FloatBias.ADD_QUOTIENT:
         raw = np.float32(raw + fb_a)
-    elif fb_mode == 2:
-        raw = _fma_f32(fb_a, fb_b, raw)
+    elif float_bias == FloatBias.FMA_RECIPROCAL:
+        raw = fma_f32(fb_a, fb_b, raw)
     y = np.float64(np.float32(raw * np.float32(scale)))
-    if code == 3:  # FBGEMM: cvtps2dq on the unclamped value
+    if arith == Arithmetic.FBGEMM:  # cvtps2dq on the unclamped value
         return _x86_int32(np.rint(y)) + zp
     return _float_to_int_hte(y) + zp
 
 
-def _make_rows(code, fb_mode, rounding, wrap, per_channel, count):
-    """A requantization loop whose scheme, float-bias mode and tie rule, and whether it wraps the
+def _make_rows(arith, float_bias, tie, wrap, per_channel, count):
+    """A requantization loop whose arithmetic, float-bias mode and tie rule, and whether it wraps the
     accumulator to ``acc_bits``, reads parameters per channel (else the first, hoisted out of the
     loop) and counts clamps and saturations, are compile-time constants.
 
     Each loop is straight, with no per-element tests of these, so LLVM vectorizes it (int64
-    multiplies and shifts, selects). ``nogil``: :func:`_requantize_flat` runs row ranges of one call
+    multiplies and shifts, selects). ``nogil``: :func:`requantize_into` runs row ranges of one call
     on several threads; ``cache=True`` keeps each compiled variant on disk.
     """
+    fixed_point = arith <= Arithmetic.FIXED_POINT_SINGLE
 
     @njit(cache=True, nogil=True)
     def rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out, r0, r1):
@@ -377,9 +402,9 @@ def _make_rows(code, fb_mode, rounding, wrap, per_channel, count):
                 if wrap:
                     a = (a << sh) >> sh  # the accumulator wrapped to acc_bits
                 c = j if per_channel else 0
-                v = _requantized(a, code, fb_mode, rounding, mult[c], shift[c], scale[c], fb_a[c], fb_b[c], zp)
+                v = requantize_value(a, arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c], fb_b[c], zp)
                 if count:
-                    if code <= 1:
+                    if fixed_point:
                         n_sat += (a > INT32_MAX) | (a < INT32_MIN)
                     n_lo += v < lo
                     n_hi += v > hi
@@ -390,55 +415,31 @@ def _make_rows(code, fb_mode, rounding, wrap, per_channel, count):
 
 
 _ROWS = {}
-_PARALLEL_MIN = 1 << 19  # elements of work; below this (~0.1 ms) handing work to a thread costs more
-_POOL = []
 
 
-def _pool():
-    if not _POOL:
-        from concurrent.futures import ThreadPoolExecutor
-        _POOL.append(ThreadPoolExecutor(max_workers=8, thread_name_prefix="dspsim-requant"))
-    return _POOL[0]
-
-
-def _requantize_flat(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, func, count=False):
+def requantize_into(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, func, count=False):
     """Requantize the flat, contiguous ``acc`` (int32 or int64; channel = index % ``n``) into ``out``.
 
-    ``acc`` is first wrapped to ``acc_bits``; ``fb = (fb_a, fb_b, fb_mode)`` from
-    :func:`float_bias_arrays`. Returns (outputs clamped low, clamped high, accumulators saturated to
-    int32 by a fixed-point scheme) when ``count``, else zeros. Large tensors are split by rows over
-    threads.
+    The kernels' entry point (validated arguments only): ``acc`` is first wrapped to ``acc_bits``;
+    ``fb = (fb_a, fb_b, FloatBias)`` from :func:`float_bias_arrays`; ``zp``, ``lo``, ``hi`` the
+    output zero point and clamp. Returns (outputs clamped low, clamped high, accumulators saturated
+    to int32 by a fixed-point scheme) when ``count``, else zeros. Large tensors are split by rows
+    over threads (:func:`dspsim._jit.parallel_rows`).
     """
-    fb_a, fb_b, fb_mode = fb
+    fb_a, fb_b, float_bias = fb
     size = acc.shape[0]
-    per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or fb_mode != 0
+    per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or float_bias != FloatBias.NONE
     if not per_channel:
         n = min(size, 1024)  # one parameter set: rows need not follow the channels
-    code, mult, shift, scale, _, rnd = requant.arrays(n, func)
-    key = (code, fb_mode, rnd if code == 2 else 0, acc_bits < 8 * acc.itemsize, per_channel, bool(count))
+    arith, mult, shift, scale, _, tie = requant.arrays(n, func)
+    key = (arith, float_bias, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO,
+           acc_bits < 8 * acc.itemsize, per_channel, bool(count))
     if key not in _ROWS:
         _ROWS[key] = _make_rows(*key)
     rows = _ROWS[key]
     args = (acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out)
-    parts = _parallel_rows(lambda r0, r1: rows(*args, r0, r1), -(-size // n), size)
+    parts = parallel_rows(lambda r0, r1: rows(*args, r0, r1), -(-size // n), size)
     return tuple(sum(p[i] for p in parts) for i in range(3))
-
-
-def _parallel_rows(call, n_rows, size):
-    """``[call(r0, r1), ...]`` over a split of ``range(n_rows)``: one chunk per thread
-    (``numba.get_num_threads()``) when ``size`` (elements of work) is large, else one call.
-
-    ``call`` must run a ``nogil`` numba function: the chunks run on a thread pool in parallel.
-    Unlike ``prange``, this keeps the kernels cacheable.
-    """
-    import numba
-
-    threads = min(numba.get_num_threads(), n_rows, size // (_PARALLEL_MIN // 2))
-    if threads <= 1:
-        return [call(0, n_rows)]
-    cut = [n_rows * t // threads for t in range(threads + 1)]
-    rest = [_pool().submit(call, cut[t], cut[t + 1]) for t in range(1, threads)]
-    return [call(cut[0], cut[1])] + [f.result() for f in rest]  # the calling thread takes the first chunk
 
 
 # --------------------------------------------------------------------------------------------
@@ -458,10 +459,10 @@ _OUT_TYPES = {name: int_type(name) for name in ("int8", "uint8", "int16", "qint8
 
 
 def float_bias_arrays(bias, requant: Requant, n: int, func: str):
-    """``(fb_a, fb_b, fb_mode)`` of :func:`_requantized` for a float bias (or ``bias=None``)."""
+    """``(fb_a, fb_b, FloatBias)`` of :func:`requantize_value` for a float bias (or ``bias=None``)."""
     atw = np.ascontiguousarray(np.broadcast_to(np.asarray(requant.act_times_w or (0.0,), np.float32), (n,)))
     if bias is None:
-        return np.zeros(n, np.float32), atw, 0
+        return np.zeros(n, np.float32), atw, FloatBias.NONE
     if requant.scheme not in ("fbgemm", "onednn") or not requant.act_times_w:
         raise ValueError(f"{func}: a float bias needs requant='fbgemm' or 'onednn' (from_scales)")
     b = np.asarray(bias)
@@ -469,13 +470,14 @@ def float_bias_arrays(bias, requant: Requant, n: int, func: str):
         raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
     b = np.ascontiguousarray(b.astype(np.float32))
     if requant.scheme == "onednn":
-        return b, atw, 3
+        return b, atw, FloatBias.ONEDNN
     with np.errstate(divide="ignore", invalid="ignore"):
         if requant.reciprocal_bias:
-            return b, (np.float32(1) / atw).astype(np.float32), 2
-        return np.ascontiguousarray((b / atw).astype(np.float32)), atw, 1
+            return b, (np.float32(1) / atw).astype(np.float32), FloatBias.FMA_RECIPROCAL
+        return np.ascontiguousarray((b / atw).astype(np.float32)), atw, FloatBias.ADD_QUOTIENT
 
 
+@names_its_errors
 def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max=None, *, out_dtype="int8",
                float_bias=None, axis=-1):
     """Requantize accumulators: the scheme of ``requant``, ``+ output_zero_point``, clamp, cast.
@@ -505,13 +507,19 @@ def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max
         a = as_int_array(acc, func, "acc")
     if a.ndim == 0:
         a = a.reshape(1)
-    a = np.moveaxis(a, axis, -1)
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{func}: axis must be an int, got {type(axis).__name__}")
+    if not -a.ndim <= axis < a.ndim:
+        raise ValueError(f"{func}: axis {axis} is out of bounds for an array of rank {a.ndim}")
+    a = np.moveaxis(a, int(axis), -1)
     shape = a.shape
     n = shape[-1]
-    fb = float_bias_arrays(float_bias, requant, n, func)
+    per_channel = float_bias is not None or max(requant.channels, len(requant.act_times_w)) > 1
+    fb = float_bias_arrays(float_bias, requant, n if per_channel else 1, func)  # one set: no n-long copies
     flat = np.ascontiguousarray(a).reshape(-1)
     out = np.empty(flat.shape, t.dtype)
-    _requantize_flat(flat, n, 64, requant, fb, zp, lo, hi, out, func)
+    if flat.size:
+        requantize_into(flat, n, 64, requant, fb, zp, lo, hi, out, func)
     out = np.moveaxis(out.reshape(shape), -1, axis)
     if np.ndim(acc) == 0:
         return int(out.reshape(-1)[0])

@@ -75,7 +75,7 @@ def test_pair_saturation_models_vpmaddubsw():
     x = np.array([[255, 255, 255]], np.uint8)
     w = np.array([[127, 127, 127]], np.int8)  # pair 64770 -> 32767, then 32385 alone
     out, st_ = dspsim.fully_connected(x, w, None, input_zero_point=0, output_zero_point=0, requant="shift", shift=-8,
-                                      rounding="floor", out_dtype="int16",
+                                      tie="floor", out_dtype="int16",
                                       accumulator=Accumulator(pair_saturation=True),
                                       stats=True)
     assert out.tolist() == [[(32767 + 32385) >> 8]] and st_.pair_saturations == 1

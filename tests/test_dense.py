@@ -88,13 +88,25 @@ def test_batch_dimensions_are_kept():
     assert np.array_equal(out.reshape(6, 5), dspsim.fully_connected(x.reshape(6, 4), w, None, **QUANT))
 
 
-def test_shift_only_requant_keyword():
+def test_shift_only_requant_takes_its_tie_rule_from_tie():
     x, w = np.array([[10, 7]], np.int8), np.array([[1, 1]], np.int8)
-    out = dspsim.fully_connected(x, w, None, input_zero_point=0, output_zero_point=0, requant="shift", shift=-1,
-                                 rounding="half_to_even")
-    assert out.tolist() == [[8]]  # 17/2 = 8.5 -> 8
-    out = dspsim.fully_connected(x, w, None, input_zero_point=0, output_zero_point=0, requant="shift", shift=-1)
-    assert out.tolist() == [[9]]  # default: ties away from zero
+    kw = dict(input_zero_point=0, output_zero_point=0, requant="shift", shift=-1)
+    assert dspsim.fully_connected(x, w, None, **kw, tie="half_to_even").tolist() == [[8]]  # 17/2 = 8.5 -> 8
+    assert dspsim.fully_connected(x, w, None, **kw, tie=dspsim.Rounding.FLOOR).tolist() == [[8]]
+    assert dspsim.fully_connected(-x, w, None, **kw, tie="half_up").tolist() == [[-8]]  # -8.5 -> -8
+    assert dspsim.fully_connected(x, w, None, **kw).tolist() == [[9]]  # default: ties away from zero
+
+
+@pytest.mark.parametrize("kw, msg", [
+    (dict(requant="shift", shift=-1, rounding="single"), "rounding='single' is a fixed-point build; requant='shift' "
+                                                         "takes tie="),
+    (dict(multiplier=1 << 30, shift=-1, tie="half_up"), "tie= is the tie rule of requant='shift'"),
+    (dict(requant="shift", shift=-1, tie="nearest"), "fully_connected: unknown rounding 'nearest'"),
+])
+def test_tie_and_rounding_keywords_are_refused_where_they_do_not_apply(kw, msg):
+    x, w = np.array([[10, 7]], np.int8), np.array([[1, 1]], np.int8)
+    with pytest.raises(ValueError, match=msg):
+        dspsim.fully_connected(x, w, None, input_zero_point=0, output_zero_point=0, **kw)
 
 
 def test_stats_report_clamps_and_fast_path():
@@ -182,9 +194,11 @@ def test_live_onnxruntime_qlinearmatmul_matches():
     model.ir_version = 8
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run(None, {"x": x})[0]
+    from dspsim.cpu import peer_accumulator
+
     got = dspsim.fully_connected(x, w, None, input_zero_point=zx, weight_zero_point=zw, output_zero_point=zo,
                                  input_scale=s_in, weight_scale=s_w, output_scale=s_out, requant="onnxruntime",
-                                 out_dtype="uint8")
+                                 out_dtype="uint8", accumulator=peer_accumulator("onnxruntime"))
     assert np.array_equal(got, want)
 
 

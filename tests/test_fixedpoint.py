@@ -1,5 +1,6 @@
 """The fixed-point primitives, pinned to the plain-Python oracle and to SEMANTICS section 9."""
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -237,3 +238,27 @@ def test_oracle_f32_rounds_like_ieee_float32():
     from fractions import Fraction
     for v in vals:
         assert ref.f32(float(v)) == Fraction(float(np.float32(v))), v
+
+
+TFLITE_ROUND_EDGES = [0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994,
+                      0.5 + 2.0**-53, -0.5 - 2.0**-53, 1 - 2.0**-53, 2.0**52 - 0.5, 2.0**52 + 1, -(2.0**52 + 1),
+                      2.0**53 + 2, 1e300, -1e300, 5e-324, float(np.float32(2.4)) * 2.5]
+
+
+@pytest.mark.parametrize("v", TFLITE_ROUND_EDGES)
+def test_tflite_round_is_exact_std_round_ties_away_from_zero(v):
+    # floor(|v| + 0.5) would round 0.5 - 2^-54 up to 1 and 2^52 + 1 to 2^52 + 2; std::round does neither
+    assert fp.tflite_round(v) == ref.round_fraction(Fraction(v), "half_away_from_zero")
+
+
+@given(st.floats(allow_nan=False, allow_infinity=False))
+@settings(max_examples=300, deadline=None)
+def test_tflite_round_matches_oracle_random(v):
+    assert fp.tflite_round(v) == ref.round_fraction(Fraction(v), "half_away_from_zero")
+
+
+@pytest.mark.parametrize("v, exc", [(float("nan"), ValueError), (float("inf"), ValueError), ("1", TypeError),
+                                    (True, TypeError)])
+def test_tflite_round_refuses_what_has_no_integer(v, exc):
+    with pytest.raises(exc, match="^tflite_round: v must be"):
+        fp.tflite_round(v)

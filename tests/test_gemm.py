@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dspsim import _jit as J
 from dspsim.kernels import gemm as G
 from dspsim.kernels.gemm import PackedWeights, conv2d_s32, gemm_s32, pack_weights, row_sums
 
@@ -260,8 +261,8 @@ def test_serial_and_threaded_drivers_agree(monkeypatch):
     x = rng.integers(0, 256, (1, 9, 9, 6)).astype(np.uint8)
     w = rng.integers(-128, 128, (8, 3, 3, 3)).astype(np.int8)
     outs = []
-    for limit in (0, 1 << 62):  # every problem threaded, then every problem serial
-        monkeypatch.setattr(G, "_PARALLEL_MACS", limit)
+    for limit in (1, 1 << 62):  # every problem threaded, then every problem serial
+        monkeypatch.setattr(J, "PARALLEL_MIN", limit)
         outs.append((gemm_s32(a, b, a_zero_point=-3, b_zero_point=2),
                      conv2d_s32(x, w, groups=2, pads=(1, 1, 1, 1), input_zero_point=7, weight_zero_point=-1)))
     assert all(np.array_equal(p, q) for p, q in zip(*outs))

@@ -204,6 +204,15 @@ def near_or_random(rng, ties, zp, shape, dtype):
 DTYPES = [(np.uint8, np.uint8), (np.int8, np.int8), (np.uint8, np.int8)]
 
 
+def ort_accumulator(which, xdt, wdt):
+    """ONNX Runtime's U8S8 GEMM/conv accumulator on this CPU (vpmaddubsw pair saturation without VNNI)."""
+    from dspsim.cpu import peer_accumulator
+
+    if which == "onnxruntime" and np.dtype(xdt) == np.uint8 and np.dtype(wdt) == np.int8:
+        return peer_accumulator("onnxruntime")
+    return None
+
+
 @pytest.mark.parametrize("which", ["onnxruntime", "onnx-reference"])
 @pytest.mark.parametrize("xdt, wdt", DTYPES)
 @pytest.mark.parametrize("seed", SEEDS)
@@ -222,7 +231,8 @@ def test_qlinear_matmul_matches(onnx, which, xdt, wdt, seed):
     want = dspsim.fully_connected(x, w, None, input_zero_point=int(zx), weight_zero_point=int(zw),
                                   output_zero_point=int(zo), input_scale=float(sx),
                                   weight_scale=sw if per_channel else float(sw), output_scale=float(so),
-                                  requant=which, out_dtype=np.dtype(xdt).name)
+                                  requant=which, out_dtype=np.dtype(xdt).name,
+                                  accumulator=ort_accumulator(which, xdt, wdt))
     assert np.array_equal(got, want), f"{np.count_nonzero(got != want)} mismatches"
 
 
@@ -260,6 +270,6 @@ def test_qlinear_conv_matches(onnx, which, xdt, wdt, seed):
     if depthwise:
         want = dspsim.depthwise_conv2d(x, np.ascontiguousarray(w[..., 0].transpose(1, 2, 0)[None]), bias,
                                        depth_multiplier=mult, **kw)
-    else:
-        want = dspsim.conv2d(x, w, bias, **kw)
+    else:  # MLAS's depthwise kernel sums exactly; its conv is a U8S8 GEMM
+        want = dspsim.conv2d(x, w, bias, **kw, accumulator=ort_accumulator(which, xdt, wdt))
     assert np.array_equal(got, want), f"{np.count_nonzero(got != want)} mismatches"

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim
+from dspsim import _jit as J
 from dspsim import reference as R
 
 F = np.float32
@@ -264,9 +265,9 @@ def test_chunked_per_channel_loops_match_each_channel_in_small_pieces(name, axis
     params = _channel_params(np.random.default_rng(axis), shape[axis])[name]
     call = CHANNEL_CALLS[name]
     if parallel:
-        monkeypatch.setattr(Q, "_PARALLEL_MIN", 0)
+        monkeypatch.setattr(J, "PARALLEL_MIN", 1)  # every call split over the threads
     got = np.moveaxis(call(x, params, axis), axis, 0)
-    monkeypatch.setattr(Q, "_PARALLEL_MIN", 1 << 62)
+    monkeypatch.setattr(J, "PARALLEL_MIN", 1 << 62)  # every call on one thread
     for c in range(shape[axis]):
         sl = np.ascontiguousarray(np.moveaxis(x, axis, 0)[c]).reshape(-1)
         pc = tuple(np.asarray(p)[c:c + 1] for p in params)
@@ -281,9 +282,9 @@ def test_chunked_per_tensor_loops_match_small_pieces(name, parallel, monkeypatch
     x = _large_input(name, (5 * Q._CHUNK + 123,))
     call = TENSOR_CALLS[name]
     if parallel:
-        monkeypatch.setattr(Q, "_PARALLEL_MIN", 0)
+        monkeypatch.setattr(J, "PARALLEL_MIN", 1)  # every call split over the threads
     got = call(x)
-    monkeypatch.setattr(Q, "_PARALLEL_MIN", 1 << 62)
+    monkeypatch.setattr(J, "PARALLEL_MIN", 1 << 62)  # every call on one thread
     want = np.concatenate([call(x[i:i + 999]) for i in range(0, x.size, 999)])
     assert _same_bits(got, want)
 
@@ -317,7 +318,7 @@ def test_fma_rounds_once_where_a_float64_sum_would_round_twice():
     assert float(x) * float(inv) == 3.5 + 2.0**-17 + 2.0**-46
     naive = F(float(x) * float(inv) + 199.0)
     assert naive == F(202.5) and np.rint(naive) == 202
-    for fma in (Q._fma_f32, numba.njit(lambda a, b, c: Q._fma_f32(a, b, c))):  # Python body and llvm.fma
+    for fma in (J.fma_f32, numba.njit(lambda a, b, c: J.fma_f32(a, b, c))):  # Python body and llvm.fma
         assert fma(x, inv, F(199.0)) == F(202.5 + 2.0**-16)
     scale = float(F(1.0) / inv)
     assert F(F(1.0) / F(scale)) == inv

@@ -18,7 +18,7 @@ def oracle_requant(rq: Requant) -> dict:
     """The oracle's view of a Requant (plain lists, exact Fractions)."""
     return {"scheme": rq.scheme, "multiplier": list(rq.multiplier), "shift": list(rq.shift),
             "scale": [Fraction(v) for v in rq.scale], "act_times_w": [Fraction(v) for v in rq.act_times_w],
-            "rounding": rq.rounding.name.lower(), "reciprocal_bias": rq.reciprocal_bias}
+            "rounding": rq.tie.name.lower(), "reciprocal_bias": rq.reciprocal_bias}
 
 
 def edge_ints(lo, hi):
@@ -67,6 +67,23 @@ def test_float_schemes_round_the_accumulator_to_float32_first():
 def test_shift_only_tie_rules(rule, expected):
     rq = Requant.shift_only(-1, rule)
     assert requantize(np.array([-5, 5, -3]), rq, 0).tolist() == expected
+
+
+@pytest.mark.parametrize("rule", [r.name.lower() for r in Rounding])
+@pytest.mark.parametrize("acc", [(1 << 63) - 1, -(1 << 63), (1 << 62) - 1, -(1 << 62), (1 << 62) + 1])
+def test_shift_only_by_63_rounds_the_int64_ends_like_the_oracle(acc, rule):
+    # INT64_MAX / 2^63 is just below 1: its remainder 2^63 - 1 must not overflow the tie test
+    want = ref.round_fraction(Fraction(acc, 1 << 63), rule)
+    assert requantize(np.array([acc], np.int64), Requant.shift_only(-63, rule), 0).tolist() == [want]
+
+
+@pytest.mark.parametrize("acc, scale, want", [(-1, 0.5 - 2.0**-54, 0), (1, 0.5 - 2.0**-54, 0), (-1, 0.5, -1),
+                                              (1, 0.5, 1), (-3, 0.5, -2), (-1, 0.5 + 2.0**-53, -1)])
+def test_litert_fc_rounds_like_std_round_next_to_one_half(acc, scale, want):
+    # double(acc) * scale = -0.49999999999999994: std::round gives -0, but d - floor(d) = 0.5 + 2^-54
+    # rounds to 0.5, so a floor-based rounding would give -1
+    assert requantize(acc, Requant("litert-fc", scale=(scale,)), 0) == want
+    assert ref.requantize_value(acc, {"scheme": "litert-fc", "scale": [Fraction(scale)]}, 0, 0) == want
 
 
 def test_shift_only_left_shift_is_exact_then_clamped():

@@ -1,7 +1,7 @@
 """Drift: how error grows over repeated quantize → dequantize cycles, and over requantizing layers.
 
 TensorFlow's documentation says MIN_COMBINED introduces "a larger and larger error" over repeated
-quantize/dequantize iterations. SEMANTICS 1.8 found otherwise against TF 2.21: with the range kept
+quantize/dequantize iterations. docs/semantics.md §1.8 found otherwise against TF 2.21: with the range kept
 fixed, the codes are the same from the first cycle on (dequantize(quantize(x)) is a fixed point).
 This module measures, with dspsim's bit-exact emulations, where error does grow and by how much:
 
@@ -13,7 +13,7 @@ fed back, ``cycles`` times. Range policies (the names of ``tests/golden/drift_tf
 - ``returned``: cycle c+1 requests the range TF returned in cycle c;
 - ``data``: cycle c+1 requests ``[min(dq_c), max(dq_c)]``, re-estimated from the data;
 - ``fixed_dq_requested``: like ``fixed`` but dequantize with the *requested* range instead of the
-  returned one (the misuse of SEMANTICS 1.8 (c)).
+  returned one (the misuse of docs/semantics.md §1.8 (c)).
 
 Affine (PyTorch per-tensor, ONNX QuantizeLinear) and power-of-two chains take ``fixed`` (scale and
 zero point from ``x_0``'s range) and ``data`` (re-derived from each cycle's result).
@@ -301,7 +301,7 @@ def fc_chain(depth=16, width=64, batch=32, activation="none", scales="calibrated
             elif scheme.startswith("shift/"):
                 k = int(np.round(np.log2(real)))  # exact: every scale is a power of two
                 x_q = dspsim.fully_connected(x_q, L["w"], L["b"], requant="shift", shift=k,
-                                             rounding=scheme.split("/", 1)[1], **common)
+                                             tie=scheme.split("/", 1)[1], **common)
             else:
                 x_q = dspsim.fully_connected(x_q, L["w"], L["b"], input_scale=L["s_in"], weight_scale=L["s_w"],
                                              output_scale=L["s_out"], requant=scheme, **common)
@@ -352,7 +352,7 @@ def _findings(cycles: list, depth: list) -> list:
             line += f" ({', '.join(modes)}; start {', '.join(sorted({r['start'] for r in moving}))}); worst " \
                     f"{g['name']} ({g['start']}): {_growth(g)}"
         else:
-            line += " (dequantize(quantize(x)) is a fixed point from cycle 1 on, SEMANTICS 1.8)"
+            line += " (dequantize(quantize(x)) is a fixed point from cycle 1 on, docs/semantics.md §1.8)"
         f.append(line + ".")
     q32 = [r for r in tf if r["T"] == "qint32" and sum(r["stats"]["codes_changed"][1:])]
     if q32:
@@ -361,7 +361,7 @@ def _findings(cycles: list, depth: list) -> list:
         f.append(f"TF qint32: codes keep changing in {len(q32)} runs: a 32-bit code has more bits than the float32 "
                  f"that carries it, so dequantize → quantize is not a fixed point; {g['name']} {g['policy']} "
                  f"({g['start']}): {_growth(g)} (RMS {g['stats']['rms'][0]:.3g} → {g['stats']['rms'][-1]:.3g} in "
-                 f"real units). MIN_COMBINED/SCALED also wrap x >= max to INT32_MIN (SEMANTICS 1.2), a full-range "
+                 f"real units). MIN_COMBINED/SCALED also wrap x >= max to INT32_MIN (docs/semantics.md §1.2), a full-range "
                  f"error on those elements.")
     q8 = [r for r in tf if r["T"] == "qint8" and r["policy"] == "fixed" and r["start"] == "x0 spans 0"]
     if q8:

@@ -10,13 +10,17 @@ An op turns a parameter dict and a seeded generator into an :class:`Outcome`:
 - ``schemes``: the same inputs under the other schemes (rounding, requantization, quantization
   convention): how many outputs differ from the case's own scheme and their float error.
 
-Parameters and defaults of every op are in :data:`OPS` (``Op.defaults``); enumerated parameters list
-their choices in ``Op.choices``. The oracle is plain Python: kernels whose MAC count exceeds
-``ORACLE_MAC_BUDGET`` are checked on a deterministic sample of batch rows / output channels (the
-check's ``sampled`` field says which); elementwise ops are checked in full.
+The vocabulary is built from the operator registry (:func:`vocabulary`, :mod:`dspsim.registry`):
+every registered operator is a suite ``op``. Most run the generic case (kernel and oracle on the
+same generated arguments); the ones that name a :data:`STUDIES` entry (the quantizers, ReLU and
+the MAC kernels) also get the float model and the other schemes. The oracle is plain Python:
+kernels whose MAC count exceeds ``ORACLE_MAC_BUDGET`` are checked on a deterministic sample of
+batch rows / output channels (the check's ``sampled`` field says which); elementwise ops are
+checked in full.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -273,13 +277,24 @@ def _channel_shape(ndim: int, axis) -> tuple:
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Op:
-    """One entry of the case vocabulary: ``run(params, rng, vectors) -> Outcome``."""
+    """One entry of the case vocabulary: ``run(params, rng, vectors) -> Outcome``, the parameters with
+    their defaults, the enumerated choices, and a one-line description."""
 
     name: str
     run: object
     defaults: dict
     choices: dict
     doc: str
+
+
+@dataclass(frozen=True)
+class Study:
+    """A runner that does more than the registry's generic oracle check (float model, other
+    schemes); it defines its own parameters. An operator names it with ``Operator.study``."""
+
+    run: object
+    defaults: dict
+    choices: dict
 
 
 def _tf_roundtrip(x, lo, hi, p, mode, round_mode, narrow):
@@ -337,7 +352,7 @@ def _run_tf_quantize(p, rng, vec):
     wrapped = int(np.count_nonzero((q.astype(np.int64) == -(2**31)) & (x > 0))) if T == "qint32" else 0
     if wrapped:
         out.notes.append(f"{wrapped} value(s) at or above the top of the range quantized to INT32_MIN: TF's qint32 "
-                         "cast wraps 2^31 (SEMANTICS 1.2); they dominate the float error")
+                         "cast wraps 2^31 (docs/semantics.md §1.2); they dominate the float error")
     variants = [(m, r, n) for m in TF_MODES for r in ROUND_MODES for n in (False, True)
                 if (r == "HALF_AWAY_FROM_ZERO" or m == "SCALED") and (not n or m == "SCALED")
                 and not (m == "MIN_FIRST" and rlo.ndim)]
@@ -492,22 +507,11 @@ def _quantize_multiplier(real: float):
 
 
 def _act_range(act: str, s_out: float, zp_out: int, out_dtype: str):
-    """TFLite CalculateActivationRangeQuantized (HAZ of f32(f / s_out), + zp, within the type)."""
-    tmin, tmax = TYPE_RANGE[out_dtype]
-
-    def q(f):
-        v = float(np.float32(f) / np.float32(s_out))
-        return zp_out + int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
-
-    if act == "none":
-        return tmin, tmax
-    if act == "relu":
-        return max(tmin, q(0.0)), tmax
-    if act == "relu6":
-        return max(tmin, q(0.0)), min(tmax, q(6.0))
-    if act == "relu_n1_to_1":
-        return max(tmin, q(-1.0)), min(tmax, q(1.0))
-    raise OpError(f"unknown activation {act!r}")
+    """TFLite CalculateActivationRangeQuantized: :func:`dspsim.tflite_activation_range`."""
+    try:
+        return _api("tflite_activation_range")(act, s_out, zp_out, out_dtype)
+    except ValueError as e:
+        raise OpError(str(e)) from None
 
 
 def _sample_indices(n: int, k: int) -> np.ndarray:
@@ -843,53 +847,107 @@ _KERNEL_CHOICES = {
 }
 _CONV_DEFAULTS = {"input_shape": [1, 8, 8, 4], "kernel": [3, 3], "stride": 1, "padding": "VALID", "dilation": 1}
 
-OPS = {
-    "tf_quantize": Op(
-        "tf_quantize", _run_tf_quantize,
+STUDIES = {
+    "tf_quantize": Study(
+        _run_tf_quantize,
         {"T": "qint8", "mode": "MIN_COMBINED", "round_mode": "HALF_AWAY_FROM_ZERO", "narrow_range": False,
          "min_range": -1.0, "max_range": 1.0, "axis": None, "ensure_minimum_range": 0.01, "shape": [257],
          "data": "uniform", "values": None},
         {"T": TF_TYPES, "mode": TF_MODES, "round_mode": ROUND_MODES, "data": ("uniform", "ties", "wide")},
-        "TensorFlow QuantizeV2 + Dequantize (codes, returned range, dequantized floats); schemes: the other TF modes",
     ),
-    "affine_quantize": Op(
-        "affine_quantize", _run_affine_quantize,
+    "affine_quantize": Study(
+        _run_affine_quantize,
         {"convention": "torch", "dtype": "int8", "scale": 0.05, "zero_point": 0, "axis": 1, "shape": [257],
          "data": "uniform", "values": None},
         {"convention": tuple(_AFFINE_FUNCS), "dtype": AFFINE_TYPES, "data": ("uniform", "ties", "wide")},
-        "affine quantize/dequantize in PyTorch, ONNX or TFLite convention; schemes: the other conventions",
     ),
-    "pof2_quantize": Op(
-        "pof2_quantize", _run_pof2_quantize,
+    "pof2_quantize": Study(
+        _run_pof2_quantize,
         {"bits": 8, "narrow_range": True, "frac_bits": None, "max_abs": 4.0, "rounding": "half_to_even",
          "shape": [257], "data": "uniform", "values": None},
         {"rounding": POF2_ROUNDINGS, "data": ("uniform", "ties", "wide")},
-        "symmetric power-of-two quantization (scale 2^-frac_bits); schemes: the other tie rules",
     ),
-    "relu": Op(
-        "relu", _run_relu,
+    "relu": Study(
+        _run_relu,
         {"dtype": "int8", "shape": [257], "input_scale": 0.05, "output_scale": 0.05, "input_zero_point": 0,
          "output_zero_point": 0, "multiplier": None, "shift": None, "activation": "relu", "scheme": "double"},
         {"dtype": ("int8", "uint8", "int16"), "activation": ("relu", "relu6", "relu_n1_to_1"),
          "scheme": FIXED_SCHEMES},
-        "TFLite ReLU / ReLU6 with requantization; schemes: double vs single rounding",
     ),
-    "fully_connected": Op(
-        "fully_connected", _run_kernel("fully_connected"),
+    "fully_connected": Study(
+        _run_kernel("fully_connected"),
         {"batch": 4, "in_features": 64, "out_features": 16, **_KERNEL_DEFAULTS},
         _KERNEL_CHOICES,
-        "TFLite FullyConnected (per-tensor or per-channel); schemes: single rounding, float requantization",
     ),
-    "conv2d": Op(
-        "conv2d", _run_kernel("conv2d"),
+    "conv2d": Study(
+        _run_kernel("conv2d"),
         {**_CONV_DEFAULTS, "out_channels": 8, **_KERNEL_DEFAULTS},
         {**_KERNEL_CHOICES, "padding": ("VALID", "SAME")},
-        "TFLite Conv2D, NHWC / OHWI; schemes: single rounding, float requantization",
     ),
-    "depthwise_conv2d": Op(
-        "depthwise_conv2d", _run_kernel("depthwise_conv2d"),
+    "depthwise_conv2d": Study(
+        _run_kernel("depthwise_conv2d"),
         {**_CONV_DEFAULTS, "depth_multiplier": 1, **_KERNEL_DEFAULTS},
         {**_KERNEL_CHOICES, "padding": ("VALID", "SAME")},
-        "TFLite DepthwiseConv2D, w (1, H, W, C*M); schemes: single rounding, float requantization",
     ),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# the vocabulary: every registered operator
+# ---------------------------------------------------------------------------------------------
+def _split_call(kwargs: dict):
+    """(arrays, constants) of a kernel call, for export: arrays by argument name (a list of arrays
+    as ``name.0``, ``name.1``, ...), scalars, strings and dataclass fields as constants."""
+    import dataclasses
+
+    arrays, consts = {}, {}
+    for k, v in kwargs.items():
+        if isinstance(v, np.ndarray):
+            arrays[k] = v
+        elif isinstance(v, (list, tuple)) and v and all(isinstance(a, np.ndarray) for a in v):
+            arrays.update({f"{k}.{i}": a for i, a in enumerate(v)})
+        elif dataclasses.is_dataclass(v):
+            consts.update({f"{k}.{f}": x for f, x in dataclasses.asdict(v).items()})
+        elif isinstance(v, (list, tuple)):
+            arrays[k] = np.asarray(v)
+        elif v is not None:
+            consts[k] = v.item() if isinstance(v, np.generic) else v
+    return arrays, consts
+
+
+def _generic_run(op):
+    """The registry's case: the operator's kernel and its oracle on the same generated arguments
+    (inputs in a vector file replace the generated ones of the same name), diffed bit for bit."""
+
+    def run(p, rng, vec):
+        kwargs = op.generate(p, rng)
+        for k in kwargs:
+            if k in vec:
+                kwargs[k] = np.asarray(vec[k])
+        got = op.kernel(**kwargs)
+        want = op.oracle(**kwargs)
+        got_t, want_t = (got, want) if isinstance(got, tuple) else ((got,), (want,))
+        arrays, consts = _split_call(kwargs)
+        names = ["output"] + [f"output{i}" for i in range(1, len(got_t))]
+        out = Outcome(vectors={**arrays, **dict(zip(names, map(np.asarray, got_t)))}, constants=consts,
+                      n_outputs=int(sum(np.size(g) for g in got_t)))
+        for name, g, w in zip(names, got_t, want_t):
+            out.checks.append(compare(np.asarray(w), np.asarray(g), f"oracle: {name}"))
+        return out
+
+    return run
+
+
+@functools.cache
+def vocabulary() -> dict:
+    """The suite's ``op`` names: every registered operator (:mod:`dspsim.registry`) as an :class:`Op`."""
+    from dspsim.registry import operators
+
+    vocab = {}
+    for name, op in operators().items():
+        if op.study is not None:
+            st = STUDIES[op.study]
+            vocab[name] = Op(name, st.run, st.defaults, st.choices, op.doc)
+        elif op.generate is not None:
+            vocab[name] = Op(name, _generic_run(op), dict(op.params), dict(op.choices), op.doc)
+    return vocab

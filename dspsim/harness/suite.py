@@ -1,6 +1,6 @@
 """Suites: lists of cases, the built-in default one or a user's TOML file; running them.
 
-A case is one op (see :data:`dspsim.harness.ops.OPS`) with parameters and a seed. Running it
+A case is one op (see :func:`dspsim.harness.ops.vocabulary`) with parameters and a seed. Running it
 generates the tensors from the seed (or reads them from a vector file), runs dspsim, compares the
 result bit for bit with the oracle :mod:`dspsim.reference`, measures the error against the float
 model and tries the alternative schemes (see :mod:`dspsim.harness.ops`). A case passes when every
@@ -14,8 +14,7 @@ TOML schema (``dspsim suite my.toml``)::
 
     [[case]]
     name = "fc-ties"             # unique; default "<op>-<index>"
-    op = "fully_connected"       # tf_quantize | affine_quantize | pof2_quantize | relu
-                                 # | fully_connected | conv2d | depthwise_conv2d
+    op = "fully_connected"       # any operator of `dspsim suite --ops` (every registered one)
     seed = 3                     # optional, else the suite seed
     vectors = "dump.npz"         # optional, relative to the TOML file: tensors that replace the
                                  # generated ones (input, weight, bias, multiplier, shift), and
@@ -26,7 +25,8 @@ TOML schema (``dspsim suite my.toml``)::
     shift = -1
     input_range = [-8, 8]        # small inputs keep the outputs off the saturation bounds
 
-Parameters per op (defaults in brackets; lists mean "per channel"):
+Parameters of the operators with a study (defaults in brackets; lists mean "per channel"); every
+other operator's parameters and defaults are printed by ``dspsim suite --ops``:
 
 - ``tf_quantize``: T [qint8] (qint8 quint8 qint16 quint16 qint32), mode [MIN_COMBINED]
   (MIN_FIRST SCALED), round_mode [HALF_AWAY_FROM_ZERO] (HALF_TO_EVEN: SCALED only), narrow_range
@@ -66,8 +66,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ._interrupt import SwallowedInterrupts, is_swallowed_interrupt
 from .compare import compare
-from .ops import OPS, Outcome
+from .ops import Outcome, vocabulary
 from .vectors import VectorError, load_vectors
 
 
@@ -87,7 +88,7 @@ class Case:
 
     def resolved(self) -> dict:
         """The op's defaults updated with this case's parameters."""
-        return {**OPS[self.op].defaults, **self.params}
+        return {**vocabulary()[self.op].defaults, **self.params}
 
 
 @dataclass
@@ -139,7 +140,7 @@ LIST_PARAMS = {"values", "min_range", "max_range", "scale", "zero_point", "weigh
 
 
 def _check_type(name: str, key: str, value, default) -> None:
-    """The value's kind must match the default's (numbers, booleans, strings, lists)."""
+    """The value's kind must match the default's (numbers, booleans, strings, (nested) lists of numbers)."""
     def is_num(v):
         return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -148,8 +149,10 @@ def _check_type(name: str, key: str, value, default) -> None:
         ok = isinstance(value, bool)
     elif is_num(default):
         ok = is_num(value) or (key in LIST_PARAMS and isinstance(value, list) and all(map(is_num, value)))
-    elif isinstance(default, list):
-        ok = isinstance(value, list) and all(map(is_num, value))
+    elif isinstance(default, list):  # numbers, or lists of numbers (a shape list, a (rank, 2) padding table)
+        def numbers(v):
+            return isinstance(v, list) and all(is_num(x) or numbers(x) for x in v)
+        ok = numbers(value)
     elif isinstance(default, str):
         ok = isinstance(value, str) or (key in LIST_PARAMS and isinstance(value, list))
     elif default is None and value is not None:
@@ -160,9 +163,10 @@ def _check_type(name: str, key: str, value, default) -> None:
 
 def validate_case(case: Case) -> None:
     """Check the op name, parameter names and enumerated choices of ``case`` (SuiteError)."""
-    if case.op not in OPS:
-        raise SuiteError(f"case {case.name!r}: unknown op {case.op!r}; expected one of {sorted(OPS)}")
-    op = OPS[case.op]
+    vocab = vocabulary()
+    if case.op not in vocab:
+        raise SuiteError(f"case {case.name!r}: unknown op {case.op!r}; expected one of {sorted(vocab)}")
+    op = vocab[case.op]
     for key, value in case.params.items():
         if key not in op.defaults:
             raise SuiteError(f"case {case.name!r}: op {case.op!r} has no parameter {key!r}; "
@@ -173,15 +177,17 @@ def validate_case(case: Case) -> None:
         _check_type(case.name, key, value, op.defaults[key])
     if not isinstance(case.seed, int) or isinstance(case.seed, bool):
         raise SuiteError(f"case {case.name!r}: seed must be an integer, got {case.seed!r}")
+    given = {**op.defaults, **case.params}
+    if "multiplier" in given and "shift" in given and (given["multiplier"] is None) != (given["shift"] is None):
+        raise SuiteError(f"case {case.name!r}: multiplier and shift go together: give both or neither")
 
 
 def load_suite(path) -> tuple[str, list]:
     """Read a TOML suite; returns ``(suite name, cases)``. Raises SuiteError on any problem."""
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python < 3.11
-        raise SuiteError("TOML suites need Python 3.11+ (tomllib); this is Python "
-                         f"{sys.version_info.major}.{sys.version_info.minor}") from None
+    else:  # Python 3.10: the same parser as the tomli package, a dependency there
+        import tomli as tomllib
     p = Path(path)
     if not p.is_file():
         raise SuiteError(f"{p}: no such file" if not p.exists() else f"{p}: not a file")
@@ -231,10 +237,12 @@ def run_case(case: Case) -> CaseResult:
     try:
         vec = load_vectors(case.vectors) if case.vectors else {}
         rng = np.random.default_rng(case.seed)
-        outcome = OPS[case.op].run(case.resolved(), rng, vec)
+        outcome = vocabulary()[case.op].run(case.resolved(), rng, vec)
         if "expected" in vec:
             outcome.checks.append(compare(vec["expected"], outcome.vectors["output"], "vectors: expected"))
     except Exception as exc:  # noqa: BLE001 - one bad case must not end a long run; Ctrl-C still does
+        if is_swallowed_interrupt(exc):  # a Ctrl-C lost inside numba's compiler
+            raise KeyboardInterrupt from exc
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return CaseResult(case, "error", time.perf_counter() - t0, error=f"{type(exc).__name__}: {msg}")
     status = "pass" if all(c.passed for c in outcome.checks) else "fail"
@@ -280,11 +288,13 @@ def run_suite(cases, name: str = "suite", progress=None, meta: dict | None = Non
     """Run ``cases`` in order; ``progress(i, n, result)`` is called after each one."""
     t0 = time.perf_counter()
     results = []
-    for i, case in enumerate(cases):
-        r = run_case(case)
-        results.append(r)
-        if progress is not None:
-            progress(i + 1, len(cases), r)
+    with SwallowedInterrupts() as interrupts:
+        for i, case in enumerate(cases):
+            r = run_case(case)
+            interrupts.check()
+            results.append(r)
+            if progress is not None:
+                progress(i + 1, len(cases), r)
     return SuiteResult(name, results, time.perf_counter() - t0, dict(meta or {}))
 
 

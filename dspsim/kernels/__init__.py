@@ -1,4 +1,7 @@
 """Integer kernels: one module per op, each a private numba kernel behind a validating wrapper."""
+from .batch_matmul import batch_matmul  # noqa: I001
+from .binary import (maximum, minimum, squared_difference, sub, tflite_squared_difference_params,  # noqa: I001
+                     tflite_sub_params, xnnpack_sub_params)
 from .conv import conv2d, depthwise_conv2d
 from .dense import fully_connected
 from .elementwise import (
@@ -19,7 +22,61 @@ from .elementwise import (
     xnnpack_quantize,
 )
 from .gemm import PackedWeights, pack_weights
+from .reduce import reduce_sum, xnnpack_sum  # noqa: I001
 from .pool import average_pool2d, max_pool2d
+from .recurrent import svdf
+from .lstm import LstmArithmetic, LstmParams, litert_lstm_params, lstm, tflm_lstm_params  # noqa: I001
+from .nonlinear_int16 import fixedpoint16_logistic, fixedpoint16_tanh, int16_logistic, int16_tanh
+from .nonlinear import (
+    HardSwishParams,
+    LutFunction,
+    PreluParams,
+    hard_swish,
+    lookup_table,
+    prelu,
+    rsqrt,
+    tflite_hard_swish_params,
+    tflite_lut_table,
+    tflite_prelu_params,
+    tflite_rsqrt_multiplier,
+    tflm_gemmlowp_input_params,
+    tflm_logistic,
+    tflm_tanh,
+    xnnpack_lut_table,
+)
+from .normalization import l2_normalization
+from .softmax import (
+    LogSoftmaxParams,
+    SoftmaxParams,
+    log_softmax,
+    optimized_log_softmax,
+    optimized_softmax,
+    optimized_softmax_table,
+    softmax,
+    tflite_log_softmax_params,
+    tflite_softmax_params,
+)
+from .resize import optimized_resize_nearest_neighbor, resize_bilinear, resize_nearest_neighbor, xnnpack_resize_bilinear
+from .typecast import CastNaN, cast
+from .requantize import tflite_requantize
+from .select import arg_max, reduce_max
+from .shape import (
+    MirrorPadMode,
+    depth_to_space,
+    gather,
+    mirror_pad,
+    pack,
+    slice_tensor,
+    space_to_depth,
+    split,
+    split_v,
+    strided_slice,
+    strided_slice_plan,
+    transpose,
+    unpack,
+)
+from .transpose_conv import transpose_conv  # noqa: I001
+from .int16 import PotAddParams, pot_add, tflite_pot_add_params  # noqa: I001
 from .relu import (
     leaky_relu,
     relu,
@@ -30,62 +87,25 @@ from .relu import (
     torch_relu,
 )
 
-__all__ = ["AddParams", "PackedWeights", "XnnpackAddParams", "add", "average_pool2d", "concatenation", "conv2d",
+__all__ = ["svdf", "HardSwishParams", "LogSoftmaxParams", "LutFunction", "PreluParams", "SoftmaxParams", "hard_swish",
+           "l2_normalization", "log_softmax", "lookup_table", "optimized_log_softmax", "optimized_softmax",
+           "optimized_softmax_table", "prelu", "rsqrt", "softmax", "tflite_log_softmax_params",
+           "tflite_rsqrt_multiplier", "tflite_hard_swish_params", "tflite_lut_table", "tflite_prelu_params",
+           "tflite_softmax_params", "tflm_gemmlowp_input_params", "tflm_logistic", "tflm_tanh", "xnnpack_lut_table",
+           "AddParams", "PackedWeights", "XnnpackAddParams", "add", "average_pool2d", "concatenation", "conv2d",
            "depthwise_conv2d", "fully_connected", "leaky_relu", "max_pool2d", "mean", "mul", "pack_weights", "pad",
            "relu", "relu6", "relu_n1_to_1", "tflite_activation_range", "tflite_add_params", "tflite_mul_multiplier",
-           "tflm_relu6", "torch_relu", "warmup", "xnnpack_add", "xnnpack_add_params", "xnnpack_convert",
+           "tflm_relu6", "torch_relu", "xnnpack_add", "xnnpack_add_params", "xnnpack_convert",
            "xnnpack_leaky_relu", "xnnpack_mean", "xnnpack_quantize"]
-
-
-def warmup():
-    """Compile every kernel (the gemm drivers, each requantization scheme, the element-wise and pooling
-    kernels) on tiny inputs, so that timings exclude JIT. Compiled code is cached on disk except the
-    threaded gemm drivers, so later processes mostly load it."""
-    import numpy as np
-
-    from ..accumulator import Accumulator
-    from ..requant import Requant, requantize
-    from . import gemm
-
-    gemm.warmup()
-    x = np.arange(-4, 4, dtype=np.int8).reshape(1, 2, 2, 2)
-    w2 = np.ones((3, 4), np.int8)
-    quant = dict(input_zero_point=1, output_zero_point=2, multiplier=1 << 30, shift=-1)
-    for out_dtype in ("uint8", "int16"):  # the remaining output types of the requantization loop
-        fully_connected(x.reshape(2, 4), w2, None, **quant, out_dtype=out_dtype)
-        depthwise_conv2d(x, np.ones((1, 2, 2, 2), np.int8), None, **quant, out_dtype=out_dtype)
-    for xx in (x, x.astype(np.uint8)):
-        fully_connected(xx.reshape(2, 4), w2, np.arange(3, dtype=np.int32), **quant)
-        fully_connected(xx.reshape(2, 4), pack_weights(w2), None, **quant, rounding="single")
-        fully_connected(xx.reshape(2, 4), w2, None, **quant, accumulator=Accumulator(16, "saturate"), stats=True)
-        fully_connected(xx.reshape(2, 4), w2, None, **quant, accumulator=Accumulator(40))  # exact int64 sums
-        conv2d(xx, np.ones((2, 2, 2, 2), np.int8), None, padding="SAME", **quant)
-        conv2d(xx, np.ones((2, 1, 1, 1), np.int8), None, **quant)
-        depthwise_conv2d(xx, np.ones((1, 2, 2, 2), np.int8), None, padding="SAME", **quant)
-        depthwise_conv2d(xx, np.ones((1, 2, 2, 4), np.int8), None, depth_multiplier=2, **quant,
-                         accumulator=Accumulator(64))
-    for rq in ("fbgemm", "onnxruntime", "onnx-reference", "onednn"):
-        for out_dtype in ("int8", "uint8"):
-            fully_connected(x.reshape(2, 4), w2, None, input_zero_point=0, output_zero_point=0, input_scale=0.1,
-                            weight_scale=0.2, output_scale=0.3, requant=rq, out_dtype=out_dtype)
-    fully_connected(x.reshape(2, 4), w2, np.ones(3, np.float32), input_zero_point=0, output_zero_point=0,
-                    input_scale=0.1, weight_scale=np.full(3, 0.2), output_scale=0.3, requant="fbgemm")
-    fully_connected(x.reshape(2, 4), w2, None, input_zero_point=0, output_zero_point=0, input_scale=0.1,
-                    weight_scale=0.2, output_scale=0.3, requant="litert")
-    fully_connected(x.reshape(2, 4), w2, None, input_zero_point=0, output_zero_point=0, requant="shift", shift=-2)
-    for acc in (np.zeros(4, np.int32), np.zeros(4, np.int64)):  # requantize() on both accumulator types
-        requantize(acc, Requant.fixed_point(1 << 30, -1))
-    relu(x, input_zero_point=0)
-    leaky_relu(x, alpha=0.1, input_scale=0.1, input_zero_point=0, output_scale=0.1, output_zero_point=0)
-    add(x, x, tflite_add_params(0.1, 0.2, 0.3), input1_zero_point=0, input2_zero_point=0, output_zero_point=0)
-    mul(x, x, input1_zero_point=0, input2_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)
-    mul(x, x, input1_zero_point=0, input2_zero_point=0, output_zero_point=0, scale=0.5)
-    mean(x, (1, 2), input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)
-    xnnpack_add(x, x, xnnpack_add_params(0.1, 0.2, 0.3), input1_zero_point=0, input2_zero_point=0,
-                output_zero_point=0)
-    xnnpack_convert(x, input_scale=0.1, input_zero_point=0, output_scale=0.2, output_zero_point=0)
-    xnnpack_leaky_relu(x, alpha=0.1, input_scale=0.1, input_zero_point=0, output_scale=0.1, output_zero_point=0)
-    xnnpack_mean(x, (1, 2), input_scale=0.1, input_zero_point=0, output_scale=0.1, output_zero_point=0)
-    xnnpack_quantize(np.zeros(4, np.float32), scale=0.1, zero_point=0)
-    average_pool2d(x, 2, padding="SAME")
-    max_pool2d(x, 2)
+__all__ += ["MirrorPadMode", "depth_to_space", "gather", "mirror_pad", "pack", "slice_tensor", "space_to_depth",
+            "split", "split_v", "strided_slice", "strided_slice_plan", "transpose", "unpack",
+            "optimized_resize_nearest_neighbor", "resize_bilinear", "resize_nearest_neighbor", "xnnpack_resize_bilinear",
+            "arg_max", "reduce_max", "CastNaN", "cast", "tflite_requantize"]
+__all__ += ["maximum", "minimum", "squared_difference", "sub", "tflite_squared_difference_params",
+            "tflite_sub_params", "xnnpack_sub_params"]
+__all__ += ["reduce_sum", "xnnpack_sum"]
+__all__ += ["batch_matmul"]
+__all__ += ["transpose_conv"]
+__all__ += ["LstmArithmetic", "LstmParams", "litert_lstm_params", "lstm", "tflm_lstm_params",
+            "fixedpoint16_logistic", "fixedpoint16_tanh", "int16_logistic", "int16_tanh"]
+__all__ += ["PotAddParams", "pot_add", "tflite_pot_add_params"]

@@ -1,9 +1,9 @@
 """Shared by the kernels: argument checking, padding geometry, and the accumulate-requantize driver.
 
-The driver :func:`run` is where every matrix-shaped kernel (fully connected, conv, depthwise) meets
+The driver :class:`ConvProblem` is where every matrix-shaped kernel (fully connected, conv, depthwise) meets
 the accumulator model and the requantization: it bounds the accumulator, picks the fast path (the
 gemm cores or a direct loop, finished modulo 2^32 or exactly, see ``dspsim.accumulator``) or the
-checked MAC-by-MAC kernel, and requantizes in one pass (``dspsim.requant._requantize_flat``).
+checked MAC-by-MAC kernel, and requantizes in one pass (``dspsim.requant.requantize_into``).
 """
 from __future__ import annotations
 
@@ -13,12 +13,14 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..accumulator import Accumulator, KernelStats, _mac_conv
-from ..fixedpoint import as_int_array
-from ..requant import Requant, _requantize_flat, float_bias_arrays, output_range
+from ..accumulator import Accumulator, KernelStats, mac_by_mac_conv
+from ..fixedpoint import as_int_array, requant_rounding
+from ..requant import Requant, float_bias_arrays, output_range, requantize_into
 from .gemm import PackedWeights
 
 _ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+ACT_TYPES16 = _ACT_TYPES + (np.dtype(np.int16),)
+"""Activation types of the matrix kernels: 8-bit, and int16 (TFLite's 16x8: int64 bias and accumulator)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -34,6 +36,20 @@ def check_tensor(a, func, name, ndim=None, allowed=_ACT_TYPES):
     if arr.size == 0:
         raise ValueError(f"{func}: {name} must not be empty, got shape {arr.shape}")
     return arr
+
+
+def broadcast_pair(func, x1, x2, allowed):
+    """Two operands of one of the ``allowed`` dtypes (the same one), broadcast by numpy's rule (TFLite's
+    BroadcastBinaryFunction computes the same), flattened; returns ``(a, b, broadcast shape)``."""
+    x1 = check_tensor(x1, func, "x1", allowed=allowed)
+    x2 = check_tensor(x2, func, "x2", allowed=allowed)
+    if x1.dtype != x2.dtype:
+        raise TypeError(f"{func}: x1 and x2 must have the same dtype, got {x1.dtype} and {x2.dtype}")
+    try:
+        a, b = np.broadcast_arrays(x1, x2)
+    except ValueError:
+        raise ValueError(f"{func}: shapes {x1.shape} and {x2.shape} do not broadcast") from None
+    return np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1), a.shape
 
 
 def zero_point(value, dtype, func, name):
@@ -54,8 +70,8 @@ def channel_zero_points(value, dtype, n, func, name):
     return np.ascontiguousarray(np.broadcast_to(zp, (n,)))
 
 
-def pair(value, func, name, lo=1):
-    """An int or a pair (h, w) of ints, each >= ``lo``."""
+def pair(value, func, name, lo=1, hi=(1 << 31) - 1):
+    """An int or a pair (h, w) of ints, each in [``lo``, ``hi``] (TFLite's int32 parameters)."""
     vals = (value, value) if isinstance(value, (int, np.integer)) and not isinstance(value, bool) else value
     try:
         vals = tuple(vals)
@@ -65,12 +81,14 @@ def pair(value, func, name, lo=1):
         raise TypeError(f"{func}: {name} must be an int or a pair of ints, got {value!r}")
     if any(v < lo for v in vals):
         raise ValueError(f"{func}: {name} must be >= {lo}, got {value!r}")
+    if any(v > hi for v in vals):
+        raise ValueError(f"{func}: {name} must be at most 2^31 - 1 (TFLite's int), got {value!r}")
     return int(vals[0]), int(vals[1])
 
 
 @dataclass(frozen=True)
 class Geometry:
-    """Output size and padding of a 2-D window op (TFLite's index rule, SEMANTICS 3).
+    """Output size and padding of a 2-D window op (TFLite's index rule, docs/semantics.md §3).
 
     ``in_y = out_y * stride_h - pad_top + dilation_h * filter_y`` (same for x); taps outside the
     input contribute an exact zero.
@@ -145,15 +163,19 @@ class Quant:
 
 
 def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight_zero_point, output_zero_point,
-                  multiplier, shift, rounding, requant, input_scale, weight_scale, output_scale, act_min,
+                  multiplier, shift, rounding, tie, requant, input_scale, weight_scale, output_scale, act_min,
                   act_max, out_dtype) -> Quant:
     """Turn the kernel keywords into a :class:`Quant`.
 
     Requantization is, by priority: ``requant`` a :class:`Requant`; ``requant`` a name ("tflite",
     "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack") with the three scales; scales
-    alone (TFLite's derivation); ``requant="shift"`` with ``shift`` (tie rule ``rounding``, default
-    half away from zero); otherwise ``multiplier``/``shift`` with ``rounding`` "double" | "single".
+    alone (TFLite's derivation); ``requant="shift"`` with ``shift`` and the tie rule ``tie`` (a
+    :class:`~dspsim.fixedpoint.Rounding` or its name, default half away from zero); otherwise
+    ``multiplier``/``shift``. ``rounding`` is the fixed-point build, "double" | "single".
     """
+    requant_rounding(rounding, func)
+    if tie is not None and requant != "shift":
+        raise ValueError(f"{func}: tie= is the tie rule of requant='shift', got requant={requant!r}")
     t, lo, hi = output_range(out_dtype, act_min, act_max, func)
     zx = zero_point(input_zero_point, x_dtype, func, "input_zero_point")
     zw = channel_zero_points(weight_zero_point, w_dtype, n_out, func, "weight_zero_point")
@@ -164,15 +186,19 @@ def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight
     elif requant == "shift":
         if shift is None:
             raise ValueError(f"{func}: requant='shift' needs shift=")
-        rq = Requant.shift_only(shift, "half_away_from_zero" if rounding == "double" else rounding)
+        if rounding != "double":
+            raise ValueError(f"{func}: rounding={rounding!r} is a fixed-point build; requant='shift' takes tie=")
+        try:
+            rq = Requant.shift_only(shift, "half_away_from_zero" if tie is None else tie)
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"{func}: {str(e).replace('Requant.shift_only: ', '')}") from None
     elif requant is not None or any(s is not None for s in scales):
         if any(s is None for s in scales):
             raise ValueError(f"{func}: float-scale requantization needs input_scale, weight_scale and output_scale")
         if multiplier is not None or shift is not None:
             raise ValueError(f"{func}: give either multiplier/shift or scales, not both")
         try:
-            rq = Requant.from_scales(*scales, engine=requant or "tflite", op=op,
-                                     rounding=rounding if rounding in ("double", "single") else "double")
+            rq = Requant.from_scales(*scales, engine=requant or "tflite", op=op, rounding=rounding)
         except (ValueError, TypeError) as e:
             raise type(e)(f"{func}: {str(e).replace('Requant.from_scales: ', '')}") from None
     else:
@@ -185,24 +211,9 @@ def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight
     return Quant(rq, zx, zw, zo, lo, hi, t.dtype)
 
 
-_QUANT_KEYS = ("input_zero_point", "weight_zero_point", "output_zero_point", "multiplier", "shift", "rounding",
-               "requant", "input_scale", "weight_scale", "output_scale", "act_min", "act_max", "out_dtype")
-
-
-def prepare(func, op, x, w, bias, n, args):
-    """``(Quant, signed int8 weights, int64 bias, float-bias arrays)`` of one kernel call.
-
-    ``args`` holds the kernel's quantization keywords (its ``locals()``), see :func:`resolve_quant`;
-    uint8 weights become int8 ``w - 128`` (:func:`signed_weights`).
-    """
-    q = resolve_quant(func, op, x.dtype, w.dtype, n, **{k: args[k] for k in _QUANT_KEYS})
-    bias_i, fbias = bias_arrays(bias, n, q, func)
-    ws, q = signed_weights(w, q)
-    return q, ws, bias_i, fbias
-
-
-def bias_arrays(bias, n, q: Quant, func):
-    """(int64 bias (n,), float-bias arrays ``(fb_a, fb_b, fb_mode)`` of ``requant._requantized``)."""
+def bias_arrays(bias, n, q: Quant, func, bias_bits=32):
+    """(int64 bias (n,), float-bias arrays ``(fb_a, fb_b, FloatBias)`` of ``requant.requantize_value``); an
+    integer bias within ``bias_bits`` (32, or 64 for the 16x8 kernels)."""
     b = None if bias is None else np.asarray(bias)
     if b is not None and (b.ndim != 1 or b.size != n):
         raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
@@ -213,7 +224,7 @@ def bias_arrays(bias, n, q: Quant, func):
     fb = float_bias_arrays(None, q.requant, n, func)
     if b is None:
         return np.zeros(n, np.int64), fb
-    return as_int_array(b, func, "bias", -(1 << 31), (1 << 31) - 1), fb
+    return as_int_array(b, func, "bias", -(1 << (bias_bits - 1)), (1 << (bias_bits - 1)) - 1), fb
 
 
 def signed_weights(w, q: Quant):
@@ -273,41 +284,94 @@ def weights_and_pack(w, func, ndim):
     return check_tensor(w, func, "w", ndim=ndim), None
 
 
-def run(func, q: Quant, acc_model, stats, *, x4, w4, ch_base, g: Geometry, wm, bias_i, fbias, fast, exact_fast,
-        cache=None):
-    """Accumulate and requantize a conv-shaped op; returns the (B, OH, OW, OC) output [, KernelStats].
+@dataclass(frozen=True)
+class ConvProblem:
+    """One call of a conv-shaped kernel (fully connected is a 1x1 conv), resolved once by its wrapper.
 
-    ``fast(exact_bits)`` returns the finished accumulators (M, OC): int32 modulo 2^32 when
-    ``exact_bits`` is 32, exact int64 when it is 64, or None when it cannot (then the checked
-    kernel runs, exact in int64). ``exact_fast`` says the fast path's sums are exact int64 (direct
-    loops), so no raw-sum bound applies. ``wm`` (OC, K) are the weights per output channel (for the
-    bounds), ``cache`` a PackedWeights' cache for their terms.
+    Build it with :meth:`build` and run it with :meth:`run`: the wrapper validates and resolves
+    (quantization, weights, bias, geometry), the problem accumulates and requantizes.
+
+    Attributes
+    ----------
+    func : str
+        The public function, for error messages.
+    quant : Quant
+        Zero points (the weights' with the uint8 offset), clamp, output type and requantization.
+    x : ndarray (B, H, W, C)
+        The activations' raw codes (int8 or uint8).
+    w : ndarray (OC, KH, KW, ICg) of int8
+        The weights, uint8 ones as ``w - 128`` (:func:`signed_weights`), in the checked kernel's layout.
+    channel_base : ndarray (OC,)
+        First input channel that output channel ``oc`` reads.
+    geometry : Geometry
+    bias : ndarray (OC,) of int64
+        The integer bias (zeros for none or a float bias).
+    float_bias : tuple
+        ``(fb_a, fb_b, FloatBias)`` of :func:`dspsim.requant.float_bias_arrays`.
+    fast : callable
+        ``fast(problem, exact_bits)``: the finished accumulators (M, OC), int32 modulo 2^32 when
+        ``exact_bits`` is 32, exact int64 when it is 64, or None when it cannot (the checked kernel
+        then runs, exact in int64).
+    exact_fast : bool
+        The fast path's sums are exact int64 (direct loops): no raw-sum bound applies.
+    packed : PackedWeights or None
+        The caller's packed weights (their cache keeps the weight bounds per zero point).
     """
-    acc_model = Accumulator() if acc_model is None else acc_model
-    if not isinstance(acc_model, Accumulator):
-        raise TypeError(f"{func}: accumulator must be an Accumulator, got {type(acc_model).__name__}")
-    if acc_model.pair_saturation and (x4.dtype != np.uint8 or w4.dtype != np.int8):
-        raise ValueError(f"{func}: pair_saturation models vpmaddubsw: uint8 activations, int8 weights")
-    n_b = x4.shape[0]
-    n_oc = w4.shape[0]
-    bound, raw, pair_bound = bounds(x4, wm, q.zx, q.zw, bias_i, cache)
-    e_bits = acc_model.exact_bits(bound, 0 if exact_fast else raw, pair_bound, bool(stats))
-    ev = ovf = pair_ev = 0
-    acc = None if e_bits is None else fast(e_bits)
-    fast_path = acc is not None
-    if not fast_path:
-        acc = np.empty((n_b, g.out_h, g.out_w, n_oc), np.int64)
-        events = np.empty_like(acc)
-        pair_ev = _mac_conv(x4, w4, bias_i, q.zx, q.zw, g.stride[0], g.stride[1], g.dilation[0], g.dilation[1],
-                            g.pad_top, g.pad_left, ch_base, acc_model.bits, acc_model.overflow == "saturate",
-                            acc_model.pair_saturation, acc, events)
-        ev, ovf = int(events.sum()), int(np.count_nonzero(events))
-    # Wrapping to the accumulator's width finishes a result that is exact modulo 2^32 (bits <= 32),
-    # and changes nothing in a value that already fits (see accumulator.py).
-    out = np.empty(acc.size, q.out_dtype)
-    n_lo, n_hi, n_sat = _requantize_flat(np.ascontiguousarray(acc).reshape(-1), n_oc, acc_model.bits, q.requant,
-                                         fbias, q.zo, q.lo, q.hi, out, func, count=stats)
-    out = out.reshape(n_b, g.out_h, g.out_w, n_oc)
-    if not stats:
-        return out
-    return out, KernelStats(ev, ovf, int(pair_ev), int(n_sat), int(n_lo), int(n_hi), fast_path)
+
+    func: str
+    quant: Quant
+    x: np.ndarray
+    w: np.ndarray
+    channel_base: np.ndarray
+    geometry: Geometry
+    bias: np.ndarray
+    float_bias: tuple
+    fast: object
+    exact_fast: bool = False
+    packed: PackedWeights | None = None
+
+    @classmethod
+    def build(cls, func, quant: Quant, x, w, bias, channel_base, geometry: Geometry, fast, *, exact_fast=False,
+              packed=None) -> "ConvProblem":
+        """Resolve the bias (int32, float, or None) and sign the weights, once per call."""
+        bias_i, fbias = bias_arrays(bias, w.shape[0], quant, func, 64 if x.dtype == np.int16 else 32)
+        ws, quant = signed_weights(w, quant)
+        return cls(func, quant, np.ascontiguousarray(x), ws, channel_base, geometry, bias_i, fbias, fast, exact_fast,
+                   packed)
+
+    def run(self, accumulator=None, stats=False):
+        """Accumulate (fast path, or the checked kernel when ``accumulator`` needs it) and requantize.
+
+        Returns the (B, OH, OW, OC) output of ``quant.out_dtype`` [, KernelStats].
+        """
+        func, q, g = self.func, self.quant, self.geometry
+        wide = self.x.dtype == np.int16  # 16x8: TFLite accumulates in int64
+        acc_model = Accumulator(64 if wide else 32) if accumulator is None else accumulator
+        if not isinstance(acc_model, Accumulator):
+            raise TypeError(f"{func}: accumulator must be an Accumulator, got {type(acc_model).__name__}")
+        if acc_model.pair_saturation and (self.x.dtype != np.uint8 or self.w.dtype != np.int8):
+            raise ValueError(f"{func}: pair_saturation models vpmaddubsw: uint8 activations, int8 weights")
+        n_b = self.x.shape[0]
+        n_oc = self.w.shape[0]
+        cache = None if self.packed is None else self.packed.cache
+        bound, raw, pair_bound = bounds(self.x, self.w.reshape(n_oc, -1), q.zx, q.zw, self.bias, cache)
+        e_bits = acc_model.exact_bits(bound, 0 if self.exact_fast else raw, pair_bound, bool(stats))
+        ev = ovf = pair_ev = 0
+        acc = None if e_bits is None or wide else self.fast(self, e_bits)  # the gemm cores take 8-bit codes
+        fast_path = acc is not None
+        if not fast_path:
+            acc = np.empty((n_b, g.out_h, g.out_w, n_oc), np.int64)
+            events = np.empty_like(acc)
+            pair_ev = mac_by_mac_conv(self.x, self.w, self.bias, q.zx, q.zw, g.stride[0], g.stride[1], g.dilation[0],
+                                      g.dilation[1], g.pad_top, g.pad_left, self.channel_base, acc_model.bits,
+                                      acc_model.overflow == "saturate", acc_model.pair_saturation, acc, events)
+            ev, ovf = int(events.sum()), int(np.count_nonzero(events))
+        # Wrapping to the accumulator's width finishes a result that is exact modulo 2^32 (bits <= 32),
+        # and changes nothing in a value that already fits (see accumulator.py).
+        out = np.empty(acc.size, q.out_dtype)
+        n_lo, n_hi, n_sat = requantize_into(np.ascontiguousarray(acc).reshape(-1), n_oc, acc_model.bits, q.requant,
+                                            self.float_bias, q.zo, q.lo, q.hi, out, func, count=stats)
+        out = out.reshape(n_b, g.out_h, g.out_w, n_oc)
+        if not stats:
+            return out
+        return out, KernelStats(ev, ovf, int(pair_ev), int(n_sat), int(n_lo), int(n_hi), fast_path)

@@ -11,16 +11,18 @@ clamp.
 from __future__ import annotations
 
 import numpy as np
+
+from .._errors import names_its_errors
 from numba import njit
 
-from ..requant import _parallel_rows
-from ._common import check_tensor, geometry, prepare, run, weights_and_pack
+from .._jit import parallel_rows
+from ._common import ACT_TYPES16, ConvProblem, check_tensor, geometry, resolve_quant, weights_and_pack
 from .gemm import conv2d_s32, pack_weights
 
 _QUANT_DOC = """
     bias : int32 array (OC,), float array (OC,) (FBGEMM only), or None (= zero)
     input_zero_point, weight_zero_point, output_zero_point, multiplier, shift, act_min, act_max,
-    rounding, requant, input_scale, weight_scale, output_scale, accumulator, out_dtype, stats :
+    rounding, requant, input_scale, weight_scale, output_scale, tie, accumulator, out_dtype, stats :
         As in :func:`dspsim.fully_connected` (``Requant.from_scales`` with op "conv"/"depthwise":
         ``double(s_in) * double(s_w[c]) / double(s_out)``).
     stride, dilation : int or (h, w), >= 1
@@ -33,12 +35,13 @@ _QUANT_DOC = """
 """
 
 
+@names_its_errors
 def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero_point, weight_zero_point=0,
            output_zero_point, multiplier=None, shift=None, act_min=None, act_max=None, rounding="double",
            accumulator=None, out_dtype="int8", requant=None, input_scale=None, weight_scale=None,
-           output_scale=None, stats=False):
+           output_scale=None, tie=None, stats=False):
     func = "conv2d"
-    x = check_tensor(x, func, "x", ndim=4)
+    x = check_tensor(x, func, "x", ndim=4, allowed=ACT_TYPES16)
     n_b, in_h, in_w, c = x.shape
     w, packed = weights_and_pack(w, func, 4)
     n_oc, k_h, k_w, icg = w.shape
@@ -51,19 +54,28 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
     if n_oc % groups:
         raise ValueError(f"{func}: output channels ({n_oc}) must be a multiple of groups ({groups})")
     g = geometry((in_h, in_w), (k_h, k_w), stride, padding, dilation, func)
-    q, ws, bias_i, fbias = prepare(func, "conv", x, w, bias, n_oc, locals())
-    x = np.ascontiguousarray(x)
+    q = resolve_quant(func, "conv", x.dtype, w.dtype, n_oc, input_zero_point=input_zero_point,
+                      weight_zero_point=weight_zero_point, output_zero_point=output_zero_point, multiplier=multiplier,
+                      shift=shift, rounding=rounding, tie=tie, requant=requant, input_scale=input_scale,
+                      weight_scale=weight_scale, output_scale=output_scale, act_min=act_min, act_max=act_max,
+                      out_dtype=out_dtype)
+    problem = ConvProblem.build(func, q, x, w, bias, (np.arange(n_oc) // (n_oc // groups)) * icg, g, _conv_fast,
+                                packed=packed)
+    return problem.run(accumulator, stats)
 
-    def fast(exact_bits):
-        if exact_bits != 32:  # the exact int64 value is needed: the checked kernel computes it
-            return None
-        acc = conv2d_s32(x, packed or pack_weights(ws, groups=groups), stride=g.stride, dilation=g.dilation,
-                         pads=g.pads, groups=groups, input_zero_point=q.zx, weight_zero_point=q.zw, bias=bias_i)
-        return acc.reshape(-1, n_oc)
 
-    return run(func, q, accumulator, stats, x4=x, w4=ws, ch_base=(np.arange(n_oc) // (n_oc // groups)) * icg, g=g,
-               wm=ws.reshape(n_oc, -1), bias_i=bias_i, fbias=fbias, fast=fast, exact_fast=False,
-               cache=None if packed is None else packed.cache)
+def _conv_fast(p, exact_bits):
+    """The implicit-GEMM fast path of :class:`ConvProblem` (int32 modulo 2^32 only)."""
+    if exact_bits != 32:  # the exact int64 value is needed: the checked kernel computes it
+        return None
+    g, q, n_oc = p.geometry, p.quant, p.w.shape[0]
+    _, h, w, _ = p.x.shape
+    if (h + g.pad_top + g.pad_bottom) * (w + g.pad_left + g.pad_right) > 4 * h * w + 4096:
+        return None  # the padded copy would be mostly padding (a huge dilation): the checked kernel skips it
+    groups = p.x.shape[3] // p.w.shape[3]
+    acc = conv2d_s32(p.x, p.packed or pack_weights(p.w, groups=groups), stride=g.stride, dilation=g.dilation,
+                     pads=g.pads, groups=groups, input_zero_point=q.zx, weight_zero_point=q.zw, bias=p.bias)
+    return acc.reshape(-1, n_oc)
 
 
 conv2d.__doc__ = """Quantized 2-D convolution (grouped when ``w.shape[3] < x.shape[3]``), bit-exact with TFLite.
@@ -137,12 +149,13 @@ def _depthwise(xf, c, wt, zx, bias, depth_multiplier, stride_h, stride_w, dil_h,
                                 a[oc] += xv * wrow[oc]
 
 
+@names_its_errors
 def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,
                      input_zero_point, weight_zero_point=0, output_zero_point, multiplier=None, shift=None,
                      act_min=None, act_max=None, rounding="double", accumulator=None, out_dtype="int8",
-                     requant=None, input_scale=None, weight_scale=None, output_scale=None, stats=False):
+                     requant=None, input_scale=None, weight_scale=None, output_scale=None, tie=None, stats=False):
     func = "depthwise_conv2d"
-    x = check_tensor(x, func, "x", ndim=4)
+    x = check_tensor(x, func, "x", ndim=4, allowed=ACT_TYPES16)
     w = check_tensor(w, func, "w", ndim=4)
     n_b, in_h, in_w, c = x.shape
     one, k_h, k_w, n_oc = w.shape
@@ -155,23 +168,30 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
                          f"{c * depth_multiplier}), got {w.shape}")
     mult = int(depth_multiplier)
     g = geometry((in_h, in_w), (k_h, k_w), stride, padding, dilation, func)
-    q, ws, bias_i, fbias = prepare(func, "depthwise", x, w, bias, n_oc, locals())
-    x = np.ascontiguousarray(x)
-    w3 = np.ascontiguousarray(ws[0])
-    w4 = np.ascontiguousarray(w3.transpose(2, 0, 1)[..., None])  # (OC, KH, KW, 1) for the checked kernel
+    q = resolve_quant(func, "depthwise", x.dtype, w.dtype, n_oc, input_zero_point=input_zero_point,
+                      weight_zero_point=weight_zero_point, output_zero_point=output_zero_point, multiplier=multiplier,
+                      shift=shift, rounding=rounding, tie=tie, requant=requant, input_scale=input_scale,
+                      weight_scale=weight_scale, output_scale=output_scale, act_min=act_min, act_max=act_max,
+                      out_dtype=out_dtype)
+    w4 = np.ascontiguousarray(w[0].transpose(2, 0, 1)[..., None])  # (OC, KH, KW, 1) for the checked kernel
+    problem = ConvProblem.build(func, q, x, w4, bias, np.arange(n_oc) // mult, g, _depthwise_fast, exact_fast=True)
+    return problem.run(accumulator, stats)
 
-    def fast(exact_bits):
-        dt = np.int32 if exact_bits == 32 else np.int64
-        acc = np.empty((n_b * g.out_h * g.out_w, n_oc), dt)
-        wz = (w3.astype(np.int64) - q.zw).astype(dt)
-        reps = g.out_w if mult == 1 and g.stride[1] == 1 else 1  # see _depthwise
-        args = (x.reshape(n_b * in_h, in_w * c), c, np.tile(wz, (1, 1, reps)), dt(q.zx), bias_i.astype(dt), mult,
-                *g.stride, *g.dilation, g.pad_top, g.pad_left, g.out_h, g.out_w, acc.reshape(-1))
-        _parallel_rows(lambda r0, r1: _depthwise(*args, r0, r1), n_b * g.out_h, acc.size * k_h * k_w)
-        return acc
 
-    return run(func, q, accumulator, stats, x4=x, w4=w4, ch_base=np.arange(n_oc) // mult, g=g,
-               wm=w4.reshape(n_oc, -1), bias_i=bias_i, fbias=fbias, fast=fast, exact_fast=True)
+def _depthwise_fast(p, exact_bits):
+    """The direct-loop fast path of :class:`ConvProblem` for depthwise weights ``p.w`` (OC, KH, KW, 1)."""
+    g, q = p.geometry, p.quant
+    n_b, in_h, in_w, c = p.x.shape
+    n_oc, k_h, k_w, _ = p.w.shape
+    mult = n_oc // c
+    dt = np.int32 if exact_bits == 32 else np.int64
+    acc = np.empty((n_b * g.out_h * g.out_w, n_oc), dt)
+    wz = np.ascontiguousarray((p.w[..., 0].transpose(1, 2, 0).astype(np.int64) - q.zw).astype(dt))  # (KH, KW, OC)
+    reps = g.out_w if mult == 1 and g.stride[1] == 1 else 1  # see _depthwise
+    args = (p.x.reshape(n_b * in_h, in_w * c), c, np.tile(wz, (1, 1, reps)), dt(q.zx), p.bias.astype(dt), mult,
+            *g.stride, *g.dilation, g.pad_top, g.pad_left, g.out_h, g.out_w, acc.reshape(-1))
+    parallel_rows(lambda r0, r1: _depthwise(*args, r0, r1), n_b * g.out_h, acc.size * k_h * k_w)
+    return acc
 
 
 depthwise_conv2d.__doc__ = """Quantized depthwise convolution, bit-exact with TFLite's DepthwiseConvPerChannel.
@@ -185,3 +205,78 @@ depthwise_conv2d.__doc__ = """Quantized depthwise convolution, bit-exact with TF
     The fast path is a direct loop over channels, summing in int32 (exact modulo 2^32) or, when
     the accumulator is wider and may exceed int32, in int64; threads split the output rows.
 """
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+def _quant_examples():
+    return dict(input_zero_point=1, output_zero_point=2, multiplier=1 << 30, shift=-1)
+
+
+def _quant16_examples():
+    """16x8: zero points 0, an int64 bias beyond int32, the "int64" scheme."""
+    from ..requant import Requant
+
+    return dict(input_zero_point=0, output_zero_point=0, bias=np.array([1 << 40, -3], np.int64), out_dtype="int16",
+                requant=Requant.fixed_point(1 << 30, -20, "int64"))
+
+
+def _conv_examples():
+    x = np.arange(-4, 4, dtype=np.int8).reshape(1, 2, 2, 2)
+    q = _quant_examples()
+    calls = []
+    for xx in (x, x.astype(np.uint8)):
+        calls += [dict(x=xx, w=np.ones((2, 2, 2, 2), np.int8), padding="SAME", **q),
+                  dict(x=xx, w=np.ones((2, 1, 1, 1), np.int8), **q)]
+    calls.append(dict(x=x.astype(np.int16) * 4000, w=np.ones((2, 2, 2, 2), np.int8), padding="SAME",
+                      **_quant16_examples()))
+    return calls
+
+
+def _depthwise_examples():
+    from ..accumulator import Accumulator
+
+    x = np.arange(-4, 4, dtype=np.int8).reshape(1, 2, 2, 2)
+    q = _quant_examples()
+    calls = [dict(x=x, w=np.ones((1, 2, 2, 2), np.int8), **q, out_dtype=dt) for dt in ("uint8", "int16")]
+    for xx in (x, x.astype(np.uint8)):
+        calls += [dict(x=xx, w=np.ones((1, 2, 2, 2), np.int8), padding="SAME", **q),
+                  dict(x=xx, w=np.ones((1, 2, 2, 4), np.int8), depth_multiplier=2, **q, accumulator=Accumulator(64))]
+    calls.append(dict(x=x.astype(np.int16) * 4000, w=np.ones((1, 2, 2, 2), np.int8), **_quant16_examples()))
+    return calls
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    register(Operator(
+        "conv2d", conv2d, ref.conv2d_oracle, _conv_examples,
+        "TFLite Conv2D, NHWC / OHWI; schemes: single rounding, float requantization", study="conv2d",
+        cases=(SuiteCase("conv-valid", {"input_zero_point": -1, "output_zero_point": 2, "output_scale": 0.2}, 700),
+               SuiteCase("conv-same-stride2", {"padding": "SAME", "stride": 2, "input_shape": [2, 9, 7, 3],
+                                               "input_zero_point": 4, "output_scale": 0.2}, 701),
+               SuiteCase("conv-dilation2-per-channel", {"dilation": 2, "input_shape": [1, 9, 9, 4],
+                                                        "per_channel": True, "output_scale": 0.2}, 702),
+               SuiteCase("conv-ties-pow2", {"multiplier": 1073741824, "shift": -1, "padding": "SAME",
+                                            "input_range": [-4, 4], "weight_range": [-4, 4]}, 703),
+               SuiteCase("conv-1x1-relu6", {"kernel": [1, 1], "input_shape": [1, 6, 6, 16], "out_channels": 16,
+                                            "activation": "relu6", "output_zero_point": -128, "output_scale": 0.03},
+                         704),
+               SuiteCase("conv-large-sampled", {"input_shape": [2, 16, 16, 16], "out_channels": 32,
+                                                "padding": "SAME", "per_channel": True, "output_scale": 0.3}, 705))))
+    register(Operator(
+        "depthwise_conv2d", depthwise_conv2d, ref.depthwise_conv2d_oracle, _depthwise_examples,
+        "TFLite DepthwiseConv2D, w (1, H, W, C*M); schemes: single rounding, float requantization",
+        study="depthwise_conv2d",
+        cases=(SuiteCase("dw-valid", {"input_zero_point": -2, "output_zero_point": 1, "output_scale": 0.05}, 800),
+               SuiteCase("dw-mult2-same", {"depth_multiplier": 2, "padding": "SAME", "input_shape": [1, 7, 7, 3],
+                                           "per_channel": True, "output_scale": 0.05}, 801),
+               SuiteCase("dw-stride2-ties", {"stride": 2, "padding": "SAME", "multiplier": 1073741824, "shift": -3,
+                                             "input_shape": [2, 8, 8, 5], "input_range": [-16, 16],
+                                             "weight_range": [-16, 16]}, 802),
+               SuiteCase("dw-saturate-single", {"output_scale": 0.002, "scheme": "single"}, 803))))
+
+
+_register()

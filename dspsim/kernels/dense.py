@@ -8,37 +8,59 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import Geometry, check_tensor, prepare, run, weights_and_pack
+from .._errors import names_its_errors
+
+from ._common import ACT_TYPES16, ConvProblem, Geometry, check_tensor, resolve_quant, weights_and_pack
 from .gemm import gemm_s32, pack_weights
 
 
+def _fast(p, exact_bits):
+    """The gemm fast path of :class:`ConvProblem` for ``p.x`` (M, 1, 1, K) and ``p.w`` (N, 1, 1, K)."""
+    q = p.quant
+    n, k = p.w.shape[0], p.w.shape[3]
+    x2 = p.x.reshape(-1, k)
+    pw = p.packed or pack_weights(p.w.reshape(n, k))
+    if exact_bits == 32:  # zero points and bias folded into the gemm's store, modulo 2^32
+        return gemm_s32(x2, pw, a_zero_point=q.zx, b_zero_point=q.zw, bias=p.bias)
+    # The raw sum is exact (K * max|x| * max|w| < 2^31); the zero-point identity then holds in int64.
+    s = gemm_s32(x2, pw).astype(np.int64)
+    return s - q.zw * x2.sum(axis=1, dtype=np.int64)[:, None] + (-q.zx * pw.sums + k * q.zx * q.zw + p.bias)
+
+
+@names_its_errors
 def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, output_zero_point,
                     multiplier=None, shift=None, act_min=None, act_max=None, rounding="double",
                     accumulator=None, out_dtype="int8", requant=None, input_scale=None, weight_scale=None,
-                    output_scale=None, stats=False):
+                    output_scale=None, tie=None, stats=False):
     """Quantized fully connected layer, bit-exact with TFLite's reference kernel (and its peers).
 
     Parameters
     ----------
-    x : int8 or uint8 array (..., K)
+    x : int8, uint8 or int16 array (..., K)
+        int16 (TFLite's 16x8): the bias may be int64, the default accumulator is int64 (exact), and the
+        engines requantize with ``requant=Requant.fixed_point(m, s, "int64")`` (TFLM, conv) or "litert-fc"
+        (LiteRT's FC, in double).
     w : int8 or uint8 array (N, K), or ``dspsim.pack_weights(w)`` of an int8 one
         One row per output channel (TFLite layout). Packing reorders the weights for the gemm core
         (~N*K bytes of work): pack once per layer and pass the result to exclude it from timings,
         as FBGEMM's prepacked weights do. Raw arrays are packed on every call.
-    bias : int32 array (N,), float array (N,) (FBGEMM only), or None (= zero)
+    bias : int32 array (N,) (int16 x: int64), float array (N,) (FBGEMM only), or None (= zero)
     input_zero_point, output_zero_point : int
     weight_zero_point : int or (N,) int array (per output channel, as ONNX Runtime allows)
         Zero points, not offsets: the kernel sums ``(x - zx) * (w - zw)`` and adds ``zo`` after
         requantization. TFLite/CMSIS offsets are the negated input/weight zero points.
     multiplier, shift : int or (N,) int arrays
         Q31 multiplier in [0, 2^31) and shift in [-31, 30] (shift > 0 = left shift, TFLite).
-    rounding : "double" (TFLite default build, gemmlowp) | "single" (TFLITE_SINGLE_ROUNDING), or a
-        tie-rule name with ``requant="shift"``.
+    rounding : "double" (TFLite default build, gemmlowp) | "single" (TFLITE_SINGLE_ROUNDING): how
+        the fixed-point multiplier rounds.
     requant : Requant or name, optional
         A :class:`dspsim.Requant`; or "tflite", "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference",
         "xnnpack" with ``input_scale``, ``weight_scale`` (scalar or per channel) and ``output_scale``
         (parameters derived as the engine's prepare step does, ``Requant.from_scales`` with
-        op="fully_connected"); or "shift" with ``shift`` (power-of-two scale).
+        op="fully_connected"); or "shift" with ``shift`` (power-of-two scale) and ``tie``.
+    tie : :class:`dspsim.Rounding` or its name, optional
+        Tie rule of ``requant="shift"`` (default ``half_away_from_zero``): ``half_up`` (ARM VRSHL),
+        ``half_to_even``, ``floor`` (plain ``>>``), ``toward_zero``.
     act_min, act_max : int, optional
         Activation clamp (fused ReLU etc.), default the full range of ``out_dtype``.
     accumulator : Accumulator, optional
@@ -57,27 +79,95 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     (no saturation); the requantization's only saturation is the final clamp.
     """
     func = "fully_connected"
-    x = check_tensor(x, func, "x")
+    x = check_tensor(x, func, "x", allowed=ACT_TYPES16)
+    if x.ndim == 0:
+        raise ValueError(f"{func}: x must have shape (..., K), got a 0-d array")
     w, packed = weights_and_pack(w, func, 2)
     k = x.shape[-1]
     n, kw = w.shape
     if kw != k:
         raise ValueError(f"{func}: x has {k} features but w has shape {w.shape} (N, K)")
-    q, ws, bias_i, fbias = prepare(func, "fully_connected", x, w, bias, n, locals())
-    x2 = np.ascontiguousarray(x.reshape(-1, k))
-    zx, zw = q.zx, q.zw
-
-    def fast(exact_bits):
-        pw = packed or pack_weights(ws)
-        if exact_bits == 32:  # zero points and bias folded into the gemm's store, modulo 2^32
-            return gemm_s32(x2, pw, a_zero_point=zx, b_zero_point=zw, bias=bias_i)
-        # The raw sum is exact (K * max|x| * max|w| < 2^31); the zero-point identity then holds in int64.
-        s = gemm_s32(x2, pw).astype(np.int64)
-        return s - zw * x2.sum(axis=1, dtype=np.int64)[:, None] + (-zx * pw.sums + k * zx * zw + bias_i)
-
-    res = run(func, q, accumulator, stats, x4=x2.reshape(-1, 1, 1, k), w4=ws.reshape(n, 1, 1, k),
-              ch_base=np.zeros(n, np.int64), g=Geometry(1, 1, (1, 1), (1, 1), 0, 0), wm=ws, bias_i=bias_i,
-              fbias=fbias, fast=fast, exact_fast=False, cache=None if packed is None else packed.cache)
+    q = resolve_quant(func, "fully_connected", x.dtype, w.dtype, n, input_zero_point=input_zero_point,
+                      weight_zero_point=weight_zero_point, output_zero_point=output_zero_point, multiplier=multiplier,
+                      shift=shift, rounding=rounding, tie=tie, requant=requant, input_scale=input_scale,
+                      weight_scale=weight_scale, output_scale=output_scale, act_min=act_min, act_max=act_max,
+                      out_dtype=out_dtype)
+    problem = ConvProblem.build(func, q, x.reshape(-1, 1, 1, k), w.reshape(n, 1, 1, k), bias, np.zeros(n, np.int64),
+                                Geometry(1, 1, (1, 1), (1, 1), 0, 0), _fast, packed=packed)
+    res = problem.run(accumulator, stats)
     out, st = (res if stats else (res, None))
     out = out.reshape(x.shape[:-1] + (n,))
     return (out, st) if stats else out
+
+
+# --------------------------------------------------------------------------------------------
+# descriptor (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+def _examples():
+    """Every requantization scheme, output type, accumulator path and weight form, on tiny inputs."""
+    from ..accumulator import Accumulator
+    from ..requant import Requant
+
+    x = np.arange(-4, 4, dtype=np.int8).reshape(2, 4)
+    w = np.ones((3, 4), np.int8)
+    quant = dict(input_zero_point=1, output_zero_point=2, multiplier=1 << 30, shift=-1)
+    scales = dict(input_zero_point=0, output_zero_point=0, input_scale=0.1, weight_scale=0.2, output_scale=0.3)
+    calls = [dict(x=x, w=w, **quant, out_dtype=dt) for dt in ("uint8", "int16")]
+    for xx in (x, x.astype(np.uint8)):
+        calls += [dict(x=xx, w=w, bias=np.arange(3, dtype=np.int32), **quant),
+                  dict(x=xx, w=pack_weights(w), **quant, rounding="single"),
+                  dict(x=xx, w=w, **quant, accumulator=Accumulator(16, "saturate"), stats=True),
+                  dict(x=xx, w=w, **quant, accumulator=Accumulator(40))]  # exact int64 sums
+    calls += [dict(x=x, w=w, **scales, requant=rq, out_dtype=dt)
+              for rq in ("fbgemm", "onnxruntime", "onnx-reference", "onednn", "litert") for dt in ("int8", "uint8")]
+    calls.append(dict(x=x, w=w, bias=np.ones(3, np.float32), **dict(scales, weight_scale=np.full(3, 0.2)),
+                      requant="fbgemm"))
+    calls.append(dict(x=x, w=w, input_zero_point=0, output_zero_point=0, requant="shift", shift=-2))
+    x16, b64 = x.astype(np.int16) * 8000, np.array([1 << 40, -3, 0], np.int64)  # 16x8: int64 bias and sum
+    calls += [dict(x=x16, w=w, bias=b64, input_zero_point=0, output_zero_point=0, out_dtype="int16", requant=rq,
+                   **sc) for rq, sc in ((Requant.fixed_point(1 << 30, -20, "int64"), {}),
+                                        ("litert", dict(input_scale=1e-4, weight_scale=0.01, output_scale=0.5)))]
+    return calls
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    fc = "fully_connected"
+    register(Operator(
+        fc, fully_connected, ref.fully_connected_oracle, _examples,
+        "TFLite FullyConnected (per-tensor or per-channel); schemes: single rounding, float requantization",
+        study=fc,
+        cases=(SuiteCase("fc-basic", {"input_zero_point": -3, "output_zero_point": 5}, 600),
+               SuiteCase("fc-single", {"input_zero_point": -3, "output_zero_point": 5, "scheme": "single"}, 600),
+               SuiteCase("fc-per-channel", {"per_channel": True, "input_zero_point": 7, "output_zero_point": -2}, 601),
+               SuiteCase("fc-ties-pow2", {"multiplier": 1073741824, "shift": -1, "input_range": [-8, 8],
+                                          "weight_range": [-8, 8]}, 602),
+               SuiteCase("fc-ties-pow2-odd-zp", {"multiplier": 1073741824, "shift": -2, "input_zero_point": 1,
+                                                 "output_zero_point": 3, "input_range": [-8, 8],
+                                                 "weight_range": [-8, 8]}, 603),
+               SuiteCase("fc-left-shift", {"input_scale": 0.05, "weight_scale": 0.02, "output_scale": 0.0004,
+                                           "in_features": 8, "input_range": [-3, 3], "weight_range": [-8, 8],
+                                           "bias_spread": 0.0}, 604),
+               SuiteCase("fc-saturate", {"output_scale": 0.002}, 605),
+               SuiteCase("fc-narrow-relu", {"weight_range": "narrow", "activation": "relu", "output_zero_point": -128,
+                                            "output_scale": 0.05}, 606),
+               SuiteCase("fc-relu6", {"activation": "relu6", "output_zero_point": -128, "output_scale": 0.03}, 607),
+               SuiteCase("fc-uint8-in", {"input_dtype": "uint8", "input_zero_point": 128, "output_zero_point": 0},
+                         608),
+               SuiteCase("fc-fbgemm", {"input_dtype": "uint8", "input_zero_point": 128, "output_dtype": "uint8",
+                                       "output_zero_point": 128, "scheme": "fbgemm"}, 609),
+               SuiteCase("fc-large-sampled", {"batch": 64, "in_features": 256, "out_features": 64,
+                                              "per_channel": True}, 610),
+               SuiteCase("fc-accumulator-16-saturate", {"accumulator_bits": 16, "accumulator_overflow": "saturate",
+                                                        "in_features": 128}, 611),
+               SuiteCase("fc-accumulator-16-wrap", {"accumulator_bits": 16, "accumulator_overflow": "wrap",
+                                                    "in_features": 128}, 611),
+               SuiteCase("fc-accumulator-24-saturate", {"accumulator_bits": 24, "accumulator_overflow": "saturate",
+                                                        "batch": 2, "in_features": 1024, "out_features": 8,
+                                                        "input_range": [64, 127], "weight_range": [64, 127],
+                                                        "output_scale": 100.0}, 612))))
+
+
+_register()

@@ -1,4 +1,4 @@
-"""Quantized element-wise and reshaping ops: TFLite ADD, MUL, MEAN, PAD, CONCATENATION (int8 / uint8).
+"""Quantized element-wise and reshaping ops: TFLite ADD, MUL, MEAN, PAD, CONCATENATION (int8 / uint8 / int16).
 
 Each is the TFLite reference integer kernel (``reference_integer_ops/add.h``, ``mul.h``,
 ``reference/reduce.h::QuantizedMeanOrSum``, ``reference/pad.h``, ``concatenation.cc``), written as a
@@ -12,13 +12,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from .._errors import names_its_errors
 from numba import njit
 
-from ..fixedpoint import INT32_MAX, _mbqm_double, _wrap32, as_int_array, quantize_multiplier
+from ..fixedpoint import (
+    INT32_MAX,
+    as_int_array,
+    multiply_by_quantized_multiplier_scalar,
+    quantize_multiplier,
+    wrap_scalar,
+)
 from ..requant import Requant, output_range, requantize
-from ._common import check_tensor, zero_point
+from ._common import broadcast_pair, check_tensor, zero_point
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+_TYPES16 = _TYPES + (np.dtype(np.int16),)  # the 16x8 ADD, MUL, MEAN: the same kernels, int16 codes
 
 
 def _float_scale(value, func, name):
@@ -26,9 +35,11 @@ def _float_scale(value, func, name):
         v = float(value)
     except (TypeError, ValueError):
         raise TypeError(f"{func}: {name} must be a float, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{func}: {name} must be finite and positive, got {value!r}")
-    return np.float32(v)
+    with np.errstate(over="ignore", under="ignore"):
+        f32 = np.float32(v)
+    if not np.isfinite(v) or v <= 0 or not np.isfinite(f32) or f32 <= 0:
+        raise ValueError(f"{func}: {name} must be finite and positive in float32, got {value!r}")
+    return f32
 
 
 # --------------------------------------------------------------------------------------------
@@ -51,6 +62,7 @@ class AddParams:
     output_shift: int
 
 
+@names_its_errors
 def tflite_add_params(input1_scale, input2_scale, output_scale, left_shift=20) -> AddParams:
     """TFLite ADD Prepare: the integer parameters from the three float32 scales.
 
@@ -76,36 +88,26 @@ def tflite_add_params(input1_scale, input2_scale, output_scale, left_shift=20) -
 @njit(cache=True)
 def _add(a, b, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out):
     for i in range(out.size):
-        v1 = _mbqm_double(_wrap32((np.int64(a[i]) - zp1) << left_shift), m1, s1)
-        v2 = _mbqm_double(_wrap32((np.int64(b[i]) - zp2) << left_shift), m2, s2)
-        v = _mbqm_double(_wrap32(v1 + v2), mo, so) + zo
+        v1 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(a[i]) - zp1) << left_shift, 32), m1, s1)
+        v2 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(b[i]) - zp2) << left_shift, 32), m2, s2)
+        v = multiply_by_quantized_multiplier_scalar(wrap_scalar(v1 + v2, 32), mo, so) + zo
         out[i] = min(max(v, lo), hi)
 
 
-def _binary_operands(func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max):
-    """Validate the operands, zero points and activation range of a binary op; broadcast, flatten.
+def _binary_operands(func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
+                     allowed=_TYPES):
+    """Validate the operands (dtypes ``allowed``), zero points and activation range of a binary op; broadcast,
+    flatten.
 
     Returns ``a, b`` (flat, broadcast), the broadcast shape, the output IntType and clamp ``lo, hi``,
     and the zero points ``zp1, zp2, zo``.
     """
-    a, b, shape = _broadcast_pair(func, x1, x2)
+    a, b, shape = broadcast_pair(func, x1, x2, allowed)
     t, lo, hi = output_range(a.dtype.name, act_min, act_max, func)
     zp1 = zero_point(input1_zero_point, a.dtype, func, "input1_zero_point")
     zp2 = zero_point(input2_zero_point, a.dtype, func, "input2_zero_point")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     return a, b, shape, t, lo, hi, zp1, zp2, zo
-
-
-def _broadcast_pair(func, x1, x2):
-    x1 = check_tensor(x1, func, "x1", allowed=_TYPES)
-    x2 = check_tensor(x2, func, "x2", allowed=_TYPES)
-    if x1.dtype != x2.dtype:
-        raise TypeError(f"{func}: x1 and x2 must have the same dtype, got {x1.dtype} and {x2.dtype}")
-    try:
-        a, b = np.broadcast_arrays(x1, x2)
-    except ValueError:
-        raise ValueError(f"{func}: shapes {x1.shape} and {x2.shape} do not broadcast") from None
-    return np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1), a.shape
 
 
 def _multiplier(value, func, name):
@@ -116,6 +118,7 @@ def _shift(value, func, name, lo, hi):
     return int(as_int_array(value, func, name, lo, hi))
 
 
+@names_its_errors
 def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point, act_min=None,
         act_max=None):
     """TFLite reference quantized ADD (``reference_integer_ops::AddFunc``), with broadcasting.
@@ -128,13 +131,14 @@ def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, outp
 
     Each MBQM rounds twice: SRDHM ties toward +inf, then the right shift ties away from zero. The
     only saturation is the final clamp (``(x - zp) << 20`` and ``a + b`` fit in int32 for 8-bit
-    inputs).
+    inputs, ``(x - zp) << 15`` for int16: ``65535 << 15 < 2^31``).
 
     Parameters
     ----------
-    x1, x2 : int8 or uint8 arrays (same dtype), broadcastable
+    x1, x2 : int8, uint8 or int16 arrays (same dtype), broadcastable
     params : AddParams
-        From :func:`tflite_add_params`.
+        From :func:`tflite_add_params` (``left_shift`` 20 for 8-bit, 15 for int16: the general int16 path
+        of LiteRT ``add.cc`` and TFLM ``add_common.cc``).
     input1_zero_point, input2_zero_point, output_zero_point : int
     act_min, act_max : int, optional
         Fused activation range (default the full range of the dtype).
@@ -145,7 +149,7 @@ def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, outp
     if not isinstance(params, AddParams):
         raise TypeError(f"{func}: params must be an AddParams (tflite_add_params), got {type(params).__name__}")
     a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
-        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
+        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max, _TYPES16)
     ls = _shift(params.left_shift, func, "left_shift", 0, 22)
     args = []
     for k in ("input1", "input2", "output"):
@@ -159,6 +163,7 @@ def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, outp
 # --------------------------------------------------------------------------------------------
 # MUL
 # --------------------------------------------------------------------------------------------
+@names_its_errors
 def tflite_mul_multiplier(input1_scale, input2_scale, output_scale):
     """TFLite MUL Prepare: ``QuantizeMultiplier(double(f32(f32(s1 * s2) / s_out)))`` (float32 arithmetic)."""
     func = "tflite_mul_multiplier"
@@ -175,27 +180,32 @@ def _mul(a, b, zp1, zp2, zo, m, s, scale, fp32, lo, hi, out):
         if fp32:  # |acc| <= 2^16: exact in float32; one float32 product, ties to even
             v = np.int64(np.rint(np.float32(acc) * scale)) + zo
         else:
-            v = _mbqm_double(acc, m, s) + zo
+            v = multiply_by_quantized_multiplier_scalar(acc, m, s) + zo
         out[i] = min(max(v, lo), hi)
 
 
+@names_its_errors
 def mul(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, multiplier=None, shift=None,
         scale=None, act_min=None, act_max=None):
     """Quantized MUL with broadcasting: TFLite's reference kernel, or XNNPACK's with ``scale``.
 
     TFLite (``reference_integer_ops::MulElementwise``, ``multiplier``/``shift`` from
     :func:`tflite_mul_multiplier`): ``out = clamp(zo + MBQM((x1 - zp1) * (x2 - zp2), multiplier, shift),
-    act_min, act_max)``; the product of two 8-bit differences fits in int32; MBQM rounds twice (SRDHM
-    ties toward +inf, the right shift ties away from zero; a left shift ``shift > 0`` wraps in int32).
+    act_min, act_max)``; the product of two 8-bit differences fits in int32, and so does that of two
+    int16 codes (int16 takes zero points 0 only: ``|product| <= 2^30``); MBQM rounds twice (SRDHM ties
+    toward +inf, the right shift ties away from zero; a left shift ``shift > 0`` wraps in int32).
 
     XNNPACK (``qs8-vmul`` fp32 kernels, ``scale = f32(f32(s1 * s2) / s_out)`` as its params init):
     ``out = clamp(zo + rint(f32(float(product) * scale)), act_min, act_max)``, ties to even.
     """
     func = "mul"
     a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
-        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
+        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max, _TYPES16)
     if (scale is None) == (multiplier is None or shift is None):
         raise ValueError(f"{func}: give multiplier and shift (TFLite) or scale (XNNPACK), not both")
+    if a.dtype == np.int16 and (zp1, zp2, zo) != (0, 0, 0) or a.dtype == np.int16 and scale is not None:
+        raise ValueError(f"{func}: int16 MUL takes zero points 0 and multiplier/shift (TFLite's 16x8 kernel), got "
+                         f"zero points {zp1}, {zp2}, {zo}" + (" and a scale" if scale is not None else ""))
     if scale is None:
         m, s, sc = _multiplier(multiplier, func, "multiplier"), _shift(shift, func, "shift", -31, 30), np.float32(0)
     else:
@@ -221,6 +231,7 @@ class XnnpackAddParams:
     shift: int
 
 
+@names_its_errors
 def xnnpack_add_params(input1_scale, input2_scale, output_scale) -> XnnpackAddParams:
     """XNNPACK ``xnn_init_qs8_add_minmax_scalar_params``, in float32.
 
@@ -243,10 +254,11 @@ def xnnpack_add_params(input1_scale, input2_scale, output_scale) -> XnnpackAddPa
 @njit(cache=True)
 def _xnnpack_add(a, b, bias, ma, mb, shift, zo, lo, hi, out):
     for i in range(out.size):
-        acc = _wrap32(bias + np.int64(a[i]) * ma + np.int64(b[i]) * mb)
+        acc = wrap_scalar(bias + np.int64(a[i]) * ma + np.int64(b[i]) * mb, 32)
         out[i] = min(max((acc >> shift) + zo, lo), hi)
 
 
+@names_its_errors
 def xnnpack_add(x1, x2, params: XnnpackAddParams, *, input1_zero_point, input2_zero_point, output_zero_point,
                 act_min=None, act_max=None):
     """XNNPACK ``qs8-vadd`` (LiteRT's default interpreter), with broadcasting.
@@ -266,11 +278,19 @@ def xnnpack_add(x1, x2, params: XnnpackAddParams, *, input1_zero_point, input2_z
     return out.reshape(shape)
 
 
+_CHUNK = 1 << 15  # elements per numpy step of the XNNPACK converts: temporaries bounded, whatever the input
+
+
 def _xnnpack_q8_8(x, zi, zo, m_pos, m_neg):
-    """``clamp(((zo << 8) + 128 + (x - zi) * M) >> 8)`` with ``M`` chosen by the sign of ``x - zi``."""
-    d = x.astype(np.int64) - zi
-    acc = (zo << 8) + 0x80 + d * np.where(d >= 0, m_pos, m_neg)  # |acc| < 2^24: no int32 wrap
-    return np.clip(acc >> 8, -128, 127).astype(np.int8)
+    """``clamp(((zo << 8) + 128 + (x - zi) * M) >> 8)`` with ``M`` chosen by the sign of ``x - zi``,
+    :data:`_CHUNK` elements at a time."""
+    out = np.empty(x.shape, np.int8)
+    src, dst = x.reshape(-1), out.reshape(-1)
+    for s in range(0, src.size, _CHUNK):
+        d = src[s:s + _CHUNK].astype(np.int64) - zi
+        acc = (zo << 8) + 0x80 + d * np.where(d >= 0, m_pos, m_neg)  # |acc| < 2^24: no int32 wrap
+        dst[s:s + _CHUNK] = np.clip(acc >> 8, -128, 127)
+    return out
 
 
 def _xnnpack_ratio(func, input_scale, output_scale):
@@ -280,6 +300,7 @@ def _xnnpack_ratio(func, input_scale, output_scale):
     return r
 
 
+@names_its_errors
 def xnnpack_convert(x, *, input_scale, input_zero_point, output_scale, output_zero_point):
     """XNNPACK ``qs8-vcvt`` (int8 -> int8 QUANTIZE under LiteRT's default interpreter).
 
@@ -295,11 +316,12 @@ def xnnpack_convert(x, *, input_scale, input_zero_point, output_scale, output_ze
                          zero_point(output_zero_point, x.dtype, func, "output_zero_point"), m, m)
 
 
+@names_its_errors
 def xnnpack_quantize(x, *, scale, zero_point):
     """XNNPACK ``f32-qs8-vcvt`` (float -> int8 QUANTIZE under LiteRT's default interpreter).
 
     ``v = f32(x * f32(1 / s))`` (a reciprocal multiply, not TFLite's divide), clamped in float to
-    ``[-128 - zp, 127 - zp]``, rounded to nearest with ties to even, ``+ zp`` (SEMANTICS 9). NaN is
+    ``[-128 - zp, 127 - zp]``, rounded to nearest with ties to even, ``+ zp`` (docs/semantics.md §9). NaN is
     not modelled.
     """
     func = "xnnpack_quantize"
@@ -308,10 +330,16 @@ def xnnpack_quantize(x, *, scale, zero_point):
         raise TypeError(f"{func}: x must be float32, got {x.dtype}")
     zp = int(as_int_array(zero_point, func, "zero_point", -128, 127))
     inv = np.float32(np.float32(1) / _float_scale(scale, func, "scale"))
-    v = np.clip(np.float32(x * inv), np.float32(-128 - zp), np.float32(127 - zp))
-    return (np.rint(v).astype(np.int64) + zp).astype(np.int8)
+    lo, hi = np.float32(-128 - zp), np.float32(127 - zp)
+    out = np.empty(x.shape, np.int8)
+    src, dst = x.reshape(-1), out.reshape(-1)
+    for s in range(0, src.size, _CHUNK):
+        v = np.clip(np.float32(src[s:s + _CHUNK] * inv), lo, hi)
+        dst[s:s + _CHUNK] = np.rint(v).astype(np.int32) + zp
+    return out
 
 
+@names_its_errors
 def xnnpack_leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point):
     """XNNPACK ``qs8-vlrelu``: :func:`xnnpack_convert` with a second multiplier for ``x < zi``,
     ``M_neg = lrintf(256 * f32(f32(s_in / s_out) * alpha))`` (the delegate needs |ratio * alpha| >= 1/256)."""
@@ -326,6 +354,7 @@ def xnnpack_leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale,
                          int(np.rint(np.float32(256) * r)), int(np.rint(np.float32(256) * neg)))
 
 
+@names_its_errors
 def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
     """XNNPACK ``mean_nd`` on int8: an int32 sum of the codes, then its reference int32 -> qs8 convert::
 
@@ -343,7 +372,7 @@ def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output
     n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
     inv = np.float32(np.float32(_float_scale(input_scale, func, "input_scale")
                                 / _float_scale(output_scale, func, "output_scale")) * np.float32(np.float32(1) / n))
-    zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int32(n * zi)) * inv))
+    zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int64(n * zi).astype(np.int32)) * inv))
     total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims)
     acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
     y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
@@ -365,6 +394,7 @@ def _resolve_axes(axis, ndim, func):
     return tuple(out)
 
 
+@names_its_errors
 def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False):
     """TFLite reference quantized MEAN (``reference_ops::QuantizedMeanOrSum``, compute_sum=false).
 
@@ -378,10 +408,11 @@ def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, kee
 
     so the division by ``n`` is rounded twice more (the truncation of ``M'`` and MBQM's two
     roundings: SRDHM ties toward +inf, the right shift ties away from zero). Duplicate and negative
-    axes are resolved as TFLite's ResolveAxis does.
+    axes are resolved as TFLite's ResolveAxis does. int16 (16x8) runs the same kernel (LiteRT
+    ``reduce.cc``, TFLM ``reduce_common.cc``).
     """
     func = "mean"
-    x = check_tensor(x, func, "x", allowed=_TYPES)
+    x = check_tensor(x, func, "x", allowed=_TYPES16)
     axes = _resolve_axes(axis, x.ndim, func)
     zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
     zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
@@ -399,6 +430,7 @@ def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, kee
 # --------------------------------------------------------------------------------------------
 # PAD, CONCATENATION (no arithmetic)
 # --------------------------------------------------------------------------------------------
+@names_its_errors
 def pad(x, paddings, pad_value):
     """TFLite PAD / PADV2 on integer codes: ``paddings`` (rank, 2) of (before, after) >= 0, filled
     with ``pad_value`` (TFLite PAD uses the output zero point; no requantization)."""
@@ -408,9 +440,13 @@ def pad(x, paddings, pad_value):
     if p.shape != (x.ndim, 2):
         raise ValueError(f"{func}: paddings must have shape ({x.ndim}, 2), got {p.shape}")
     v = zero_point(pad_value, x.dtype, func, "pad_value")
+    out_shape = tuple(d + int(a) + int(b) for d, (a, b) in zip(x.shape, p))
+    if int(np.prod(out_shape, dtype=object)) > (1 << 31) - 1:
+        raise ValueError(f"{func}: the padded output {out_shape} has more than 2^31 - 1 elements (TFLite's int sizes)")
     return np.pad(x, [tuple(int(a) for a in r) for r in p], constant_values=x.dtype.type(v))
 
 
+@names_its_errors
 def concatenation(xs, axis):
     """TFLite int8 CONCATENATION: the codes copied along ``axis``.
 
@@ -428,3 +464,204 @@ def concatenation(xs, axis):
         return np.concatenate(arrs, axis=ax)
     except ValueError as e:
         raise ValueError(f"{func}: {e}") from None
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+def _case_codes(rng, shape, dtype):
+    from ..registry import random_codes
+
+    return random_codes(rng, shape, dtype)
+
+
+def _case_range(p, dtype):
+    from .relu import tflite_activation_range
+
+    return tflite_activation_range(p["activation"], p["output_scale"], p["output_zero_point"], dtype)
+
+
+_BINARY = {"dtype": "int8", "shape1": [4, 67], "shape2": [67], "input1_scale": 0.05, "input2_scale": 0.03,
+           "output_scale": 0.07, "input1_zero_point": 0, "input2_zero_point": 0, "output_zero_point": 0,
+           "activation": "none"}
+_BINARY_CHOICES = {"dtype": ("int8", "uint8"), "activation": ("none", "relu", "relu6", "relu_n1_to_1")}
+
+
+def _binary_case(p, rng):
+    lo, hi = _case_range(p, p["dtype"])
+    return dict(x1=_case_codes(rng, p["shape1"], p["dtype"]), x2=_case_codes(rng, p["shape2"], p["dtype"]),
+                input1_zero_point=p["input1_zero_point"], input2_zero_point=p["input2_zero_point"],
+                output_zero_point=p["output_zero_point"], act_min=lo, act_max=hi)
+
+
+def _add_case(p, rng):
+    return dict(_binary_case(p, rng), params=tflite_add_params(p["input1_scale"], p["input2_scale"],
+                                                               p["output_scale"]))
+
+
+def _mul_case(p, rng):
+    if p["engine"] == "xnnpack":
+        q = dict(scale=np.float32(np.float32(np.float32(p["input1_scale"]) * np.float32(p["input2_scale"]))
+                                  / np.float32(p["output_scale"])))
+    else:
+        m, s = tflite_mul_multiplier(p["input1_scale"], p["input2_scale"], p["output_scale"])
+        q = dict(multiplier=m, shift=s)
+    return dict(_binary_case(p, rng), **q)
+
+
+def _xnnpack_add_case(p, rng):
+    return dict(_binary_case(p, rng), params=xnnpack_add_params(p["input1_scale"], p["input2_scale"],
+                                                                p["output_scale"]))
+
+
+_TINY = np.arange(-4, 4, dtype=np.int8).reshape(1, 2, 2, 2)
+
+
+def _add_examples():
+    return [dict(x1=x, x2=x[..., :1], params=tflite_add_params(0.1, 0.2, 0.3), input1_zero_point=1,
+                 input2_zero_point=0, output_zero_point=2) for x in (_TINY, _TINY.astype(np.uint8))]
+
+
+def _mul_examples():
+    zps = dict(input1_zero_point=0, input2_zero_point=1, output_zero_point=0)
+    return [dict(x1=x, x2=x, **zps, **q) for x in (_TINY, _TINY.astype(np.uint8))
+            for q in (dict(multiplier=1 << 30, shift=-1), dict(scale=0.5))]
+
+
+def _reduce_case(p, rng):
+    return dict(x=_case_codes(rng, p["shape"], p["dtype"]), axis=np.asarray(p["axis"], np.int32),
+                input_zero_point=p["input_zero_point"], output_zero_point=p["output_zero_point"],
+                keep_dims=p["keep_dims"])
+
+
+def _mean_case(p, rng):
+    m, s = quantize_multiplier(np.float64(np.float32(p["input_scale"])) / np.float64(np.float32(p["output_scale"])))
+    return dict(_reduce_case(p, rng), multiplier=m, shift=s)
+
+
+def _xnnpack_mean_case(p, rng):
+    return dict(_reduce_case(p, rng), input_scale=p["input_scale"], output_scale=p["output_scale"])
+
+
+_REDUCE = {"dtype": "int8", "shape": [2, 5, 7, 3], "axis": [1, 2], "keep_dims": True, "input_scale": 0.05,
+           "output_scale": 0.04, "input_zero_point": 0, "output_zero_point": 0}
+
+
+def _pad_case(p, rng):
+    return dict(x=_case_codes(rng, p["shape"], p["dtype"]), paddings=np.asarray(p["paddings"], np.int32),
+                pad_value=p["pad_value"])
+
+
+def _concatenation_case(p, rng):
+    shapes = [list(p["shape"]) for _ in range(p["inputs"])]
+    for i, s in enumerate(shapes):
+        s[p["axis"]] += i
+    return dict(xs=[_case_codes(rng, s, p["dtype"]) for s in shapes], axis=p["axis"])
+
+
+def _convert_case(p, rng):
+    return dict(x=_case_codes(rng, p["shape"], "int8"), input_scale=p["input_scale"],
+                input_zero_point=p["input_zero_point"], output_scale=p["output_scale"],
+                output_zero_point=p["output_zero_point"])
+
+
+def _xnnpack_quantize_case(p, rng):
+    s, zp = np.float32(p["scale"]), p["zero_point"]
+    lo, hi = (-128 - zp) * float(s), (127 - zp) * float(s)
+    x = rng.uniform(lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo), size=tuple(p["shape"])).astype(np.float32)
+    half = ((np.arange(x.size) % 255) - 127.5).astype(np.float32) * s  # exact ties k + 1/2
+    x.reshape(-1)[: x.size // 2] = half[: x.size // 2]
+    return dict(x=x, scale=p["scale"], zero_point=zp)
+
+
+_UNARY_SCALES = {"shape": [3, 97], "input_scale": 0.05, "output_scale": 0.04, "input_zero_point": 0,
+                 "output_zero_point": 0}
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    register(Operator(
+        "add", add, ref.add_oracle, _add_examples, "TFLite reference ADD (int8/uint8, broadcasting)",
+        generate=_add_case, params=_BINARY, choices=_BINARY_CHOICES,
+        cases=(SuiteCase("add-broadcast", {"input1_zero_point": -3, "output_zero_point": 5}, 1100),
+               SuiteCase("add-uint8-relu6", {"dtype": "uint8", "input1_zero_point": 128, "input2_zero_point": 120,
+                                             "output_zero_point": 0, "activation": "relu6"}, 1101),
+               SuiteCase("add-ties-pow2", {"input1_scale": 0.0625, "input2_scale": 0.0625, "output_scale": 0.125,
+                                           "shape1": [2, 3, 300], "shape2": [1, 1, 300]}, 1102),
+               SuiteCase("add-saturate", {"output_scale": 0.01}, 1103))))
+    register(Operator(
+        "mul", mul, ref.mul_oracle, _mul_examples,
+        "quantized MUL: TFLite reference (multiplier/shift) or XNNPACK fp32 (scale), broadcasting",
+        generate=_mul_case, params={**_BINARY, "output_scale": 0.01, "engine": "tflite"},
+        choices={**_BINARY_CHOICES, "engine": ("tflite", "xnnpack")},
+        cases=(SuiteCase("mul-broadcast", {"input1_zero_point": 4, "output_zero_point": -6}, 1110),
+               SuiteCase("mul-xnnpack", {"engine": "xnnpack", "input2_zero_point": 3}, 1111),
+               SuiteCase("mul-uint8-ties", {"dtype": "uint8", "input1_zero_point": 128, "input2_zero_point": 128,
+                                            "output_zero_point": 128, "input1_scale": 0.0625,
+                                            "input2_scale": 0.0625, "output_scale": 0.125}, 1112),
+               SuiteCase("mul-left-shift", {"output_scale": 0.0001}, 1113))))
+    register(Operator(
+        "mean", mean, ref.mean_oracle,
+        lambda: [dict(x=x, axis=(1, 2), input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)
+                 for x in (_TINY, _TINY.astype(np.uint8))],
+        "TFLite reference MEAN (QuantizedMeanOrSum): n folded into the multiplier",
+        generate=_mean_case, params=_REDUCE, choices={"dtype": ("int8", "uint8")},
+        cases=(SuiteCase("mean-spatial", {"input_zero_point": -7, "output_zero_point": 3}, 1120),
+               SuiteCase("mean-last-axis-uint8", {"dtype": "uint8", "axis": [-1], "keep_dims": False,
+                                                  "input_zero_point": 128, "output_zero_point": 128}, 1121),
+               SuiteCase("mean-non-pow2-count", {"shape": [1, 7, 9, 5], "output_scale": 0.01}, 1122))))
+    register(Operator(
+        "pad", pad, ref.pad_oracle,
+        lambda: [dict(x=x, paddings=((0, 0), (1, 0), (0, 1), (0, 0)), pad_value=0)
+                 for x in (_TINY, _TINY.astype(np.uint8), _TINY.astype(np.int16))],
+        "TFLite PAD / PADV2 on codes", generate=_pad_case,
+        params={"dtype": "int8", "shape": [2, 3, 4], "paddings": [[1, 0], [0, 2], [3, 1]], "pad_value": -5},
+        choices={"dtype": ("int8", "uint8", "int16")},
+        cases=(SuiteCase("pad-int8", {}, 1130), SuiteCase("pad-int16", {"dtype": "int16", "pad_value": -32768}, 1131))))
+    register(Operator(
+        "concatenation", concatenation, ref.concatenation_oracle,
+        lambda: [dict(xs=[_TINY, _TINY], axis=3)],
+        "TFLite int8 CONCATENATION (equal scales: a copy)", generate=_concatenation_case,
+        params={"dtype": "int8", "shape": [2, 3, 4], "axis": 1, "inputs": 3},
+        choices={"dtype": ("int8", "uint8", "int16")},
+        cases=(SuiteCase("concatenation-axis1", {}, 1140),
+               SuiteCase("concatenation-last-axis", {"axis": -1, "inputs": 2}, 1141))))
+    register(Operator(
+        "xnnpack_add", xnnpack_add, ref.xnnpack_add_oracle,
+        lambda: [dict(x1=_TINY, x2=_TINY, params=xnnpack_add_params(0.1, 0.2, 0.3), input1_zero_point=0,
+                      input2_zero_point=0, output_zero_point=0)],
+        "XNNPACK qs8-vadd (LiteRT's default interpreter)", generate=_xnnpack_add_case,
+        params=_BINARY, choices={**_BINARY_CHOICES, "dtype": ("int8",)},
+        cases=(SuiteCase("xnnpack-add-broadcast", {"input1_zero_point": -3, "output_zero_point": 5}, 1150),
+               SuiteCase("xnnpack-add-ties", {"input1_scale": 0.0625, "input2_scale": 0.0625,
+                                              "output_scale": 0.125}, 1151))))
+    register(Operator(
+        "xnnpack_convert", xnnpack_convert, ref.xnnpack_convert_oracle,
+        lambda: [dict(x=_TINY, input_scale=0.1, input_zero_point=0, output_scale=0.2, output_zero_point=0)],
+        "XNNPACK qs8-vcvt (int8 -> int8 QUANTIZE)", generate=_convert_case, params=_UNARY_SCALES,
+        cases=(SuiteCase("xnnpack-convert", {"input_zero_point": 3, "output_zero_point": -4}, 1160),
+               SuiteCase("xnnpack-convert-ties", {"input_scale": 0.125, "output_scale": 0.25}, 1161))))
+    register(Operator(
+        "xnnpack_leaky_relu", xnnpack_leaky_relu, ref.xnnpack_leaky_relu_oracle,
+        lambda: [dict(x=_TINY, alpha=0.1, input_scale=0.1, input_zero_point=0, output_scale=0.1, output_zero_point=0)],
+        "XNNPACK qs8-vlrelu (LEAKY_RELU)",
+        generate=lambda p, rng: dict(_convert_case(p, rng), alpha=p["alpha"]), params={**_UNARY_SCALES, "alpha": 0.2},
+        cases=(SuiteCase("xnnpack-leaky-relu", {"input_zero_point": -5, "output_zero_point": 2}, 1170),)))
+    register(Operator(
+        "xnnpack_mean", xnnpack_mean, ref.xnnpack_mean_oracle,
+        lambda: [dict(x=_TINY, axis=(1, 2), input_scale=0.1, input_zero_point=0, output_scale=0.1,
+                      output_zero_point=0)],
+        "XNNPACK mean_nd on int8", generate=_xnnpack_mean_case, params=_REDUCE, choices={"dtype": ("int8",)},
+        cases=(SuiteCase("xnnpack-mean", {"input_zero_point": -7, "output_zero_point": 3}, 1180),)))
+    register(Operator(
+        "xnnpack_quantize", xnnpack_quantize, ref.xnnpack_quantize_oracle,
+        lambda: [dict(x=np.zeros(4, np.float32), scale=0.1, zero_point=0)],
+        "XNNPACK f32-qs8-vcvt (float -> int8 QUANTIZE)", generate=_xnnpack_quantize_case,
+        params={"shape": [501], "scale": 0.03, "zero_point": 0},
+        cases=(SuiteCase("xnnpack-quantize-ties", {"zero_point": 3}, 1190),
+               SuiteCase("xnnpack-quantize-pow2", {"scale": 0.0625}, 1191))))
+
+
+_register()

@@ -27,10 +27,9 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
   ``col_add = bias - alpha * sum_k b + K * alpha * zb``, ``row_add = sum_k u`` and ``col_mul = -zb``.
   Ring identities hold modulo 2^32, so the int32 result is exact.
 
-Threads: the drivers run ``prange`` over (group, column panel, row chunk) work items; they are
-compiled with ``parallel=True`` and cannot be cached, so call :func:`warmup` once before timing.
-Problems under ``_PARALLEL_MACS`` run a serial, cached copy of the driver (waking the thread pool
-costs milliseconds on a busy machine).
+Threads: the driver runs a range of (group, column panel, row chunk) work items without the GIL;
+:func:`dspsim._jit.parallel_rows` splits the items over threads (a MAC counts as 1/8 element of
+work there, so two threads start at 2^22 MACs), and the driver stays cached on disk.
 The tile is the best of :data:`PATHS` (``"vnni"``, ``"avx2"``, ``"plain"``: those this CPU runs) unless
 ``path=`` or the environment variable ``DSPSIM_GEMM_PATH`` names another; only ``"plain"`` runs under
 ``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsics cannot.
@@ -42,14 +41,17 @@ from dataclasses import dataclass, field
 
 import numba
 import numpy as np
-from numba import njit, prange
 
-from ..fixedpoint import _wrap32, as_int_array
+from .._errors import names_its_errors
+from numba import njit
+
+from .._jit import get_num_threads, parallel_rows
+from ..fixedpoint import as_int_array, wrap_scalar
 from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_vnni
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
-_PARALLEL_MACS = 1 << 22
+_MACS_PER_ELEMENT = 8  # a vectorized MAC costs about 1/8 of an element of an elementwise loop
 
 
 # --------------------------------------------------------------------------------------------
@@ -79,15 +81,15 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
                         + a2 * np.int32(bq[4 * j + 2]) + a3 * np.int32(bq[4 * j + 3])))
         ra = int(row_add[m0 + r])
         for j in range(nv):
-            c[c_off + r * ldc + j] = _wrap32(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]))
+            c[c_off + r * ldc + j] = wrap_scalar(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]), 32)
 
 
-def _make_driver(tile, parallel):
-    """The blocked GEMM driver around one tile kernel: threaded (``prange``) or serial (cached)."""
+def _make_driver(tile):
+    """The blocked GEMM driver around one tile kernel, over the work items ``[item0, item1)``."""
 
-    @njit(parallel=parallel, cache=not parallel)
+    @njit(cache=True, nogil=True)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
-              row_add, n_chunks):
+              row_add, n_chunks, item0, item1):
         m_dim = row_off.shape[0]
         nr = 16 * nvec
         n_pan = (n_group + nr - 1) // nr
@@ -95,7 +97,7 @@ def _make_driver(tile, parallel):
         m_tiles = (m_dim + MR - 1) // MR
         chunk = (m_tiles + n_chunks - 1) // n_chunks
         ldc = n_group * groups
-        for item in prange(groups * n_pan * n_chunks):
+        for item in range(item0, item1):  # of groups * n_pan * n_chunks
             rows = np.empty(MR, np.int64)
             g = item // (n_pan * n_chunks)
             pan = (item // n_chunks) % n_pan
@@ -118,7 +120,7 @@ if HAVE_AVX2:
     _TILES["avx2"] = tile_avx2
 if HAVE_VNNI:
     _TILES["vnni"] = tile_vnni
-_DRIVERS = {(path, par): _make_driver(tile, par) for path, tile in _TILES.items() for par in (True, False)}
+_DRIVERS = {path: _make_driver(tile) for path, tile in _TILES.items()}
 PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _TILES and (p == "plain" or not numba.config.DISABLE_JIT))
 """Tiles this process can run, fastest first."""
 
@@ -201,6 +203,7 @@ class PackedWeights:
         return self.shape[0] // self.groups
 
 
+@names_its_errors
 def pack_weights(w, *, groups: int = 1) -> PackedWeights:
     """Pack int8 weights once: ``(N, K)`` for :func:`gemm_s32`, ``(O, KH, KW, I)`` for :func:`conv2d_s32`.
 
@@ -333,12 +336,12 @@ def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, path):
     # Work items are (group, panel, row chunk), panel-major so that a thread keeps its B panel in
     # cache; rows are split into chunks only when there are fewer than 8 panels per thread.
     panels = groups * -(-n_group // (16 * packed.nvec))
-    threads = numba.get_num_threads()
+    threads = get_num_threads()
     n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
-    # Below ~2^22 MACs (tens of microseconds on one thread) waking the thread pool costs more than it saves.
-    parallel = threads > 1 and m_dim * n_total * k_real >= _PARALLEL_MACS
-    _DRIVERS[path, parallel](ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, packed.nvec,
-                   groups, n_group, out.ravel(), col_add, col_mul, row_add, n_chunks)
+    args = (ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, packed.nvec, groups, n_group,
+            out.ravel(), col_add, col_mul, row_add, n_chunks)
+    parallel_rows(lambda i0, i1: _DRIVERS[path](*args, i0, i1), panels * n_chunks,
+                  m_dim * n_total * k_real // _MACS_PER_ELEMENT)
     return out
 
 
@@ -455,17 +458,7 @@ def row_sums(a) -> np.ndarray:
 
 
 def warmup() -> None:
-    """Compile every driver (threaded and serial) on tiny inputs, so that later calls pay no JIT time."""
-    global _PARALLEL_MACS
-    limit = _PARALLEL_MACS
-    try:
-        for _PARALLEL_MACS in (0, limit):
-            _warmup_calls()
-    finally:
-        _PARALLEL_MACS = limit
-
-
-def _warmup_calls():
+    """Compile every driver on tiny inputs (cached on disk), so that later calls pay no JIT time."""
     rng = np.random.default_rng(0)
     for dtype in (np.int8, np.uint8):
         a = rng.integers(0, 100, (3, 5)).astype(dtype)

@@ -8,6 +8,8 @@ skipped, not counted.
 from __future__ import annotations
 
 import numpy as np
+
+from .._errors import names_its_errors
 from numba import njit
 
 from ..requant import output_range
@@ -66,6 +68,7 @@ def _run(func, x, filter_size, stride, padding, act_min, act_max, is_max):
     return out
 
 
+@names_its_errors
 def average_pool2d(x, filter_size, *, stride=1, padding="VALID", act_min=None, act_max=None):
     """TFLite AVERAGE_POOL_2D on codes: ``clamp(round(sum / count), act_min, act_max)``.
 
@@ -85,7 +88,50 @@ def average_pool2d(x, filter_size, *, stride=1, padding="VALID", act_min=None, a
     return _run("average_pool2d", x, filter_size, stride, padding, act_min, act_max, False)
 
 
+@names_its_errors
 def max_pool2d(x, filter_size, *, stride=1, padding="VALID", act_min=None, act_max=None):
     """TFLite MAX_POOL_2D on codes: the largest code of the clipped window (the dtype's minimum if the
     window has no tap), then ``max(act_min)``, ``min(act_max)``. Exact: no rounding."""
     return _run("max_pool2d", x, filter_size, stride, padding, act_min, act_max, True)
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+def _pool_case(p, rng):
+    from ..registry import random_codes
+
+    lo = None if p["act_min"] is None else p["act_min"]
+    return dict(x=random_codes(rng, p["shape"], p["dtype"]), filter_size=tuple(p["filter_size"]),
+                stride=tuple(p["stride"]), padding=p["padding"], act_min=lo, act_max=p["act_max"])
+
+
+def _pool_examples():
+    x = np.arange(-8, 8, dtype=np.int8).reshape(1, 4, 2, 2)
+    return [dict(x=xx, filter_size=2, padding=pad) for xx in (x, x.astype(np.uint8), x.astype(np.int16))
+            for pad in ("VALID", "SAME")]
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    params = {"dtype": "int8", "shape": [2, 9, 8, 3], "filter_size": [3, 2], "stride": [2, 2], "padding": "SAME",
+              "act_min": None, "act_max": None}
+    choices = {"dtype": ("int8", "uint8", "int16"), "padding": ("VALID", "SAME")}
+    register(Operator(
+        "average_pool2d", average_pool2d, ref.average_pool2d_oracle, _pool_examples,
+        "TFLite AVERAGE_POOL_2D on codes (padding not counted, ties away from zero)", generate=_pool_case,
+        params=params, choices=choices,
+        cases=(SuiteCase("average-pool-same", {}, 1200),
+               SuiteCase("average-pool-ties-int16", {"dtype": "int16", "filter_size": [2, 1], "stride": [1, 1],
+                                                     "padding": "VALID"}, 1201),
+               SuiteCase("average-pool-relu6", {"act_min": 0, "act_max": 60}, 1202))))
+    register(Operator(
+        "max_pool2d", max_pool2d, ref.max_pool2d_oracle, _pool_examples, "TFLite MAX_POOL_2D on codes",
+        generate=_pool_case, params=params, choices=choices,
+        cases=(SuiteCase("max-pool-same", {}, 1210),
+               SuiteCase("max-pool-uint8-valid", {"dtype": "uint8", "padding": "VALID"}, 1211))))
+
+
+_register()

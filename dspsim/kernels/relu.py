@@ -1,6 +1,6 @@
 """The quantized ReLU family: TFLite ReluX (requantizing), LeakyReLU, TFLM Relu6, PyTorch relu.
 
-TFLite ``QuantizedReluX`` (``activations.cc``, SEMANTICS 3)::
+TFLite ``QuantizedReluX`` (``activations.cc``, docs/semantics.md §3)::
 
     out = clamp(zo + MultiplyByQuantizedMultiplier(q - zi, M, shift), act_min, act_max)
 
@@ -12,11 +12,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .._errors import names_its_errors
 from numba import njit
 
+from .._jit import parallel_rows
 from ..dtypes import int_type
-from ..fixedpoint import as_int_array, quantize_multiplier
-from ..requant import Requant, _parallel_rows, _requantized, output_range
+from ..fixedpoint import Rounding, as_int_array, quantize_multiplier, tflite_round
+from ..requant import Arithmetic, FloatBias, Requant, output_range, requantize_value
 from ._common import check_tensor, zero_point
 
 _RELU_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
@@ -24,27 +27,43 @@ _IDENTITY = (1 << 30, 1)  # QuantizeMultiplier(1.0)
 _RANGES = {"none": (None, None), "relu": (0.0, None), "relu6": (0.0, 6.0), "relu_n1_to_1": (-1.0, 1.0)}
 
 
-def _haz_f32_div(f, scale):
-    """``TfLiteRound(f / scale)`` with the division in float32 and ties away from zero."""
-    v = float(np.float32(np.float32(f) / np.float32(scale)))
-    return int(math.copysign(math.floor(abs(v) + 0.5), v))
+def _quantized_bound(f, scale, zo, fused, func):
+    """TFLite's ``zo + int32(TfLiteRound(f32(f / scale)))`` (ties away from zero) with its int32 edge cases:
+    a rounded value beyond int32 is refused (LiteRT refuses the model: ``CalculateActivationRangeQuantized``'s
+    overflow check), 2^31 itself becomes INT32_MIN as x86's ``cvttss2si`` makes it (a fused activation only;
+    in the standalone ReluX ops it is undefined behaviour, refused), and ``zo + q`` wraps in int32."""
+    v = np.float32(np.float32(f) / np.float32(scale))
+    if not np.isfinite(v):
+        raise ValueError(f"{func}: the bound {f} / scale {scale:.9g} is not finite in float32")
+    r = tflite_round(v)
+    if not -(1 << 31) <= r <= (1 << 31) or (r == 1 << 31 and not fused):
+        raise ValueError(f"{func}: the bound {f} / scale {scale:.9g} = {r} overflows int32 "
+                         f"({'LiteRT refuses the model' if fused else 'undefined behaviour in ReluX'})")
+    q = -(1 << 31) if r == 1 << 31 else r
+    return ((zo + q + (1 << 31)) % (1 << 32)) - (1 << 31)
 
 
 def _check_scale(value, func, name):
+    """A scale that is finite and positive after rounding to float32 (TFLite stores float32 scales)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         raise TypeError(f"{func}: {name} must be a float, got {type(value).__name__}")
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{func}: {name} must be finite and positive, got {value}")
-    return float(np.float32(value))
+    with np.errstate(over="ignore", under="ignore"):
+        f32 = np.float32(value)
+    if not math.isfinite(value) or value <= 0 or not np.isfinite(f32) or f32 <= 0:
+        raise ValueError(f"{func}: {name} must be finite and positive in float32, got {value}")
+    return float(f32)
 
 
-def tflite_activation_range(activation, output_scale, output_zero_point, out_dtype="int8"):
+@names_its_errors
+def tflite_activation_range(activation, output_scale, output_zero_point, out_dtype="int8", *, fused=True):
     """TFLite ``CalculateActivationRangeQuantized``: (act_min, act_max) of a fused activation.
 
     ``q(f) = zo + TfLiteRound(f32(f / s_out))`` (ties away from zero); ``"relu"``:
     ``[max(qmin, q(0)), qmax]``; ``"relu6"``: ``[max(qmin, q(0)), min(qmax, q(6))]``;
     ``"relu_n1_to_1"``: ``[max(qmin, q(-1)), min(qmax, q(1))]``; ``"none"``/None: ``[qmin, qmax]``.
-    The standalone ReLU ops (:func:`relu6`, :func:`relu_n1_to_1`) use the same formula.
+    A bound whose rounded value overflows int32 is refused (ValueError), as LiteRT refuses the model;
+    the rounded value 2^31 becomes INT32_MIN (x86) and ``zo + q`` wraps in int32. ``fused=False``: the
+    standalone ReLU ops (:func:`relu6`, :func:`relu_n1_to_1`), same formula, where 2^31 is refused too.
     """
     func = "tflite_activation_range"
     key = "none" if activation is None else activation
@@ -54,11 +73,12 @@ def tflite_activation_range(activation, output_scale, output_zero_point, out_dty
     s_out = _check_scale(output_scale, func, "output_scale")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     lo_f, hi_f = _RANGES[key]
-    lo = t.min if lo_f is None else max(t.min, zo + _haz_f32_div(lo_f, s_out))
-    hi = t.max if hi_f is None else min(t.max, zo + _haz_f32_div(hi_f, s_out))
+    lo = t.min if lo_f is None else max(t.min, _quantized_bound(lo_f, s_out, zo, fused, func))
+    hi = t.max if hi_f is None else min(t.max, _quantized_bound(hi_f, s_out, zo, fused, func))
     return lo, hi
 
 
+@names_its_errors
 def relu(x, *, input_zero_point, output_zero_point=None, multiplier=None, shift=None, act_min=None,
          act_max=None, rounding="double", out_dtype=None):
     """TFLite ``ReluX`` on integers: requantize ``q - zi`` to the output scale, ``+ zo``, clamp.
@@ -97,10 +117,13 @@ def relu(x, *, input_zero_point, output_zero_point=None, multiplier=None, shift=
     return _requant(func, x, zi, rq, zo, lo, act_max, t)
 
 
-def _make_rows(code):
-    """The ReluX loop ``clamp(zo + requant(q - zi), lo, hi)`` for scheme ``code`` (0 "double", 1 "single",
-    -1 the identity pair ``(2^30, 1)``: a plain clamp), a compile-time constant so that LLVM vectorizes
-    the loop. ``nogil``: :func:`dspsim.requant._parallel_rows` runs row ranges on several threads."""
+def _make_rows(arith):
+    """The ReluX loop ``clamp(zo + requant(q - zi), lo, hi)`` for the fixed-point ``arith``
+    (:class:`dspsim.requant.Arithmetic`; None: the identity pair ``(2^30, 1)``, a plain clamp), a
+    compile-time constant so that LLVM vectorizes the loop. ``nogil``:
+    :func:`dspsim._jit.parallel_rows` runs row ranges on several threads."""
+    identity = arith is None
+    arith = Arithmetic.FIXED_POINT_DOUBLE if identity else arith
 
     @njit(cache=True, nogil=True)
     def rows(x, n, zi, zo, mult, shift, lo, hi, out, r0, r1):
@@ -109,8 +132,9 @@ def _make_rows(code):
             orow = out[r * n:(r + 1) * n]
             for j in range(row.shape[0]):
                 v = np.int64(row[j]) - zi
-                if code >= 0:
-                    v = _requantized(v, code, 0, 0, mult, shift, 0.0, np.float32(0), np.float32(0), 0)
+                if not identity:
+                    v = requantize_value(v, arith, FloatBias.NONE, Rounding.HALF_AWAY_FROM_ZERO, mult, shift, 0.0,
+                                         np.float32(0), np.float32(0), 0)
                 orow[j] = min(max(v + zo, lo), hi)
 
     return rows
@@ -128,14 +152,15 @@ def _requant(func, x, zi, rq, zo, lo, hi, t):
     t, lo, hi = output_range(t.name, lo, hi, func)
     zo = int(as_int_array(zo, func, "output_zero_point", t.min, t.max))
     m, s = rq.multiplier[0], rq.shift[0]
-    code = -1 if (m, s) == _IDENTITY else (0 if rq.scheme == "double" else 1)  # (2^30, 1): exact identity
-    if code not in _ROWS:
-        _ROWS[code] = _make_rows(code)
-    rows = _ROWS[code]
+    arith = None if (m, s) == _IDENTITY else (  # (2^30, 1): exact identity
+        Arithmetic.FIXED_POINT_DOUBLE if rq.scheme == "double" else Arithmetic.FIXED_POINT_SINGLE)
+    if arith not in _ROWS:
+        _ROWS[arith] = _make_rows(arith)
+    rows = _ROWS[arith]
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, t.dtype)
     n = max(min(flat.size, 1024), 1)
-    _parallel_rows(lambda r0, r1: rows(flat, n, zi, zo, m, s, lo, hi, out, r0, r1), -(-flat.size // n), flat.size)
+    parallel_rows(lambda r0, r1: rows(flat, n, zi, zo, m, s, lo, hi, out, r0, r1), -(-flat.size // n), flat.size)
     return out.reshape(x.shape)
 
 
@@ -149,11 +174,12 @@ def _tflite_relu_x(func, kind, x, input_scale, input_zero_point, output_scale, o
         if rounding in ("double", "single") else None
     if rq is None:
         raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
-    lo, hi = tflite_activation_range(kind, s_out, output_zero_point, t.name)
+    lo, hi = tflite_activation_range(kind, s_out, output_zero_point, t.name, fused=False)
     zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
     return _requant(func, x, zi, rq, int(output_zero_point), lo, hi, t)
 
 
+@names_its_errors
 def relu6(x, *, input_scale, input_zero_point, output_scale, output_zero_point, rounding="double", out_dtype=None):
     """TFLite RELU6 from scales: ``M, shift`` of ``f32(s_in/s_out)``, range ``[max(qmin, zo), min(qmax, zo +
     round(6/s_out))]`` (float32 division, ties away from zero)."""
@@ -161,6 +187,7 @@ def relu6(x, *, input_scale, input_zero_point, output_scale, output_zero_point, 
                           rounding, out_dtype)
 
 
+@names_its_errors
 def relu_n1_to_1(x, *, input_scale, input_zero_point, output_scale, output_zero_point, rounding="double",
                  out_dtype=None):
     """TFLite RELU_N1_TO_1 from scales: range ``[max(qmin, zo + round(-1/s_out)), min(qmax, zo + round(1/s_out))]``."""
@@ -168,14 +195,18 @@ def relu_n1_to_1(x, *, input_scale, input_zero_point, output_scale, output_zero_
                           output_zero_point, rounding, out_dtype)
 
 
+@names_its_errors
 def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point, rounding="double",
-               out_dtype=None):
+               out_dtype=None, quotient="float32"):
     """TFLite ``QuantizeLeakyRelu``: two multipliers, chosen by the sign of ``v = q - zi``.
 
     ``v >= 0``: ``zo + MBQM(v, M_id, sh_id)`` with ``M_id`` from ``double(f32(s_in / s_out))``;
     ``v < 0``: ``zo + MBQM(v, M_alpha, sh_alpha)`` from ``double(f32(f32(s_in * alpha) / s_out))``;
     clamped to the output type only (no fused activation). ``alpha`` must be >= 0 (TFLite would
-    build a negative Q31 multiplier, TFLM negates; neither is modelled).
+    build a negative Q31 multiplier, TFLM negates; neither is modelled). ``quotient`` says how Prepare
+    divides: ``"float32"`` as above (LiteRT ``activations.cc`` LeakyReluPrepare), ``"double"``:
+    ``double(s_in) / double(s_out)`` and ``double(s_in) * double(alpha) / double(s_out)`` (the TFLM
+    wheel's ``leaky_relu_common.cc``; over the 23 seanet int16 models 10 of 63,040 values differ).
     """
     func = "leaky_relu"
     x = check_tensor(x, func, "x", allowed=_RELU_TYPES)
@@ -189,8 +220,14 @@ def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     if rounding not in ("double", "single"):
         raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
-    real_id = float(np.float32(np.float32(s_in) / np.float32(s_out)))
-    real_alpha = float(np.float32(np.float32(np.float32(s_in) * np.float32(alpha)) / np.float32(s_out)))
+    if quotient == "double":
+        real_id = float(np.float64(s_in) / np.float64(s_out))
+        real_alpha = float(np.float64(s_in) * np.float64(np.float32(alpha)) / np.float64(s_out))
+    elif quotient == "float32":
+        real_id = float(np.float32(np.float32(s_in) / np.float32(s_out)))
+        real_alpha = float(np.float32(np.float32(np.float32(s_in) * np.float32(alpha)) / np.float32(s_out)))
+    else:
+        raise ValueError(f"{func}: quotient must be 'float32' or 'double', got {quotient!r}")
     rq_id = Requant.fixed_point(*quantize_multiplier(real_id, rounding), rounding)
     rq_alpha = Requant.fixed_point(*quantize_multiplier(real_alpha, rounding), rounding)
     pos = _requant(func, x, zi, rq_id, zo, None, None, t)
@@ -198,10 +235,11 @@ def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_
     return np.where(x.astype(np.int64) - zi >= 0, pos, neg).astype(t.dtype)
 
 
+@names_its_errors
 def tflm_relu6(x, *, input_scale, input_zero_point):
     """TFLite Micro RELU6: a clamp in the INPUT domain, ``[zi, clamp_T(zi + round(f32(6 / s_in)))]``.
 
-    TFLM ignores the output tensor's scale and zero point here (SEMANTICS 3); ``round`` ties away
+    TFLM ignores the output tensor's scale and zero point here (docs/semantics.md §3); ``round`` ties away
     from zero. Output dtype = input dtype.
     """
     func = "tflm_relu6"
@@ -209,13 +247,101 @@ def tflm_relu6(x, *, input_scale, input_zero_point):
     t = int_type(x.dtype, func)
     s_in = _check_scale(input_scale, func, "input_scale")
     zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
-    hi = min(max(zi + _haz_f32_div(6.0, s_in), t.min), t.max)
+    six = np.float32(np.float32(6.0) / np.float32(s_in))
+    if not np.isfinite(six):
+        raise ValueError(f"{func}: 6 / input_scale {s_in:.9g} is not finite in float32")
+    hi = min(max(zi + tflite_round(six), t.min), t.max)
     return np.minimum(np.maximum(x, zi), hi).astype(t.dtype)
 
 
+@names_its_errors
 def torch_relu(x, *, zero_point):
     """PyTorch ``quantized::relu`` (``qrelu_kernel``): ``max(q, zero_point)``; scale and zero point kept."""
     func = "torch_relu"
     x = check_tensor(x, func, "x", allowed=_RELU_TYPES)
     zp = globals()["zero_point"](zero_point, x.dtype, func, "zero_point")
     return np.maximum(x, zp).astype(x.dtype)
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+_RELU_PARAMS = {"dtype": "int8", "shape": [3, 97], "input_scale": 0.05, "output_scale": 0.04, "input_zero_point": 0,
+                "output_zero_point": 0, "rounding": "double"}
+_RELU_CHOICES = {"dtype": ("int8", "uint8", "int16"), "rounding": ("double", "single")}
+
+
+def _scaled_case(p, rng):
+    from ..registry import random_codes
+
+    return dict(x=random_codes(rng, p["shape"], p["dtype"]), input_scale=p["input_scale"],
+                input_zero_point=p["input_zero_point"], output_scale=p["output_scale"],
+                output_zero_point=p["output_zero_point"], rounding=p["rounding"])
+
+
+def _scaled_examples():
+    x = np.arange(-4, 4, dtype=np.int8)
+    return [dict(x=xx, input_scale=0.1, input_zero_point=0, output_scale=0.05, output_zero_point=0, rounding=r)
+            for xx in (x, x.astype(np.uint8), x.astype(np.int16)) for r in ("double", "single")]
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    register(Operator(
+        "relu", relu, ref.relu_oracle, lambda: [dict(x=xx, input_zero_point=0) for xx in
+                                         (np.arange(-4, 4, dtype=np.int8), np.arange(4, dtype=np.uint8))],
+        "TFLite ReLU / ReLU6 with requantization; schemes: double vs single rounding", study="relu",
+        cases=(SuiteCase("relu-int8", {"input_zero_point": -10, "output_zero_point": -128,
+                                       "input_scale": 0.05, "output_scale": 0.03}, 500),
+               SuiteCase("relu-int8-single", {"input_zero_point": -10, "output_zero_point": -128,
+                                              "input_scale": 0.05, "output_scale": 0.03, "scheme": "single"}, 500),
+               SuiteCase("relu6-int8", {"activation": "relu6", "input_zero_point": 5, "output_zero_point": -128,
+                                        "input_scale": 0.1, "output_scale": 0.05}, 501),
+               SuiteCase("relu-int8-ties", {"multiplier": 1073741824, "shift": -1, "input_zero_point": 0,
+                                            "output_zero_point": 0}, 502),
+               SuiteCase("relu-int8-left-shift", {"input_scale": 0.2, "output_scale": 0.03, "input_zero_point": 3,
+                                                  "output_zero_point": -100}, 503),
+               SuiteCase("relu-n1-to-1-ties", {"activation": "relu_n1_to_1", "multiplier": 1073741824,
+                                               "shift": -1, "input_zero_point": 0, "output_zero_point": 0}, 506),
+               SuiteCase("relu-uint8", {"dtype": "uint8", "input_zero_point": 128, "output_zero_point": 0,
+                                        "input_scale": 0.05, "output_scale": 0.03}, 504),
+               SuiteCase("relu-int16", {"dtype": "int16", "input_scale": 0.001, "output_scale": 0.0007}, 505))))
+    register(Operator(
+        "relu6", relu6, ref.relu6_oracle, _scaled_examples, "TFLite RELU6 from scales", generate=_scaled_case,
+        params=_RELU_PARAMS, choices=_RELU_CHOICES,
+        cases=(SuiteCase("relu6-scaled", {"input_zero_point": 5, "output_zero_point": -128}, 1300),
+               SuiteCase("relu6-scaled-single-uint8", {"dtype": "uint8", "rounding": "single",
+                                                       "input_zero_point": 128}, 1301))))
+    register(Operator(
+        "relu_n1_to_1", relu_n1_to_1, ref.relu_n1_to_1_oracle, _scaled_examples, "TFLite RELU_N1_TO_1 from scales",
+        generate=_scaled_case, params=_RELU_PARAMS, choices=_RELU_CHOICES,
+        cases=(SuiteCase("relu-n1-to-1-scaled", {"output_scale": 0.01, "output_zero_point": 3}, 1310),)))
+    register(Operator(
+        "leaky_relu", leaky_relu, ref.leaky_relu_oracle,
+        lambda: [dict(e, alpha=0.1, quotient=qt) for e in _scaled_examples() for qt in ("float32", "double")],
+        "TFLite LEAKY_RELU (two multipliers by the sign of q - zi)",
+        generate=lambda p, rng: dict(_scaled_case(p, rng), alpha=p["alpha"]),
+        params={**_RELU_PARAMS, "alpha": 0.2}, choices=_RELU_CHOICES,
+        cases=(SuiteCase("leaky-relu", {"input_zero_point": -5, "output_zero_point": 2}, 1320),
+               SuiteCase("leaky-relu-int16-left-shift", {"dtype": "int16", "input_scale": 0.002,
+                                                         "output_scale": 0.0005}, 1321))))
+    register(Operator(
+        "tflm_relu6", tflm_relu6, ref.tflm_relu6_oracle,
+        lambda: [dict(x=xx, input_scale=0.1, input_zero_point=0)
+                 for xx in (np.arange(-4, 4, dtype=np.int8), np.arange(4, dtype=np.uint8))],
+        "TFLite Micro RELU6 (a clamp in the input domain)",
+        generate=lambda p, rng: {k: v for k, v in _scaled_case(p, rng).items()
+                                 if k in ("x", "input_scale", "input_zero_point")},
+        params=_RELU_PARAMS, choices=_RELU_CHOICES,
+        cases=(SuiteCase("tflm-relu6", {"input_zero_point": -20}, 1330),)))
+    register(Operator(
+        "torch_relu", torch_relu, ref.torch_relu_oracle,
+        lambda: [dict(x=np.arange(-4, 4, dtype=np.int8), zero_point=1)], "PyTorch quantized::relu",
+        generate=lambda p, rng: dict(x=_scaled_case(p, rng)["x"], zero_point=p["output_zero_point"]),
+        params=_RELU_PARAMS, choices=_RELU_CHOICES,
+        cases=(SuiteCase("torch-relu-uint8", {"dtype": "uint8", "output_zero_point": 128}, 1340),)))
+
+
+_register()

@@ -1,0 +1,293 @@
+"""Quantized SUB, SQUARED_DIFFERENCE, MAXIMUM and MINIMUM (int8 / uint8 / int16), with broadcasting.
+
+SUB and SQUARED_DIFFERENCE are the rescaling binary ops of TFLite's reference kernels
+(``reference_ops::BroadcastQuantSubSlow`` / ``SubElementwise`` in ``reference/sub.h``; the int8
+``SquaredDifference`` of LiteRT ``kernels/squared_difference.cc`` and tflite-micro
+``micro/kernels/squared_difference.cc``): both inputs are brought onto a common scale exactly as ADD
+does (:class:`dspsim.kernels.elementwise.AddParams`), then subtracted (and squared), then
+requantized. MAXIMUM and MINIMUM compare the codes themselves (``reference_ops::MaximumMinimumBroadcastSlow``):
+no requantization. Broadcasting follows numpy's rule, which is what TFLite's
+``BroadcastBinaryOpSimple`` (up to rank 6) computes; an element's value does not depend on how the
+engine walks the broadcast, so the "fast path" variants give the same integers.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..fixedpoint import multiply_by_quantized_multiplier_scalar, quantize_multiplier, wrap_scalar
+from ..requant import output_range
+from ._common import broadcast_pair, check_tensor, zero_point
+from .elementwise import AddParams, XnnpackAddParams, _float_scale, _multiplier, _shift, xnnpack_add_params
+
+__all__ = ["maximum", "minimum", "squared_difference", "sub", "tflite_squared_difference_params",
+           "tflite_sub_params", "xnnpack_sub_params"]
+
+_QUOTIENTS = ("double", "float32")
+_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
+
+
+# --------------------------------------------------------------------------------------------
+# parameters (Prepare)
+# --------------------------------------------------------------------------------------------
+def _three_scales(func, input1_scale, input2_scale, output_scale):
+    return (_float_scale(input1_scale, func, "input1_scale"), _float_scale(input2_scale, func, "input2_scale"),
+            _float_scale(output_scale, func, "output_scale"))
+
+
+def tflite_sub_params(input1_scale, input2_scale, output_scale, *, quotient="double", left_shift=20) -> AddParams:
+    """TFLite SUB Prepare (general path): ``left_shift`` (20 for 8-bit, 15 for int16) and the three
+    multipliers of ADD's scheme.
+
+    ``twice_max = 2 * max(s1, s2)``, ``m_i = s_i / twice_max``, ``m_out = twice_max / (2^ls * s_out)``,
+    each through ``QuantizeMultiplier``. ``quotient`` says how the engine divides:
+
+    * ``"double"``: LiteRT ``sub.cc`` ``PrepareGeneralSubOp`` (the scales widened to double first);
+    * ``"float32"``: tflite-micro ``sub_common.cc`` ``CalculateOpDataSub`` as of commit 686df2db9, whose
+      quotients are float32 divisions (``float / float``) converted to double afterwards, so the
+      multipliers keep only 24 significant bits. The tflite-micro wheel measured here
+      (0.dev20261023) behaves as ``"double"`` (docs/engines.md).
+
+    ValueError unless ``m_out < 1``: tflite-micro's ``QuantizeMultiplierSmallerThanOneExp`` aborts;
+    LiteRT takes ``m_out > 1`` (``QuantizeMultiplierGreaterThanOne``) and then calls
+    ``RoundingDivideByPOT`` with a negative exponent (undefined behaviour), so dspsim refuses it too.
+    """
+    func = "tflite_sub_params"
+    if quotient not in _QUOTIENTS:
+        raise ValueError(f"{func}: quotient must be one of {_QUOTIENTS}, got {quotient!r}")
+    if left_shift not in (15, 20):
+        raise ValueError(f"{func}: left_shift must be 20 (8-bit) or 15 (int16), got {left_shift!r}")
+    s1, s2, so = _three_scales(func, input1_scale, input2_scale, output_scale)
+    twice_max = np.float32(2) * max(s1, s2)  # float32, exact
+    denom = np.float32(np.float32(1 << left_shift) * so)  # int * float: float32 in both engines
+    if quotient == "double":
+        reals = (np.float64(s1) / np.float64(twice_max), np.float64(s2) / np.float64(twice_max),
+                 np.float64(twice_max) / np.float64(denom))
+    else:
+        reals = tuple(np.float64(np.float32(a / b)) for a, b in ((s1, twice_max), (s2, twice_max), (twice_max, denom)))
+    if not reals[2] < 1.0:
+        raise ValueError(f"{func}: the output multiplier 2*max(s1, s2) / (2^{left_shift} * s_out) = "
+                         f"{float(reals[2])} must be < 1 (QuantizeMultiplierSmallerThanOneExp; LiteRT's kernel is "
+                         "undefined beyond it)")
+    (m1, e1), (m2, e2), (mo, eo) = (quantize_multiplier(float(r)) for r in reals)
+    return AddParams(left_shift, m1, e1, m2, e2, mo, eo)
+
+
+def tflite_squared_difference_params(input1_scale, input2_scale, output_scale, *,
+                                     output_multiplier_below_one=True) -> AddParams:
+    """SQUARED_DIFFERENCE Prepare (int8): ``left_shift = 7``, inputs as ADD, output for the square.
+
+    ``twice_max = 2 * max(s1, s2)``, ``m_i = double(s_i) / twice_max``, ``m_out = twice_max^2 /
+    double(f32(2^14 * s_out))`` (double; ``twice_max^2`` is exact), each through ``QuantizeMultiplier``.
+    LiteRT derives ``m_out`` with ``QuantizeMultiplierSmallerThanOneExp``, which aborts unless
+    ``m_out < 1`` (``output_multiplier_below_one=True``: ValueError); tflite-micro uses
+    ``QuantizeMultiplier`` and takes any ``m_out`` (a left shift, ``False``).
+    """
+    func = "tflite_squared_difference_params"
+    s1, s2, so = _three_scales(func, input1_scale, input2_scale, output_scale)
+    twice_max = np.float64(np.float32(2) * max(s1, s2))
+    reals = (np.float64(s1) / twice_max, np.float64(s2) / twice_max,
+             twice_max * twice_max / np.float64(np.float32(np.float32(1 << 14) * so)))
+    if output_multiplier_below_one and not reals[2] < 1.0:
+        raise ValueError(f"{func}: the output multiplier (2*max(s1, s2))^2 / (2^14 * s_out) = {float(reals[2])} must "
+                         "be < 1 (LiteRT's QuantizeMultiplierSmallerThanOneExp check)")
+    (m1, e1), (m2, e2), (mo, eo) = (quantize_multiplier(float(r)) for r in reals)
+    if eo > 30:
+        raise ValueError(f"{func}: the output multiplier {float(reals[2])} needs a left shift of {eo} > 30")
+    return AddParams(7, m1, e1, m2, e2, mo, eo)
+
+
+def xnnpack_sub_params(input1_scale, input2_scale, output_scale) -> XnnpackAddParams:
+    """XNNPACK SUB (``binary-elementwise-nd.c``): ``qs8-vadd`` with input 2's scale negated.
+
+    :func:`dspsim.kernels.elementwise.xnnpack_add_params` on ``|s_i / s_out|``, then the multiplier of
+    input 2 negated (``xnn_init_qs8_add_minmax_scalar_params`` takes the sign from ``signbit``); run it
+    with :func:`dspsim.kernels.elementwise.xnnpack_add`. ValueError outside LiteRT's delegation range
+    (ratios in [2^-10, 2^8)).
+    """
+    p = xnnpack_add_params(input1_scale, input2_scale, output_scale)
+    return XnnpackAddParams(p.a_multiplier, -p.b_multiplier, p.shift)
+
+
+# --------------------------------------------------------------------------------------------
+# SUB, SQUARED_DIFFERENCE
+# --------------------------------------------------------------------------------------------
+@njit(cache=True)
+def _rescaled_difference(a, b, square, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out):
+    for i in range(out.size):
+        v1 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(a[i]) - zp1) << left_shift, 32), m1, s1)
+        v2 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(b[i]) - zp2) << left_shift, 32), m2, s2)
+        d = wrap_scalar(v1 - v2, 32)
+        if square:
+            d = wrap_scalar(d * d, 32)
+        v = multiply_by_quantized_multiplier_scalar(d, mo, so) + zo
+        out[i] = min(max(v, lo), hi)
+
+
+def _run_rescaled(func, square, x1, x2, params, zps, act_min, act_max, output_shift_max):
+    if not isinstance(params, AddParams):
+        raise TypeError(f"{func}: params must be an AddParams, got {type(params).__name__}")
+    a, b, shape = broadcast_pair(func, x1, x2, _TYPES)
+    t, lo, hi = output_range(a.dtype.name, act_min, act_max, func)
+    zp1, zp2, zo = (zero_point(z, a.dtype, func, n) for z, n in
+                    zip(zps, ("input1_zero_point", "input2_zero_point", "output_zero_point")))
+    ls = _shift(params.left_shift, func, "left_shift", 0, 22)
+    args = []
+    for k, top in (("input1", 0), ("input2", 0), ("output", output_shift_max)):
+        args.append(_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
+        args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, top))
+    out = np.empty(a.size, t.dtype)
+    _rescaled_difference(a, b, square, zp1, zp2, zo, ls, *args, lo, hi, out)
+    return out.reshape(shape)
+
+
+def sub(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point, act_min=None,
+        act_max=None):
+    """TFLite reference quantized SUB (``reference_ops::BroadcastQuantSubSlow``), with broadcasting.
+
+    Per element, in int32 (``MBQM`` = MultiplyByQuantizedMultiplier, shifts <= 0)::
+
+        a = MBQM((x1 - zp1) << left_shift, M1, S1)      # both inputs onto a common scale
+        b = MBQM((x2 - zp2) << left_shift, M2, S2)
+        out = clamp(MBQM(a - b, Mo, So) + zo, act_min, act_max)
+
+    Each MBQM rounds twice: SRDHM ties toward +inf, then the right shift ties away from zero (so
+    ``sub(x, y)`` is not ``-sub(y, x)`` at ties). The only saturation is the final clamp.
+
+    Parameters
+    ----------
+    x1, x2 : int8, uint8 or int16 arrays (same dtype), broadcastable
+    params : AddParams
+        From :func:`tflite_sub_params` (``left_shift`` 20 for 8-bit, 15 for int16).
+    input1_zero_point, input2_zero_point, output_zero_point : int
+    act_min, act_max : int, optional
+        Fused activation range (default the full range of the dtype).
+
+    Returns an array of the inputs' dtype with the broadcast shape.
+    """
+    return _run_rescaled("sub", False, x1, x2, params, (input1_zero_point, input2_zero_point, output_zero_point),
+                         act_min, act_max, 0)
+
+
+def squared_difference(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point):
+    """Quantized SQUARED_DIFFERENCE (LiteRT and tflite-micro int8 ``SquaredDifference``), broadcasting.
+
+    Per element, in int32::
+
+        a = MBQM((x1 - zp1) << 7, M1, S1)
+        b = MBQM((x2 - zp2) << 7, M2, S2)
+        out = clamp(MBQM((a - b)^2, Mo, So) + zo)       # to the dtype's range; no activation
+
+    For 8-bit codes ``|a - b| <= 255 * 2^6``, so the square fits in int32 (it wraps otherwise). MBQM
+    rounds twice (SRDHM ties toward +inf, the right shift ties away from zero); ``So > 0``
+    (tflite-micro, ``m_out >= 1``) shifts left first, wrapping in int32. The clamp to the dtype is the only saturation.
+
+    ``params`` from :func:`tflite_squared_difference_params`.
+    """
+    return _run_rescaled("squared_difference", True, x1, x2, params,
+                         (input1_zero_point, input2_zero_point, output_zero_point), None, None, 30)
+
+
+# --------------------------------------------------------------------------------------------
+# MAXIMUM, MINIMUM
+# --------------------------------------------------------------------------------------------
+def maximum(x1, x2):
+    """TFLite MAXIMUM on int8/uint8/int16 codes (``reference_ops::MaximumMinimumBroadcastSlow``), broadcasting.
+
+    The codes are compared as they are: neither LiteRT nor tflite-micro rescales, and neither checks
+    that the inputs share the output's scale and zero point (the converter gives them one). No
+    rounding, no saturation.
+    """
+    a, b, shape = broadcast_pair("maximum", x1, x2, _TYPES)
+    return np.maximum(a, b).reshape(shape)
+
+
+def minimum(x1, x2):
+    """TFLite MINIMUM on int8/uint8/int16 codes: like :func:`maximum`, the smaller code."""
+    a, b, shape = broadcast_pair("minimum", x1, x2, _TYPES)
+    return np.minimum(a, b).reshape(shape)
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+_PAIR = {"dtype": "int8", "shape1": [2, 1, 3, 1, 40], "shape2": [1, 4, 1, 5, 40], "input1_scale": 0.05,
+         "input2_scale": 0.03, "output_scale": 0.07, "input1_zero_point": 0, "input2_zero_point": 0,
+         "output_zero_point": 0}
+_PAIR_CHOICES = {"dtype": ("int8", "uint8", "int16")}
+_TINY = np.arange(-4, 4, dtype=np.int8).reshape(1, 2, 2, 2)
+
+
+def _codes(rng, shape, dtype):
+    from ..registry import random_codes
+
+    return random_codes(rng, shape, dtype)
+
+
+def _pair(p, rng):
+    return dict(x1=_codes(rng, p["shape1"], p["dtype"]), x2=_codes(rng, p["shape2"], p["dtype"]))
+
+
+def _zps(p):
+    return dict(input1_zero_point=p["input1_zero_point"], input2_zero_point=p["input2_zero_point"],
+                output_zero_point=p["output_zero_point"])
+
+
+def _sub_case(p, rng):
+    from .relu import tflite_activation_range
+
+    lo, hi = tflite_activation_range(p["activation"], p["output_scale"], p["output_zero_point"], p["dtype"])
+    return dict(_pair(p, rng), **_zps(p), act_min=lo, act_max=hi,
+                params=tflite_sub_params(p["input1_scale"], p["input2_scale"], p["output_scale"],
+                                         quotient=p["quotient"], left_shift=15 if p["dtype"] == "int16" else 20))
+
+
+def _squared_difference_case(p, rng):
+    return dict(_pair(p, rng), **_zps(p), params=tflite_squared_difference_params(
+        p["input1_scale"], p["input2_scale"], p["output_scale"], output_multiplier_below_one=False))
+
+
+def _examples_rescaled(params):
+    zps = dict(input1_zero_point=1, input2_zero_point=0, output_zero_point=2)
+    return [dict(x1=x, x2=x[..., :1], params=params, **zps) for x in (_TINY, _TINY.astype(np.uint8))]
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    register(Operator(
+        "sub", sub, ref.sub_oracle, lambda: _examples_rescaled(tflite_sub_params(0.1, 0.2, 0.3)),
+        "TFLite reference SUB (int8/uint8, broadcasting; double or float32 multiplier quotients)",
+        generate=_sub_case, params={**_PAIR, "activation": "none", "quotient": "double"},
+        choices={**_PAIR_CHOICES, "activation": ("none", "relu", "relu6", "relu_n1_to_1"), "quotient": _QUOTIENTS},
+        cases=(SuiteCase("sub-broadcast-rank5", {"input1_zero_point": -3, "output_zero_point": 5}, 1200),
+               SuiteCase("sub-float32-quotients", {"quotient": "float32", "input2_zero_point": 7}, 1201),
+               SuiteCase("sub-ties-pow2", {"input1_scale": 0.0625, "input2_scale": 0.0625, "output_scale": 0.125,
+                                           "shape1": [3, 300], "shape2": [1, 300]}, 1202),
+               SuiteCase("sub-uint8-relu", {"dtype": "uint8", "input1_zero_point": 128, "input2_zero_point": 120,
+                                            "output_zero_point": 130, "activation": "relu"}, 1203),
+               SuiteCase("sub-saturate", {"output_scale": 0.01}, 1204),
+               SuiteCase("sub-int16", {"dtype": "int16", "input1_scale": 0.001, "input2_scale": 8.7e-6,
+                                       "output_scale": 0.0006}, 1205))))
+    register(Operator(
+        "squared_difference", squared_difference, ref.squared_difference_oracle,
+        lambda: _examples_rescaled(tflite_squared_difference_params(0.1, 0.2, 3.0)),
+        "SQUARED_DIFFERENCE (int8: LiteRT / TFLM, broadcasting)",
+        generate=_squared_difference_case, params={**_PAIR, "output_scale": 2.0}, choices=_PAIR_CHOICES,
+        cases=(SuiteCase("squared-difference-broadcast", {"input1_zero_point": -3, "output_zero_point": -128}, 1210),
+               SuiteCase("squared-difference-ties-pow2", {"input1_scale": 0.0625, "input2_scale": 0.0625,
+                                                          "output_scale": 0.5, "output_zero_point": -100}, 1211),
+               SuiteCase("squared-difference-left-shift-wraps", {"output_scale": 2e-7, "input2_zero_point": 9}, 1212))))
+    for name, fn, oracle in (("maximum", maximum, ref.maximum_oracle), ("minimum", minimum, ref.minimum_oracle)):
+        register(Operator(
+            name, fn, oracle, lambda: [dict(x1=x, x2=x[..., :1]) for x in (_TINY, _TINY.astype(np.uint8))],
+            f"TFLite {name.upper()} on codes (int8/uint8, broadcasting)",
+            generate=_pair, params={"dtype": "int8", "shape1": [3, 1, 2, 1, 90], "shape2": [1, 4, 1, 5, 90]},
+            choices=_PAIR_CHOICES,
+            cases=(SuiteCase(f"{name}-broadcast-rank5", {}, 1220 + (name == "minimum")),
+                   SuiteCase(f"{name}-uint8", {"dtype": "uint8", "shape1": [300], "shape2": [1]}, 1222 +
+                             (name == "minimum")))))
+
+
+_register()

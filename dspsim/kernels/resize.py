@@ -1,0 +1,298 @@
+"""TFLite RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR on codes (NHWC), as each engine computes them.
+
+* Nearest neighbour, reference (LiteRT BUILTIN_REF, TFLM; ``internal/reference/resize_nearest_neighbor.h``):
+  the source index is ``floor((i + offset) * scale)`` (``round`` half away from zero with
+  align_corners) in float32, ``scale = in / out`` (``(in - 1) / (out - 1)`` with align_corners),
+  ``offset = 0.5`` with half_pixel_centers, clamped to ``[0, in - 1]``.
+* Nearest neighbour, LiteRT's optimized kernel (the default interpreter; XNNPACK does not take the
+  op): without align_corners and half_pixel_centers, 16.16 fixed point:
+  ``min((i * ((in << 16) // out + 1)) >> 16, in - 1)`` (``optimized_ops.h``); else the reference.
+* Bilinear, reference (LiteRT BUILTIN_REF and TFLM, int8 and int16: ``ResizeBilinearInteger``): 10
+  fractional bits. ``scale_10 = (1024 * in + out / 2) / out``; source position ``i * scale_10``
+  (``+ scale_10 / 2 - 512`` with half_pixel_centers), ``lower = max(pos / 1024, 0)``, ``upper =
+  min((pos + 1023) / 1024, in - 1)`` (C division, truncating); the four taps weighted by
+  ``1024 - frac`` and ``frac`` per axis sum to a 20-bit product, rounded half away from zero
+  (``(v +- 2^19) / 2^20``) or, with ``TFLITE_SINGLE_ROUNDING``, half up (``(v + 2^19) >> 20``).
+* Bilinear, XNNPACK (LiteRT's default interpreter delegates it; ``s8-ibilinear``, weights from
+  ``xnn_indirection_init_resize_bilinear2d_hwc_q11``): float32 source positions clamped to the
+  input, 11-bit weights ``lrintf(alpha * 2048)`` (ties to even), then ``top = (tl << 11) + (tr - tl) *
+  ah``, likewise ``bottom``, ``acc = (top << 11) + (bottom - top) * av``, ``(acc + 2^21) >> 22``
+  (ties up).
+
+No output saturates: every result is a convex (or, for the reference's half-pixel border, an
+extrapolation onto one tap) combination of input codes.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+_TYPES = (np.dtype(np.int8), np.dtype(np.int16))
+_XNN_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+_NN_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.float32))
+
+
+def _args(func, x, size, align_corners, half_pixel_centers, allowed):
+    a = np.asarray(x)
+    if a.dtype not in allowed:
+        raise TypeError(f"{func}: x must have dtype {' or '.join(d.name for d in allowed)}, got {a.dtype}")
+    if a.ndim != 4 or a.size == 0:
+        raise ValueError(f"{func}: x must be a non-empty NHWC array, got shape {a.shape}")
+    s = np.asarray(size)
+    if s.dtype.kind not in "iu" or s.shape != (2,) or (s <= 0).any():
+        raise ValueError(f"{func}: size must be two positive ints (out_height, out_width), got {size!r}")
+    if align_corners and half_pixel_centers:
+        raise ValueError(f"{func}: if half_pixel_centers is True, align_corners must be False")
+    return np.ascontiguousarray(a), int(s[0]), int(s[1])
+
+
+def _c_div(a, b):
+    """C's integer division (truncates toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+# --------------------------------------------------------------------------------------------
+# nearest neighbour
+# --------------------------------------------------------------------------------------------
+def nearest_source_index(i, in_size, out_size, align_corners, half_pixel_centers):
+    """``GetNearestNeighbor`` of ``internal/reference/resize_nearest_neighbor.h`` in float32."""
+    f = np.float32
+    scale = (f(in_size - 1) / f(out_size - 1)) if align_corners and out_size > 1 else f(in_size) / f(out_size)
+    v = f(f(i) + f(0.5 if half_pixel_centers else 0.0)) * f(scale)
+    if align_corners:  # TfLiteRound: half away from zero (v >= 0; |v| + 0.5 is exact in double)
+        src = int(math.floor(float(v) + 0.5))
+    else:
+        src = int(np.floor(v))
+    src = min(src, in_size - 1)
+    return max(0, src) if half_pixel_centers else src
+
+
+def _nearest(func, x, size, align_corners, half_pixel_centers, index):
+    x, oh, ow = _args(func, x, size, align_corners, half_pixel_centers, _NN_TYPES)
+    ys = [index(i, x.shape[1], oh) for i in range(oh)]
+    xs = [index(i, x.shape[2], ow) for i in range(ow)]
+    return np.ascontiguousarray(x[:, ys][:, :, xs])
+
+
+def resize_nearest_neighbor(x, size, *, align_corners=False, half_pixel_centers=False):
+    """TFLite RESIZE_NEAREST_NEIGHBOR, reference kernel (LiteRT BUILTIN_REF and TFLM): output pixel
+    ``(y, x)`` copies input pixel ``(nearest_source_index(y), nearest_source_index(x))`` (float32
+    index arithmetic; with align_corners the position is rounded half away from zero, else floored).
+
+    Parameters
+    ----------
+    x : int8, uint8, int16, int32 or float32 array (N, H, W, C)
+    size : two positive ints (out_height, out_width)
+    align_corners, half_pixel_centers : bool (not both)
+    """
+    return _nearest("resize_nearest_neighbor", x, size, align_corners, half_pixel_centers,
+                    lambda i, n, m: nearest_source_index(i, n, m, align_corners, half_pixel_centers))
+
+
+def optimized_resize_nearest_neighbor(x, size, *, align_corners=False, half_pixel_centers=False):
+    """TFLite RESIZE_NEAREST_NEIGHBOR, LiteRT's optimized kernel (the default interpreter) for 8-bit
+    codes: without align_corners and half_pixel_centers the source index is
+    ``min((i * ((in << 16) // out + 1)) >> 16, in - 1)`` (16.16 fixed point, scale rounded up by one
+    unit); with either flag, the reference rule of :func:`resize_nearest_neighbor`. Other dtypes
+    always take the reference rule."""
+    func = "optimized_resize_nearest_neighbor"
+    a = np.asarray(x)
+    if align_corners or half_pixel_centers or a.dtype.itemsize != 1:
+        return resize_nearest_neighbor(x, size, align_corners=align_corners, half_pixel_centers=half_pixel_centers)
+    return _nearest(func, x, size, False, False, lambda i, n, m: min((i * ((n << 16) // m + 1)) >> 16, n - 1))
+
+
+# --------------------------------------------------------------------------------------------
+# bilinear
+# --------------------------------------------------------------------------------------------
+def _integer_axis(in_size, out_size, align_corners, half_pixel_centers):
+    """(position_10, lower, upper) per output index: ``ComputeInterpolationValuesInteger``."""
+    if align_corners and out_size > 1:
+        scale_10 = ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
+    else:
+        scale_10 = ((1 << 10) * in_size + out_size // 2) // out_size
+    pos, lo, hi = [], [], []
+    for i in range(out_size):
+        p = i * scale_10 + scale_10 // 2 - (1 << 9) if half_pixel_centers else i * scale_10
+        pos.append(p)
+        lo.append(max(_c_div(p, 1 << 10), 0))
+        hi.append(min(_c_div(p + (1 << 10) - 1, 1 << 10), in_size - 1))
+    return (np.array(pos, np.int64), np.array(lo, np.int64), np.array(hi, np.int64))
+
+
+@njit(cache=True)
+def _bilinear_integer(x, py, y0, y1, px, x0, x1, single_rounding, out):
+    n_b, _, _, depth = x.shape
+    one = np.int64(1 << 10)
+    for b in range(n_b):
+        for oy in range(py.size):
+            fy = py[oy] - one * y0[oy]
+            for ox in range(px.size):
+                fx = px[ox] - one * x0[ox]
+                for c in range(depth):
+                    v = (np.int64(x[b, y0[oy], x0[ox], c]) * (one - fy) * (one - fx)
+                         + np.int64(x[b, y1[oy], x0[ox], c]) * fy * (one - fx)
+                         + np.int64(x[b, y0[oy], x1[ox], c]) * (one - fy) * fx
+                         + np.int64(x[b, y1[oy], x1[ox], c]) * fy * fx)
+                    if single_rounding:
+                        out[b, oy, ox, c] = (v + (1 << 19)) >> 20
+                    elif v > 0:
+                        out[b, oy, ox, c] = (v + (1 << 19)) >> 20
+                    else:
+                        out[b, oy, ox, c] = -((-v + (1 << 19)) >> 20)
+
+
+def resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=False, rounding="double"):
+    """TFLite RESIZE_BILINEAR, reference integer kernel (LiteRT BUILTIN_REF and TFLM, int8 and int16):
+    ``ResizeBilinearInteger``, 10 fractional bits per axis (see the module docstring).
+
+    Rounding of the 20-bit weighted sum: ``"double"`` (the default build) rounds half away from zero,
+    ``"single"`` (``TFLITE_SINGLE_ROUNDING``) half up. Never saturates.
+
+    Parameters
+    ----------
+    x : int8 or int16 array (N, H, W, C)
+    size : two positive ints (out_height, out_width)
+    align_corners, half_pixel_centers : bool (not both)
+    rounding : "double" | "single"
+    """
+    func = "resize_bilinear"
+    if rounding not in ("double", "single"):
+        raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
+    x, oh, ow = _args(func, x, size, align_corners, half_pixel_centers, _TYPES)
+    ay = _integer_axis(x.shape[1], oh, align_corners, half_pixel_centers)
+    ax = _integer_axis(x.shape[2], ow, align_corners, half_pixel_centers)
+    out = np.empty((x.shape[0], oh, ow, x.shape[3]), x.dtype)
+    _bilinear_integer(x, *ay, *ax, rounding == "single", out)
+    return out
+
+
+def _xnnpack_axis(in_size, out_size, align_corners, half_pixel_centers):
+    """(lower, upper, 11-bit weight) per output index: ``xnn_indirection_init_resize_bilinear2d_hwc_q11``."""
+    f = np.float32
+    adj = 1 if align_corners and out_size != 1 else 0
+    scale = f(f(in_size - adj) / f(out_size - adj))
+    top_max = f(in_size - 1)
+    lo, hi, w = [], [], []
+    offset = f(f(f(0.5) * scale) - f(0.5))
+    for i in range(out_size):
+        if align_corners or not half_pixel_centers:
+            p = min(f(f(i) * scale), top_max)
+        else:
+            p = min(max(f(f(f(i) * scale) + offset), f(0.0)), top_max)
+        t = int(p)
+        lo.append(t)
+        hi.append(min(t + 1, in_size - 1))
+        w.append(int(np.rint(f(f(p - f(t)) * f(2048.0)))))  # lrintf: ties to even
+    return np.array(lo, np.int64), np.array(hi, np.int64), np.array(w, np.int64)
+
+
+@njit(cache=True)
+def _bilinear_xnnpack(x, y0, y1, wy, x0, x1, wx, out):
+    n_b, _, _, depth = x.shape
+    for b in range(n_b):
+        for oy in range(y0.size):
+            av = wy[oy]
+            for ox in range(x0.size):
+                ah = wx[ox]
+                for c in range(depth):
+                    tl = np.int64(x[b, y0[oy], x0[ox], c])
+                    tr = np.int64(x[b, y0[oy], x1[ox], c])
+                    bl = np.int64(x[b, y1[oy], x0[ox], c])
+                    br = np.int64(x[b, y1[oy], x1[ox], c])
+                    top = (tl << 11) + (tr - tl) * ah
+                    bottom = (bl << 11) + (br - bl) * ah
+                    acc = (top << 11) + (bottom - top) * av
+                    out[b, oy, ox, c] = (acc + (1 << 21)) >> 22
+
+
+def xnnpack_resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=False):
+    """TFLite RESIZE_BILINEAR as LiteRT's XNNPACK delegate computes it (``s8-ibilinear`` /
+    ``u8-ibilinear``): float32 source positions clamped to the input, 11-bit weights rounded ties to
+    even, two interpolation steps in int32 and ``(acc + 2^21) >> 22`` (ties toward +inf). Neither
+    flag set is TensorFlow's legacy mode (position ``i * in / out``, no half-pixel offset).
+
+    Parameters
+    ----------
+    x : int8 or uint8 array (N, H, W, C)
+    size : two positive ints (out_height, out_width)
+    align_corners, half_pixel_centers : bool (not both)
+    """
+    x, oh, ow = _args("xnnpack_resize_bilinear", x, size, align_corners, half_pixel_centers, _XNN_TYPES)
+    ay = _xnnpack_axis(x.shape[1], oh, align_corners, half_pixel_centers)
+    ax = _xnnpack_axis(x.shape[2], ow, align_corners, half_pixel_centers)
+    out = np.empty((x.shape[0], oh, ow, x.shape[3]), x.dtype)
+    _bilinear_xnnpack(x, *ay, *ax, out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+def _resize_case(p, rng):
+    from ..registry import random_codes
+
+    kw = dict(x=random_codes(rng, p["shape"], p["dtype"]), size=np.array(p["size"], np.int32),
+              align_corners=p["align_corners"], half_pixel_centers=p["half_pixel_centers"])
+    if "rounding" in p:
+        kw["rounding"] = p["rounding"]
+    return kw
+
+
+def _examples(dtypes, extra=None):
+    def make():
+        out = []
+        for dt in dtypes:
+            offset = 0 if np.dtype(dt).kind == "u" else 128
+            x = (np.arange(2 * 4 * 5 * 3).reshape(2, 4, 5, 3) % 256 - offset).astype(dt)
+            for size, ac, hp in (((7, 10), False, False), ((3, 2), True, False), ((9, 4), False, True)):
+                kw = dict(x=x, size=np.array(size, np.int32), align_corners=ac, half_pixel_centers=hp)
+                out.append(dict(kw, **(extra or {})))
+        return out
+
+    return make
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    base = {"dtype": "int8", "shape": [2, 5, 7, 3], "size": [9, 13], "align_corners": False,
+            "half_pixel_centers": False}
+    modes = (SuiteCase("{}-legacy", {}, 0), SuiteCase("{}-align-corners", {"align_corners": True}, 1),
+             SuiteCase("{}-half-pixel", {"half_pixel_centers": True}, 2),
+             SuiteCase("{}-half-pixel-down", {"half_pixel_centers": True, "size": [3, 2]}, 3))
+
+    def cases(prefix, seed):
+        return tuple(SuiteCase(c.name.format(prefix), c.params, seed + c.seed) for c in modes)
+
+    register(Operator(
+        "resize_nearest_neighbor", resize_nearest_neighbor, ref.resize_nearest_neighbor_oracle,
+        _examples((np.int8, np.uint8, np.int16)), "TFLite RESIZE_NEAREST_NEIGHBOR, reference (float32 index rule)",
+        generate=_resize_case, params=base, choices={"dtype": ("int8", "uint8", "int16")},
+        cases=cases("resize-nearest", 1500)))
+    register(Operator(
+        "optimized_resize_nearest_neighbor", optimized_resize_nearest_neighbor,
+        ref.optimized_resize_nearest_neighbor_oracle, _examples((np.int8, np.uint8)),
+        "TFLite RESIZE_NEAREST_NEIGHBOR, LiteRT's optimized kernel (16.16 fixed-point index)",
+        generate=_resize_case, params=base, choices={"dtype": ("int8", "uint8")},
+        cases=cases("resize-nearest-optimized", 1510)))
+    register(Operator(
+        "resize_bilinear", resize_bilinear, ref.resize_bilinear_oracle,
+        lambda: _examples((np.int8, np.int16))() + _examples((np.int8,), {"rounding": "single"})(),
+        "TFLite RESIZE_BILINEAR, reference integer kernel (10-bit weights, LiteRT and TFLM)",
+        generate=_resize_case, params=dict(base, rounding="double"),
+        choices={"dtype": ("int8", "int16"), "rounding": ("double", "single")},
+        cases=cases("resize-bilinear", 1520) + (SuiteCase("resize-bilinear-int16-single", {
+            "dtype": "int16", "rounding": "single", "half_pixel_centers": True}, 1524),)))
+    register(Operator(
+        "xnnpack_resize_bilinear", xnnpack_resize_bilinear, ref.xnnpack_resize_bilinear_oracle,
+        _examples((np.int8, np.uint8)), "TFLite RESIZE_BILINEAR as XNNPACK computes it (11-bit weights)",
+        generate=_resize_case, params=base, choices={"dtype": ("int8", "uint8")},
+        cases=cases("resize-bilinear-xnnpack", 1530)))
+
+
+_register()

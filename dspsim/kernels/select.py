@@ -1,0 +1,131 @@
+"""Reductions by selection on codes: TFLite REDUCE_MAX and ARG_MAX.
+
+Both pick an input code: nothing is rounded or saturated. REDUCE_MAX needs the input's scale and
+zero point on the output (LiteRT's ``reduce.cc`` and TFLM's ``reduce_common.cc`` check it), so the
+largest code is the largest value. ARG_MAX (``internal/reference/arg_min_max.h``) keeps the first
+index of the largest code: a later element replaces the running maximum only when strictly greater.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.int32))
+_INDEX_TYPES = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+def _input(x, func):
+    a = np.asarray(x)
+    if a.dtype not in _TYPES:
+        raise TypeError(f"{func}: x must have dtype {' or '.join(d.name for d in _TYPES)}, got {a.dtype}")
+    if a.size == 0 or a.ndim == 0:
+        raise ValueError(f"{func}: x must be a non-empty array of rank >= 1, got shape {a.shape}")
+    return np.ascontiguousarray(a)
+
+
+def reduce_axes(axis, ndim, func):
+    """The sorted, de-duplicated axes of ``axis`` (ints or an int array; negative counts from the end),
+    as LiteRT's ``ResolveAxis`` resolves them."""
+    a = np.asarray(axis)
+    if a.dtype.kind not in "iu" or a.ndim > 1:
+        raise TypeError(f"{func}: axis must be an int or an int vector, got {a.dtype} of shape {a.shape}")
+    out = set()
+    for v in a.reshape(-1).tolist():
+        if not -ndim <= v < ndim:
+            raise ValueError(f"{func}: axis {v} is out of range for rank {ndim}")
+        out.add(v % ndim)
+    return tuple(sorted(out))
+
+
+def reduce_max(x, axis, *, keep_dims=False):
+    """TFLite REDUCE_MAX on codes: the largest code over ``axis`` (duplicates and negative axes
+    resolved; an empty ``axis`` copies ``x``), the reduced dimensions kept as 1 with ``keep_dims``.
+    Exact (a selection)."""
+    func = "reduce_max"
+    x = _input(x, func)
+    axes = reduce_axes(axis, x.ndim, func)
+    if not axes:
+        return x.copy()
+    return np.array(np.max(x, axis=axes, keepdims=bool(keep_dims)), copy=True)  # 0-d stays 0-d
+
+
+@njit(cache=True)
+def _arg_max(x3, out):
+    """x3 (outer, axis, inner) -> out (outer, inner): first index of the strict running maximum."""
+    n_out, n_axis, n_in = x3.shape
+    for o in range(n_out):
+        for i in range(n_in):
+            best = x3[o, 0, i]
+            k = 0
+            for j in range(1, n_axis):
+                if x3[o, j, i] > best:
+                    best = x3[o, j, i]
+                    k = j
+            out[o, i] = k
+
+
+def arg_max(x, axis, *, output_type="int32"):
+    """TFLite ARG_MAX on codes: the index of the largest code along ``axis`` (negative counts from the
+    end), as ``output_type`` (int32 or int64); ties go to the first index.
+
+    Parameters
+    ----------
+    x : int8, uint8, int16 or int32 array
+    axis : int
+    output_type : "int32" | "int64"
+    """
+    func = "arg_max"
+    x = _input(x, func)
+    dt = np.dtype(output_type)
+    if dt not in _INDEX_TYPES:
+        raise ValueError(f"{func}: output_type must be int32 or int64, got {output_type!r}")
+    (ax,) = reduce_axes(np.array([axis]), x.ndim, func)
+    outer = int(np.prod(x.shape[:ax], dtype=np.int64))
+    inner = int(np.prod(x.shape[ax + 1:], dtype=np.int64))
+    out = np.empty((outer, inner), dt)
+    _arg_max(x.reshape(outer, x.shape[ax], inner), out)
+    return out.reshape(x.shape[:ax] + x.shape[ax + 1:])
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+def _ties(p, rng):
+    from ..registry import random_codes
+
+    x = random_codes(rng, p["shape"], p["dtype"])
+    if p.get("ties"):  # few distinct codes: many ties
+        info = np.iinfo(x.dtype)
+        x = rng.choice(np.array([info.min, -1 if info.min < 0 else 1, info.max], x.dtype), size=x.shape)
+    return x
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    x = np.array([[3, -128, 127, 127], [0, 0, -5, -128]], np.int8)
+    dtypes = ("int8", "uint8", "int16", "int32")
+    register(Operator(
+        "reduce_max", reduce_max, ref.reduce_max_oracle,
+        lambda: [dict(x=x.astype(d), axis=a, keep_dims=k) for d in dtypes for a, k in
+                 ((np.array([1]), False), (np.array([0, -1]), True), (np.array([], np.int32), False))],
+        "TFLite REDUCE_MAX on codes", generate=lambda p, rng: dict(x=_ties(p, rng), axis=np.array(p["axis"]),
+                                                                     keep_dims=p["keep_dims"]),
+        params={"dtype": "int8", "shape": [2, 3, 4, 5], "axis": [1, -2], "keep_dims": True, "ties": False},
+        choices={"dtype": dtypes},
+        cases=(SuiteCase("reduce-max-keep", {}, 1600), SuiteCase("reduce-max-all-int16", {
+            "dtype": "int16", "axis": [0, 1, 2, 3], "keep_dims": False}, 1601))))
+    register(Operator(
+        "arg_max", arg_max, ref.arg_max_oracle,
+        lambda: [dict(x=x.astype(d), axis=a, output_type=o) for d in dtypes for a in (0, -1)
+                 for o in ("int32", "int64")],
+        "TFLite ARG_MAX on codes (first index on ties)",
+        generate=lambda p, rng: dict(x=_ties(p, rng), axis=p["axis"], output_type=p["output_type"]),
+        params={"dtype": "int8", "shape": [3, 4, 6], "axis": 2, "output_type": "int32", "ties": True},
+        choices={"dtype": dtypes, "output_type": ("int32", "int64")},
+        cases=(SuiteCase("arg-max-ties", {}, 1610),
+               SuiteCase("arg-max-int64-axis0", {"axis": 0, "output_type": "int64", "ties": False}, 1611))))
+
+
+_register()

@@ -1,0 +1,577 @@
+"""Data movement without arithmetic: TFLite's STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, TRANSPOSE, GATHER,
+PACK, UNPACK, MIRROR_PAD, SPACE_TO_DEPTH and DEPTH_TO_SPACE on codes.
+
+Every output element is a copy of one input element (or, for MIRROR_PAD, of a reflected one): the
+quantization is carried unchanged, and the whole point is the index rules, which follow LiteRT's
+kernels (``tflite/kernels/strided_slice.cc``, ``internal/strided_slice_logic.h``,
+``internal/reference/strided_slice.h``, ``gather.h``, ``mirror_pad.cc``, ``space_to_depth.h``,
+``depth_to_space.h``). Each wrapper turns the rules into per-axis index lists (plain ints) and
+gathers with numpy; nothing here is worth compiling. Types: any integer or float dtype (the kernels
+are type-generic byte copies); an empty input is refused.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+_MAX_DIMS = 8
+
+
+def _c_array(a):
+    """A C-ordered copy of ``a`` (0-d stays 0-d, unlike ``np.ascontiguousarray``)."""
+    return np.array(a, order="C")
+
+
+def _array(x, func, name="x"):
+    a = np.asarray(x)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{func}: {name} must be an integer or float array, got dtype {a.dtype}")
+    if a.size == 0:
+        raise ValueError(f"{func}: {name} must not be empty, got shape {a.shape}")
+    if a.ndim > _MAX_DIMS:
+        raise ValueError(f"{func}: {name} has rank {a.ndim}; at most {_MAX_DIMS} is supported")
+    return a
+
+
+def _int_vector(v, func, name, length=None):
+    a = np.asarray(v)
+    if a.dtype.kind not in "iu" or a.ndim > 1:
+        raise TypeError(f"{func}: {name} must be an integer vector, got {a.dtype} of shape {a.shape}")
+    out = [int(i) for i in a.reshape(-1)]
+    if length is not None and len(out) != length:
+        raise ValueError(f"{func}: {name} must have {length} entries (one per dimension), got {len(out)}")
+    return out
+
+
+def _axis(axis, ndim, func, name="axis"):
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{func}: {name} must be an int, got {axis!r}")
+    a = int(axis) + ndim if axis < 0 else int(axis)
+    if not 0 <= a < ndim:
+        raise ValueError(f"{func}: {name} {axis} is out of range for rank {ndim}")
+    return a
+
+
+def _mask(value, func, name, count):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{func}: {name} must be an int bit mask, got {value!r}")
+    v = int(value)
+    if v < 0 or v >> count:
+        raise ValueError(f"{func}: {name} {v:#x} sets bits at or beyond the {count} entries of begin")
+    return v
+
+
+# --------------------------------------------------------------------------------------------
+# STRIDED_SLICE
+# --------------------------------------------------------------------------------------------
+def _clamp(v, lo, hi):
+    return hi if v > hi else lo if v < lo else v
+
+
+def strided_slice_plan(shape, begin, end, strides, *, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                       shrink_axis_mask=0, offset=False, func="strided_slice"):
+    """LiteRT's StridedSlice index rules as ``(effective_shape, ranges, output_shape)``.
+
+    ``effective_shape`` is the input shape with the new axes inserted; ``ranges[k]`` is the
+    ``range(start, stop, stride)`` of effective axis ``k`` (``StartForAxis`` / ``EndForAxis`` of
+    ``internal/reference/strided_slice.h``); ``output_shape`` drops the shrunk axes. The masks are
+    expanded as ``strided_slice.cc``'s ``BuildStridedSliceParams`` does: the ellipsis spans the
+    dimensions that ``begin`` does not name, a new axis is a dimension of size 1 sliced ``[0, 1)``,
+    dimensions past ``begin`` are taken whole, and a bit set in both the ellipsis and the new-axis
+    mask is an ellipsis.
+
+    Start: negative indices count from the end (``+ axis_size``), then the start is clamped to
+    ``[0, size]`` (stride > 0) or ``[-1, size - 1]`` (stride < 0); ``begin_mask`` replaces it by
+    ``0`` or ``size - 1``. Stop: with ``offset`` the end is relative (``end += start``), then the
+    same negative-index rule and clamp; ``end_mask`` replaces it by ``size`` or ``-1``; a shrunk axis
+    stops at ``start + 1``. A shrunk axis that selects nothing (start past the end, or a negative
+    stride: the loop ``index > start + 1`` never runs) is a ValueError: the engines would leave the
+    output unwritten.
+    """
+    nd = len(shape)
+    count = len(begin)
+    if not len(end) == len(strides) == count:
+        raise ValueError(f"{func}: begin, end and strides must have the same length, got {count}, {len(end)}, "
+                         f"{len(strides)}")
+    if count == 0 or count > 31:
+        raise ValueError(f"{func}: begin must have 1 to 31 entries (LiteRT's limit), got {count}")
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask = (
+        _mask(m, func, n, count) for m, n in ((begin_mask, "begin_mask"), (end_mask, "end_mask"),
+                                              (ellipsis_mask, "ellipsis_mask"), (new_axis_mask, "new_axis_mask"),
+                                              (shrink_axis_mask, "shrink_axis_mask")))
+    if bin(ellipsis_mask).count("1") > 1:
+        raise ValueError(f"{func}: ellipsis_mask {ellipsis_mask:#x} has more than one bit (one ellipsis at most)")
+    if any(s == 0 for s in strides):
+        raise ValueError(f"{func}: stride value has to be non-zero, got strides {list(strides)}")
+    if any(s == -(1 << 31) for s in strides):
+        raise ValueError(f"{func}: stride value INT32_MIN is not supported")
+    if offset and (ellipsis_mask or new_axis_mask):
+        raise ValueError(f"{func}: offset together with an ellipsis or new-axis mask is not supported")
+    n_new = sum(1 for i in range(count) if new_axis_mask >> i & 1 and not ellipsis_mask >> i & 1)
+    eff = nd + n_new
+    if count - (1 if ellipsis_mask else 0) - n_new > nd:
+        raise ValueError(f"{func}: begin names {count} entries for a rank-{nd} input")
+    # expand the ellipsis (LiteRT gives it at least one dimension)
+    ell_start, ell_len = eff, 0
+    if ellipsis_mask:
+        i = ellipsis_mask.bit_length() - 1
+        ell_len = max(1, min(1 + n_new + nd - count, eff - i))
+        if 1 + n_new + nd - count < 1:
+            raise ValueError(f"{func}: the ellipsis would cover no dimension (LiteRT's expansion gives it one)")
+        ell_start = i
+    expanded = ell_len - 1 if ellipsis_mask else 0
+    eff_shape, ranges, out_shape = [], [], []
+    n_added = 0
+    for i in range(eff):
+        in_ellipsis = ell_start <= i < ell_start + ell_len
+        spec = i - expanded if i >= ell_start + ell_len else i
+        if in_ellipsis:
+            size = shape[i - n_added]
+            eff_shape.append(size)
+            ranges.append(range(0, size, 1))
+            out_shape.append(size)
+            continue
+        if new_axis_mask >> spec & 1:
+            eff_shape.append(1)
+            ranges.append(range(0, 1, 1))
+            out_shape.append(1)
+            n_added += 1
+            continue
+        size = shape[i - n_added]
+        eff_shape.append(size)
+        if spec >= count:  # past the spec: the whole dimension
+            ranges.append(range(0, size, 1))
+            out_shape.append(size)
+            continue
+        stride = int(strides[spec])
+        start = int(begin[spec])
+        if start < 0:
+            start += size
+        start = _clamp(start, 0, size) if stride > 0 else _clamp(start, -1, size - 1)
+        if begin_mask >> spec & 1:
+            start = 0 if stride > 0 else size - 1
+        if shrink_axis_mask >> spec & 1:
+            if stride < 0 or start >= size:
+                # LiteRT's and TFLM's loops then visit nothing and leave the output unwritten
+                raise ValueError(f"{func}: shrink axis {spec} selects no element (begin {begin[spec]} on a "
+                                 f"dimension of {size}, stride {stride}): TensorFlow refuses it, LiteRT and TFLM "
+                                 "leave the output unwritten")
+            stop = start + 1
+        else:
+            stop = int(end[spec]) + (start if offset else 0)
+            if stop < 0:
+                stop += size
+            stop = _clamp(stop, 0, size) if stride > 0 else _clamp(stop, -1, size - 1)
+            if end_mask >> spec & 1:
+                stop = size if stride > 0 else -1
+        r = range(start, stop, stride)
+        ranges.append(r)
+        if not shrink_axis_mask >> spec & 1:
+            out_shape.append(len(r))
+    return tuple(eff_shape), ranges, tuple(out_shape)
+
+
+def strided_slice(x, begin, end, strides, *, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
+                  shrink_axis_mask=0, offset=False):
+    """TFLite STRIDED_SLICE (LiteRT's kernel): the elements ``x[start:stop:stride]`` per axis.
+
+    The index rules (negative indices, clamping, the five masks, ``offset``) are those of
+    :func:`strided_slice_plan`. Values are copied: no rounding, no saturation.
+
+    Parameters
+    ----------
+    x : integer or float array
+    begin, end, strides : int vectors of one length (at most 31)
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask : int bit masks over the
+        entries of ``begin``
+    offset : bool
+        ``end`` is a size relative to the start (StridedSliceOptions.offset).
+    """
+    func = "strided_slice"
+    x = _array(x, func)
+    b, e, s = (_int_vector(v, func, n) for v, n in ((begin, "begin"), (end, "end"), (strides, "strides")))
+    eff_shape, ranges, out_shape = strided_slice_plan(
+        x.shape, b, e, s, begin_mask=begin_mask, end_mask=end_mask, ellipsis_mask=ellipsis_mask,
+        new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask, offset=bool(offset), func=func)
+    if any(len(r) == 0 for r in ranges):
+        return np.empty(out_shape, x.dtype)
+    idx = np.ix_(*[np.array(r, np.int64) for r in ranges])
+    return _c_array(x.reshape(eff_shape)[idx].reshape(out_shape))
+
+
+# --------------------------------------------------------------------------------------------
+# SLICE, SPLIT, SPLIT_V
+# --------------------------------------------------------------------------------------------
+def slice_tensor(x, begin, size):
+    """TFLite SLICE: ``x[begin[i] : begin[i] + size[i]]`` per axis; ``size[i] == -1`` takes the rest.
+
+    ValueError where LiteRT's ``CalculateOutputShapeVector`` fails: a negative begin, a size below -1,
+    or ``begin + size`` past the dimension ("Invalid begin and size")."""
+    func = "slice_tensor"
+    x = _array(x, func)
+    b = _int_vector(begin, func, "begin", x.ndim)
+    sz = _int_vector(size, func, "size", x.ndim)
+    sl = []
+    for d, (n, lo, k) in enumerate(zip(x.shape, b, sz)):
+        k = n - lo if k == -1 else k
+        if lo < 0 or k < 0 or lo + k > n:
+            raise ValueError(f"{func}: invalid begin and size on axis {d}: begin {b[d]}, size {sz[d]}, dimension {n}")
+        sl.append(slice(lo, lo + k))
+    return _c_array(x[tuple(sl)])
+
+
+def split(x, axis, num_splits):
+    """TFLite SPLIT: ``num_splits`` equal parts of ``x`` along ``axis`` (negative counts from the end),
+    as a tuple of arrays. ValueError unless the dimension is a multiple of ``num_splits``."""
+    func = "split"
+    x = _array(x, func)
+    ax = _axis(axis, x.ndim, func)
+    if isinstance(num_splits, bool) or not isinstance(num_splits, (int, np.integer)) or num_splits < 1:
+        raise ValueError(f"{func}: num_splits must be a positive int, got {num_splits!r}")
+    if x.shape[ax] % num_splits:
+        raise ValueError(f"{func}: dimension {x.shape[ax]} of axis {axis} is not a multiple of num_splits "
+                         f"{num_splits}")
+    k = x.shape[ax] // num_splits
+    return tuple(_c_array(np.take(x, range(i * k, (i + 1) * k), axis=ax)) for i in range(num_splits))
+
+
+def split_v(x, size_splits, axis):
+    """TFLite SPLIT_V: parts of sizes ``size_splits`` along ``axis`` (one entry may be -1: the rest),
+    as a tuple of arrays. ValueError where LiteRT's Prepare fails (two -1, negative sizes, sizes that
+    do not add up to the dimension)."""
+    func = "split_v"
+    x = _array(x, func)
+    ax = _axis(axis, x.ndim, func)
+    sizes = _int_vector(size_splits, func, "size_splits")
+    if not sizes:
+        raise ValueError(f"{func}: size_splits must not be empty")
+    if sizes.count(-1) > 1:
+        raise ValueError(f"{func}: the size_splits contains more than one -1")
+    n = x.shape[ax]
+    if -1 in sizes:
+        rest = n - sum(s for s in sizes if s != -1)
+        sizes[sizes.index(-1)] = rest
+    if any(s < 0 for s in sizes) or sum(sizes) != n:
+        raise ValueError(f"{func}: size_splits {sizes} must be non-negative and add up to dimension {n}")
+    out, at = [], 0
+    for s in sizes:
+        out.append(_c_array(np.take(x, range(at, at + s), axis=ax)))
+        at += s
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------------------------
+# TRANSPOSE, GATHER, PACK, UNPACK
+# --------------------------------------------------------------------------------------------
+def transpose(x, perm):
+    """TFLite TRANSPOSE: ``out.shape[i] = x.shape[perm[i]]``; ``perm`` is a permutation of the axes
+    (negative entries are refused, as LiteRT's Prepare does)."""
+    func = "transpose"
+    x = _array(x, func)
+    p = _int_vector(perm, func, "perm", x.ndim)
+    if sorted(p) != list(range(x.ndim)):
+        raise ValueError(f"{func}: perm {p} is not a permutation of 0..{x.ndim - 1}")
+    return _c_array(np.transpose(x, p))
+
+
+def gather(x, indices, axis=0, batch_dims=0):
+    """TFLite GATHER: ``out[b..., o..., i..., n...] = x[b..., o..., indices[b..., i...], n...]``.
+
+    ``axis`` and ``batch_dims`` may be negative (``+ rank(x)``, ``+ rank(indices)``); the first
+    ``batch_dims`` dimensions of ``x`` and ``indices`` must agree. An index outside
+    ``[0, x.shape[axis])`` is a ValueError (LiteRT's Eval fails on it; TFLM only DCHECKs and reads
+    out of bounds)."""
+    func = "gather"
+    x = _array(x, func)
+    idx = np.asarray(indices)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{func}: indices must be an integer array, got {idx.dtype}")
+    ax = _axis(axis, x.ndim, func)
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, (int, np.integer)):
+        raise TypeError(f"{func}: batch_dims must be an int, got {batch_dims!r}")
+    bd = int(batch_dims) + idx.ndim if batch_dims < 0 else int(batch_dims)
+    if not (0 <= bd <= ax and bd < x.ndim and bd <= idx.ndim):
+        raise ValueError(f"{func}: batch_dims {batch_dims} must satisfy 0 <= batch_dims <= axis ({ax}), "
+                         f"< rank(x) and <= rank(indices)")
+    if x.shape[:bd] != idx.shape[:bd]:
+        raise ValueError(f"{func}: the first {bd} dimensions of x {x.shape} and indices {idx.shape} differ")
+    if idx.size and (idx.min() < 0 or idx.max() >= x.shape[ax]):
+        raise ValueError(f"{func}: an index lies outside [0, {x.shape[ax]}) (gather index out of bounds)")
+    batch = int(np.prod(x.shape[:bd], dtype=np.int64))
+    outer = int(np.prod(x.shape[bd:ax], dtype=np.int64))
+    inner = int(np.prod(x.shape[ax + 1:], dtype=np.int64))
+    coords = idx.reshape(batch, -1).astype(np.int64)
+    xv = x.reshape(batch, outer, x.shape[ax], inner)
+    out = xv[np.arange(batch)[:, None, None], np.arange(outer)[None, :, None], coords[:, None, :]]
+    return _c_array(out.reshape(x.shape[:ax] + idx.shape[bd:] + x.shape[ax + 1:]))
+
+
+def pack(xs, axis=0):
+    """TFLite PACK: the arrays ``xs`` (same shape and dtype) stacked along a new axis ``axis``
+    (``-rank - 1 <= axis <= rank``)."""
+    func = "pack"
+    if not isinstance(xs, (list, tuple)) or not xs:
+        raise TypeError(f"{func}: xs must be a non-empty list of arrays")
+    arrs = [_array(a, func, f"xs[{k}]") for k, a in enumerate(xs)]
+    if any(a.shape != arrs[0].shape or a.dtype != arrs[0].dtype for a in arrs):
+        raise ValueError(f"{func}: every input must have the shape and dtype of xs[0] {arrs[0].shape} "
+                         f"{arrs[0].dtype}")
+    ax = _axis(axis, arrs[0].ndim + 1, func)
+    return _c_array(np.stack(arrs, axis=ax))
+
+
+def unpack(x, axis=0, num=None):
+    """TFLite UNPACK: the ``x.shape[axis]`` slices of ``x`` along ``axis``, as a tuple (``num``, if
+    given, must equal that dimension)."""
+    func = "unpack"
+    x = _array(x, func)
+    ax = _axis(axis, x.ndim, func)
+    if num is not None and int(num) != x.shape[ax]:
+        raise ValueError(f"{func}: num {num} differs from dimension {x.shape[ax]} of axis {axis}")
+    return tuple(_c_array(np.take(x, i, axis=ax)) for i in range(x.shape[ax]))
+
+
+# --------------------------------------------------------------------------------------------
+# MIRROR_PAD, SPACE_TO_DEPTH, DEPTH_TO_SPACE
+# --------------------------------------------------------------------------------------------
+class MirrorPadMode(IntEnum):
+    """MirrorPadOptions.mode (schema.fbs)."""
+
+    REFLECT = 0
+    """The border element is not repeated: ``[a b c] -> b [a b c] b``."""
+    SYMMETRIC = 1
+    """The border element is repeated: ``[a b c] -> a [a b c] c``."""
+
+
+def mirror_pad_index(out_index, left_pad, input_size, offset):
+    """The input index that output index ``out_index`` copies (``GetInputDimension`` of
+    ``mirror_pad.cc``; ``offset`` 1 for REFLECT, 0 for SYMMETRIC)."""
+    if out_index < left_pad:
+        original = left_pad + offset - 1
+        return original - min(out_index, original - offset)
+    out_index -= left_pad
+    if out_index >= input_size:
+        out_index -= input_size
+        original = input_size - (1 + offset)
+        return original - min(out_index, original)
+    return out_index
+
+
+def mirror_pad(x, paddings, mode=MirrorPadMode.REFLECT):
+    """TFLite MIRROR_PAD: ``x`` padded by its own mirror image, ``paddings[d] = (before, after)``.
+
+    REFLECT leaves the border element out of the mirror, SYMMETRIC includes it. ValueError for
+    paddings beyond TensorFlow's limit (``dim - 1`` for REFLECT, ``dim`` for SYMMETRIC): past it the
+    engines' index formula reads outside the input."""
+    func = "mirror_pad"
+    x = _array(x, func)
+    try:
+        m = MirrorPadMode(mode) if not isinstance(mode, str) else MirrorPadMode[mode.upper()]
+    except (KeyError, ValueError):
+        raise ValueError(f"{func}: mode must be REFLECT or SYMMETRIC, got {mode!r}") from None
+    pads = np.asarray(paddings)
+    if pads.dtype.kind not in "iu" or pads.shape != (x.ndim, 2):
+        raise ValueError(f"{func}: paddings must be an int ({x.ndim}, 2) array, got {pads.dtype} {pads.shape}")
+    off = 1 if m == MirrorPadMode.REFLECT else 0
+    idx = []
+    for d, (n, (lo, hi)) in enumerate(zip(x.shape, pads.tolist())):
+        if lo < 0 or hi < 0 or max(lo, hi) > n - off:
+            raise ValueError(f"{func}: paddings ({lo}, {hi}) of axis {d} must lie in [0, {n - off}] for {m.name} "
+                             f"on a dimension of {n}")
+        idx.append(np.array([mirror_pad_index(i, lo, n, off) for i in range(n + lo + hi)], np.int64))
+    return _c_array(x[np.ix_(*idx)])
+
+
+def _block(block_size, func):
+    if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 1:
+        raise ValueError(f"{func}: block_size must be a positive int, got {block_size!r}")
+    return int(block_size)
+
+
+def space_to_depth(x, block_size):
+    """TFLite SPACE_TO_DEPTH (NHWC): ``out[b, h, w, (dy * bs + dx) * C + c] = x[b, h*bs + dy, w*bs + dx, c]``."""
+    func = "space_to_depth"
+    x = _array(x, func)
+    bs = _block(block_size, func)
+    if x.ndim != 4 or x.shape[1] % bs or x.shape[2] % bs:
+        raise ValueError(f"{func}: x must be NHWC with height and width multiples of {bs}, got {x.shape}")
+    n, h, w, c = x.shape
+    y = x.reshape(n, h // bs, bs, w // bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
+    return _c_array(y.reshape(n, h // bs, w // bs, bs * bs * c))
+
+
+def depth_to_space(x, block_size):
+    """TFLite DEPTH_TO_SPACE (NHWC, DCR order): ``out[b, h*bs + dy, w*bs + dx, c] = x[b, h, w, (dy * bs + dx) * C + c]``
+    with ``C = depth / bs**2``."""
+    func = "depth_to_space"
+    x = _array(x, func)
+    bs = _block(block_size, func)
+    if x.ndim != 4 or x.shape[3] % (bs * bs):
+        raise ValueError(f"{func}: x must be NHWC with a depth that is a multiple of {bs * bs}, got {x.shape}")
+    n, h, w, d = x.shape
+    c = d // (bs * bs)
+    y = x.reshape(n, h, w, bs, bs, c).transpose(0, 1, 3, 2, 4, 5)
+    return _c_array(y.reshape(n, h * bs, w * bs, c))
+
+
+# --------------------------------------------------------------------------------------------
+# descriptors (dspsim.registry)
+# --------------------------------------------------------------------------------------------
+def _codes(p, rng, shape=None):
+    from ..registry import random_codes
+
+    return random_codes(rng, p["shape"] if shape is None else shape, p["dtype"])
+
+
+def _ss_case(p, rng):
+    return dict(x=_codes(p, rng), begin=np.array(p["begin"], np.int32), end=np.array(p["end"], np.int32),
+                strides=np.array(p["strides"], np.int32), begin_mask=p["begin_mask"], end_mask=p["end_mask"],
+                ellipsis_mask=p["ellipsis_mask"], new_axis_mask=p["new_axis_mask"],
+                shrink_axis_mask=p["shrink_axis_mask"], offset=p["offset"])
+
+
+def _ss_examples():
+    x = np.arange(-60, 60, dtype=np.int8).reshape(2, 3, 4, 5)
+    i32 = lambda v: np.array(v, np.int32)  # noqa: E731
+    return [dict(x=x, begin=i32([0, 1, -1, 4]), end=i32([2, 3, -5, 0]), strides=i32([1, 1, -2, -3])),
+            dict(x=x.astype(np.int16), begin=i32([1, 0, 2]), end=i32([2, 0, 3]), strides=i32([1, 1, 1]),
+                 ellipsis_mask=2, new_axis_mask=4, shrink_axis_mask=1),
+            dict(x=x.astype(np.uint8), begin=i32([1, 2]), end=i32([1, 2]), strides=i32([1, 1]), offset=True)]
+
+
+def _slice_case(p, rng):
+    return dict(x=_codes(p, rng), begin=np.array(p["begin"], np.int32), size=np.array(p["size"], np.int32))
+
+
+def _split_case(p, rng):
+    return dict(x=_codes(p, rng), axis=p["axis"], num_splits=p["num_splits"])
+
+
+def _split_v_case(p, rng):
+    return dict(x=_codes(p, rng), size_splits=np.array(p["size_splits"], np.int32), axis=p["axis"])
+
+
+def _transpose_case(p, rng):
+    return dict(x=_codes(p, rng), perm=np.array(p["perm"], np.int32))
+
+
+def _gather_case(p, rng):
+    x = _codes(p, rng)
+    ax = p["axis"] % x.ndim
+    idx = rng.integers(0, x.shape[ax], size=tuple(p["indices_shape"])).astype(np.int32)
+    return dict(x=x, indices=idx, axis=p["axis"], batch_dims=p["batch_dims"])
+
+
+def _pack_case(p, rng):
+    return dict(xs=[_codes(p, rng) for _ in range(p["inputs"])], axis=p["axis"])
+
+
+def _unpack_case(p, rng):
+    return dict(x=_codes(p, rng), axis=p["axis"])
+
+
+def _mirror_pad_case(p, rng):
+    return dict(x=_codes(p, rng), paddings=np.array(p["paddings"], np.int32), mode=p["mode"])
+
+
+def _block_case(p, rng):
+    return dict(x=_codes(p, rng), block_size=p["block_size"])
+
+
+def _register():
+    from .. import reference as ref
+    from ..registry import Operator, SuiteCase, register
+
+    dtypes = {"dtype": ("int8", "uint8", "int16")}
+    i32 = lambda v: np.array(v, np.int32)  # noqa: E731
+    x8 = np.arange(-60, 60, dtype=np.int8).reshape(2, 3, 4, 5)
+    register(Operator(
+        "strided_slice", strided_slice, ref.strided_slice_oracle, _ss_examples,
+        "TFLite STRIDED_SLICE (LiteRT's index rules: masks, negative strides, clamping, offset)",
+        generate=_ss_case,
+        params={"dtype": "int8", "shape": [2, 5, 6, 4], "begin": [0, -1, 1, 0], "end": [2, 0, 5, 3],
+                "strides": [1, -2, 2, 1], "begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0,
+                "shrink_axis_mask": 0, "offset": False},
+        choices=dtypes,
+        cases=(SuiteCase("strided-slice-negative-strides", {}, 1400),
+               SuiteCase("strided-slice-masks", {"begin": [1, 0, 2], "end": [2, 0, 0], "strides": [1, 1, -1],
+                                                 "ellipsis_mask": 2, "shrink_axis_mask": 1, "end_mask": 4}, 1401),
+               SuiteCase("strided-slice-new-axis-clamped", {"begin": [-9, 0, 2, 1, 7], "end": [9, 0, 9, 4, -9],
+                                                            "strides": [1, 1, 3, 1, -1], "new_axis_mask": 2},
+                         1402),
+               SuiteCase("strided-slice-offset", {"begin": [1, 1, 0, 1], "end": [1, 3, 4, 2], "strides": [1, 2, 3, 1],
+                                                  "offset": True}, 1403))))
+    register(Operator(
+        "slice_tensor", slice_tensor, ref.slice_tensor_oracle,
+        lambda: [dict(x=x8, begin=i32([1, 0, 2, 1]), size=i32([1, -1, 2, 3])),
+                 dict(x=x8.astype(np.int16), begin=i32([0, 2, 0, 0]), size=i32([2, 1, -1, 5]))],
+        "TFLite SLICE (size -1 takes the rest)", generate=_slice_case,
+        params={"dtype": "int8", "shape": [3, 7, 5], "begin": [1, 2, 0], "size": [2, -1, 4]}, choices=dtypes,
+        cases=(SuiteCase("slice-size-minus-one", {}, 1410),)))
+    register(Operator(
+        "split", split, ref.split_oracle,
+        lambda: [dict(x=x8, axis=1, num_splits=3), dict(x=x8.astype(np.uint8), axis=-1, num_splits=5)],
+        "TFLite SPLIT (equal parts)", generate=_split_case,
+        params={"dtype": "int8", "shape": [2, 6, 4], "axis": 1, "num_splits": 3}, choices=dtypes,
+        cases=(SuiteCase("split-axis1", {}, 1420), SuiteCase("split-negative-axis", {"axis": -1, "num_splits": 2},
+                                                              1421))))
+    register(Operator(
+        "split_v", split_v, ref.split_v_oracle,
+        lambda: [dict(x=x8, size_splits=i32([1, -1, 1]), axis=2), dict(x=x8, size_splits=i32([3, 0, 2]), axis=-1)],
+        "TFLite SPLIT_V (sizes, one may be -1)", generate=_split_v_case,
+        params={"dtype": "int8", "shape": [2, 6, 4], "size_splits": [1, -1, 2], "axis": 1}, choices=dtypes,
+        cases=(SuiteCase("split-v-minus-one", {}, 1430),)))
+    register(Operator(
+        "transpose", transpose, ref.transpose_oracle,
+        lambda: [dict(x=x8, perm=i32([0, 3, 1, 2])), dict(x=x8.astype(np.int16), perm=i32([3, 2, 1, 0]))],
+        "TFLite TRANSPOSE", generate=_transpose_case,
+        params={"dtype": "int8", "shape": [2, 3, 2, 4, 3], "perm": [0, 2, 4, 1, 3]}, choices=dtypes,
+        cases=(SuiteCase("transpose-rank5", {}, 1440), SuiteCase("transpose-nchw", {"shape": [1, 3, 5, 4],
+                                                                                   "perm": [0, 3, 1, 2]}, 1441))))
+    register(Operator(
+        "gather", gather, ref.gather_oracle,
+        lambda: [dict(x=x8, indices=i32([2, 0, 2]), axis=1),
+                 dict(x=x8, indices=i32([[1, 0], [2, 2]]), axis=1, batch_dims=1),
+                 dict(x=x8.astype(np.int16), indices=i32([[4, 0], [1, 1]]), axis=-1)],
+        "TFLite GATHER (axis, batch_dims)", generate=_gather_case,
+        params={"dtype": "int8", "shape": [2, 5, 6, 4], "indices_shape": [2, 3], "axis": 2, "batch_dims": 1},
+        choices=dtypes,
+        cases=(SuiteCase("gather-batch-dims", {}, 1450),
+               SuiteCase("gather-axis0-repeats", {"shape": [6, 4], "indices_shape": [9], "axis": 0, "batch_dims": 0},
+                         1451))))
+    register(Operator(
+        "pack", pack, ref.pack_oracle,
+        lambda: [dict(xs=[x8, x8[::-1]], axis=0), dict(xs=[x8.astype(np.uint8)] * 3, axis=-1)],
+        "TFLite PACK", generate=_pack_case, params={"dtype": "int8", "shape": [3, 4], "inputs": 3, "axis": 1},
+        choices=dtypes, cases=(SuiteCase("pack-axis1", {}, 1460),)))
+    register(Operator(
+        "unpack", unpack, ref.unpack_oracle,
+        lambda: [dict(x=x8, axis=1), dict(x=x8.astype(np.int16), axis=-1)],
+        "TFLite UNPACK", generate=_unpack_case, params={"dtype": "int8", "shape": [2, 3, 4], "axis": 1},
+        choices=dtypes, cases=(SuiteCase("unpack-axis1", {}, 1470),)))
+    register(Operator(
+        "mirror_pad", mirror_pad, ref.mirror_pad_oracle,
+        lambda: [dict(x=x8, paddings=i32([[1, 1], [2, 0], [0, 3], [4, 4]]), mode=m) for m in ("REFLECT", "SYMMETRIC")],
+        "TFLite MIRROR_PAD (REFLECT, SYMMETRIC)", generate=_mirror_pad_case,
+        params={"dtype": "int8", "shape": [1, 4, 5, 3], "paddings": [[0, 0], [3, 1], [1, 4], [0, 0]],
+                "mode": "REFLECT"},
+        choices=dict(dtypes, mode=("REFLECT", "SYMMETRIC")),
+        cases=(SuiteCase("mirror-pad-reflect-max", {}, 1480),
+               SuiteCase("mirror-pad-symmetric-max", {"mode": "SYMMETRIC", "paddings": [[0, 0], [4, 2], [5, 0],
+                                                                                       [1, 3]]}, 1481))))
+    register(Operator(
+        "space_to_depth", space_to_depth, ref.space_to_depth_oracle,
+        lambda: [dict(x=np.arange(-72, 72, dtype=np.int8).reshape(2, 4, 6, 3), block_size=2)],
+        "TFLite SPACE_TO_DEPTH", generate=_block_case,
+        params={"dtype": "int8", "shape": [2, 6, 3, 2], "block_size": 3}, choices=dtypes,
+        cases=(SuiteCase("space-to-depth-b3", {}, 1490),)))
+    register(Operator(
+        "depth_to_space", depth_to_space, ref.depth_to_space_oracle,
+        lambda: [dict(x=np.arange(-72, 72, dtype=np.int8).reshape(2, 3, 2, 12), block_size=2)],
+        "TFLite DEPTH_TO_SPACE (DCR)", generate=_block_case,
+        params={"dtype": "int8", "shape": [2, 2, 3, 18], "block_size": 3}, choices=dtypes,
+        cases=(SuiteCase("depth-to-space-b3", {}, 1495),)))
+
+
+_register()
