@@ -5,30 +5,40 @@
     model.trace(inputs)              # every intermediate tensor, for a layer-by-layer diff
 
 The flatbuffer is read by a small bounds-checked reader (no TensorFlow, no ``tflite`` package).
-Supported builtin ops: see :data:`SUPPORTED_OPS`; anything else is refused with a ValueError that
-names the op. ``engine`` picks whose arithmetic is emulated (:data:`ENGINES`: "litert" = LiteRT's
-reference kernels, "xnnpack" = LiteRT's default interpreter, "tflite" = LiteRT but FULLY_CONNECTED
-with MBQM, as TFLite Micro's and CMSIS-NN's FC); ``accumulator`` runs FC/conv/depthwise on a DSP's register
-(:class:`dspsim.Accumulator`). ``dspsim run-tflite`` (:func:`cli_main`) diffs against LiteRT.
+Supported builtin ops: :func:`supported_ops` (one module per family in :mod:`dspsim.tflite.builtins`);
+anything else is refused with a ValueError that names the op and its version. ``engine`` picks
+whose arithmetic is emulated (:class:`Engine`: "litert" = LiteRT's reference kernels, "tflm" =
+TensorFlow Lite Micro's reference kernels, "xnnpack" = LiteRT's default interpreter);
+``accumulator`` runs FC/conv/depthwise on a DSP's register (:class:`dspsim.Accumulator`);
+``rounding`` picks the build's MultiplyByQuantizedMultiplier. ``dspsim run-tflite``
+(:func:`cli_main`) diffs against LiteRT.
 """
 from __future__ import annotations
 
-import os
+from .._io import model_bytes
+
 
 from .flatbuffer import read_model
 from .model import Model, TensorInfo, TraceEntry
-from .ops import ENGINES, SUPPORTED_OPS
+from .prepare import BUILTINS, Engine, EngineDefectWarning
 
-__all__ = ["ENGINES", "Model", "SUPPORTED_OPS", "TensorInfo", "TraceEntry", "cli_main", "load_model"]
+__all__ = ["Engine", "EngineDefectWarning", "Model", "TensorInfo", "TraceEntry", "cli_main", "load_model", "supported_ops"]
 
 
-def load_model(path_or_bytes, *, engine="litert", accumulator=None) -> Model:
+def supported_ops() -> tuple:
+    """The builtin operator names dspsim can load, sorted."""
+    return tuple(sorted(BUILTINS))
+
+
+def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding="double") -> Model:
     """Read a .tflite model (a path or the file's bytes) and prepare every operator.
 
     ``engine``: "litert" (default; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``),
-    "tflite" (FULLY_CONNECTED requantized with ``MultiplyByQuantizedMultiplier`` as the TFLite /
-    TFLM integer kernels) or "xnnpack" (LiteRT's default interpreter: XNNPACK's kernels for FC, conv,
-    depthwise, ADD, MUL, MEAN, LEAKY_RELU and QUANTIZE where its delegate takes the node).
+    "tflm" (TensorFlow Lite Micro's reference kernels, e.g. FULLY_CONNECTED requantized with
+    ``MultiplyByQuantizedMultiplier``) or "xnnpack" (LiteRT's default interpreter: XNNPACK's kernels
+    for FC, conv, depthwise, ADD, MUL, MEAN, LEAKY_RELU and QUANTIZE where its delegate takes the node).
+
+    ``rounding``: "double" (default build) or "single" (``TFLITE_SINGLE_ROUNDING``).
 
     ``accumulator``: a :class:`dspsim.Accumulator` for FC/conv/depthwise (default int32 wrapping), to
     run the whole model on a DSP's narrower or saturating register.
@@ -36,14 +46,8 @@ def load_model(path_or_bytes, *, engine="litert", accumulator=None) -> Model:
     Raises ValueError for a corrupt or truncated file, an unsupported op (named), or a model that
     LiteRT's reference interpreter refuses; OSError when the path cannot be read.
     """
-    if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
-        data = bytes(path_or_bytes)
-    elif isinstance(path_or_bytes, (str, os.PathLike)):
-        with open(path_or_bytes, "rb") as f:
-            data = f.read()
-    else:
-        raise TypeError(f"load_model: expected a path or bytes, got {type(path_or_bytes).__name__}")
-    return Model(read_model(data), engine, accumulator)
+    data = model_bytes(path_or_bytes)
+    return Model(read_model(data), engine, accumulator, rounding)
 
 
 def cli_main(argv=None) -> int:

@@ -1,5 +1,9 @@
-"""``dspsim run-tflite MODEL [--input X.npy ...] [--engine E] [--accumulator BITS[:wrap|saturate]]
+"""``dspsim run-tflite MODEL [--input X.npy ...] [--frames N] [--engine E] [--accumulator BITS[:wrap|saturate]]
 [--compare-litert] [--seed N] [--out DIR]``.
+
+A streaming model (state kept across invocations) runs frame by frame: give inputs with a leading
+time axis, or ``--frames N`` random frames; every frame's outputs are printed and the last one is
+traced layer by layer.
 
 Runs the model through dspsim's kernels (``--engine``, default "litert"; ``--accumulator`` a DSP
 register for FC/conv/depthwise) and prints every layer. With ``--compare-litert`` (needs
@@ -10,7 +14,7 @@ register for FC/conv/depthwise) and prints every layer. With ``--compare-litert`
   mismatch count, max |diff| (LSB for integer tensors), and the first diverging layer;
 * optimized builtin kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``, also per layer) and the default
   interpreter (XNNPACK delegate; outputs only, the delegate keeps no intermediates) against each
-  dspsim engine ("litert", "tflite", "xnnpack"): which of dspsim's schemes reproduces them.
+  dspsim engine ("litert", "tflm", "xnnpack"): which of dspsim's schemes reproduces them.
 
 Exit status: 0 bit-exact with the reference (or no comparison asked), 1 a reference mismatch,
 2 bad input (unreadable/corrupt/unsupported model, bad --input), printed as one line on stderr.
@@ -25,7 +29,9 @@ import sys
 import numpy as np
 
 from . import load_model
-from .ops import ENGINES
+from .prepare import Engine
+
+ENGINES = tuple(e.value for e in Engine)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -35,9 +41,13 @@ def _parser():
                                 description="Run an int8 .tflite model through dspsim's kernels, layer by layer.")
     p.add_argument("model", help="the .tflite file")
     p.add_argument("--input", action="append", metavar="X.npy", default=[],
-                   help="one input array per model input, in the model's order (default: seeded random inputs)")
-    p.add_argument("--engine", choices=sorted(ENGINES), default="litert",
-                   help="dspsim's requantization flavour (default litert = LiteRT's reference kernels)")
+                   help="one input array per model input, in the model's order (default: seeded random inputs); "
+                        "an array with one more leading axis than the input is a sequence of frames, run in "
+                        "order with the model's state carried (streaming models)")
+    p.add_argument("--frames", type=int, default=1, metavar="N",
+                   help="with random inputs: run N frames (default 1), the state carried from one to the next")
+    p.add_argument("--engine", choices=ENGINES, default="litert",
+                   help="whose arithmetic dspsim emulates (default litert = LiteRT's reference kernels; tflm = TensorFlow Lite Micro's)")
     p.add_argument("--accumulator", metavar="BITS[:wrap|saturate]",
                    help="FC/conv/depthwise accumulator (default int32 wrapping), e.g. 24:saturate")
     p.add_argument("--compare-litert", action="store_true",
@@ -57,6 +67,33 @@ def _accumulator(text):
         return Accumulator(int(bits), overflow or "wrap")
     except (ValueError, TypeError) as exc:
         raise ValueError(f"--accumulator {text!r}: {exc}") from None
+
+
+def _frames(model, arrays):
+    """Per-frame input lists: each array is one frame (the input's shape) or T frames ((T, *shape)); all
+    inputs of a sequence must have the same T."""
+    counts = set()
+    for k, (a, info) in enumerate(zip(arrays, model.inputs)):
+        if a.shape == info.shape:
+            counts.add(None)
+        elif a.shape[1:] == info.shape and a.ndim == len(info.shape) + 1:
+            counts.add(a.shape[0])
+        else:
+            raise ValueError(f"--input {k} ({info.name!r}): shape {a.shape} is neither the input's {info.shape} "
+                             f"nor (frames, *{info.shape})")
+    if len(counts) > 1:
+        raise ValueError(f"the inputs disagree on the number of frames: {sorted(counts, key=str)}")
+    n = counts.pop() if counts else None
+    if n is None:
+        return [list(arrays)]
+    return [[a[t] for a in arrays] for t in range(n)]
+
+
+def _describe(a):
+    """A frame's output in one short phrase: the values when there are few, else dtype, shape and range."""
+    if a.size <= 8:
+        return f"{a.dtype} {a.reshape(-1).tolist()}"
+    return f"{a.dtype} {list(a.shape)} in [{a.min()}, {a.max()}]"
 
 
 def _random_inputs(model, seed):
@@ -154,9 +191,15 @@ def main(argv=None) -> int:
     try:
         model = load_model(args.model, engine=args.engine, accumulator=_accumulator(args.accumulator))
         if args.input:
-            inputs = [np.load(p) for p in args.input]
+            frames = _frames(model, [np.load(p) for p in args.input])
         else:
-            inputs = _random_inputs(model, args.seed)
+            if args.frames < 1:
+                raise ValueError(f"--frames must be >= 1, got {args.frames}")
+            frames = [_random_inputs(model, args.seed + t) for t in range(args.frames)]
+        for t, inputs in enumerate(frames[:-1]):
+            outs = model.run(inputs)
+            print(f"frame {t}: " + "; ".join(_describe(o) for o in outs))
+        inputs = frames[-1]
         traces = {args.engine: model.trace(inputs)}
     except (OSError, ValueError, TypeError) as exc:
         print(f"dspsim: error: {exc}", file=sys.stderr)
@@ -167,6 +210,9 @@ def main(argv=None) -> int:
             import ai_edge_litert  # noqa: F401
         except ImportError:
             print("dspsim: error: --compare-litert needs the ai_edge_litert package", file=sys.stderr)
+            return EXIT_USAGE
+        if len(frames) > 1:
+            print("dspsim: error: --compare-litert compares one frame; give a single frame", file=sys.stderr)
             return EXIT_USAGE
         for eng in ENGINES:
             traces.setdefault(eng, load_model(args.model, engine=eng, accumulator=model.accumulator).trace(inputs))

@@ -1,6 +1,6 @@
 """A minimal, bounds-checked reader of the TFLite flatbuffer (``schema.fbs``), no dependencies.
 
-Only what dspsim runs is decoded: the operator codes, subgraph 0 (tensors, inputs, outputs,
+Only what dspsim runs is decoded: the operator codes, every subgraph (tensors, inputs, outputs,
 operators with their builtin options) and the buffers. Every offset is checked against the
 buffer before it is followed, so a corrupt or truncated file raises ``ValueError`` (never an
 IndexError or a crash). Field slots below are those of ``tflite/converter/schema/schema.fbs``
@@ -21,7 +21,7 @@ import numpy as np
 
 _FUNC = "load_model"
 
-# BuiltinOperator codes 0..132 in order (schema.fbs); higher codes are named BUILTIN_<code>.
+# BuiltinOperator codes 0..161 in order (schema.fbs); higher codes are named BUILTIN_<code>.
 _OP_NAMES = """
     ADD AVERAGE_POOL_2D CONCATENATION CONV_2D DEPTHWISE_CONV_2D DEPTH_TO_SPACE DEQUANTIZE EMBEDDING_LOOKUP
     FLOOR FULLY_CONNECTED HASHTABLE_LOOKUP L2_NORMALIZATION L2_POOL_2D LOCAL_RESPONSE_NORMALIZATION
@@ -37,6 +37,10 @@ _OP_NAMES = """
     REVERSE_V2 ADD_N GATHER_ND COS WHERE RANK ELU REVERSE_SEQUENCE MATRIX_DIAG QUANTIZE MATRIX_SET_DIAG
     ROUND HARD_SWISH IF WHILE NON_MAX_SUPPRESSION_V4 NON_MAX_SUPPRESSION_V5 SCATTER_ND SELECT_V2 DENSIFY
     SEGMENT_SUM BATCH_MATMUL PLACEHOLDER_FOR_GREATER_OP_CODES CUMSUM CALL_ONCE BROADCAST_TO RFFT2D CONV_3D
+    IMAG REAL COMPLEX_ABS HASHTABLE HASHTABLE_FIND HASHTABLE_IMPORT HASHTABLE_SIZE REDUCE_ALL CONV_3D_TRANSPOSE
+    VAR_HANDLE READ_VARIABLE ASSIGN_VARIABLE BROADCAST_ARGS RANDOM_STANDARD_NORMAL BUCKETIZE RANDOM_UNIFORM
+    MULTINOMIAL GELU DYNAMIC_UPDATE_SLICE RELU_0_TO_1 UNSORTED_SEGMENT_PROD UNSORTED_SEGMENT_MAX
+    UNSORTED_SEGMENT_SUM ATAN2 UNSORTED_SEGMENT_MIN SIGN BITCAST BITWISE_XOR RIGHT_SHIFT
 """.split()
 
 # TensorType -> numpy dtype (None: a type dspsim does not hold as an array)
@@ -46,7 +50,7 @@ _TYPE_NAMES = {5: "STRING", 8: "COMPLEX64", 11: "COMPLEX128", 13: "RESOURCE", 14
                18: "BFLOAT16", 19: "INT2", 20: "UINT4", 21: "FLOAT8_E4M3FN", 22: "FLOAT8_E5M2"}
 
 # Builtin options tables: union type value -> (name, fields (slot, attribute, kind, default)).
-# kinds: b = int8/bool/enum byte, i = int32, f = float32, vi = [int]
+# kinds: b = int8/bool/enum byte, i = int32, f = float32, s = string, vi = [int]
 _ACT = "fused_activation_function"
 _OPTIONS = {
     1: ("Conv2DOptions", ((0, "padding", "b", 0), (1, "stride_w", "i", 0), (2, "stride_h", "i", 0),
@@ -59,17 +63,51 @@ _OPTIONS = {
     8: ("FullyConnectedOptions", ((0, _ACT, "b", 0), (1, "weights_format", "b", 0), (2, "keep_num_dims", "b", 0),
                                   (3, "asymmetric_quantize_inputs", "b", 0))),
     10: ("ConcatenationOptions", ((0, "axis", "i", 0), (1, _ACT, "b", 0))),
+    9: ("SoftmaxOptions", ((0, "beta", "f", 0.0),)),
     11: ("AddOptions", ((0, _ACT, "b", 0), (1, "pot_scale_int16", "b", 1))),
     17: ("ReshapeOptions", ((0, "new_shape", "vi", None),)),
+    15: ("ResizeBilinearOptions", ((2, "align_corners", "b", 0), (3, "half_pixel_centers", "b", 0))),
+    19: ("SpaceToDepthOptions", ((0, "block_size", "i", 0),)),
+    23: ("GatherOptions", ((0, "axis", "i", 0), (1, "batch_dims", "i", 0))),
+    26: ("TransposeOptions", ()),
+    32: ("StridedSliceOptions", ((0, "begin_mask", "i", 0), (1, "end_mask", "i", 0), (2, "ellipsis_mask", "i", 0),
+                              (3, "new_axis_mask", "i", 0), (4, "shrink_axis_mask", "i", 0), (5, "offset", "b", 0))),
+    35: ("SplitOptions", ((0, "num_splits", "i", 0),)),
+    37: ("CastOptions", ((0, "in_data_type", "b", 0), (1, "out_data_type", "b", 0))),
+    40: ("ArgMaxOptions", ((0, "output_type", "b", 0),)),
+    48: ("SliceOptions", ()),
+    59: ("PackOptions", ((0, "values_count", "i", 0), (1, "axis", "i", 0))),
+    64: ("UnpackOptions", ((0, "num", "i", 0), (1, "axis", "i", 0))),
+    74: ("ResizeNearestNeighborOptions", ((0, "align_corners", "b", 0), (1, "half_pixel_centers", "b", 0))),
+    77: ("MirrorPadOptions", ((0, "mode", "b", 0),)),
+    79: ("SplitVOptions", ((0, "num_splits", "i", 0),)),
+    94: ("DepthToSpaceOptions", ((0, "block_size", "i", 0),)),
     21: ("MulOptions", ((0, _ACT, "b", 0),)),
     22: ("PadOptions", ()),
     27: ("ReducerOptions", ((0, "keep_dims", "b", 0),)),
+    28: ("SubOptions", ((0, _ACT, "b", 0), (1, "pot_scale_int16", "b", 1))),
+    39: ("MaximumMinimumOptions", ()),
+    49: ("TransposeConvOptions", ((0, "padding", "b", 0), (1, "stride_w", "i", 0), (2, "stride_h", "i", 0),
+                                 (3, _ACT, "b", 0), (4, "quantized_bias_type", "b", 0))),
+    76: ("SquaredDifferenceOptions", ()),
+    101: ("BatchMatMulOptions", ((0, "adj_x", "b", 0), (1, "adj_y", "b", 0), (2, "asymmetric_quantize_inputs", "b", 0))),
     30: ("SqueezeOptions", ((0, "squeeze_dims", "vi", None),)),
     38: ("DequantizeOptions", ()),
     43: ("PadV2Options", ()),
     75: ("LeakyReluOptions", ((0, "alpha", "f", 0.0),)),
     89: ("QuantizeOptions", ()),
+    6: ("SVDFOptions", ((0, "rank", "i", 0), (1, _ACT, "b", 0), (2, "asymmetric_quantize_inputs", "b", 0))),
+    71: ("UnidirectionalSequenceLSTMOptions", ((0, _ACT, "b", 0), (1, "cell_clip", "f", 0.0), (2, "proj_clip", "f", 0.0),
+                                               (3, "time_major", "b", 0), (4, "asymmetric_quantize_inputs", "b", 0),
+                                               (5, "diagonal_recurrent_tensors", "b", 0))),
+    103: ("CallOnceOptions", ((0, "init_subgraph_index", "i", 0),)),
+    111: ("VarHandleOptions", ((0, "container", "s", ""), (1, "shared_name", "s", ""))),
+    112: ("ReadVariableOptions", ()),
+    113: ("AssignVariableOptions", ()),
 }
+
+
+_CUSTOM = _OP_NAMES.index("CUSTOM")
 
 
 def op_name(code: int) -> str:
@@ -180,11 +218,14 @@ class TensorDef:
     scale: np.ndarray  # float32, empty when not quantized
     zero_point: np.ndarray  # int64
     quantized_dimension: int
+    is_variable: bool = False  # a variable tensor: its value persists between invocations (TFLM, LSTM/SVDF state)
 
 
 @dataclass
 class OperatorDef:
-    """One operator: builtin code, name, tensor indices (-1 = optional input absent), builtin options."""
+    """One operator: builtin code, name (``CUSTOM(<custom code>)`` for a custom op), tensor indices
+    (-1 = optional input absent), builtin options, the operator code's version and its intermediate
+    tensors."""
 
     index: int
     code: int
@@ -192,19 +233,54 @@ class OperatorDef:
     inputs: tuple
     outputs: tuple
     options: dict = field(default_factory=dict)
+    version: int = 1
+    intermediates: tuple = ()  # tensors that only carry quantization (the LSTM's gate scales)
 
 
 @dataclass
-class ModelDef:
-    """Subgraph 0 of a .tflite model, decoded."""
+class SubgraphDef:
+    """One subgraph, decoded: tensors, inputs, outputs and operators (in execution order)."""
 
-    version: int
+    index: int
+    name: str
     tensors: list
     inputs: tuple
     outputs: tuple
     operators: list
+
+
+@dataclass
+class ModelDef:
+    """A .tflite model, decoded: every subgraph (0 is the main one; others are called by CALL_ONCE,
+    IF, WHILE...), the schema version and the description."""
+
+    version: int
+    subgraphs: list
     description: str | None
-    subgraph_count: int
+
+    @property
+    def main(self) -> SubgraphDef:
+        return self.subgraphs[0]
+
+    @property
+    def tensors(self):
+        return self.main.tensors
+
+    @property
+    def inputs(self):
+        return self.main.inputs
+
+    @property
+    def outputs(self):
+        return self.main.outputs
+
+    @property
+    def operators(self):
+        return self.main.operators
+
+    @property
+    def subgraph_count(self) -> int:
+        return len(self.subgraphs)
 
 
 def _check_index(i, n, what, buf, allow_none=False):
@@ -230,6 +306,8 @@ def _options(op_t: _Table, what):
             out[attr] = t.scalar(slot, "<i", default)
         elif k == "f":
             out[attr] = t.scalar(slot, "<f", default)
+        elif k == "s":
+            out[attr] = t.string(slot, f"{what} {attr}") or default
         else:
             v = t.vector(slot, np.int32, f"{what} {attr}")
             out[attr] = None if v is None else tuple(int(a) for a in v)
@@ -256,22 +334,29 @@ def read_model(data: bytes) -> ModelDef:
         raise ValueError(f"{_FUNC}: not a TFLite flatbuffer (file identifier {bytes(data[4:8])!r}, expected b'TFL3')")
     root = _Table(buf, buf.read("<I", 0, "root offset"), "Model")
     version = root.scalar(0, "<I", 0)
-    codes = []
+    codes = []  # (builtin code, version, custom code name)
     for i, c in enumerate(root.tables(1, "operator_codes")):
         deprecated = c.scalar(0, "<b", 0)
         builtin = c.scalar(3, "<i", 0)
-        codes.append(max(int(deprecated), int(builtin)))
+        codes.append((max(int(deprecated), int(builtin)), int(c.scalar(2, "<i", 1)),
+                      c.string(1, f"operator_codes[{i}] custom_code")))
     subgraphs = root.tables(2, "subgraphs")
     if not subgraphs:
         buf.fail("no subgraph")
     buffers = root.tables(4, "buffers")
     description = root.string(3, "description")
-    sg = subgraphs[0]
+    graphs = [_subgraph(buf, sg, k, buffers, codes) for k, sg in enumerate(subgraphs)]
+    return ModelDef(int(version), graphs, description)
+
+
+def _subgraph(buf, sg, sg_index, buffers, codes) -> "SubgraphDef":
+    """Decode subgraph ``sg_index``: its tensors (with constant data), inputs, outputs, operators."""
+    where = "" if sg_index == 0 else f"subgraph {sg_index} "
     tensor_tables = sg.tables(0, "tensors")
     n_t = len(tensor_tables)
     tensors = []
     for i, t in enumerate(tensor_tables):
-        what = f"tensor {i}"
+        what = f"{where}tensor {i}"
         shape = t.vector(0, np.int32, f"{what} shape")
         ttype = t.scalar(1, "<b", 0)
         b_idx = t.scalar(2, "<I", 0)
@@ -297,8 +382,9 @@ def read_model(data: bytes) -> ModelDef:
         if any(d < 0 for d in shape_t):
             raise ValueError(f"{_FUNC}: tensor {i} ({name!r}) has a dynamic shape {shape_t}; only static shapes "
                              "are supported")
-        if int(np.prod(shape_t, dtype=object)) > 2**31 - 1:  # LiteRT's flat sizes are int
-            buf.fail(f"tensor {i} ({name!r}) has shape {shape_t}, more than 2^31 - 1 elements")
+        if int(np.prod([max(d, 1) for d in shape_t], dtype=object)) > 2**31 - 1:  # LiteRT's flat sizes are int
+            buf.fail(f"tensor {i} ({name!r}) has shape {shape_t}, more than 2^31 - 1 elements (its non-zero "
+                     "dimensions multiply beyond the int range: numpy cannot hold it even when a 0 makes it empty)")
         arr = None
         if b_idx != 0:
             _check_index(b_idx, len(buffers), f"{what} buffer", buf)
@@ -314,19 +400,23 @@ def read_model(data: bytes) -> ModelDef:
                              f"{n_el * dt.itemsize}")
                 arr = raw.view(dt).astype(dt.newbyteorder("=")).reshape(shape_t)
         tensors.append(TensorDef(i, name, shape_t, None if dtype is None else np.dtype(dtype), type_name, arr,
-                                 scale, zp, int(qdim)))
+                                 scale, zp, int(qdim), bool(t.scalar(5, "<B", 0))))
     ins = sg.vector(1, np.int32, "subgraph inputs")
     outs = sg.vector(2, np.int32, "subgraph outputs")
     ins = () if ins is None else tuple(_check_index(int(v), n_t, "subgraph input", buf) for v in ins)
     outs = () if outs is None else tuple(_check_index(int(v), n_t, "subgraph output", buf) for v in outs)
     ops = []
     for k, o in enumerate(sg.tables(3, "operators")):
-        what = f"operator {k}"
+        what = f"{where}operator {k}"
         ci = _check_index(o.scalar(0, "<I", 0), len(codes), f"{what} opcode_index", buf)
         oi = o.vector(1, np.int32, f"{what} inputs")
         oo = o.vector(2, np.int32, f"{what} outputs")
         oi = () if oi is None else tuple(_check_index(int(v), n_t, f"{what} input", buf, True) for v in oi)
         oo = () if oo is None else tuple(_check_index(int(v), n_t, f"{what} output", buf) for v in oo)
         _, opts = _options(o, what)
-        ops.append(OperatorDef(k, codes[ci], op_name(codes[ci]), oi, oo, opts))
-    return ModelDef(int(version), tensors, ins, outs, ops, description, len(subgraphs))
+        code, version, custom = codes[ci]
+        name = f"CUSTOM({custom})" if code == _CUSTOM and custom else op_name(code)
+        im = o.vector(8, np.int32, f"{what} intermediates")
+        im = () if im is None else tuple(_check_index(int(v), n_t, f"{what} intermediate", buf) for v in im)
+        ops.append(OperatorDef(k, code, name, oi, oo, opts, version, im))
+    return SubgraphDef(sg_index, sg.string(4, f"{where}name") or f"subgraph_{sg_index}", tensors, ins, outs, ops)

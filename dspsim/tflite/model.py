@@ -6,8 +6,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..accumulator import Accumulator
+from . import builtins  # noqa: F401  (registers every builtin's Prepare)
 from .flatbuffer import ModelDef
-from .ops import ENGINES, PREPARE, Graph, SUPPORTED_OPS
+from .prepare import BUILTINS, ROUNDINGS, Engine, Graph, State, engine_of
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,24 @@ def _info(t) -> TensorInfo:
                       int(t.zero_point[0]) if per_tensor and t.zero_point.size else None)
 
 
+def _check_litert_quantization(sg, where):
+    """LiteRT's interpreter refuses, at load, a per-channel quantized tensor whose quantized_dimension
+    is not one of its dimensions or whose scale count is not that dimension's size (``Subgraph::
+    SetTensorParametersReadOnly``); TFLM reads such tensors without checking (person_detect's bias)."""
+    for t in sg.tensors:
+        if t.scale.size <= 1:
+            continue
+        rank = len(t.shape)
+        if not 0 <= t.quantized_dimension < rank:
+            raise ValueError(f"load_model: {where}tensor {t.index} ({t.name!r}): quantized_dimension must be in "
+                             f"range [0, {rank}), was {t.quantized_dimension}: LiteRT refuses the model (engine "
+                             "'tflm' runs it)")
+        if t.scale.size != t.shape[t.quantized_dimension]:
+            raise ValueError(f"load_model: {where}tensor {t.index} ({t.name!r}): {t.scale.size} scales for dimension "
+                             f"{t.quantized_dimension} of size {t.shape[t.quantized_dimension]}: LiteRT refuses the "
+                             "model (engine 'tflm' runs it)")
+
+
 class Model:
     """An int8 TFLite model, run layer by layer with dspsim's bit-exact kernels.
 
@@ -50,56 +69,91 @@ class Model:
     Attributes
     ----------
     engine : str
-        "litert" (LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``), "tflite"
-        (FULLY_CONNECTED with ``MultiplyByQuantizedMultiplier`` as TFLite/TFLM's integer kernel) or
-        "xnnpack" (LiteRT's default interpreter, whose XNNPACK delegate takes every supported node:
-        FC/conv/depthwise requantized in float32 with ties to even, and XNNPACK's own ADD, MUL, MEAN,
-        LEAKY_RELU and QUANTIZE kernels wherever the delegate accepts the node's scales; the rest as
-        the reference).
+        "litert" (LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``), "tflm" (TensorFlow
+        Lite Micro's reference kernels: FULLY_CONNECTED with ``MultiplyByQuantizedMultiplier``, ...;
+        docs/engines.md) or "xnnpack" (LiteRT's default interpreter, whose XNNPACK delegate takes every
+        supported node: FC/conv/depthwise requantized in float32 with ties to even, and XNNPACK's own
+        ADD, MUL, MEAN, LEAKY_RELU and QUANTIZE kernels wherever the delegate accepts the node's
+        scales; the rest as the reference).
     accumulator : Accumulator or None
         The accumulator of FULLY_CONNECTED / CONV_2D / DEPTHWISE_CONV_2D (None: int32 wrapping, as
         LiteRT). A narrower or saturating :class:`dspsim.Accumulator` simulates a DSP's register on
         the whole model; ``trace`` then shows where its outputs first leave the reference.
+    rounding : str
+        "double" (the default build) or "single" (``TFLITE_SINGLE_ROUNDING``): the rounding of
+        ``MultiplyByQuantizedMultiplier`` in the fixed-point requantization of FULLY_CONNECTED (tflm),
+        CONV_2D, DEPTHWISE_CONV_2D, RELU* and LEAKY_RELU.
     inputs, outputs : list of TensorInfo
     operators : list of (index, builtin op name)
     """
 
-    def __init__(self, mdef: ModelDef, engine: str = "litert", accumulator=None):
-        if engine not in ENGINES:
-            raise ValueError(f"load_model: engine must be one of {sorted(ENGINES)}, got {engine!r}")
+    def __init__(self, mdef: ModelDef, engine: str = "litert", accumulator=None, rounding: str = "double"):
+        eng = engine_of(engine)
         if accumulator is not None and not isinstance(accumulator, Accumulator):
             raise TypeError(f"load_model: accumulator must be a dspsim.Accumulator, got {type(accumulator).__name__}")
-        self.engine = engine
+        if rounding not in ROUNDINGS:
+            raise ValueError(f"load_model: rounding must be one of {ROUNDINGS}, got {rounding!r}")
+        self.engine = eng.value
         self.accumulator = accumulator
+        self.rounding = rounding
         self._mdef = mdef
-        g = Graph(mdef, engine, accumulator)
-        for i in mdef.inputs:
-            if mdef.tensors[i].dtype is None:
-                raise ValueError(f"load_model: input tensor {i} has unsupported type {mdef.tensors[i].type_name}")
-        known = set(mdef.inputs) | {t.index for t in mdef.tensors if t.data is not None}
-        self._plan = []
-        for op in mdef.operators:
-            if op.name not in PREPARE:
-                raise ValueError(f"load_model: operator {op.index} is {op.name}, which dspsim does not support "
-                                 f"(supported: {', '.join(SUPPORTED_OPS)})")
-            for i in op.inputs:
-                if i >= 0 and i not in known:
-                    raise ValueError(f"load_model: operator {op.index} ({op.name}) reads tensor {i} "
-                                     f"({mdef.tensors[i].name!r}) before any operator writes it")
-            for i in op.outputs:
-                t = mdef.tensors[i]
-                if t.dtype is None:
-                    raise ValueError(f"load_model: operator {op.index} ({op.name}) writes tensor {i} of unsupported "
-                                     f"type {t.type_name}")
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge scales: refused below
-                self._plan.append((op, PREPARE[op.name](op, g)))
-            known.update(op.outputs)
-        for i in mdef.outputs:
-            if i not in known:
-                raise ValueError(f"load_model: model output tensor {i} is never written")
+        self.state = State()
+        self._streams = None  # the per-stream states of run_batch
+        self._graphs = [self._prepare(sg, Graph(mdef, eng, accumulator, rounding, sg, self.state, self._call))
+                        for sg in mdef.subgraphs]
+        self._plan = self._graphs[0]
         self.inputs = [_info(mdef.tensors[i]) for i in mdef.inputs]
         self.outputs = [_info(mdef.tensors[i]) for i in mdef.outputs]
         self.operators = [(op.index, op.name) for op, _ in self._plan]
+
+    @staticmethod
+    def _prepare(sg, g):
+        """Prepare every operator of subgraph ``sg`` in order (refusals name the subgraph when it is not 0)."""
+        where = "" if sg.index == 0 else f"subgraph {sg.index} "
+        for i in sg.inputs:
+            if sg.tensors[i].dtype is None:
+                raise ValueError(f"load_model: {where}input tensor {i} has unsupported type "
+                                 f"{sg.tensors[i].type_name}")
+        if g.engine != Engine.TFLM:
+            _check_litert_quantization(sg, where)
+        known = set(sg.inputs) | {t.index for t in sg.tensors if t.data is not None or t.is_variable}
+        plan = []
+        for op in sg.operators:
+            if op.name not in BUILTINS:
+                raise ValueError(f"load_model: {where}operator {op.index} is {op.name} (version {op.version}), "
+                                 f"which dspsim does not support (dspsim.tflite.supported_ops() lists the {len(BUILTINS)} it has)")
+            for i in op.inputs:
+                if i >= 0 and i not in known:
+                    raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) reads tensor {i} "
+                                     f"({sg.tensors[i].name!r}) before any operator writes it")
+            for i in op.outputs:
+                t = sg.tensors[i]
+                if t.dtype is None and t.type_name != "RESOURCE":
+                    raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) writes tensor {i} of "
+                                     f"unsupported type {t.type_name}")
+            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge scales: refused below
+                try:
+                    plan.append((op, BUILTINS[op.name](op, g)))
+                except IndexError as exc:  # a Prepare reading an input, output or dimension the op lacks
+                    raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) is malformed: its "
+                                     f"{len(op.inputs)} inputs, {len(op.outputs)} outputs or their shapes do not "
+                                     f"fit the op ({exc})") from None
+            known.update(op.outputs)
+        for i in sg.outputs:
+            if i not in known:
+                raise ValueError(f"load_model: {where}output tensor {i} is never written")
+        return plan
+
+    @property
+    def num_tensors(self) -> int:
+        """Number of tensors of the main subgraph (valid tensor indices are ``range(num_tensors)``)."""
+        return len(self._mdef.tensors)
+
+    def tensor_value(self, index: int):
+        """The constant data of tensor ``index`` (weights, biases, ...), or None for an activation."""
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_tensors:
+            raise ValueError(f"Model.tensor_value: tensor index must be in [0, {self.num_tensors}), got {index!r}")
+        return self._mdef.tensors[int(index)].data
 
     def tensor_info(self, index: int) -> TensorInfo:
         """Name, shape, dtype and per-tensor quantization of tensor ``index`` of the subgraph."""
@@ -111,12 +165,59 @@ class Model:
 
     def outputs_of(self, op_index: int):
         """Tensor indices written by operator ``op_index``."""
-        return list(self._mdef.operators[op_index].outputs)
+        return list(self._operator(op_index)[0].outputs)
+
+    def operator_inputs(self, op_index: int):
+        """Tensor indices read by operator ``op_index`` (-1 for an absent optional input)."""
+        return list(self._operator(op_index)[0].inputs)
+
+    def operator_params(self, op_index: int) -> dict:
+        """The integer parameters operator ``op_index`` was prepared with (multipliers, shifts, zero
+        points, activation bounds, ...), as its kernel receives them."""
+        return dict(self._operator(op_index)[1].params)
+
+    def run_operator(self, op_index: int, inputs):
+        """Run operator ``op_index`` alone on ``inputs``: a list aligned with :meth:`operator_inputs`,
+        where None takes the model's constant (or leaves an absent optional input absent). Returns the
+        output array (a list of them for an operator with several outputs), as :meth:`trace` would
+        show it. A state operator (ASSIGN_VARIABLE...) acts on the model's state."""
+        op, prep = self._operator(op_index)
+        func = "Model.run_operator"
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != len(op.inputs):
+            raise ValueError(f"{func}: operator {op_index} ({op.name}) has {len(op.inputs)} inputs; give a list of "
+                             f"{len(op.inputs)} arrays (None for constants)")
+        args = []
+        for k, (i, x) in enumerate(zip(op.inputs, inputs)):
+            t = self._mdef.tensors[i] if i >= 0 else None
+            if x is None:
+                if t is not None and t.data is None:
+                    raise ValueError(f"{func}: input {k} (tensor {i}, {t.name!r}) of operator {op_index} is not a "
+                                     "constant; give its value")
+                args.append(None if t is None else t.data)
+                continue
+            a = np.asarray(x)
+            if t is None or a.dtype != t.dtype or a.shape != tuple(t.shape):
+                want = "absent" if t is None else f"{t.dtype} {tuple(t.shape)}"
+                raise ValueError(f"{func}: input {k} of operator {op_index} ({op.name}) must be {want}, got "
+                                 f"{a.dtype} {a.shape}")
+            args.append(a)
+        y = prep.run(args)
+        self.state.drain_writes()
+        outs = [np.asarray(v, dtype=self._mdef.tensors[i].dtype) for i, v in
+                zip(op.outputs, y if isinstance(y, (tuple, list)) else (y,)) if self._mdef.tensors[i].dtype is not None]
+        return outs[0] if len(outs) == 1 else outs
+
+    def _operator(self, op_index):
+        if isinstance(op_index, bool) or not isinstance(op_index, (int, np.integer)) \
+                or not 0 <= op_index < len(self._plan):
+            raise ValueError(f"Model: operator index must be in [0, {len(self._plan)}), got {op_index!r}")
+        return self._plan[int(op_index)]
 
     def __repr__(self):
         ops = " ".join(name for _, name in self.operators)
         acc = "" if self.accumulator is None else f" accumulator={self.accumulator!r}"
-        return f"<dspsim.tflite.Model engine={self.engine!r}{acc}: {len(self.operators)} ops: {ops}>"
+        rnd = "" if self.rounding == "double" else f" rounding={self.rounding!r}"
+        return f"<dspsim.tflite.Model engine={self.engine!r}{acc}{rnd}: {len(self.operators)} ops: {ops}>"
 
     def _inputs(self, inputs):
         func = "Model.run"
@@ -134,24 +235,115 @@ class Model:
             out.append(a)
         return out
 
-    def _execute(self, inputs, keep):
-        values = {t.index: t.data for t in self._mdef.tensors if t.data is not None}
-        trace = []
-        for k, (i, x) in enumerate(zip(self._mdef.inputs, self._inputs(inputs))):
+    def _run_subgraph(self, index, inputs, trace=None):
+        """Run subgraph ``index`` on ``inputs`` (arrays in its input order); returns its tensor values.
+
+        Each operator's output goes to its output tensor (several outputs when ``run`` returns a tuple
+        or list); state writes (ASSIGN_VARIABLE, variable tensors) are logged in ``self.state`` and,
+        with ``trace`` a list, appended to it after the operator that made them."""
+        sg = self._mdef.subgraphs[index]
+        values = {t.index: t.data for t in sg.tensors if t.data is not None}
+        values.update(self.state.variables_of(sg))
+        for i, x in zip(sg.inputs, inputs):
             values[i] = x
-            if keep:
-                trace.append(TraceEntry(-1, "INPUT", i, self._mdef.tensors[i].name, x))
-        for op, run in self._plan:
-            y = run([values[i] if i >= 0 else None for i in op.inputs])
-            t = self._mdef.tensors[op.outputs[0]]
-            y = np.asarray(y, dtype=t.dtype)
-            values[op.outputs[0]] = y
-            if keep:
-                trace.append(TraceEntry(op.index, op.name, t.index, t.name, y))
+            if trace is not None:
+                trace.append(TraceEntry(-1, "INPUT", i, sg.tensors[i].name, x))
+        for op, prep in self._graphs[index]:
+            try:
+                y = prep.run([values[i] if i >= 0 else None for i in op.inputs])
+            except ValueError as exc:  # numpy's own complaints about a malformed model, named
+                if str(exc).startswith("Model.run"):
+                    raise
+                raise ValueError(f"Model.run: operator {op.index} ({op.name}): {exc}") from None
+            outs = y if isinstance(y, (tuple, list)) else (() if y is None else (y,))
+            if len(outs) != len(op.outputs):
+                raise ValueError(f"Model.run: operator {op.index} ({op.name}) produced {len(outs)} outputs, the "
+                                 f"model declares {len(op.outputs)}")
+            for i, v in zip(op.outputs, outs):
+                t = sg.tensors[i]
+                if t.dtype is not None and np.shape(v) != tuple(t.shape):
+                    raise ValueError(f"Model.run: operator {op.index} ({op.name}) computes shape {np.shape(v)} for "
+                                     f"tensor {i} ({t.name!r}), the model declares {tuple(t.shape)}")
+                values[i] = v if t.dtype is None else np.asarray(v, dtype=t.dtype)  # None: a resource handle
+                if trace is not None and t.dtype is not None:
+                    trace.append(TraceEntry(op.index, op.name, t.index, t.name, values[i]))
+            for tensor, name, value in self.state.drain_writes():
+                if tensor in values and sg.tensors[tensor].is_variable:
+                    values[tensor] = value
+                if trace is not None:
+                    trace.append(TraceEntry(op.index, op.name, tensor, f"{name} (state write)", value))
+        return values
+
+    def _call(self, index):
+        """Run subgraph ``index`` without inputs (CALL_ONCE's initialisation subgraph)."""
+        if not 0 < index < len(self._graphs):
+            raise ValueError(f"Model.run: subgraph {index} does not exist (the model has {len(self._graphs)})")
+        self._run_subgraph(index, [])
+
+    def _execute(self, inputs, keep):
+        trace = [] if keep else None
+        values = self._run_subgraph(0, self._inputs(inputs), trace)
         return values, trace
+
+    def reset(self):
+        """Restore the initial state: resource variables unset (CALL_ONCE runs its initialisation
+        subgraph again on the next run), variable tensors back to their initial values, for
+        :meth:`run` and for every stream of :meth:`run_batch`. A model without state has nothing to
+        reset: this then does nothing."""
+        self.state.reset()
+        self._streams = None
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the model keeps state between invocations (resource variables or variable tensors)."""
+        return any(op.name in ("VAR_HANDLE", "CALL_ONCE") for sg in self._mdef.subgraphs for op in sg.operators) \
+            or any(t.is_variable for sg in self._mdef.subgraphs for t in sg.tensors)
+
+    def run_batch(self, inputs):
+        """``run`` on N independent samples: each input has a leading axis N (``(N, *input.shape)``), and
+        so has each output; the result is bit-identical to N calls of :meth:`run`.
+
+        For a state-carrying model N is the number of independent streams: the model keeps one state
+        per stream, and each call advances every stream by one frame. A call with another N needs a
+        :meth:`reset` first (ValueError otherwise). The streams' states are separate from the state of
+        :meth:`run`.
+        """
+        func = "Model.run_batch"
+        if isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
+            inputs = [inputs]
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"{func}: the model has {len(self.inputs)} input(s), got {len(inputs)}")
+        arrays = [np.asarray(x) for x in inputs]
+        for k, (a, info) in enumerate(zip(arrays, self.inputs)):
+            if a.ndim != len(info.shape) + 1 or a.shape[1:] != info.shape:
+                raise ValueError(f"{func}: input {k} ({info.name!r}) must have shape (N, *{info.shape}), got {a.shape}")
+        n = arrays[0].shape[0]
+        if any(a.shape[0] != n for a in arrays) or n == 0:
+            raise ValueError(f"{func}: every input needs the same leading N >= 1, got {[a.shape[0] for a in arrays]}")
+        stateful = self.stateful
+        if stateful:
+            if self._streams is None:
+                self._streams = [State() for _ in range(n)]
+            elif len(self._streams) != n:
+                raise ValueError(f"{func}: the model carries {len(self._streams)} streams; call reset() before "
+                                 f"running {n}")
+        outs = []
+        for i in range(n):
+            if stateful:
+                self.state.swap(self._streams[i])
+            try:
+                outs.append(self.run([a[i] for a in arrays]))
+            finally:
+                if stateful:
+                    self.state.swap(self._streams[i])
+        return [np.stack([o[k] for o in outs]) for k in range(len(self.outputs))]
 
     def run(self, inputs):
         """The model's outputs (a list, in the model's output order) for ``inputs``.
+
+        A model with state (resource variables read and assigned across invocations, as the
+        streaming microWakeWord models keep; variable tensors) keeps it between calls: each call is
+        the next frame, as in TFLM's interpreter. :meth:`reset` starts over.
 
         ``inputs``: one array, or a list of arrays in the model's input order, each with exactly the
         input tensor's dtype (int8 for an int8 model, float32 where the model starts with QUANTIZE)
@@ -162,5 +354,7 @@ class Model:
 
     def trace(self, inputs):
         """Every tensor of one run, in execution order: the model inputs, then each operator's output,
-        as :class:`TraceEntry` (operator index and name, tensor index and name, value)."""
+        as :class:`TraceEntry` (operator index and name, tensor index and name, value); a state write
+        (ASSIGN_VARIABLE, an updated variable tensor) follows its operator, named "<variable> (state
+        write)". A state-carrying model advances one frame, as :meth:`run` does."""
         return self._execute(inputs, True)[1]

@@ -26,11 +26,12 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
-import flatbuffers  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from ai_edge_litert.interpreter import Interpreter, OpResolverType  # noqa: E402
-from tensorflow.lite.python import schema_py_generated as S  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _tflite_edit import S, load, save, set_data, set_quant, tensor, the_op  # noqa: E402
+from _tflite_edit import convert as _convert  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ACT = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6"}
@@ -44,72 +45,11 @@ RESOLVERS = {
 
 
 # ----------------------------------------------------------------------------------------------
-# converter and flatbuffer plumbing
+# converter and flatbuffer plumbing (shared helpers in _tflite_edit.py)
 # ----------------------------------------------------------------------------------------------
 def convert(fn, input_shapes, seed=0):
     """A full-integer int8 model of the tf.function ``fn`` (float inputs of ``input_shapes``)."""
-    rng = np.random.default_rng(seed)
-    specs = [tf.TensorSpec(s, tf.float32) for s in input_shapes]
-    conc = tf.function(fn, input_signature=specs).get_concrete_function()
-
-    def rep():
-        for _ in range(20):
-            yield [rng.normal(size=s).astype(np.float32) for s in input_shapes]
-
-    conv = tf.lite.TFLiteConverter.from_concrete_functions([conc])
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.representative_dataset = rep
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    conv.inference_input_type = tf.int8
-    conv.inference_output_type = tf.int8
-    return conv.convert()
-
-
-def load(model_bytes):
-    return S.ModelT.InitFromPackedBuf(bytearray(model_bytes), 0)
-
-
-def save(model):
-    b = flatbuffers.Builder(1024)
-    b.Finish(model.Pack(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
-
-
-def the_op(model):
-    """(builtin op code, operator) of the single compute op of a one-op model."""
-    ops = model.subgraphs[0].operators
-    assert len(ops) == 1, [model.operatorCodes[o.opcodeIndex].builtinCode for o in ops]
-    op = ops[0]
-    code = model.operatorCodes[op.opcodeIndex]
-    return max(code.builtinCode, code.deprecatedBuiltinCode), op
-
-
-def tensor(model, idx):
-    return model.subgraphs[0].tensors[idx]
-
-
-def set_quant(model, idx, scale, zero_point, axis=0):
-    q = tensor(model, idx).quantization
-    q.scale = [float(v) for v in np.atleast_1d(np.float32(scale))]
-    q.zeroPoint = [int(v) for v in np.broadcast_to(np.atleast_1d(zero_point), (len(q.scale),))]
-    q.quantizedDimension = axis
-    q.min = q.max = None
-
-
-def get_quant(model, idx):
-    q = tensor(model, idx).quantization
-    return np.asarray(q.scale, np.float32), np.asarray(q.zeroPoint, np.int64)
-
-
-def set_data(model, idx, arr):
-    t = tensor(model, idx)
-    assert tuple(t.shape) == arr.shape, (t.shape, arr.shape)
-    model.buffers[t.buffer].data = np.frombuffer(np.ascontiguousarray(arr).tobytes(), np.uint8)
-
-
-def get_data(model, idx, dtype):
-    t = tensor(model, idx)
-    return np.frombuffer(bytes(model.buffers[t.buffer].data), dtype).reshape(t.shape)
+    return _convert(fn, input_shapes, seed, samples=20)
 
 
 def run(model_bytes, inputs, resolver):

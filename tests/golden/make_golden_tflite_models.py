@@ -32,58 +32,20 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
-import flatbuffers  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from ai_edge_litert import __version__ as litert_version  # noqa: E402
 from ai_edge_litert.interpreter import Interpreter, OpResolverType  # noqa: E402
-from tensorflow.lite.python import schema_py_generated as S  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _tflite_edit import S, convert, load, one_op_model, op_names, save  # noqa: E402
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
 RUNS = 4
 
 
 # ----------------------------------------------------------------------------------------------
-# converter and flatbuffer plumbing
+# scale rewrites (the converter and flatbuffer plumbing is in _tflite_edit.py)
 # ----------------------------------------------------------------------------------------------
-def convert(fn, input_shapes, seed, float_io=False):
-    rng = np.random.default_rng(seed)
-    specs = [tf.TensorSpec(s, tf.float32) for s in input_shapes]
-    conc = tf.function(fn, input_signature=specs).get_concrete_function()
-
-    def rep():
-        for _ in range(32):
-            yield [rng.normal(size=s).astype(np.float32) for s in input_shapes]
-
-    conv = tf.lite.TFLiteConverter.from_concrete_functions([conc])
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.representative_dataset = rep
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    if not float_io:
-        conv.inference_input_type = tf.int8
-        conv.inference_output_type = tf.int8
-    return conv.convert()
-
-
-def load(model_bytes):
-    return S.ModelT.InitFromPackedBuf(bytearray(model_bytes), 0)
-
-
-def save(model):
-    b = flatbuffers.Builder(1024)
-    b.Finish(model.Pack(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
-
-
-def op_names(model):
-    names = {v: k for k, v in vars(S.BuiltinOperator).items() if not k.startswith("_")}
-    out = []
-    for op in model.subgraphs[0].operators:
-        c = model.operatorCodes[op.opcodeIndex]
-        out.append(names[max(c.builtinCode, c.deprecatedBuiltinCode)])
-    return out
-
-
 def pot(v):
     return np.float32(2.0 ** np.round(np.log2(np.asarray(v, np.float64))))
 
@@ -296,41 +258,6 @@ def record(name, model_bytes, seed):
                                               "numpy": np.__version__, "machine": platform.machine()}))
     np.savez_compressed(os.path.join(HERE, f"{name}.npz"), **arrays)
     print(f"{name}: {len(model_bytes)} bytes, ops {' '.join(op_names(load(model_bytes)))}")
-
-
-def one_op_model(code, options_type, options, tensors, inputs, outputs):
-    """A one-operator model built from the schema objects. ``tensors``: (name, shape, TensorType,
-    scale or None, zero point, constant data or None) in index order; ``inputs``/``outputs``: the
-    operator's tensor indices (the constants' ones are left out of the subgraph inputs)."""
-    model = S.ModelT()
-    model.version = 3
-    oc = S.OperatorCodeT()
-    oc.builtinCode = oc.deprecatedBuiltinCode = code
-    oc.version = 1
-    model.operatorCodes = [oc]
-    model.buffers = [S.BufferT()]
-    sg = S.SubGraphT()
-    sg.tensors = []
-    for name, shape, ttype, scale, zp, data in tensors:
-        t = S.TensorT()
-        t.name, t.shape, t.type = name, list(shape), ttype
-        buf = S.BufferT()
-        if data is not None:
-            buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
-        model.buffers.append(buf)
-        t.buffer = len(model.buffers) - 1
-        if scale is not None:
-            t.quantization = S.QuantizationParametersT()
-            t.quantization.scale, t.quantization.zeroPoint = [float(np.float32(scale))], [int(zp)]
-        sg.tensors.append(t)
-    op = S.OperatorT()
-    op.opcodeIndex, op.inputs, op.outputs = 0, list(inputs), list(outputs)
-    op.builtinOptionsType, op.builtinOptions = options_type, options
-    sg.operators = [op]
-    sg.inputs = [i for i in inputs if tensors[i][5] is None]
-    sg.outputs = list(outputs)
-    model.subgraphs = [sg]
-    return save(model)
 
 
 def requantize_model(s_in, zp_in, s_out, zp_out):

@@ -1,0 +1,79 @@
+"""RELU, RELU6, RELU_N1_TO_1 and LEAKY_RELU (int8 / uint8; int16 RELU and LEAKY_RELU)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import kernels
+from ...kernels import elementwise
+from ..prepare import (Engine, Prepared, activation_range, at_run, builtin, check_arity, check_int_types,
+                       check_same_shape, fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
+
+_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _relu_x(op, g, kind):
+    check_arity(op, 1)
+    check_int_types(op, g, allowed=_TYPES + ((np.dtype(np.int16),) if kind != "relu_n1_to_1" else ()))
+    check_same_shape(op, g)
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    s_in, zi = per_tensor_quant(op, t_in, "input")
+    s_out, zo = per_tensor_quant(op, t_out, "output")
+    if t_in.dtype == np.int16 and g.engine != Engine.TFLM and (zi, zo) != (0, 0):
+        refuse(op, f"int16 {op.name} needs zero points 0 (LiteRT ReluPrepare), got {zi}, {zo}")
+    m, s = fixed_point_multiplier(op, np.float32(s_in / s_out), g.rounding)  # ReluPrepare: float32 quotient
+    lo, hi = activation_range(op, 0, t_out, kind)
+    q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, act_min=lo, act_max=hi,
+             rounding=g.rounding)
+    return Prepared(lambda inputs: at_run(op, kernels.relu, inputs[0], **q), q)
+
+
+@builtin("RELU")
+def prepare_relu(op, g):
+    return _relu_x(op, g, "relu")
+
+
+@builtin("RELU6")
+def prepare_relu6(op, g):
+    if g.engine != Engine.TFLM:
+        return _relu_x(op, g, "relu6")
+    # TFLM's Relu6Prepare: a clamp in the INPUT domain, [zi, zi + round(6 / s_in)] within the type; the
+    # output tensor's scale and zero point are not read (activations_common.cc).
+    check_arity(op, 1)
+    check_int_types(op, g, allowed=(np.dtype(np.int8), np.dtype(np.int16)))
+    check_same_shape(op, g)
+    s_in, zi = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    q = dict(input_scale=s_in, input_zero_point=zi)
+    return Prepared(lambda inputs: at_run(op, kernels.tflm_relu6, inputs[0], **q), q)
+
+
+@builtin("RELU_N1_TO_1")
+def prepare_relu_n1_to_1(op, g):
+    if g.engine == Engine.TFLM:
+        refuse(op, "TFLite Micro registers no RELU_N1_TO_1 kernel (engine 'tflm')")
+    return _relu_x(op, g, "relu_n1_to_1")
+
+
+@builtin("LEAKY_RELU")
+def prepare_leaky_relu(op, g):
+    check_arity(op, 1)
+    check_int_types(op, g, allowed=_TYPES + (np.dtype(np.int16),))
+    check_same_shape(op, g)
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    s_in, zi = per_tensor_quant(op, t_in, "input")
+    s_out, zo = per_tensor_quant(op, t_out, "output")
+    if t_in.dtype == np.int16 and g.engine != Engine.TFLM and (zi, zo) != (0, 0):
+        refuse(op, f"int16 LEAKY_RELU needs zero points 0 (LiteRT LeakyReluPrepare), got {zi}, {zo}")
+    alpha = float(np.float32(op.options.get("alpha", 0.0)))
+    if not alpha >= 0:
+        refuse(op, f"alpha = {alpha}: a negative alpha is not supported")
+    for real in (np.float32(s_in / s_out), np.float32(np.float32(s_in * np.float32(alpha)) / s_out)):
+        fixed_point_multiplier(op, real)
+    q = dict(alpha=alpha, input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
+    r = np.float32(s_in / s_out)
+    if g.engine == Engine.XNNPACK and t_in.dtype == np.int8 and xnnpack_delegates((r,), 2.0**-8, 2.0**7, False) \
+            and abs(np.float32(r * np.float32(alpha))) >= 2.0**-8:
+        return Prepared(lambda inputs: elementwise.xnnpack_leaky_relu(inputs[0], **q), q)
+    q["rounding"] = g.rounding
+    # LeakyReluPrepare divides in float32 (LiteRT activations.cc); the TFLM wheel in double
+    q["quotient"] = "double" if g.engine == Engine.TFLM else "float32"
+    return Prepared(lambda inputs: at_run(op, kernels.leaky_relu, inputs[0], **q), q)

@@ -1,0 +1,120 @@
+"""SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (int8; uint8 where LiteRT takes it), with broadcasting.
+
+Per engine (docs/engines.md, "Arithmetic operators"):
+
+* SUB: LiteRT ``sub.cc`` derives the multipliers from double quotients; so does the tflite-micro
+  wheel (measured: ``tests/golden/ops/arith.npz`` ``sub_tflm_quotients_all_pairs``), although
+  tflite-micro's ``sub_common.cc`` at commit 686df2db9 divides in float32 (``quotient="float32"`` of
+  :func:`dspsim.kernels.binary.tflite_sub_params` models such builds). LiteRT's XNNPACK delegate takes
+  an int8 or uint8 SUB whose scale ratios lie in [2^-10, 2^8) and runs ``qs8-vadd`` / ``qu8-vadd`` (same
+  parameters) with input 2 negated.
+* SQUARED_DIFFERENCE: LiteRT refuses an output multiplier >= 1, tflite-micro shifts left; XNNPACK
+  takes float SQUARED_DIFFERENCE only.
+* MAXIMUM / MINIMUM: the codes compared; XNNPACK takes the float ops only. ``MaximumMinimumBroadcastSlow``
+  is declared for N = 5 dimensions, yet all three engines computed rank-6 broadcasts correctly
+  (measured), so rank <= 6 is taken as for the other binary ops.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from ...kernels import binary, elementwise
+from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types,
+                       check_shape, per_tensor_quant, refuse, xnnpack_delegates)
+from .elementwise import _binary
+
+_INT8 = np.dtype(np.int8)
+_INT16 = np.dtype(np.int16)
+
+
+def _check_rank(op, g, max_rank):
+    for k in (i for i in op.inputs if i >= 0):
+        t = g.tensor(k)
+        if len(t.shape) > max_rank:
+            refuse(op, f"input tensor {k} has rank {len(t.shape)}; the engine's broadcasting kernel takes rank <= "
+                       f"{max_rank}")
+
+
+def _int8_only(op, t_out, why):
+    if t_out.dtype != _INT8:
+        refuse(op, f"{t_out.type_name} is not supported ({why}); int8 only")
+
+
+def _runner(op, t_out, fn, *args, **kw):
+    return lambda inputs: check_shape(op, at_run(op, fn, inputs[0], inputs[1], *args, **kw), t_out)
+
+
+def _is_pot(scale):
+    """LiteRT's ``CheckedLog2``: |log2(s) - round(log2(s))| < 1e-3."""
+    v = math.log2(float(scale))
+    return abs(v - round(v)) < 1e-3
+
+
+def _prepare_sub_int16(op, g):
+    """int16 SUB, general scales: ``left_shift = 15`` (LiteRT ``PrepareGeneralSubOp``, TFLM
+    ``CalculateOpDataSub``); LiteRT requires zero points 0 and takes power-of-two scales (with
+    ``pot_scale_int16``, the default) to its shift-only ``Sub16`` kernel, which dspsim does not model."""
+    check_arity(op, 2)
+    check_int_types(op, g, ("input1", "input2"), (_INT16,))
+    t_out = g.tensor(op.outputs[0])
+    (s1, z1), (s2, z2), (so, zo) = (per_tensor_quant(op, g.tensor(i), w) for i, w in
+                                    zip((*op.inputs, op.outputs[0]), ("input1", "input2", "output")))
+    if g.engine != Engine.TFLM:
+        if (z1, z2, zo) != (0, 0, 0):
+            refuse(op, "int16 SUB needs zero points 0 (LiteRT sub.cc)")
+        if op.options.get("pot_scale_int16", 1) and all(_is_pot(s) for s in (s1, s2, so)):
+            refuse(op, "int16 SUB with power-of-two scales runs LiteRT's Sub16 shift kernel, which dspsim does "
+                       "not model")
+    lo, hi = activation_range(op, op.options.get("fused_activation_function", 0), t_out)
+    zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
+    params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, left_shift=15)
+    return Prepared(_runner(op, t_out, binary.sub, params, **zps), {**zps, **dataclasses.asdict(params)})
+
+
+@builtin("SUB")
+def prepare_sub(op, g):
+    _check_rank(op, g, 6)
+    if op.inputs and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == _INT16:
+        return _prepare_sub_int16(op, g)
+    t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
+    if g.engine == Engine.TFLM:
+        _int8_only(op, t_out, "tflite-micro's SUB takes int8 and int16")
+    zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
+    if g.engine == Engine.XNNPACK and xnnpack_delegates((s1 / so, s2 / so), 2.0**-10, 2.0**8):  # qs8 / qu8-vadd
+        xp = binary.xnnpack_sub_params(s1, s2, so)
+        return Prepared(_runner(op, t_out, elementwise.xnnpack_add, xp, **zps), {**zps, **dataclasses.asdict(xp)})
+    params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, quotient="double")
+    return Prepared(_runner(op, t_out, binary.sub, params, **zps), {**zps, **dataclasses.asdict(params)})
+
+
+@builtin("SQUARED_DIFFERENCE")
+def prepare_squared_difference(op, g):
+    t_out, s1, z1, s2, z2, so, zo, _, _ = _binary(op, g)
+    _check_rank(op, g, 6)
+    _int8_only(op, t_out, "the quantized SquaredDifference kernels are int8")
+    params = at_prepare(op, binary.tflite_squared_difference_params, s1, s2, so,
+                        output_multiplier_below_one=g.engine != Engine.TFLM)
+    zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo)
+    return Prepared(_runner(op, t_out, binary.squared_difference, params, **zps),
+                    {**zps, **dataclasses.asdict(params)})
+
+
+def _prepare_max_min(op, g, fn):
+    t_out = _binary(op, g)[0]
+    _check_rank(op, g, 6)
+    if g.engine == Engine.TFLM:
+        _int8_only(op, t_out, "tflite-micro's MAXIMUM/MINIMUM take int8, int16, int32, int64 and float32")
+    return Prepared(_runner(op, t_out, fn), {})
+
+
+@builtin("MAXIMUM")
+def prepare_maximum(op, g):
+    return _prepare_max_min(op, g, binary.maximum)
+
+
+@builtin("MINIMUM")
+def prepare_minimum(op, g):
+    return _prepare_max_min(op, g, binary.minimum)

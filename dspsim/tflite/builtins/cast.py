@@ -1,0 +1,30 @@
+"""CAST between int8, uint8, int16, int32 and float32 (no quantization involved: raw values).
+
+LiteRT (``cast.cc``) takes every pair; TFLM (``micro/kernels/cast.cc``) reads int8, int16, int32 and
+float32 (and uint32, bool) and writes int8, int16, int32 and float32: uint8 on either side fails at
+Eval. A float32 NaN cast to an integer is the type's maximum under LiteRT and 0 under TFLM.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels.typecast import CastNaN, cast
+from ..prepare import Engine, Prepared, at_run, builtin, check_arity, check_dtype, check_shape, refuse
+
+_I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
+
+
+@builtin("CAST")
+def prepare_cast(op, g):
+    check_arity(op, 1)
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    tflm = g.engine == Engine.TFLM
+    rule = " (TFLM's CAST fails at Eval on uint8)" if tflm else ""
+    check_dtype(op, t_in, (_I8, _I16, _I32, _F32) if tflm else (_I8, _U8, _I16, _I32, _F32), f"input{rule}")
+    check_dtype(op, t_out, (_I8, _I16, _I32, _F32) if tflm else (_I8, _U8, _I16, _I32, _F32), f"output{rule}")
+    if tuple(t_in.shape) != tuple(t_out.shape):
+        refuse(op, f"input {tuple(t_in.shape)} and output {tuple(t_out.shape)} shapes differ")
+    nan = CastNaN.ZERO if tflm else CastNaN.MAX
+    dtype = t_out.dtype.name
+    return Prepared(lambda inputs: check_shape(op, at_run(op, cast, inputs[0], dtype, nan=nan), t_out),
+                    {"dtype": dtype, "nan": nan.value})

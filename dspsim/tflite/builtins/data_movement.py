@@ -1,0 +1,243 @@
+"""STRIDED_SLICE, SLICE, SPLIT, SPLIT_V, TRANSPOSE, GATHER, PACK, UNPACK, MIRROR_PAD, SPACE_TO_DEPTH and
+DEPTH_TO_SPACE: copies of codes, quantization carried unchanged (no engine rescales here).
+
+The values are the same under every engine (LiteRT's XNNPACK delegate takes TRANSPOSE, SLICE,
+STRIDED_SLICE, SPLIT, SPACE_TO_DEPTH and DEPTH_TO_SPACE, and copies too); what differs is what each
+engine accepts: TFLM's kernels (``tensorflow/lite/micro/kernels/*.cc``) take fewer types and ranks,
+TFLM's STRIDED_SLICE ignores the ellipsis and new-axis masks and ``offset``
+(``strided_slice_common.cc`` builds its parameters without them), and LiteRT's BUILTIN_REF resolver
+registers only version 1 of DEPTH_TO_SPACE (``register_ref.cc``) while the converter writes version 2
+for int8.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels import shape as K
+from ..prepare import Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_shape, \
+    constant, refuse
+
+_I8, _U8, _I16, _I32, _I64, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64,
+                                                            np.float32))
+_LITERT_TYPES = (_I8, _U8, _I16, _I32, _I64, _F32)
+# the types each TFLM kernel's Eval switch accepts (the rest fail at Eval: "Type ... not supported")
+_TFLM_TYPES = {
+    "STRIDED_SLICE": (_F32, _I8, _I16, _I32), "SLICE": (_F32, _I32, _I8, _I16), "SPLIT": (_F32, _I8, _I16, _I32),
+    "SPLIT_V": (_F32, _I8, _I16, _I32), "TRANSPOSE": (_F32, _I8, _I16), "GATHER": (_F32, _I8),
+    "PACK": (_F32, _I8, _I16, _I32, _I64), "UNPACK": (_F32, _I32, _I16, _I8), "MIRROR_PAD": (_F32, _I8),
+    "SPACE_TO_DEPTH": (_F32, _I8), "DEPTH_TO_SPACE": (_F32, _I8)}
+# largest input rank each TFLM kernel takes (Prepare refuses more)
+_TFLM_MAX_RANK = {"STRIDED_SLICE": 4, "SLICE": 5, "TRANSPOSE": 5}
+# the highest version LiteRT's BUILTIN_REF resolver registers (tflite/kernels/register_ref.cc)
+LITERT_REF_MAX_VERSION = {"STRIDED_SLICE": 4, "SLICE": 8, "SPLIT": 5, "SPLIT_V": 3, "TRANSPOSE": 8, "GATHER": 8,
+                          "PACK": 5, "UNPACK": 6, "MIRROR_PAD": 3, "SPACE_TO_DEPTH": 2, "DEPTH_TO_SPACE": 1}
+
+
+def litert_ref_version(op, max_version):
+    """Refuse an operator version LiteRT's BUILTIN_REF resolver does not register."""
+    if op.version > max_version:
+        refuse(op, f"version {op.version}: LiteRT's BUILTIN_REF resolver registers {op.name} versions 1 to "
+                   f"{max_version} only (register_ref.cc), so LiteRT refuses the model")
+
+
+def _types(op, g, data_inputs=(0,)):
+    """Check the version (LiteRT), that the data inputs and every output share one type the engine's
+    kernel takes, and the rank limit (TFLM)."""
+    if g.engine == Engine.LITERT:
+        litert_ref_version(op, LITERT_REF_MAX_VERSION[op.name])
+    t_out = g.tensor(op.outputs[0])
+    allowed = _TFLM_TYPES[op.name] if g.engine == Engine.TFLM else _LITERT_TYPES
+    rule = " (TFLM's kernel)" if g.engine == Engine.TFLM else ""
+    if t_out.dtype not in allowed:
+        refuse(op, f"output type {t_out.type_name} is not supported{rule}; supported: "
+                   f"{', '.join(d.name for d in allowed)}")
+    for k in data_inputs:
+        check_dtype(op, g.tensor(op.inputs[k]), (t_out.dtype,), "input")
+    for o in op.outputs:
+        check_dtype(op, g.tensor(o), (t_out.dtype,), "output")
+    t_in = g.tensor(op.inputs[data_inputs[0]])
+    limit = _TFLM_MAX_RANK.get(op.name) if g.engine == Engine.TFLM else None
+    if limit is not None and len(t_in.shape) > limit:
+        refuse(op, f"input rank {len(t_in.shape)} exceeds {limit}: TFLM's {op.name} refuses it")
+    return t_in
+
+
+def _int_constant(op, g, k, what):
+    v = constant(op, g, k, what)
+    if v is None or v.dtype.kind != "i":
+        refuse(op, f"{what} must be a constant int tensor")
+    return v
+
+
+def _check_outputs(op, g, ys):
+    """Check the output shapes that the kernel computes at load (on zeros of the input's shape; the
+    kernel's refusals become load refusals through ``at_prepare``) against the model's."""
+    ys = ys if isinstance(ys, tuple) else (ys,)
+    if len(ys) != len(op.outputs):
+        refuse(op, f"computes {len(ys)} outputs, the model declares {len(op.outputs)}")
+    for y, o in zip(ys, op.outputs):
+        if y.shape != tuple(g.tensor(o).shape):
+            refuse(op, f"computes shape {y.shape} for output tensor {o}, the model declares {tuple(g.tensor(o).shape)}")
+        if g.engine == Engine.TFLM and y.size == 0:
+            refuse(op, f"output tensor {o} has no element: TFLM's allocator fails on it")
+
+
+def _run_checked(op, g, fn, *args, **kw):
+    """The ``run`` of a Prepared: ``fn(inputs[0], *args, **kw)``, its outputs checked against the declared shapes."""
+    t_outs = [g.tensor(o) for o in op.outputs]
+
+    def run(inputs):
+        y = at_run(op, fn, inputs[0], *args, **kw)
+        if isinstance(y, tuple):
+            return tuple(check_shape(op, v, t) for v, t in zip(y, t_outs))
+        return check_shape(op, y, t_outs[0])
+
+    return run
+
+
+@builtin("STRIDED_SLICE")
+def prepare_strided_slice(op, g):
+    check_arity(op, 4)
+    t_in = _types(op, g)
+    begin = _int_constant(op, g, 1, "begin")
+    end = _int_constant(op, g, 2, "end")
+    strides = _int_constant(op, g, 3, "strides")
+    o = op.options
+    kw = dict(begin_mask=o.get("begin_mask", 0), end_mask=o.get("end_mask", 0),
+              ellipsis_mask=o.get("ellipsis_mask", 0), new_axis_mask=o.get("new_axis_mask", 0),
+              shrink_axis_mask=o.get("shrink_axis_mask", 0), offset=bool(o.get("offset", 0)))
+    if g.engine == Engine.TFLM:
+        if begin.size != len(t_in.shape):
+            refuse(op, f"begin has {begin.size} entries for a rank-{len(t_in.shape)} input: TFLM's StridedSlice "
+                       "reads one per input dimension (strided_slice_common.cc)")
+        # TFLM builds its parameters without these three (strided_slice_common.cc): ignored, and its
+        # output shape check then refuses the model where they mattered
+        kw.update(ellipsis_mask=0, new_axis_mask=0, offset=False)
+    _check_outputs(op, g, at_prepare(op, K.strided_slice, np.zeros(t_in.shape, t_in.dtype), begin, end, strides,
+                                  **kw))
+    return Prepared(_run_checked(op, g, K.strided_slice, begin, end, strides, **kw),
+                    dict(begin=begin, end=end, strides=strides, **kw))
+
+
+@builtin("SLICE")
+def prepare_slice(op, g):
+    check_arity(op, 3)
+    t_in = _types(op, g)
+    begin = _int_constant(op, g, 1, "begin")
+    size = _int_constant(op, g, 2, "size")
+    _check_outputs(op, g, at_prepare(op, K.slice_tensor, np.zeros(t_in.shape, t_in.dtype), begin, size))
+    return Prepared(_run_checked(op, g, K.slice_tensor, begin, size), {"begin": begin, "size": size})
+
+
+def _scalar_axis(op, g, k):
+    a = _int_constant(op, g, k, "axis")
+    if a.size != 1:
+        refuse(op, f"axis must hold one value, got {a.size}")
+    return int(a.reshape(-1)[0])
+
+
+@builtin("SPLIT")
+def prepare_split(op, g):
+    if len(op.inputs) != 2 or not op.outputs:
+        refuse(op, f"expects 2 inputs (axis, input) and at least one output, has {len(op.inputs)} and "
+                   f"{len(op.outputs)}")
+    t_in = _types(op, g, data_inputs=(1,))
+    axis = _scalar_axis(op, g, 0)
+    n = op.options.get("num_splits", 0)
+    if n != len(op.outputs):
+        refuse(op, f"num_splits {n} differs from the {len(op.outputs)} outputs")
+    _check_outputs(op, g, at_prepare(op, K.split, np.zeros(t_in.shape, t_in.dtype), axis, n))
+    run = _run_checked(op, g, K.split, axis, n)
+    return Prepared(lambda inputs: run([inputs[1]]), {"axis": axis, "num_splits": n})
+
+
+@builtin("SPLIT_V")
+def prepare_split_v(op, g):
+    if len(op.inputs) != 3 or not op.outputs:
+        refuse(op, f"expects 3 inputs (input, size_splits, axis) and at least one output, has {len(op.inputs)} and "
+                   f"{len(op.outputs)}")
+    t_in = _types(op, g)
+    sizes = _int_constant(op, g, 1, "size_splits")
+    axis = _scalar_axis(op, g, 2)
+    if sizes.size != len(op.outputs):
+        refuse(op, f"size_splits has {sizes.size} entries for {len(op.outputs)} outputs")
+    _check_outputs(op, g, at_prepare(op, K.split_v, np.zeros(t_in.shape, t_in.dtype), sizes, axis))
+    return Prepared(_run_checked(op, g, K.split_v, sizes, axis), {"size_splits": sizes, "axis": axis})
+
+
+@builtin("TRANSPOSE")
+def prepare_transpose(op, g):
+    check_arity(op, 2)
+    t_in = _types(op, g)
+    perm = _int_constant(op, g, 1, "perm")
+    _check_outputs(op, g, at_prepare(op, K.transpose, np.zeros(t_in.shape, t_in.dtype), perm))
+    return Prepared(_run_checked(op, g, K.transpose, perm), {"perm": perm})
+
+
+@builtin("GATHER")
+def prepare_gather(op, g):
+    check_arity(op, 2)
+    t_in = _types(op, g)
+    t_idx = g.tensor(op.inputs[1])
+    idx_types = (_I32,) if g.engine == Engine.TFLM else (_I32, _I64, np.dtype(np.int16))
+    check_dtype(op, t_idx, idx_types, "positions")
+    axis, bd = op.options.get("axis", 0), op.options.get("batch_dims", 0)
+    probe = np.zeros(t_idx.shape, t_idx.dtype)
+    _check_outputs(op, g, at_prepare(op, K.gather, np.zeros(t_in.shape, t_in.dtype), probe, axis, bd))
+    t_out = g.tensor(op.outputs[0])
+    return Prepared(lambda inputs: check_shape(op, at_run(op, K.gather, inputs[0], inputs[1], axis, bd), t_out),
+                    {"axis": axis, "batch_dims": bd})
+
+
+@builtin("PACK")
+def prepare_pack(op, g):
+    n = op.options.get("values_count", 0)
+    if len(op.inputs) != n or n < 1 or len(op.outputs) != 1 or min(op.inputs) < 0:
+        refuse(op, f"values_count {n} must equal the number of inputs ({len(op.inputs)}), with one output")
+    t_in = _types(op, g, data_inputs=tuple(range(n)))
+    axis = op.options.get("axis", 0)
+    zeros = [np.zeros(t_in.shape, t_in.dtype)] * n
+    _check_outputs(op, g, at_prepare(op, K.pack, zeros, axis))
+    t_out = g.tensor(op.outputs[0])
+    return Prepared(lambda inputs: check_shape(op, at_run(op, K.pack, list(inputs), axis), t_out), {"axis": axis})
+
+
+@builtin("UNPACK")
+def prepare_unpack(op, g):
+    if len(op.inputs) != 1 or not op.outputs:
+        refuse(op, f"expects one input and at least one output, has {len(op.inputs)} and {len(op.outputs)}")
+    t_in = _types(op, g)
+    axis, num = op.options.get("axis", 0), op.options.get("num", 0)
+    _check_outputs(op, g, at_prepare(op, K.unpack, np.zeros(t_in.shape, t_in.dtype), axis, num))
+    return Prepared(_run_checked(op, g, K.unpack, axis, num), {"axis": axis, "num": num})
+
+
+@builtin("MIRROR_PAD")
+def prepare_mirror_pad(op, g):
+    check_arity(op, 2)
+    t_in = _types(op, g)
+    pads = _int_constant(op, g, 1, "paddings")
+    mode = op.options.get("mode", 0)
+    if mode not in (0, 1):
+        refuse(op, f"mode {mode} is not REFLECT (0) or SYMMETRIC (1)")
+    mode = K.MirrorPadMode(mode)
+    _check_outputs(op, g, at_prepare(op, K.mirror_pad, np.zeros(t_in.shape, t_in.dtype), pads, mode))
+    return Prepared(_run_checked(op, g, K.mirror_pad, pads, mode), {"paddings": pads, "mode": mode.name})
+
+
+@builtin("SPACE_TO_DEPTH")
+def prepare_space_to_depth(op, g):
+    check_arity(op, 1)
+    t_in = _types(op, g)
+    bs = op.options.get("block_size", 0)
+    _check_outputs(op, g, at_prepare(op, K.space_to_depth, np.zeros(t_in.shape, t_in.dtype), bs))
+    return Prepared(_run_checked(op, g, K.space_to_depth, bs), {"block_size": bs})
+
+
+@builtin("DEPTH_TO_SPACE")
+def prepare_depth_to_space(op, g):
+    check_arity(op, 1)
+    t_in = _types(op, g)
+    bs = op.options.get("block_size", 0)
+    _check_outputs(op, g, at_prepare(op, K.depth_to_space, np.zeros(t_in.shape, t_in.dtype), bs))
+    return Prepared(_run_checked(op, g, K.depth_to_space, bs), {"block_size": bs})

@@ -1,0 +1,65 @@
+"""FULLY_CONNECTED (int8 x int8 -> int8; 16x8: int16 activations, int64 bias).
+
+16x8: an int64 accumulator; LiteRT (both resolvers: an int64 bias keeps the default interpreter on the
+reference kernel) requantizes in double ("litert-fc"), TFLM with the int64 ``MultiplyByQuantizedMultiplier``
+(its multiplier reduced to 16 bits, scheme "int64"), so they differ by 1 LSB on a few outputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import kernels
+from ...requant import Requant
+from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types,
+                       constant, per_tensor_quant, refuse, requant_params, weight_scales)
+
+# dspsim requantization of FULLY_CONNECTED per engine: LiteRT 2.x's reference kernel requantizes in
+# double ("litert-fc", docs/engines.md); TFLM with MultiplyByQuantizedMultiplier; XNNPACK in float32.
+_REQUANT = {Engine.LITERT: "litert", Engine.TFLM: "tflite", Engine.XNNPACK: "xnnpack"}
+
+
+@builtin("FULLY_CONNECTED")
+def prepare_fully_connected(op, g):
+    check_arity(op, (2, 3))
+    wide = len(op.inputs) > 0 and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == np.int16
+    check_int_types(op, g, allowed=(np.dtype(np.int16),) if wide else (np.dtype(np.int8),))
+    t_in, t_w, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    o = op.options
+    if o.get("weights_format", 0) != 0:
+        refuse(op, "shuffled weights (SHUFFLED4x16INT8) are not supported")
+    w = constant(op, g, 1, "weights")
+    if w is None or w.ndim != 2 or w.dtype != np.int8:
+        refuse(op, "weights must be a constant int8 matrix (N, K)")
+    bias = constant(op, g, 2, "bias")
+    bias_type = np.int64 if wide else np.int32
+    if bias is not None and bias.dtype != bias_type:
+        refuse(op, f"bias must be {np.dtype(bias_type).name}, got {bias.dtype}")
+    s_in, zi = per_tensor_quant(op, t_in, "input")
+    s_out, zo = per_tensor_quant(op, t_out, "output")
+    s_w, zw = weight_scales(op, t_w, 0)
+    if wide and (zi, zo) != (0, 0):
+        refuse(op, f"16x8 FULLY_CONNECTED needs zero points 0, got {zi} and {zo}")
+    n, k = w.shape
+    if k == 0 or int(np.prod(t_in.shape)) % k or int(np.prod(t_out.shape)) != int(np.prod(t_in.shape)) // k * n:
+        refuse(op, f"input {t_in.shape} and output {t_out.shape} do not fit weights {w.shape}")
+    if np.ndim(s_w) == 0 and bias is not None and op.inputs[2] >= 0:
+        t_b = g.tensor(op.inputs[2])
+        if t_b.scale.size:  # GetQuantizedConvolutionMultipler: bias scale ~ s_in * s_w
+            diff = abs(np.float64(s_in) * np.float64(s_w) - np.float64(t_b.scale[0]))
+            if diff / np.float64(s_out) > 0.02:
+                refuse(op, "bias scale differs from input_scale * weight_scale by more than 0.02 output LSB")
+    lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
+    if wide:  # LiteRT: double ("litert-fc"); TFLM: the int64 MultiplyByQuantizedMultiplier
+        engine, rounding = ("tflite", "int64") if g.engine == Engine.TFLM else ("litert", g.rounding)
+    else:
+        engine, rounding = _REQUANT[g.engine], g.rounding
+    rq = at_prepare(op, Requant.from_scales, s_in, s_w, s_out, engine, "fully_connected", rounding)
+    quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo, requant=rq, act_min=lo, act_max=hi,
+                 rounding=g.rounding, out_dtype=t_out.dtype.name)
+
+    def run(inputs):
+        x = inputs[0].reshape(-1, k)
+        return at_run(op, kernels.fully_connected, x, w, bias, **quant,
+                      accumulator=g.accumulator).reshape(t_out.shape)
+
+    return Prepared(run, requant_params(quant))

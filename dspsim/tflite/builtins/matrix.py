@@ -1,0 +1,72 @@
+"""BATCH_MATMUL and TRANSPOSE_CONV (int8).
+
+BATCH_MATMUL: LiteRT and tflite-micro run the same reference kernel with the same multiplier
+(:mod:`dspsim.kernels.batch_matmul`). LiteRT's default interpreter gave the same integers on every
+golden case, with the rhs zero point non-zero (``VisitBatchMatMulNode`` refuses those) and zero
+(``arith_batch_matmul_rhs_zp0``, two dynamic inputs), so engine "xnnpack" runs the same kernel.
+
+TRANSPOSE_CONV: see :mod:`dspsim.kernels.transpose_conv`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels.batch_matmul import batch_matmul
+from ...kernels.transpose_conv import transpose_conv
+from ...requant import Requant
+from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_dtype,
+                       check_int_types, check_shape, constant, fixed_point_multiplier, padding_name, per_tensor_quant,
+                       refuse, weight_scales)
+
+
+@builtin("BATCH_MATMUL")
+def prepare_batch_matmul(op, g):
+    check_arity(op, 2)
+    check_int_types(op, g, ("lhs", "rhs"))
+    tx, ty, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    (sx, zx), (sy, zy), (so, zo) = (per_tensor_quant(op, t, w)
+                                    for t, w in ((tx, "lhs"), (ty, "rhs"), (t_out, "output")))
+    m, s = fixed_point_multiplier(op, np.float64(sx) * np.float64(sy) / np.float64(so))
+    q = dict(adj_x=bool(op.options.get("adj_x", 0)), adj_y=bool(op.options.get("adj_y", 0)), x_zero_point=zx,
+             y_zero_point=zy, output_zero_point=zo, multiplier=m, shift=s)
+    return Prepared(lambda inputs: check_shape(op, at_run(op, batch_matmul, inputs[0], inputs[1], **q), t_out), q)
+
+
+@builtin("TRANSPOSE_CONV")
+def prepare_transpose_conv(op, g):
+    check_arity(op, (3, 4))
+    if len(op.inputs) < 3 or min(op.inputs[:3]) < 0:
+        refuse(op, "expects output_shape, weights and input tensors")
+    t_in, t_w, t_out = g.tensor(op.inputs[2]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    dt = check_dtype(op, t_in, (np.dtype(np.int8), np.dtype(np.int16)), "input")
+    check_dtype(op, t_out, (dt,), "output")
+    w = constant(op, g, 1, "weights")
+    if w is None or w.ndim != 4 or w.dtype != np.int8:
+        refuse(op, "weights must be a constant int8 4-D tensor (OHWI)")
+    bias = constant(op, g, 3, "bias")
+    bias_type = np.int64 if dt == np.int16 else np.int32
+    if bias is not None and bias.dtype != bias_type:
+        refuse(op, f"bias must be {np.dtype(bias_type).name} for {dt.name} input, got {bias.dtype}")
+    if len(t_in.shape) != 4 or len(t_out.shape) != 4:
+        refuse(op, f"input and output must be 4-D NHWC, got {t_in.shape} and {t_out.shape}")
+    s_in, zi = per_tensor_quant(op, t_in, "input")
+    s_out, zo = per_tensor_quant(op, t_out, "output")
+    s_w, _ = weight_scales(op, t_w, 0)
+    o = op.options
+    lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
+    engine = "xnnpack" if g.engine == Engine.XNNPACK and dt == np.int8 else "tflite"  # XNNPACK: int8 only
+    if dt == np.int16 and (zi, zo) != (0, 0):
+        refuse(op, f"int16 TRANSPOSE_CONV needs zero points 0, got {zi} and {zo}")
+    rq = at_prepare(op, lambda: Requant.from_scales(s_in, s_w, s_out, engine=engine, op="conv",
+                                                    rounding=g.rounding))
+    q = dict(output_size=tuple(t_out.shape[1:3]), stride=(o.get("stride_h", 1), o.get("stride_w", 1)),
+             padding=padding_name(op, o.get("padding", 0)), input_zero_point=zi, output_zero_point=zo, requant=rq,
+             act_min=lo, act_max=hi)
+
+    def run(inputs):  # output_shape may be a model input: it must name the declared output shape
+        if inputs[0] is not None and tuple(np.asarray(inputs[0]).reshape(-1).tolist()) != tuple(t_out.shape):
+            raise ValueError(f"Model.run: operator {op.index} (TRANSPOSE_CONV): output_shape "
+                             f"{np.asarray(inputs[0]).tolist()} differs from the declared {tuple(t_out.shape)}")
+        return check_shape(op, at_run(op, transpose_conv, inputs[2], w, bias, **q), t_out)
+
+    return Prepared(run, q)

@@ -1,0 +1,164 @@
+"""LOGISTIC, TANH (int8 and int16), ELU, EXP, HARD_SWISH, PRELU, RSQRT, L2_NORMALIZATION (int8), per engine.
+
+The engine differences: docs/engines.md, "Nonlinear operators".
+
+Sources: LiteRT ``tflite/kernels/activations.cc`` (SigmoidPrepare, TanhPrepare, EluPrepare, HardSwishPrepare,
+PreluPrepare), ``tflite/kernels/exp.cc``; tflite-micro ``micro/kernels/logistic_common.cc``, ``tanh.cc``,
+``elu.cc``, ``hard_swish_common.cc``, ``prelu_common.cc``; LiteRT ``delegates/xnnpack/xnnpack_delegate.cc``
+(VisitUnaryNode: int8 LOGISTIC, TANH and ELU) and XNNPACK ``src/reference/unary-elementwise.cc``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels import nonlinear
+from ...kernels import nonlinear_int16 as nl16
+from ...kernels.normalization import l2_normalization
+from ..prepare import (Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_int_types,
+                       per_tensor_quant, refuse)
+
+_INT8 = (np.dtype(np.int8),)
+
+
+def _unary_quant(op, g):
+    check_arity(op, 1)
+    check_int_types(op, g, allowed=_INT8)
+    s_in, zi = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    return dict(input_scale=float(s_in), input_zero_point=zi, output_scale=float(s_out), output_zero_point=zo)
+
+
+def _table_op(op, builder, function, q):
+    table = at_prepare(op, builder, function, **q)
+    return Prepared(lambda inputs: at_run(op, nonlinear.lookup_table, inputs[0], table),
+                    dict(q, function=function.value, table=table))
+
+
+def _tflm_sigmoid(op, kernel, q):
+    """TFLM's per-element gemmlowp function of an int8 code, tabulated once over the 256 codes at prepare
+    time (the same integers as running ``kernel`` on every element)."""
+    p = at_prepare(op, nonlinear.tflm_gemmlowp_input_params, q["input_scale"])
+    kq = dict(input_zero_point=q["input_zero_point"], input_multiplier=p.input_multiplier,
+              input_left_shift=p.input_left_shift, input_range_radius=p.input_range_radius)
+    table = kernel(np.arange(-128, 128, dtype=np.int8), **kq)
+    return Prepared(lambda inputs: at_run(op, nonlinear.lookup_table, inputs[0], table), dict(kq, table=table))
+
+
+def _int16_sigmoid(op, g, tanh):
+    """int16 LOGISTIC / TANH (16x8): the input rescaled as TFLM's and LiteRT's Prepare do
+    (:func:`~dspsim.kernels.nonlinear_int16.tflite_int16_sigmoid_rescale`), then the 256-entry table with
+    linear interpolation (TFLM and LiteRT BUILTIN_REF). LiteRT's default interpreter (XNNPACK takes no
+    int16 sigmoid) runs its optimized kernel, which on a power-of-two input scale (multiplier 0) takes
+    gemmlowp's int16 fixed point instead: Q3.12 in, Q0.15 out (TANH with left shift 1: the input doubled
+    with saturation first). Both zero points must be 0."""
+    check_arity(op, 1)
+    check_int_types(op, g, allowed=(np.dtype(np.int16),))
+    (s_in, zi), (_, zo) = (per_tensor_quant(op, g.tensor(i), w) for i, w in ((op.inputs[0], "input"),
+                                                                            (op.outputs[0], "output")))
+    if zi or zo:
+        refuse(op, f"int16 {op.name} needs zero points 0, got input {zi} and output {zo}")
+    m, s = at_prepare(op, nl16.tflite_int16_sigmoid_rescale, float(s_in), tanh=tanh)
+    params = {"input_multiplier": m, "input_left_shift": s}
+    if g.engine == Engine.XNNPACK and m == 0:
+        if not tanh:
+            return Prepared(lambda inputs: nl16.fixedpoint16_logistic(inputs[0], 3), dict(params, integer_bits=3))
+
+        def run(inputs):
+            doubled = np.clip(inputs[0].astype(np.int32) << s, -32768, 32767).astype(np.int16)
+            return nl16.fixedpoint16_tanh(doubled, 3)
+
+        return Prepared(run, dict(params, integer_bits=3))
+    kernel = nl16.int16_tanh if tanh else nl16.int16_logistic
+    return Prepared(lambda inputs: at_run(op, kernel, inputs[0], m, s), params)
+
+
+@builtin("LOGISTIC")
+def prepare_logistic(op, g):
+    if g.tensor(op.inputs[0]).dtype == np.int16:
+        return _int16_sigmoid(op, g, tanh=False)
+    q = _unary_quant(op, g)
+    if g.engine == Engine.XNNPACK:  # the delegate takes every int8 LOGISTIC (no scale condition)
+        return _table_op(op, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_SIGMOID, q)
+    if g.engine == Engine.TFLM:
+        if q["output_zero_point"] != -128:
+            refuse(op, f"TFLM requires the output zero point -128, got {q['output_zero_point']} "
+                       "(logistic_common.cc)")
+        return _tflm_sigmoid(op, nonlinear.tflm_logistic, q)
+    if np.float64(np.float32(q["output_scale"])) != 1.0 / 256:
+        refuse(op, f"LiteRT requires the output scale 1/256, got {q['output_scale']!r} (activations.cc "
+                   "SigmoidPrepare)")
+    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.LOGISTIC, q)
+
+
+@builtin("TANH")
+def prepare_tanh(op, g):
+    if g.tensor(op.inputs[0]).dtype == np.int16:
+        return _int16_sigmoid(op, g, tanh=True)
+    q = _unary_quant(op, g)
+    if g.engine == Engine.XNNPACK:
+        return _table_op(op, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.TANH, q)
+    if g.engine == Engine.TFLM:  # the output scale and zero point are ignored (steps of 1/128 around 0)
+        return _tflm_sigmoid(op, nonlinear.tflm_tanh, q)
+    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.TANH, q)
+
+
+@builtin("ELU")
+def prepare_elu(op, g):
+    q = _unary_quant(op, g)
+    if g.engine == Engine.LITERT:
+        refuse(op, "LiteRT's reference op resolver (BUILTIN_REF) registers no ELU")
+    if g.engine == Engine.XNNPACK:  # the delegate takes int8 ELU (VisitUnaryNode: float or qint8)
+        return _table_op(op, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_ELU, q)
+    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.TFLM_ELU, q)
+
+
+@builtin("EXP")
+def prepare_exp(op, g):
+    q = _unary_quant(op, g)
+    if g.engine == Engine.TFLM:
+        refuse(op, "TFLM's EXP supports float32 only (exp.cc)")
+    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.EXP, q)
+
+
+@builtin("HARD_SWISH")
+def prepare_hard_swish(op, g):
+    q = _unary_quant(op, g)
+    params = at_prepare(op, nonlinear.tflite_hard_swish_params, **q)
+    return Prepared(lambda inputs: at_run(op, nonlinear.hard_swish, inputs[0], params=params), dict(params=params))
+
+
+@builtin("PRELU")
+def prepare_prelu(op, g):
+    check_arity(op, 2)
+    check_int_types(op, g, ("input", "alpha"), allowed=_INT8)
+    s_in, zi = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    s_a, za = per_tensor_quant(op, g.tensor(op.inputs[1]), "alpha")
+    s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    params = at_prepare(op, nonlinear.tflite_prelu_params, input_scale=float(s_in), input_zero_point=zi,
+                        alpha_scale=float(s_a), alpha_zero_point=za, output_scale=float(s_out), output_zero_point=zo)
+    return Prepared(lambda inputs: at_run(op, nonlinear.prelu, inputs[0], inputs[1], params=params),
+                    dict(params=params))
+
+
+@builtin("RSQRT")
+def prepare_rsqrt(op, g):
+    q = _unary_quant(op, g)  # LiteRT's default interpreter runs it on the same builtin (XNNPACK: float only)
+    m, s = at_prepare(op, nonlinear.tflite_rsqrt_multiplier, input_scale=q["input_scale"],
+                      output_scale=q["output_scale"])
+    kq = dict(input_zero_point=q["input_zero_point"], output_zero_point=q["output_zero_point"], multiplier=m, shift=s)
+    return Prepared(lambda inputs: at_run(op, nonlinear.rsqrt, inputs[0], **kq), kq)
+
+
+@builtin("L2_NORMALIZATION")
+def prepare_l2_normalization(op, g):
+    q = _unary_quant(op, g)
+    if op.options.get("fused_activation_function", 0) != 0:
+        refuse(op, "a fused activation is not supported (l2norm.cc requires NONE)")
+    if g.engine == Engine.TFLM:
+        if len(g.tensor(op.inputs[0]).shape) > 4:
+            refuse(op, "TFLM supports rank <= 4 (l2norm.cc)")
+    elif q["output_scale"] != 1.0 / 128 or q["output_zero_point"] != 0:
+        refuse(op, f"LiteRT requires the int8 output scale 1/128 and zero point 0, got {q['output_scale']!r} and "
+                   f"{q['output_zero_point']} (l2norm.cc)")
+    kq = dict(input_zero_point=q["input_zero_point"])
+    return Prepared(lambda inputs: at_run(op, l2_normalization, inputs[0], **kq), kq)

@@ -1,0 +1,35 @@
+"""AVERAGE_POOL_2D and MAX_POOL_2D (int8 / uint8)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels import pool
+from ..prepare import (Prepared, activation_range, at_run, builtin, check_arity, check_int_types, check_shape,
+                       padding_name, refuse)
+
+
+def _pool(op, g, fn):
+    check_arity(op, 1)
+    check_int_types(op, g, allowed=(np.dtype(np.int8), np.dtype(np.uint8)))
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    if len(t_in.shape) != 4:
+        refuse(op, f"input must be 4-D NHWC, got shape {t_in.shape}")
+    o = op.options
+    if o.get("stride_h", 0) <= 0 or o.get("stride_w", 0) <= 0:
+        refuse(op, "strides must be > 0")
+    lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
+    args = dict(stride=(o["stride_h"], o["stride_w"]), padding=padding_name(op, o.get("padding", 0)), act_min=lo,
+                act_max=hi)
+    size = (o.get("filter_height", 0), o.get("filter_width", 0))
+    return Prepared(lambda inputs: check_shape(op, at_run(op, fn, inputs[0], size, **args), t_out),
+                    {**args, "filter_size": size})
+
+
+@builtin("AVERAGE_POOL_2D")
+def prepare_average_pool_2d(op, g):
+    return _pool(op, g, pool.average_pool2d)
+
+
+@builtin("MAX_POOL_2D")
+def prepare_max_pool_2d(op, g):
+    return _pool(op, g, pool.max_pool2d)

@@ -1,0 +1,67 @@
+"""REDUCE_MAX and ARG_MAX: selections of codes, the same integers under every engine.
+
+LiteRT (``reduce.cc``) and TFLM (``reduce_common.cc``) both require the input's scale and zero point
+on REDUCE_MAX's output; XNNPACK's delegated max is the same selection. TFLM's ARG_MAX writes only
+int32 indices (``arg_min_max.cc`` fails at Eval for int64: "Only int32_t are supported currently")
+and reads only float32 and int8; TFLM's REDUCE_MAX reads float32 and int8.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels import select as K
+from ..prepare import Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_shape, \
+    constant, per_tensor_quant, refuse
+from .data_movement import litert_ref_version
+
+_I8, _U8, _I16, _I32, _I64 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64))
+
+
+def _axis(op, g):
+    a = constant(op, g, 1, "axis")
+    if a is None or a.dtype not in (_I32, _I64):
+        refuse(op, "axis must be a constant int32 or int64 tensor")
+    return a.reshape(-1)
+
+
+@builtin("REDUCE_MAX")
+def prepare_reduce_max(op, g):
+    check_arity(op, 2)
+    if g.engine == Engine.LITERT:
+        litert_ref_version(op, 3)
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    tflm = g.engine == Engine.TFLM
+    check_dtype(op, t_in, (_I8,) if tflm else (_I8, _U8, _I16, _I32), "input (TFLM's REDUCE_MAX)" if tflm else "input")
+    check_dtype(op, t_out, (t_in.dtype,), "output")
+    if t_in.dtype != _I32 and per_tensor_quant(op, t_in, "input") != per_tensor_quant(op, t_out, "output"):
+        refuse(op, "the output's scale and zero point must be the input's (LiteRT's reduce.cc and TFLM's "
+                   "reduce_common.cc check it)")
+    axes = _axis(op, g)
+    keep = bool(op.options.get("keep_dims", 0))
+    y0 = at_prepare(op, K.reduce_max, np.zeros(t_in.shape, t_in.dtype), axes, keep_dims=keep)
+    if y0.size != int(np.prod(t_out.shape)):
+        refuse(op, f"computes {y0.shape}, the model declares {tuple(t_out.shape)}")
+    return Prepared(lambda inputs: check_shape(op, at_run(op, K.reduce_max, inputs[0], axes, keep_dims=keep)
+                                               .reshape(t_out.shape), t_out), {"axis": axes, "keep_dims": keep})
+
+
+@builtin("ARG_MAX")
+def prepare_arg_max(op, g):
+    check_arity(op, 2)
+    if g.engine == Engine.LITERT:
+        litert_ref_version(op, 2)
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    tflm = g.engine == Engine.TFLM
+    check_dtype(op, t_in, (_I8,) if tflm else (_I8, _U8, _I16, _I32), "input (TFLM's ARG_MAX)" if tflm else "input")
+    if tflm and t_out.dtype != _I32:
+        refuse(op, f"output type {t_out.type_name}: TFLM's ARG_MAX writes only int32 indices (arg_min_max.cc fails "
+                   "at Eval: 'Only int32_t are supported currently')")
+    check_dtype(op, t_out, (_I32, _I64), "output")
+    axes = _axis(op, g)
+    if axes.size != 1:
+        refuse(op, f"axis must hold one value, got {axes.size}")
+    axis = int(axes[0])
+    otype = t_out.dtype.name
+    at_prepare(op, K.arg_max, np.zeros(t_in.shape, t_in.dtype), axis, output_type=otype)
+    return Prepared(lambda inputs: check_shape(op, at_run(op, K.arg_max, inputs[0], axis, output_type=otype), t_out),
+                    {"axis": axis, "output_type": otype})

@@ -1,0 +1,60 @@
+"""SOFTMAX (int8, any rank, any beta) and LOG_SOFTMAX: the gemmlowp reference of LiteRT BUILTIN_REF and TFLM.
+
+Sources: LiteRT ``tflite/kernels/activations.cc`` (SoftmaxPrepare), tflite-micro
+``micro/kernels/softmax_common.cc`` (CalculateSoftmaxParams). LiteRT's default interpreter (engine
+"xnnpack") runs int8 SOFTMAX and LOG_SOFTMAX on its optimized kernels, ``optimized_ops::Softmax``/``LogSoftmax``
+(float32 exp tables; the XNNPACK delegate takes float32 softmax only): docs/engines.md, "Nonlinear operators".
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels.softmax import (log_softmax, optimized_log_softmax, optimized_softmax, optimized_softmax_table, softmax,
+                               tflite_log_softmax_params, tflite_softmax_params)
+from ..prepare import (Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_int_types,
+                       per_tensor_quant, refuse)
+
+_INT8 = (np.dtype(np.int8),)
+
+
+@builtin("SOFTMAX")
+def prepare_softmax(op, g):
+    check_arity(op, 1)
+    check_dtype(op, g.tensor(op.inputs[0]), _INT8, "input")
+    out_dtype = check_dtype(op, g.tensor(op.outputs[0]), (np.dtype(np.int8), np.dtype(np.int16)), "output")
+    s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    want = np.float32(1.0 / 256) if out_dtype == np.int8 else np.float32(1.0 / 65536)
+    near = abs(s_out - want) <= np.float32(0.001) * want
+    if out_dtype == np.int8 and (zo != -128 or not (s_out == want if g.engine == Engine.TFLM else near)):
+        rule = "exactly" if g.engine == Engine.TFLM else "within 0.1%"
+        refuse(op, f"an int8 output needs zero point -128 and scale 1/256 ({rule}), got {zo} and {float(s_out)!r} "
+                   "(TFLM softmax_common.cc; LiteRT activations.cc SoftmaxPrepare)")
+    if out_dtype == np.int16 and g.engine == Engine.TFLM and (zo != -32768 or not near):
+        refuse(op, f"TFLM needs an int16 output with zero point -32768 and scale 1/65536 within 0.1%, got {zo} and "
+                   f"{float(s_out)!r} (softmax_common.cc)")
+    beta = float(np.float32(op.options.get("beta", 1.0)))
+    if g.engine == Engine.XNNPACK:  # LiteRT's optimized kernel: float32 exp table, the output zero point used
+        table = at_prepare(op, optimized_softmax_table, input_scale=float(s_in), beta=beta)
+        kq = dict(table=table, output_scale=float(s_out), output_zero_point=zo, out_dtype=np.dtype(out_dtype).name)
+        return Prepared(lambda inputs: at_run(op, optimized_softmax, inputs[0], **kq), kq)
+    params = at_prepare(op, tflite_softmax_params, input_scale=float(s_in), beta=beta)
+    kq = dict(params=params, out_dtype=np.dtype(out_dtype).name)
+    return Prepared(lambda inputs: at_run(op, softmax, inputs[0], **kq), kq)
+
+
+@builtin("LOG_SOFTMAX")
+def prepare_log_softmax(op, g):
+    check_arity(op, 1)
+    check_int_types(op, g, allowed=_INT8)
+    s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    if float(s_out) != 16.0 / 256 or zo != 127:
+        refuse(op, f"the int8 output must have scale 16/256 and zero point 127, got {float(s_out)!r} and {zo} "
+                   "(LogSoftmaxPrepare; TFLM log_softmax.cc)")
+    if g.engine == Engine.XNNPACK:  # LiteRT's optimized kernel (float32 exp table, logf, rint)
+        table = at_prepare(op, optimized_softmax_table, input_scale=float(s_in), beta=1.0)
+        kq = dict(table=table, input_scale=float(s_in), output_scale=float(s_out), output_zero_point=zo)
+        return Prepared(lambda inputs: at_run(op, optimized_log_softmax, inputs[0], **kq), kq)
+    params = at_prepare(op, tflite_log_softmax_params, input_scale=float(s_in))
+    return Prepared(lambda inputs: at_run(op, log_softmax, inputs[0], params=params), dict(params=params))

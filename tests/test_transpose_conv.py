@@ -1,0 +1,79 @@
+"""TRANSPOSE_CONV against the oracle, the engines' golden vectors and bad input."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from arith_golden import mismatches, params
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dspsim.reference as R
+from dspsim.kernels.transpose_conv import transpose_conv
+from dspsim.requant import Requant
+
+
+@pytest.mark.parametrize("case,arrays,engine", params("matrix", ["tconv"]))
+def test_transpose_conv_golden_models_bit_exact_per_engine(case, arrays, engine):
+    bad, total = mismatches(case, arrays, engine)
+    assert total > 0 and bad == 0
+
+
+@settings(max_examples=25, deadline=None)
+@given(stride=st.sampled_from([1, 2, 3, (2, 1)]), k=st.sampled_from([(1, 1), (2, 2), (3, 3), (3, 2)]),
+       padding=st.sampled_from(["SAME", "VALID"]), zx=st.integers(-128, 127), zo=st.integers(-128, 127),
+       engine=st.sampled_from(["tflite", "xnnpack"]), bias=st.booleans(), seed=st.integers(0, 2**16))
+def test_transpose_conv_matches_oracle(stride, k, padding, zx, zo, engine, bias, seed):
+    from dspsim.registry import random_codes
+
+    rng = np.random.default_rng(seed)
+    sh, sw = (stride, stride) if isinstance(stride, int) else stride
+    x = random_codes(rng, (1, 3, 4, 2), "int8")
+    w = random_codes(rng, (3, *k, 2), "int8")
+    size = (3 * sh, 4 * sw) if padding == "SAME" else (2 * sh + k[0], 3 * sw + k[1])
+    rq = Requant.from_scales(0.05, rng.uniform(0.001, 0.02, 3), 0.1, engine=engine, op="conv")
+    b = rng.integers(-5000, 5000, 3).astype(np.int32) if bias else None
+    kw = dict(output_size=size, stride=stride, padding=padding, input_zero_point=zx, output_zero_point=zo, requant=rq)
+    np.testing.assert_array_equal(transpose_conv(x, w, b, **kw), R.transpose_conv_oracle(x, w, b, **kw))
+
+
+@settings(max_examples=15, deadline=None)
+@given(stride=st.sampled_from([1, 2, (1, 2)]), padding=st.sampled_from(["SAME", "VALID"]), bias=st.booleans(),
+       seed=st.integers(0, 2**16))
+def test_int16_transpose_conv_int64_accumulator_matches_oracle(stride, padding, bias, seed):
+    rng = np.random.default_rng(seed)
+    sh, sw = (stride, stride) if isinstance(stride, int) else stride
+    x = rng.integers(-32768, 32768, (1, 2, 3, 4)).astype(np.int16)
+    x.reshape(-1)[:2] = (-32768, 32767)
+    w = rng.integers(-128, 128, (3, 3, 2, 4)).astype(np.int8)
+    size = (2 * sh, 3 * sw) if padding == "SAME" else (sh + 3, 2 * sw + 2)
+    rq = Requant.from_scales(0.0009, rng.uniform(0.001, 0.003, 3), 0.001, engine="tflite", op="conv")
+    b = rng.integers(-(1 << 40), 1 << 40, 3).astype(np.int64) if bias else None
+    kw = dict(output_size=size, stride=stride, padding=padding, input_zero_point=0, output_zero_point=0, requant=rq)
+    out = transpose_conv(x, w, b, **kw)
+    assert out.dtype == np.int16
+    np.testing.assert_array_equal(out, R.transpose_conv_oracle(x, w, b, **kw))
+
+
+def test_one_pixel_scatters_the_filter():
+    x = np.array([3], np.int8).reshape(1, 1, 1, 1)
+    w = np.arange(1, 5, dtype=np.int8).reshape(1, 2, 2, 1)
+    out = transpose_conv(x, w, output_size=(2, 2), stride=2, padding="VALID", input_zero_point=1, output_zero_point=0,
+                         requant=Requant.fixed_point(1 << 30, 1))  # x 1
+    assert out.reshape(-1).tolist() == [2, 4, 6, 8]  # (3 - 1) * w
+
+
+def test_bad_input_is_named():
+    kw = dict(output_size=(2, 2), stride=1, input_zero_point=0, output_zero_point=0,
+              requant=Requant.fixed_point(1 << 30, 0))
+    with pytest.raises(ValueError, match="transpose_conv: w has 2 input channels"):
+        transpose_conv(np.zeros((1, 2, 2, 1), np.int8), np.zeros((1, 1, 1, 2), np.int8), **kw)
+    with pytest.raises(ValueError, match="transpose_conv: padding"):
+        transpose_conv(np.zeros((1, 2, 2, 1), np.int8), np.zeros((1, 1, 1, 1), np.int8), padding="FULL", **kw)
+    with pytest.raises(TypeError, match="transpose_conv: requant must be"):
+        transpose_conv(np.zeros((1, 2, 2, 1), np.int8), np.zeros((1, 1, 1, 1), np.int8),
+                       **dict(kw, requant=(1, 2)))
+    with pytest.raises(ValueError, match="transpose_conv: the 16x8 kernel needs zero points 0"):
+        transpose_conv(np.zeros((1, 2, 2, 1), np.int16), np.zeros((1, 1, 1, 1), np.int8),
+                       **dict(kw, input_zero_point=3))
+    with pytest.raises(ValueError, match="transpose_conv: bias must have shape"):
+        transpose_conv(np.zeros((1, 2, 2, 1), np.int8), np.zeros((1, 1, 1, 1), np.int8), np.zeros(3, np.int32), **kw)
