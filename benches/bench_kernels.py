@@ -1,23 +1,12 @@
 """Throughput of the integer kernels (fully_connected, conv2d, depthwise_conv2d, relu) beside their peers.
 
 Sizes: ``DSPSIM_BENCH_SIZE`` (see conftest.py). Every requantization variant runs for dspsim; each
-peer runs on the variant whose arithmetic it has (see peers.py) and records its mismatches.
+peer runs on the variant whose arithmetic it has (see dspsim/bench/peers.py) and records its mismatches.
 """
 import numpy as np
 import pytest
 
 from dspsim import bench
-
-PEERS = bench.load_peers()
-
-
-def params(ops):
-    out = []
-    for case in bench.cases(bench.env_sizes(), ops):
-        out.append(pytest.param(case, "dspsim", id=f"{case.name}-dspsim"))
-        out += [pytest.param(case, engine, id=f"{case.name}-{engine}", marks=pytest.mark.live)
-                for engine in (PEERS.engines(case) if PEERS else ())]
-    return out
 
 
 def expected_shape(case):
@@ -25,7 +14,7 @@ def expected_shape(case):
     return {"fully_connected": (sh[0], sh[2]), "conv2d": sh[:3] + sh[4:]}.get(case.op, sh)
 
 
-@pytest.mark.parametrize("case,engine", params(bench.KERNEL_OPS))
+@pytest.mark.bench_ops(*bench.KERNEL_OPS)
 def test_kernel_output_shape_and_naive_agreement(run_bench, case, engine):
     out, mismatches = run_bench(case, engine)
     assert out.shape == expected_shape(case)
@@ -34,7 +23,7 @@ def test_kernel_output_shape_and_naive_agreement(run_bench, case, engine):
         assert mismatches == 0  # the naive int64 route is the definition of rounding="double"
 
 
-@pytest.mark.parametrize("case,engine", params(("relu",)))
+@pytest.mark.bench_ops("relu")
 def test_relu_output_shape_and_naive_agreement(run_bench, case, engine):
     out, mismatches = run_bench(case, engine)
     assert out.shape == case.shape

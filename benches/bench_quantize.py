@@ -2,21 +2,8 @@
 beside torch.quantize_per_tensor, ONNX Runtime QuantizeLinear, numpy and LiteRT."""
 import pytest
 
-from dspsim import bench
 
-PEERS = bench.load_peers()
-
-
-def params():
-    out = []
-    for case in bench.cases(bench.env_sizes(), ("quantize",)):
-        out.append(pytest.param(case, "dspsim", id=f"{case.name}-dspsim"))
-        out += [pytest.param(case, engine, id=f"{case.name}-{engine}", marks=pytest.mark.live)
-                for engine in (PEERS.engines(case) if PEERS else ())]
-    return out
-
-
-@pytest.mark.parametrize("case,engine", params())
+@pytest.mark.bench_ops("quantize")
 def test_quantize_output_shape_and_naive_agreement(run_bench, case, engine):
     out, mismatches = run_bench(case, engine)
     assert out.shape == case.shape

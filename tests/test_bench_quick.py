@@ -1,6 +1,8 @@
 """`dspsim bench --quick` runs end to end and writes the JSON that reports and CI read."""
 import json
+from importlib.metadata import version
 
+import numpy as np
 import pytest
 
 from dspsim import bench
@@ -29,12 +31,22 @@ def test_quick_json_has_a_dspsim_row_for_every_case(quick_result):
             assert r["throughput"] > 0 and r["work"] > 0 and r["runs"] >= 3
 
 
+def test_quick_json_carries_the_installed_version(quick_result):
+    result, run_dir = quick_result
+    assert result["version"] == version("dspsim") != ""
+    assert json.loads((run_dir / "bench.json").read_text())["version"] == result["version"]
+
+
 def test_quick_json_peer_rows_state_their_bit_exactness(quick_result):
     result, _ = quick_result
     for r in result["rows"]:
         if r["engine"] != "dspsim" and r["status"] == "ok":
-            assert r["compared_with"].startswith("dspsim")
-            assert r["bit_exact"] == (r["mismatches"] == 0)
+            if r["op"] in bench.CORE_OPS:  # FBGEMM beside an int32 core also requantizes: speed only
+                assert r["compared_with"] == "" and r["mismatches"] is None and r["bit_exact"] is None
+            else:
+                assert r["compared_with"].startswith("dspsim")
+                assert r["bit_exact"] == (r["mismatches"] == 0)
+                assert r["bit_exact"], r  # each peer against the dspsim model of its arithmetic on this CPU
             assert r["dspsim_over_peer"] > 0
         if r["engine"].startswith("numpy"):  # the naive numpy routes are always available and exact
             assert r["status"] == "ok" and r["bit_exact"], r
@@ -63,3 +75,34 @@ def test_quick_run_writes_table_json_and_plot(quick_result):
 def test_bench_refuses_an_unknown_size():
     with pytest.raises(SystemExit):
         bench.main(["--size", "huge"])
+
+
+def test_quick_json_has_a_model_row_per_model_peer_and_engine(quick_result):
+    result, run_dir = quick_result
+    rows = result["models"]
+    expected = {(c.name, p, bench.model_peers.DSPSIM_ENGINE[p]) for c in bench.model_cases("quick")
+                for p in bench.model_peers.PEERS}
+    assert {(r["model"], r["peer"], r["engine"]) for r in rows} == expected
+    for r in rows:
+        assert r["threads"] == 1 and r["batch"] == 4
+        assert r["dspsim_ms"] > 0 and r["dspsim_batch_ms"] > 0 and r["runs"] >= 3, r
+        if r["status"] == "ok":  # the peer ran (DSPSIM_TFLM_PYTHON / DSPSIM_LITERT_PYTHON or in-process)
+            assert r["compared"] > 0 and r["bit_exact"] and r["mismatches"] == 0, r
+            assert r["batch1_speedup"] == pytest.approx(r["peer_ms"] / r["dspsim_ms"])
+        else:
+            assert r["status"].startswith("peer skipped:") and r["bit_exact"] is None, r
+    assert "## Models (ms per inference)" in (run_dir / "bench.md").read_text()
+    assert {t["target"] for t in result["model_targets"]} == {t[0] for t in bench.MODEL_TARGETS}
+
+
+def test_model_check_counts_each_differing_element_of_sample_zero_or_all():
+    from dspsim.bench.models import count_mismatches
+
+    peer = [np.arange(12, dtype=np.int8).reshape(4, 1, 3), np.zeros((4, 2), np.uint8)]
+    mine = [peer[0].copy(), peer[1].copy()]
+    mine[0][3, 0, 2] += 1
+    mine[1][0, 1] = 255
+    assert count_mismatches(mine, peer) == (2, 20)
+    assert count_mismatches([m[:1] for m in mine], peer) == (1, 5)  # the batch-1 check: sample 0
+    with pytest.raises(ValueError, match="shape"):
+        count_mismatches([mine[0][:, 0]], peer[:1])

@@ -1,38 +1,45 @@
 """Peer engines that dspsim is benchmarked against, on the same integers, in the same run.
 
-:func:`runners` returns, for a :class:`dspsim.bench.Case` and its problem, one
-:class:`dspsim.bench.Runner` per peer: the timed call (inputs prepared, weights prepacked, session
-built, all outside the timing) and how to read its result as integers in dspsim's layout (NHWC), so
-:func:`dspsim.bench.run_case` can diff it against dspsim's output of the scheme it emulates:
+:func:`runners` returns, for a :class:`~dspsim.bench.workloads.Case` and its problem, one
+:class:`~dspsim.bench.workloads.Runner` per peer: the timed call (inputs prepared, weights prepacked,
+session built, all outside the timing) and how to read its result as integers in dspsim's layout
+(NHWC), so that :func:`dspsim.bench.run.run_engine` can diff it against dspsim's output of the
+scheme it emulates:
 
 ================== ============================================== ================================
 peer               runs                                            compared with dspsim's
 ================== ============================================== ================================
 numpy-int64        the naive bit-exact route: int64 GEMM / im2col, ``rounding="double"`` (TFLite)
                    gemmlowp MultiplyByQuantizedMultiplier in int64
-torch-fbgemm       quantized::linear (prepacked), quantized::conv2d ``requant="fbgemm"`` (depthwise:
-                   (channels-last), torch.quantize_per_tensor,     with ``Accumulator(pair_
-                   torch.relu on a quint8 tensor                   saturation=True)``)
-onnxruntime        QLinearMatMul / QLinearConv / QuantizeLinear    ``requant="onnxruntime"``
+torch-fbgemm       quantized::linear (prepacked), quantized::conv2d ``requant="fbgemm"`` (depthwise,
+                   (channels-last), torch.quantize_per_tensor,     and linear/conv on a CPU without
+                   torch.relu on a quint8 tensor                   AVX-512 VNNI: with ``Accumulator(
+                                                                   pair_saturation=True)``); beside
+                                                                   the int32 cores: speed only
+onnxruntime        QLinearMatMul / QLinearConv / QuantizeLinear    ``requant="onnxruntime"`` (QLinear-
+                                                                   MatMul/Conv without AVX-512 VNNI:
+                                                                   pair saturation, as FBGEMM)
 litert-ref         LiteRT interpreter, reference kernels           ``rounding="double"`` (FC:
-                   (``OpResolverType.BUILTIN_REF``), if importable ``Requant "litert-fc"``),
-                                                                   tflite_quantize
+                   (``OpResolverType.BUILTIN_REF``), in-process or ``Requant "litert-fc"``),
+                   in a worker (:mod:`dspsim.bench.litert`)        tflite_quantize
 ================== ============================================== ================================
 
 torch, onnxruntime and ai_edge_litert are imported lazily; a missing engine gives a skipped row.
+The numpy routes are written out independently of dspsim on purpose: they are what dspsim is checked
+against, like :mod:`dspsim.reference`.
 """
 from __future__ import annotations
 
-import sys
+import os
 import warnings
 
 import numpy as np
 
-try:
-    from dspsim.bench import KERNEL_OPS, Case, Runner
-except ImportError:  # run as the LiteRT worker under an interpreter without dspsim (see _litert_worker)
-    if __name__ != "__main__":
-        raise
+from ..cpu import host_has_vnni
+
+from .litert import litert_invoker, litert_model, litert_subprocess
+from .timing import error_status
+from .workloads import CORE_OPS, KERNEL_OPS, Case, Runner, kernel_kwargs
 
 NUMPY_MAX_MACS = 3e9  # the naive int64 route beyond this takes minutes
 
@@ -43,7 +50,6 @@ class Unavailable(Exception):
 
 def available() -> dict:
     """Version of each peer engine, or why it is missing."""
-    import os
     out = {"numpy": np.__version__}
     for name in ("torch", "onnxruntime", "ai_edge_litert"):
         try:
@@ -62,13 +68,17 @@ def engines(case: Case) -> list[str]:
 
 
 def runners(case: Case, p: dict, threads: int) -> list[Runner]:
-    """One :class:`Runner` per peer of ``case`` (skipped ones carry the reason)."""
+    """One :class:`Runner` per peer of ``case`` (skipped ones carry the reason: the engine is missing,
+    or it failed while being set up, which must not end the other engines' run)."""
     out = []
     for engine, compared, build in _PEERS.get(_key(case), ()):
         try:
             built = build(case, p, threads)
         except Unavailable as exc:
             out.append(Runner(engine, compared_with=compared, skip=str(exc)))
+            continue
+        except Exception as exc:
+            out.append(Runner(engine, compared_with=compared, skip=f"set-up failed ({error_status(exc)})"))
             continue
         if isinstance(built, Runner):
             built.engine, built.compared_with = engine, built.compared_with or compared
@@ -79,6 +89,8 @@ def runners(case: Case, p: dict, threads: int) -> list[Runner]:
 
 
 def _key(case: Case):
+    if case.op in CORE_OPS:
+        return (case.op, "any path")
     return ("kernel" if case.op in KERNEL_OPS else case.op, case.variant)
 
 
@@ -207,6 +219,15 @@ def _torch_weight(torch, w_ohwi, s_w):
                                                     torch.zeros(n, dtype=torch.int64), 0)
 
 
+def _pair_saturated(case, p, fn, to_numpy, engine: str) -> Runner:
+    """A runner diffed against dspsim with ``Accumulator(pair_saturation=True)`` (x86 ``vpmaddubsw``)."""
+    import dspsim
+    kw = kernel_kwargs(case, p, dspsim.Accumulator(pair_saturation=True))
+    op = getattr(dspsim, case.op)
+    return Runner("", fn, to_numpy, f"dspsim requant={engine}, Accumulator(pair_saturation=True)",
+                  reference=lambda: op(p["x"], p["w"], p["bias"], **kw))
+
+
 def _torch_kernel(case, p, threads):
     torch = _torch(threads)
     x = torch.from_numpy(p["x"])
@@ -215,7 +236,8 @@ def _torch_kernel(case, p, threads):
     if case.op == "fully_connected":
         qx = torch._make_per_tensor_quantized_tensor(x, float(p["s_in"]), int(p["zi"]))
         packed = torch.ops.quantized.linear_prepack(_torch_weight(torch, p["w"], p["s_w"]), bias)
-        return (lambda: torch.ops.quantized.linear(qx, packed, s_out, zo)), lambda y: y.int_repr().numpy()
+        fn, to_numpy = (lambda: torch.ops.quantized.linear(qx, packed, s_out, zo)), lambda y: y.int_repr().numpy()
+        return (fn, to_numpy) if host_has_vnni("fbgemm") else _pair_saturated(case, p, fn, to_numpy, "fbgemm")
     qx = torch._make_per_tensor_quantized_tensor(x.permute(0, 3, 1, 2), float(p["s_in"]), int(p["zi"]))
     assert qx.is_contiguous(memory_format=torch.channels_last)
     if case.op == "conv2d":
@@ -225,15 +247,11 @@ def _torch_kernel(case, p, threads):
     packed = torch.ops.quantized.conv2d_prepack(qw, bias, [1, 1], [1, 1], [1, 1], groups)
     fn = lambda: torch.ops.quantized.conv2d(qx, packed, s_out, zo)  # noqa: E731
     to_numpy = lambda y: y.int_repr().permute(0, 2, 3, 1).numpy()  # noqa: E731
-    if case.op == "conv2d":
-        return fn, to_numpy
     # FBGEMM's depthwise kernel adds adjacent product pairs with int16 saturation (vpmaddubsw) even on
     # AVX-512 VNNI machines, where its GEMM-based linear/conv do not: compare with that model.
-    import dspsim
-    from dspsim.bench import kernel_kwargs
-    kw = kernel_kwargs(case, p, dspsim.Accumulator(pair_saturation=True))
-    return Runner("", fn, to_numpy, "dspsim requant=fbgemm, Accumulator(pair_saturation=True)",
-                  reference=lambda: dspsim.depthwise_conv2d(p["x"], p["w"], p["bias"], **kw))
+    if case.op == "conv2d" and host_has_vnni("fbgemm"):
+        return fn, to_numpy
+    return _pair_saturated(case, p, fn, to_numpy, "fbgemm")
 
 
 def _torch_relu(case, p, threads):
@@ -252,12 +270,19 @@ def _torch_quantize(case, p, threads):
 # --------------------------------------------------------------------------------------------
 # ONNX Runtime
 # --------------------------------------------------------------------------------------------
-def _ort_session(nodes, inputs, outputs, inits, threads):
+def _onnx():
+    """(onnx, onnxruntime), or Unavailable."""
     try:
-        import onnxruntime as ort
-        from onnx import TensorProto, helper, numpy_helper
+        import onnx
+        import onnxruntime
     except Exception as exc:
         raise Unavailable(f"onnxruntime/onnx not importable ({type(exc).__name__})") from None
+    return onnx, onnxruntime
+
+
+def _ort_session(nodes, inputs, outputs, inits, threads):
+    onnx, ort = _onnx()
+    TensorProto, helper, numpy_helper = onnx.TensorProto, onnx.helper, onnx.numpy_helper
     types = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
              np.dtype(np.float32): TensorProto.FLOAT}
     graph = helper.make_graph(
@@ -277,7 +302,7 @@ def _ort_session(nodes, inputs, outputs, inits, threads):
 
 
 def _ort_kernel(case, p, threads):
-    from onnx import helper
+    helper = _onnx()[0].helper
     x, w = p["x"], p["w"]
     s_w = np.asarray(p["s_w"], np.float32)
     common = {"x_s": np.float32(p["s_in"]), "x_zp": np.uint8(p["zi"]), "y_s": np.float32(p["s_out"]),
@@ -285,7 +310,9 @@ def _ort_kernel(case, p, threads):
     if case.op == "fully_connected":  # QLinearMatMul has no bias: the problem's bias is 0
         node = helper.make_node("QLinearMatMul", ["x", "x_s", "x_zp", "w", "w_s", "w_zp", "y_s", "y_zp"], ["y"])
         fn = _ort_session([node], {"x": x}, [("y", np.uint8)], {**common, "w": np.ascontiguousarray(w.T)}, threads)
-        return fn, np.asarray
+        if host_has_vnni("onnxruntime"):
+            return fn, np.asarray
+        return _pair_saturated(case, p, fn, np.asarray, "onnxruntime")
     if case.op == "conv2d":
         w_oihw, group = np.ascontiguousarray(w.transpose(0, 3, 1, 2)), 1
     else:
@@ -295,117 +322,43 @@ def _ort_kernel(case, p, threads):
     x_nchw = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
     fn = _ort_session([node], {"x": x_nchw}, [("y", np.uint8)],
                       {**common, "w": w_oihw, "b": p["bias"].astype(np.int32)}, threads)
-    return fn, lambda y: np.asarray(y).transpose(0, 2, 3, 1)
+    to_numpy = lambda y: np.asarray(y).transpose(0, 2, 3, 1)  # noqa: E731
+    # depthwise (group > 1) matched the plain int32 model on both the AVX2 and the AVX-512 VNNI host
+    if group > 1 or host_has_vnni("onnxruntime"):
+        return fn, to_numpy
+    return _pair_saturated(case, p, fn, to_numpy, "onnxruntime")
 
 
 def _ort_quantize(case, p, threads):
-    from onnx import helper
+    helper = _onnx()[0].helper
     node = helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"])
     fn = _ort_session([node], {"x": p["x"]}, [("y", np.uint8)],
                       {"s": np.float32(p["scale"]), "zp": np.uint8(p["zp"])}, threads)
     return fn, np.asarray
 
+def _torch_core(case, p, threads):
+    """FBGEMM's quantized::linear / conv2d on the core's integers: speed only, its call also requantizes."""
+    torch = _torch(threads)
+    x = torch.from_numpy(p["x"])
+    w = p["w"]
+    zero_bias = torch.zeros(w.shape[0])
+    if case.op == "gemm_s32":
+        qx = torch._make_per_tensor_quantized_tensor(x, 0.05, int(p["zi"]))
+        packed = torch.ops.quantized.linear_prepack(_torch_weight(torch, w, np.float32(0.02)), zero_bias)
+        return (lambda: torch.ops.quantized.linear(qx, packed, 0.5, 10)), lambda y: y.int_repr().numpy()
+    qx = torch._make_per_tensor_quantized_tensor(x.permute(0, 3, 1, 2), 0.05, int(p["zi"]))  # channels-last
+    packed = torch.ops.quantized.conv2d_prepack(_torch_weight(torch, w, np.float32(0.02)), zero_bias,
+                                                [1, 1], [1, 1], [1, 1], 1)
+    return (lambda: torch.ops.quantized.conv2d(qx, packed, 0.5, 10)), lambda y: y.int_repr().permute(0, 2, 3, 1).numpy()
+
 
 # --------------------------------------------------------------------------------------------
-# LiteRT reference kernels
+# LiteRT reference kernels (the model builder and the worker process: dspsim.bench.litert)
 # --------------------------------------------------------------------------------------------
-# ai_edge_litert is importable in-process, or through a worker: DSPSIM_LITERT_PYTHON names an
-# interpreter that has it (without numba or dspsim: this file then runs as ``peers.py litert-worker``).
-_TFL_INT8, _TFL_UINT8, _TFL_INT32, _TFL_FLOAT32 = 9, 3, 2, 0
-_TFL_TYPES = {np.dtype(np.int8): _TFL_INT8, np.dtype(np.uint8): _TFL_UINT8, np.dtype(np.int32): _TFL_INT32,
-              np.dtype(np.float32): _TFL_FLOAT32}
-
-
-def litert_model(op: str, a: dict) -> bytes:
-    """A one-operator int8 .tflite model with exactly the problem's integers and scales.
-
-    ``op``: fully_connected (per-tensor weights), conv2d / depthwise_conv2d (per-channel, 3x3 SAME,
-    stride 1) or quantize (float32 -> uint8). ``a``: the problem's arrays and scalars.
-    """
-    import flatbuffers
-    from ai_edge_litert import schema_py_generated as S
-
-    model = S.ModelT()
-    model.version = 3
-    model.buffers = [S.BufferT()]
-    tensors = []
-
-    def tensor(name, shape, dtype, scale=None, zp=None, data=None, axis=0):
-        t = S.TensorT()
-        t.name, t.shape, t.type = name, list(shape), _TFL_TYPES[np.dtype(dtype)]
-        t.buffer = 0
-        if data is not None:
-            b = S.BufferT()
-            b.data = np.ascontiguousarray(data).view(np.uint8).reshape(-1).tolist()
-            model.buffers.append(b)
-            t.buffer = len(model.buffers) - 1
-        if scale is not None:
-            q = S.QuantizationParametersT()
-            q.scale = [float(v) for v in np.atleast_1d(scale)]
-            q.zeroPoint = [int(v) for v in np.broadcast_to(np.atleast_1d(zp), np.shape(q.scale))]
-            q.quantizedDimension = axis
-            t.quantization = q
-        tensors.append(t)
-        return len(tensors) - 1
-
-    x = a["x"]
-    code, version = {"fully_connected": (9, 4), "conv2d": (3, 3), "depthwise_conv2d": (4, 3),
-                     "quantize": (114, 1)}[op]
-    opt = S.OperatorT()
-    if op == "quantize":
-        ins = [tensor("x", x.shape, np.float32)]
-        out = tensor("y", x.shape, np.uint8, a["scale"], a["zp"])
-    else:
-        w, s_in, s_w, s_out = a["w"], float(a["s_in"]), np.asarray(a["s_w"], np.float32), float(a["s_out"])
-        axis = 3 if op == "depthwise_conv2d" else 0
-        bias_scale = (np.float32(s_in) * np.atleast_1d(s_w)).astype(np.float32)
-        ins = [tensor("x", x.shape, np.int8, s_in, a["zi"]),
-               tensor("w", w.shape, np.int8, s_w, 0, w, axis),
-               tensor("b", a["bias"].shape, np.int32, bias_scale, 0, a["bias"].astype(np.int32))]
-        if op == "fully_connected":
-            out_shape = (x.shape[0], w.shape[0])
-            opt.builtinOptionsType, opt.builtinOptions = 8, S.FullyConnectedOptionsT()
-        else:
-            out_shape = x.shape[:3] + (w.shape[0] if op == "conv2d" else w.shape[3],)
-            o = S.Conv2DOptionsT() if op == "conv2d" else S.DepthwiseConv2DOptionsT()
-            o.padding, o.strideW, o.strideH, o.dilationWFactor, o.dilationHFactor = 0, 1, 1, 1, 1  # SAME
-            if op == "depthwise_conv2d":
-                o.depthMultiplier = 1
-            opt.builtinOptionsType, opt.builtinOptions = (1 if op == "conv2d" else 2), o
-        out = tensor("y", out_shape, np.int8, s_out, a["zo"])
-    oc = S.OperatorCodeT()
-    oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = code, min(code, 127), version
-    model.operatorCodes = [oc]
-    opt.opcodeIndex, opt.inputs, opt.outputs = 0, ins, [out]
-    sg = S.SubGraphT()
-    sg.tensors, sg.inputs, sg.outputs, sg.operators = tensors, [0], [out], [opt]
-    model.subgraphs = [sg]
-    b = flatbuffers.Builder(0)
-    b.Finish(model.Pack(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
-
-
-def litert_invoker(model: bytes, x: np.ndarray, threads: int):
-    """A call that runs the model on ``x`` with LiteRT's reference kernels and returns the output."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-    it = Interpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
-                     num_threads=threads)
-    it.allocate_tensors()
-    i_in, i_out = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
-
-    def call():
-        it.set_tensor(i_in, x)
-        it.invoke()
-        return it.get_tensor(i_out)
-    return call
-
-
 _LITERT_KEYS = ("x", "w", "bias", "s_in", "s_w", "s_out", "zi", "zo", "scale", "zp")
 
 
 def _litert(case, p, threads):
-    import os
     op = case.op if case.op in KERNEL_OPS else "quantize"
     arrays = {k: np.asarray(p[k]) for k in _LITERT_KEYS if k in p}
     try:
@@ -416,7 +369,7 @@ def _litert(case, p, threads):
         if not python:
             raise Unavailable("ai_edge_litert not importable (set DSPSIM_LITERT_PYTHON to a python that has it)") \
                 from None
-        runner = Runner("", measure=lambda repeats, budget: _litert_subprocess(
+        runner = Runner("", measure=lambda repeats, budget: litert_subprocess(
             python, op, arrays, threads, repeats, budget))
     if op == "fully_connected":  # LiteRT's reference FC requantizes in double (docs/engines.md)
         import dspsim
@@ -427,39 +380,6 @@ def _litert(case, p, threads):
             p["x"], p["w"], p["bias"], input_zero_point=p["zi"], weight_zero_point=p["zw"],
             output_zero_point=p["zo"], requant=rq, out_dtype=p["out_dtype"])
     return runner
-
-
-def _litert_subprocess(python, op, arrays, threads, repeats, budget):
-    """Run the LiteRT peer in ``python``; returns (output, min s, median s, runs) as measured there."""
-    import statistics
-    import subprocess
-    import tempfile
-    from pathlib import Path
-    with tempfile.TemporaryDirectory() as d:
-        src, dst = Path(d) / "in.npz", Path(d) / "out.npz"
-        np.savez(src, **arrays)
-        cmd = [python, __file__, "litert-worker", op, str(src), str(dst), str(threads), str(repeats), str(budget)]
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
-        if res.returncode != 0:
-            raise RuntimeError(f"LiteRT worker failed: {res.stderr.strip().splitlines()[-1:]}")
-        with np.load(dst) as f:
-            out, times = f["y"], f["times"]
-    return out, float(times.min()), float(statistics.median(times)), len(times)
-
-
-def _litert_worker(op, src, dst, threads, repeats, budget):
-    """Entry point under an interpreter with ai_edge_litert: build, warm up, time, save."""
-    import time
-    with np.load(src) as f:
-        arrays = {k: f[k] for k in f.files}
-    call = litert_invoker(litert_model(op, arrays), arrays["x"], int(threads))
-    y = call()  # warm-up, untimed
-    times, deadline = [], time.perf_counter() + float(budget)
-    while len(times) < int(repeats) or (time.perf_counter() < deadline and len(times) < 100):
-        t0 = time.perf_counter()
-        call()
-        times.append(time.perf_counter() - t0)
-    np.savez(dst, y=y, times=np.array(times))
 
 
 DSPSIM_DOUBLE = "dspsim rounding=double"
@@ -477,8 +397,6 @@ _PEERS = {
     **{("requantize", v): [("numpy-int64" if v in ("double", "single", "shift") else "numpy-f32",
                             f"dspsim requantize[{v}]", _numpy_requantize)]
        for v in ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack")},
+    **{(op, "any path"): [("torch-fbgemm", "", _torch_core)] for op in CORE_OPS},  # speed only
 }
 
-
-if __name__ == "__main__" and sys.argv[1:2] == ["litert-worker"]:
-    _litert_worker(*sys.argv[2:])

@@ -1,0 +1,216 @@
+"""Running the cases: one row per engine and case (:func:`run_engine`, :func:`run_case`), the whole
+``dspsim bench`` run (:func:`run`) and its command line (:func:`main`)."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import cost_model, peers as peer_engines
+from .models import MODEL_SIZES, run_models
+from .summary import format_table, model_targets, targets
+from .timing import error_status, measure, set_threads
+from .workloads import OPS, SIZES, Case, Runner, cases, dspsim_runner, problem
+
+
+@dataclass
+class Row:
+    """One line of the results table (one engine on one case)."""
+
+    case: str
+    op: str
+    variant: str
+    size: str
+    shape: str
+    unit: str
+    work: int
+    engine: str
+    status: str = "ok"
+    seconds: float | None = None
+    median_seconds: float | None = None
+    runs: int = 0
+    throughput: float | None = None       # G unit / s
+    compared_with: str = ""
+    mismatches: int | None = None
+    bit_exact: bool | None = None
+    dspsim_over_peer: float | None = None  # dspsim throughput / this engine's
+
+
+def _row(case: Case, runner: Runner) -> Row:
+    return Row(case=case.name, op=case.op, variant=case.variant, size=case.size,
+               shape="x".join(map(str, case.shape)), unit=case.unit, work=case.work, engine=runner.engine,
+               compared_with=runner.compared_with)
+
+
+def run_engine(case: Case, runner: Runner, reference=None, repeats: int = 5, budget: float = 0.5,
+               benchmark=None, settle: float = 0.0):
+    """Time one engine on ``case`` (:func:`dspsim.bench.timing.measure`) and diff its output.
+
+    ``reference``: dspsim's integer output of the case, which a peer's output is diffed against
+    unless the runner brings its own ``reference()`` or is timed for speed only (empty
+    ``compared_with``). ``benchmark``: a pytest-benchmark fixture that does the repeated timing;
+    ``settle``: seconds of pause after the warm-up call (see :func:`dspsim.bench.timing.measure`).
+    Returns ``(row, output as integers)``; exceptions propagate (:func:`run_case` records them).
+    """
+    row = _row(case, runner)
+    if runner.skip:
+        row.status = f"skipped: {runner.skip}"
+        return row, None
+    if runner.measure is not None:
+        if benchmark is not None:
+            raise ValueError(f"{runner.engine} is timed in a worker process, not by pytest-benchmark")
+        t = runner.measure(repeats, budget)
+    else:
+        t = measure(runner.fn, repeats, budget, settle=settle, benchmark=benchmark)
+    out = runner.to_numpy(t.result)
+    row.seconds, row.median_seconds, row.runs = t.min_seconds, t.median_seconds, t.runs
+    row.throughput = case.work / t.min_seconds / 1e9 if t.min_seconds else None
+    if runner.engine != "dspsim" and runner.compared_with and (reference is not None or runner.reference):
+        expected = np.asarray(reference if runner.reference is None else runner.reference())
+        if np.shape(out) != np.shape(expected):
+            row.status = f"error: output shape {np.shape(out)} != dspsim's {np.shape(expected)}"
+        else:
+            row.mismatches = int(np.count_nonzero(np.asarray(out, np.int64) != np.asarray(expected, np.int64)))
+            row.bit_exact = row.mismatches == 0
+    return row, out
+
+
+def run_case(case: Case, peers=peer_engines, threads: int = 2, repeats: int = 5, budget: float = 0.5,
+             seed: int = 0) -> list[Row]:
+    """dspsim's row and one row per peer of ``case`` (``peers``: the peers module, or None)."""
+    p = problem(case, seed)
+    try:
+        runners = [dspsim_runner(case, p)]
+    except Exception as exc:  # dspsim refused the case, or its API moved
+        runners = [Runner("dspsim", skip=error_status(exc))]
+    if peers is not None:
+        runners += peers.runners(case, p, threads)
+    rows, ref = [], None
+    for r in runners:
+        try:
+            row, out = run_engine(case, r, ref, repeats, budget)
+        except Exception as exc:  # a refused case or a broken engine: record it, keep going
+            row = _row(case, r)
+            row.status = error_status(exc)
+        else:
+            if r.engine == "dspsim":
+                ref = out
+        rows.append(row)
+    if rows[0].throughput:
+        for row in rows[1:]:
+            if row.throughput:
+                row.dspsim_over_peer = rows[0].throughput / row.throughput
+    return rows
+
+
+def _fmt(v, spec):
+    return "-" if v is None else format(v, spec)
+
+
+def run(sizes=("small",), threads: int = 2, repeats: int = 5, budget: float = 0.5, ops=OPS,
+        cost_size: str | None = "small", memory_size: str | None = "small", peers=True,
+        log=None, models: str | None = None, model_threads=(1,)) -> dict:
+    """Run the cases of ``sizes``, the cost model and the whole-model rows of ``models`` (a size of
+    :data:`dspsim.bench.models.MODEL_SIZES`, or None) at each of ``model_threads``; return the result
+    dictionary (see ``--json``)."""
+    import dspsim
+
+    th = set_threads(threads)
+    peer_mod = peer_engines if peers else None
+    rows = []
+    for case in cases(sizes, ops):
+        for row in run_case(case, peer_mod, th["requested"], repeats, budget):
+            rows.append(asdict(row))
+            if log:
+                log(f"{row.case:42s} {row.engine:14s} {_fmt(row.throughput, '9.3f')} G{row.unit}/s  {row.status}"
+                    + (f"  mismatches={row.mismatches}" if row.mismatches is not None else ""))
+    cost = {}
+    if cost_size:
+        cost["macs"] = cost_model.cost_macs(cost_size, repeats, budget)
+        cost["channels"] = cost_model.cost_channels(cost_size, repeats, budget)
+        cost["packing"] = cost_model.cost_packing(cost_size, repeats, budget)
+        cost["accumulator"] = cost_model.cost_accumulator(cost_size, repeats, budget)
+    if memory_size:
+        cost["memory"] = cost_model.cost_memory(memory_size)
+    model_rows = run_models(models, model_threads, min(repeats, 3), budget, log, peers) if models else []
+    set_threads(threads)
+    return dict(run=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), version=dspsim.__version__,
+                threads=th, sizes=list(sizes), repeats=repeats, budget_seconds=budget,
+                machine=f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, "
+                        f"python {platform.python_version()}, numpy {np.__version__}",
+                peers_available=peer_mod.available() if peer_mod else "not run (--no-peers)",
+                rows=rows, targets=targets(rows), cost_model=cost, models=model_rows,
+                model_targets=model_targets(model_rows))
+
+
+def main(argv=None) -> int:
+    """``dspsim bench [--quick] [--size S[,S]] [--json FILE] [--out DIR] [--threads N] [--no-peers]
+    [--models quick|full|none] [--model-threads N[,N]]``."""
+    from ..harness.report import plot_bench
+
+    ap = argparse.ArgumentParser(prog="dspsim bench", description="Throughput of dspsim beside peer engines.")
+    ap.add_argument("--quick", action="store_true", help="small sizes, few repeats (a few seconds)")
+    ap.add_argument("--size", default=None,
+                    help="comma-separated sizes among quick, small, medium, large (default small,medium)")
+    ap.add_argument("--ops", default=None, help=f"comma-separated subset of {', '.join(OPS)}")
+    ap.add_argument("--json", dest="json_path", default=None, help="also write the results as JSON here")
+    ap.add_argument("--out", default=None, help="run directory for bench.md/json/png (default reports/bench-<time>)")
+    ap.add_argument("--threads", type=int, default=2, help="threads for dspsim and every peer (default 2)")
+    ap.add_argument("--no-peers", action="store_true", help="benchmark dspsim alone")
+    ap.add_argument("--models", choices=MODEL_SIZES + ("none",), default=None,
+                    help="whole-model rows: quick (the committed test models; default with --quick), full "
+                         "(plus person detection, speech, MobileNetV2 224, microWakeWord; the default) or none")
+    ap.add_argument("--model-threads", default=None,
+                    help="comma-separated thread counts of the model rows (default 1 with --quick, else 1,2)")
+    args = ap.parse_args(argv)
+    if args.quick:
+        sizes, repeats, budget, cost_size, mem_size = ["small"], 3, 0.05, "quick", "quick"
+    else:
+        sizes, repeats, budget, cost_size, mem_size = ["small", "medium"], 5, 0.5, "medium", "medium"
+    if args.size:
+        sizes = [s.strip() for s in args.size.split(",") if s.strip()]
+        bad = [s for s in sizes if s not in SIZES]
+        if bad:
+            ap.error(f"unknown size(s) {bad}; expected among {list(SIZES)}")
+        mem_size = max(sizes, key=SIZES.index)
+        cost_size = "quick" if mem_size == "quick" else ("small" if mem_size == "small" else "medium")
+    ops = OPS
+    if args.ops:
+        ops = tuple(o.strip() for o in args.ops.split(","))
+        bad = [o for o in ops if o not in OPS]
+        if bad:
+            ap.error(f"unknown op(s) {bad}; expected among {list(OPS)}")
+    if args.threads < 1:
+        ap.error("--threads must be >= 1")
+    models = args.models or ("quick" if args.quick else "full")
+    try:
+        model_threads = tuple(int(t) for t in (args.model_threads or ("1" if args.quick else "1,2")).split(","))
+    except ValueError:
+        ap.error(f"--model-threads must be comma-separated integers, got {args.model_threads!r}")
+    if min(model_threads) < 1:
+        ap.error("--model-threads must be >= 1")
+    result = run(sizes, args.threads, repeats, budget, ops, cost_size, mem_size, not args.no_peers,
+                 log=lambda s: print(s, file=sys.stderr, flush=True),
+                 models=None if models == "none" else models, model_threads=model_threads)
+    table = format_table(result)
+    print(table)
+    out_dir = Path(args.out) if args.out else Path("reports") / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(result, indent=1, default=float)
+    (out_dir / "bench.json").write_text(text)
+    (out_dir / "bench.md").write_text(table)
+    try:
+        plot_bench(result, out_dir / "bench.png")
+    except Exception as exc:  # a plot must never lose the figures
+        print(f"dspsim bench: plot not written ({error_status(exc)})", file=sys.stderr)
+    if args.json_path:
+        Path(args.json_path).write_text(text)
+    print(f"dspsim bench: wrote {out_dir}/bench.md, bench.json, bench.png", file=sys.stderr)
+    return 0
