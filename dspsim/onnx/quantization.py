@@ -1,0 +1,697 @@
+"""ONNX quantization operators, standalone, with ONNX's type rules (the output type from the zero point).
+
+* :func:`quantize_linear` / :func:`dequantize_linear`: every quantized type of QuantizeLinear-25
+  (uint8, int8, uint16, int16, uint4, int4, uint2, int2, float8 e4m3fn/e4m3fnuz/e5m2/e5m2fnuz with
+  ``saturate``, float4e2m1), per tensor, per axis or blocked (``block_size``).
+* :func:`dynamic_quantize_linear`.
+* :func:`matmul_integer`, :func:`conv_integer`: exact int32 accumulators (wrapping modulo 2^32,
+  as the engines' int32), per-row / per-column (per-output-channel) zero points.
+* :func:`qlinear_matmul`, :func:`qlinear_conv`: requantized, as ONNX Runtime (``engine=
+  "onnxruntime"``) or the onnx reference evaluator (``"onnx-reference"``) computes them.
+
+Integer QuantizeLinear is ONNX Runtime's MLAS formula (``f32(x / scale)``, ties to even, then
+``+ zp``, saturate; :func:`dspsim.quantize_linear`); the onnx reference (``rint(x / scale) + zp``,
+clip) gives the same codes on every finite input. NaN inputs are refused for integer outputs (the
+reference casts ``rint(NaN)`` through an undefined int32 conversion). Float8/float4 outputs are
+``f32(x / scale)`` rounded to nearest even by :func:`dspsim.onnx.types.encode_float`.
+
+Tensors are NCHW here, as ONNX lays them out; the kernels underneath are dspsim's NHWC ones.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..quantize import dequantize_linear as _ort_dequantize, quantize_linear as _ort_quantize
+from ..accumulator import Accumulator
+from ..kernels import conv2d, depthwise_conv2d, fully_connected
+from ..kernels.gemm import conv2d_s32, gemm_s32
+from ..requant import Requant
+from .types import INT_QUANT, MINIFLOATS, ElemType, QArray, code_dtype, decode_float, encode_float, from_numpy, \
+    int_range, type_name
+
+ENGINES = ("onnxruntime", "onnx-reference")
+_NAMES = {t.name.lower(): t for t in ElemType}
+
+
+def elem_type(value, func: str, name: str = "output_dtype") -> ElemType:
+    """An :class:`ElemType` from an ElemType, its int value, its name ("int4", "float8e4m3fn") or a numpy dtype."""
+    if isinstance(value, ElemType):
+        return value
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        try:
+            return ElemType(int(value))
+        except ValueError:
+            raise ValueError(f"{func}: {name} {value} is not an ONNX data type") from None
+    if isinstance(value, str) and value.lower() in _NAMES:
+        return _NAMES[value.lower()]
+    try:
+        return from_numpy(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{func}: {name} {value!r} is not an ONNX data type") from None
+
+
+def _engine(engine, func):
+    if engine not in ENGINES:
+        raise ValueError(f"{func}: engine must be one of {ENGINES}, got {engine!r}")
+    return engine
+
+
+def _typed(value, func: str, name: str):
+    """(codes ndarray, ElemType) of a numpy array or a QArray (None stays None)."""
+    if value is None:
+        return None, None
+    if isinstance(value, QArray):
+        return np.asarray(value.codes), value.type
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf":
+        raise TypeError(f"{func}: {name} must be a numeric array or a dspsim.onnx.QArray, got dtype {a.dtype}")
+    if isinstance(value, (int, float)) and not isinstance(value, (np.generic, np.ndarray)):
+        raise TypeError(f"{func}: {name} must carry its ONNX type: pass a numpy array/scalar "
+                        f"(np.int8(3)) or a QArray, not a Python {type(value).__name__}")
+    return a, from_numpy(a.dtype)
+
+
+def _scale_array(scale, func: str, name: str):
+    s = np.asarray(scale)
+    if s.dtype not in (np.float32, np.float16, np.float64):
+        raise TypeError(f"{func}: {name} must be float32 or float16, got dtype {s.dtype}")
+    s32 = s.astype(np.float32)
+    if s.size == 0 or not np.all(np.isfinite(s32)) or np.any(s32 <= 0):
+        raise ValueError(f"{func}: {name} must be positive and finite (in float32), got "
+                         f"{s32.reshape(-1)[~(np.isfinite(s32.reshape(-1)) & (s32.reshape(-1) > 0))][:1]}")
+    return s, s32
+
+
+def _layout(x_shape, s_shape, zp_shape, axis, block_size, func):
+    """'tensor' | 'axis' | 'blocked', and the normalized axis; ValueError for mismatched shapes."""
+    ndim = len(x_shape)
+    if len(s_shape) == 0 or (len(s_shape) == 1 and s_shape[0] == 1 and not block_size):
+        mode = "tensor"
+    elif block_size:
+        mode = "blocked"
+    else:
+        mode = "axis"
+    ax = axis
+    if mode != "tensor":
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"{func}: axis {axis} is out of range for a {ndim}-D input")
+        ax = axis % ndim
+    if mode == "axis":
+        if len(s_shape) != 1 or s_shape[0] != x_shape[ax]:
+            raise ValueError(f"{func}: per-axis scale must be 1-D with {x_shape[ax]} values (axis {ax} of "
+                             f"input shape {tuple(x_shape)}), got shape {tuple(s_shape)}")
+    if mode == "blocked":
+        if block_size < 0:
+            raise ValueError(f"{func}: block_size must be >= 0, got {block_size}")
+        want = list(x_shape)
+        want[ax] = -(-x_shape[ax] // block_size)
+        if tuple(s_shape) != tuple(want):
+            raise ValueError(f"{func}: blocked scale must have shape {tuple(want)} (input {tuple(x_shape)}, "
+                             f"axis {ax}, block_size {block_size}), got {tuple(s_shape)}")
+    if zp_shape is not None and tuple(zp_shape) != tuple(s_shape) and \
+            not (mode == "tensor" and int(np.prod(zp_shape)) == 1):
+        raise ValueError(f"{func}: zero point shape {tuple(zp_shape)} does not match scale shape {tuple(s_shape)}")
+    return mode, ax
+
+
+def _expand(param, x_shape, mode, ax, block_size):
+    """A parameter broadcast to the input's shape (blocked: repeated along ``ax``, the tail cut)."""
+    p = np.asarray(param)
+    if mode == "tensor":
+        return np.broadcast_to(p.reshape(()), x_shape)
+    if mode == "axis":
+        shape = [1] * len(x_shape)
+        shape[ax] = -1
+        return np.broadcast_to(p.reshape(shape), x_shape)
+    return np.repeat(p, block_size, axis=ax).take(range(x_shape[ax]), axis=ax)
+
+
+def _check_zero_point(zp, t: ElemType, func: str, name: str):
+    if t in INT_QUANT:
+        lo, hi = int_range(t)
+        z = zp.astype(np.int64)
+        if z.size and (z.min() < lo or z.max() > hi):
+            bad = int(z[(z < lo) | (z > hi)][0])
+            raise ValueError(f"{func}: {name} must be in [{lo}, {hi}] for {t.name}, got {bad}")
+    elif t in MINIFLOATS and t != ElemType.FLOAT4E2M1:
+        if np.any(zp.astype(np.int64) != 0):
+            raise ValueError(f"{func}: {name} must be +0 for {t.name} (float8 zero points are not used)")
+
+
+def _container(t: ElemType) -> str:
+    bits, signed = INT_QUANT[t]
+    return ("int" if signed else "uint") + str(max(bits, 8))
+
+
+def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, saturate=True, output_dtype=None,
+                    engine="onnxruntime"):
+    """ONNX ``QuantizeLinear`` (opsets 10 to 25) with ONNX's type rules.
+
+    ``y = saturate(round(x / scale) + zero_point)``: ``x / scale`` in float32, ties to even, the zero
+    point added after rounding, saturated to the output type (integer types); float8 types round
+    ``x / scale`` to nearest even (``saturate=True``: beyond the largest finite value gives it; False:
+    +-inf for E5M2, NaN otherwise); float4e2m1 rounds ``x / scale + zero_point`` and saturates.
+
+    Parameters
+    ----------
+    x : float array (float64/float16 are rounded to float32)
+    scale : float32 or float16; a scalar or 1-element array (per tensor), a 1-D array of
+        ``x.shape[axis]`` values (per axis) or, with ``block_size``, an array of x's rank whose
+        ``axis`` dimension is ``ceil(x.shape[axis] / block_size)`` (blocked).
+    zero_point : None, a numpy integer array/scalar or a :class:`QArray`, same shape as ``scale``.
+        **Its type is the output type** (ONNX): an ``np.int8`` zero point gives int8 codes.
+    axis, block_size : int (ONNX attributes; axis may be negative)
+    saturate : bool, float8 only (ONNX attribute)
+    output_dtype : None or a type ("int4", ElemType.INT4, np.int8 ...): the output type when no
+        zero point is given (default uint8); it must agree with the zero point's type.
+    engine : "onnxruntime" | "onnx-reference". They differ only for float8 without saturation just
+        above the largest value (:func:`dspsim.onnx.types.encode_float`).
+
+    Returns
+    -------
+    ndarray of codes for uint8/int8/uint16/int16; a :class:`QArray` for the others.
+    """
+    func = "dspsim.onnx.quantize_linear"
+    _engine(engine, func)
+    xa = np.asarray(x)
+    if xa.dtype.kind != "f":
+        raise TypeError(f"{func}: x must be a float array, got dtype {xa.dtype}")
+    xa = xa.astype(np.float32)
+    s, s32 = _scale_array(scale, func, "scale")
+    zp, zt = _typed(zero_point, func, "zero_point")
+    t = None if output_dtype is None else elem_type(output_dtype, func)
+    if zt is not None and t is not None and zt != t:
+        raise ValueError(f"{func}: output_dtype {t.name} differs from the zero point's type {zt.name}")
+    t = zt or t or ElemType.UINT8
+    if t not in INT_QUANT and t not in MINIFLOATS:
+        raise ValueError(f"{func}: output type {type_name(t)} is not a quantized type of QuantizeLinear")
+    mode, ax = _layout(xa.shape, s.shape, None if zp is None else zp.shape, axis, block_size, func)
+    if zp is None:
+        zp = np.zeros(s.shape, code_dtype(t))
+    _check_zero_point(zp, t, func, "zero_point")
+    if t in MINIFLOATS:
+        v = (xa / _expand(s32, xa.shape, mode, ax, block_size)).astype(np.float32)
+        if t == ElemType.FLOAT4E2M1:
+            v = (v + _expand(decode_float(zp, t), xa.shape, mode, ax, block_size)).astype(np.float32)
+        return QArray(encode_float(v, t, bool(saturate), engine), t)
+    if np.isnan(xa).any():
+        raise ValueError(f"{func}: x contains NaN, which has no integer code")
+    if mode == "blocked":
+        q = _ort_quantize(xa.reshape(-1), _expand(s32, xa.shape, mode, ax, block_size).reshape(-1),
+                               _expand(zp.astype(np.int64), xa.shape, mode, ax, block_size).reshape(-1),
+                               axis=0, dtype=_container(t)).reshape(xa.shape)
+    else:
+        q = _ort_quantize(xa, s32.reshape(-1), zp.astype(np.int64).reshape(-1), axis=ax if mode == "axis" else 1,
+                               dtype=_container(t))
+    if INT_QUANT[t][0] < 8:  # clamp to the narrow type: saturations compose, zp lies inside
+        lo, hi = int_range(t)
+        return QArray(np.clip(q, lo, hi).astype(code_dtype(t)), t)
+    return q
+
+
+def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output_dtype=None):
+    """ONNX ``DequantizeLinear``: ``y = (x - zero_point) * scale``.
+
+    Integer codes: ``f32(float(int32(x - zp)) * f32(scale))`` (ONNX Runtime; :func:`dspsim.dequantize_linear`;
+    the reference's ``(f32(x) - zp) * scale`` is the same for every 8/16-bit and sub-byte code);
+    float8/float4: ``f32(decode(x) * scale)`` (float8 zero points must be 0; a float4 zero point
+    is ignored, as the reference does). With a float16 scale the float32 product is rounded to
+    float16 (the reference; ``output_dtype`` may ask for float32/float16 explicitly).
+
+    ``x``: numpy int8/uint8/int16/uint16/int32 codes, or a :class:`QArray`; ``zero_point`` of the
+    same type; ``scale``/``axis``/``block_size`` as :func:`quantize_linear`.
+    """
+    func = "dspsim.onnx.dequantize_linear"
+    xa, xt = _typed(x, func, "x")
+    if xt not in INT_QUANT and xt not in MINIFLOATS and xt != ElemType.INT32:
+        raise ValueError(f"{func}: x of type {type_name(xt)} is not a quantized type")
+    s, s32 = _scale_array(scale, func, "scale")
+    zp, zt = _typed(zero_point, func, "zero_point")
+    if zt is not None and zt != xt:
+        raise ValueError(f"{func}: the zero point's type {zt.name} differs from x's type {xt.name}")
+    mode, ax = _layout(xa.shape, s.shape, None if zp is None else zp.shape, axis, block_size, func)
+    if zp is None:
+        zp = np.zeros(s.shape, code_dtype(xt))
+    if xt != ElemType.INT32:
+        _check_zero_point(zp, xt, func, "zero_point")
+    out_t = np.float16 if s.dtype == np.float16 else np.float32
+    if output_dtype is not None:
+        ot = elem_type(output_dtype, func)
+        if ot not in (ElemType.FLOAT, ElemType.FLOAT16):
+            raise ValueError(f"{func}: output_dtype must be FLOAT or FLOAT16, got {ot.name}")
+        out_t = np.float16 if ot == ElemType.FLOAT16 else np.float32
+    if xt in MINIFLOATS:
+        y = (decode_float(xa, xt) * _expand(s32, xa.shape, mode, ax, block_size)).astype(np.float32)
+    elif mode == "blocked":
+        y = _ort_dequantize(xa.reshape(-1).astype(np.int64),
+                                 _expand(s32, xa.shape, mode, ax, block_size).reshape(-1),
+                                 _expand(zp.astype(np.int64), xa.shape, mode, ax, block_size).reshape(-1),
+                                 axis=0).reshape(xa.shape)
+    else:
+        y = _ort_dequantize(xa, s32.reshape(-1), zp.astype(np.int64).reshape(-1), axis=ax if mode == "axis" else 1)
+    return y.astype(out_t)
+
+
+def dynamic_quantize_linear(x, *, engine="onnxruntime"):
+    """ONNX ``DynamicQuantizeLinear``: ``(y uint8, y_scale float32, y_zero_point uint8)``.
+
+    ``scale = f32(max(0, max x) - min(0, min x)) / 255`` in float32, ``zp =
+    round_half_even(clip(f32(0 - min/scale), 0, 255))``, ``y = QuantizeLinear(x, scale, zp)``. An
+    all-zero range gives ``scale = 1.0`` in ONNX Runtime (``dynamicquantizelinear.cc``) and
+    ``1/255`` in the onnx reference (the codes are 0 either way). NaN inputs are refused.
+    """
+    func = "dspsim.onnx.dynamic_quantize_linear"
+    _engine(engine, func)
+    xa = np.asarray(x)
+    if xa.dtype != np.float32:
+        raise TypeError(f"{func}: x must be float32, got dtype {xa.dtype}")
+    if xa.size == 0 or not np.all(np.isfinite(xa)):
+        raise ValueError(f"{func}: x must be non-empty and finite")
+    hi = np.float32(max(np.float32(0), xa.max()))
+    lo = np.float32(min(np.float32(0), xa.min()))
+    if hi == lo:
+        scale = np.float32(1.0) if engine == "onnxruntime" else np.float32(1.0) / np.float32(255)
+    else:
+        scale = np.float32(hi - lo) / np.float32(255)
+    zp = np.float32(np.float32(0) - lo / scale)
+    zp = np.uint8(np.rint(min(np.float32(255), max(np.float32(0), zp))))
+    return quantize_linear(xa, scale, zp), np.float32(scale), zp
+
+
+# ------------------------------------------------------------------------------------------------
+# integer accumulators
+# ------------------------------------------------------------------------------------------------
+def _int8_operand(a, func, name):
+    a = np.asarray(a)
+    if a.dtype not in (np.int8, np.uint8):
+        raise TypeError(f"{func}: {name} must be int8 or uint8, got dtype {a.dtype}")
+    return a
+
+
+def _zero_points(zp, dtype, n_allowed, func, name):
+    """int64 zero points of ``dtype`` (same type as the operand), 1 or ``n_allowed`` values."""
+    if zp is None:
+        return np.zeros(1, np.int64)
+    z = np.asarray(zp)
+    if z.dtype != dtype:
+        raise TypeError(f"{func}: {name} must have the operand's type {np.dtype(dtype)}, got {z.dtype}")
+    z = z.astype(np.int64).reshape(-1)
+    if z.size not in (1, n_allowed):
+        raise ValueError(f"{func}: {name} must have 1 or {n_allowed} values, got {z.size}")
+    return z
+
+
+def _signed_weights(w, zw):
+    """uint8 weights as int8 ``w - 128`` with ``zw - 128`` (the sum of products is unchanged)."""
+    if w.dtype == np.uint8:
+        return (w.astype(np.int16) - 128).astype(np.int8), zw - 128
+    return w, zw
+
+
+def pair_saturated_u8s8(a, b):
+    """``sum_k a[m, k] * b[k, n]`` of uint8 ``a`` (M, K) and int8 ``b`` (K, N) as x86 ``vpmaddubsw``
+    computes it (MLAS's U8S8 GEMM when B is not prepacked): products of adjacent k pairs
+    (2j, 2j+1) added with int16 saturation, then widened and summed exactly; an odd last k alone.
+    Returns int64 (M, N)."""
+    m, k = a.shape
+    n = b.shape[1]
+    kp = k + (k % 2)
+    a2 = np.zeros((m, kp), np.int32)
+    a2[:, :k] = a
+    b2 = np.zeros((kp, n), np.int32)
+    b2[:k] = b
+    out = np.zeros((m, n), np.int64)
+    for j in range(0, kp, 2):
+        pair = a2[:, j, None] * b2[j][None, :] + a2[:, j + 1, None] * b2[j + 1][None, :]
+        out += np.clip(pair, -32768, 32767)
+    return out
+
+
+def _mlas_u8s8(a, b, za, zb):
+    """MLAS U8S8 with pair saturation on the raw codes, then ``- zb*sum_k a - za*sum_k b + K*za*zb``
+    (``za`` per row (M, 1) or scalar, ``zb`` per column), wrapped to int32."""
+    k = a.shape[1]
+    raw = pair_saturated_u8s8(a, b)
+    za = np.asarray(za, np.int64).reshape(-1, 1)
+    zb = np.asarray(zb, np.int64).reshape(1, -1)
+    acc = raw - zb * a.sum(axis=1, dtype=np.int64)[:, None] - za * b.sum(axis=0, dtype=np.int64)[None, :] + k * za * zb
+    return acc.astype(np.int32)
+
+
+def matmul_integer(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-reference", vnni=False):
+    """ONNX ``MatMulInteger``: int32 ``(a - a_zero_point) @ (b - b_zero_point)``, numpy batching rules.
+
+    ``a`` (..., M, K) and ``b`` (..., K, N) int8/uint8; ``a_zero_point`` scalar or per row (M,),
+    ``b_zero_point`` scalar or per column (N,), each of its operand's type.
+
+    ``engine="onnx-reference"``: exact, wrapping modulo 2^32 as an int32 accumulator.
+    ``"onnxruntime"``: the same, except uint8 ``a`` x int8 ``b`` on a host without VNNI (``vnni``
+    False, the default: the AVX2 golden host), which MLAS sums with x86 pair saturation
+    (:func:`pair_saturated_u8s8`; B constant or not). ORT refuses a per-row ``a_zero_point``.
+    """
+    func = "dspsim.onnx.matmul_integer"
+    _engine(engine, func)
+    a = _int8_operand(a, func, "a")
+    b = _int8_operand(b, func, "b")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    m, k = a2.shape[-2:]
+    k2, n = b2.shape[-2:]
+    if k != k2:
+        raise ValueError(f"{func}: a has K={k} but b has K={k2}")
+    za = _zero_points(a_zero_point, a.dtype, m, func, "a_zero_point")
+    zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{func}: batch dimensions {a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
+    ab = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
+    bb = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
+    out = np.empty((ab.shape[0], m, n), np.int32)
+    zbn = np.broadcast_to(zb, (n,))
+    for i in range(ab.shape[0]):
+        if mlas_accumulator(engine, a.dtype, b.dtype, vnni) is not None:
+            out[i] = _mlas_u8s8(ab[i], bb[i], za, zbn)
+            continue
+        ws, zws = _signed_weights(np.ascontiguousarray(bb[i].T), zbn)
+        # per-row zero points: sum (a - za_m)(b - zb) = sum a (b - zb) - za_m * sum (b - zb)
+        acc = gemm_s32(np.ascontiguousarray(ab[i]), ws, b_zero_point=zws).astype(np.int64)
+        col = ws.astype(np.int64).sum(axis=1) - k * zws
+        out[i] = (acc - za[:, None] * col[None, :]).astype(np.int32)  # wraps modulo 2^32, as int32
+    out = out.reshape(batch + (m, n))
+    if a.ndim == 1:
+        out = out[..., 0, :]
+    if b.ndim == 1:
+        out = out[..., 0]
+    return out
+
+
+def conv_pads(attrs: dict, in_hw, k_hw, strides, dilations, func):
+    """Explicit (top, bottom, left, right) pads from ONNX ``pads`` / ``auto_pad`` (2-D)."""
+    auto = attrs.get("auto_pad", "NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    if auto in ("NOTSET", ""):
+        p = list(attrs.get("pads", [0, 0, 0, 0]))
+        if len(p) != 4 or min(p) < 0:
+            raise ValueError(f"{func}: pads must be 4 ints >= 0 (2-D conv), got {p}")
+        return p[0], p[2], p[1], p[3]
+    if auto == "VALID":
+        return 0, 0, 0, 0
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ValueError(f"{func}: auto_pad {auto!r} is not NOTSET, VALID, SAME_UPPER or SAME_LOWER")
+    out = []
+    for n, k, s, d in zip(in_hw, k_hw, strides, dilations):
+        o = -(-n // s)
+        total = max((o - 1) * s + (k - 1) * d + 1 - n, 0)
+        small = total // 2
+        out.append((total - small, small) if auto == "SAME_LOWER" else (small, total - small))
+    return out[0][0], out[0][1], out[1][0], out[1][1]
+
+
+class ConvGeometry:
+    """The geometry of an ONNX Conv / ConvInteger / QLinearConv node on an NCHW (or NCL) input."""
+
+    def __init__(self, attrs: dict, x_shape, w_shape, func):
+        if len(x_shape) not in (3, 4) or len(w_shape) != len(x_shape):
+            raise ValueError(f"{func}: only 1-D and 2-D convolutions are supported (x {tuple(x_shape)}, "
+                             f"w {tuple(w_shape)})")
+        self.one_d = len(x_shape) == 3
+        x4 = tuple(x_shape) if not self.one_d else (x_shape[0], x_shape[1], 1, x_shape[2])
+        w4 = tuple(w_shape) if not self.one_d else (w_shape[0], w_shape[1], 1, w_shape[2])
+
+        def two(name, default):
+            v = list(attrs.get(name, default))
+            return [1] + v if self.one_d and len(v) == 1 else v
+
+        self.strides = two("strides", [1] * (len(x_shape) - 2))
+        self.dilations = two("dilations", [1] * (len(x_shape) - 2))
+        self.group = int(attrs.get("group", 1))
+        a = dict(attrs)
+        if self.one_d and "pads" in a:
+            p = list(a["pads"])
+            a["pads"] = [0, p[0], 0, p[1]]
+        ks = attrs.get("kernel_shape")
+        if ks is not None and tuple(two("kernel_shape", ks)) != w4[2:]:
+            raise ValueError(f"{func}: kernel_shape {list(ks)} does not match the weights {tuple(w_shape)}")
+        if x4[1] != w4[1] * self.group or w4[0] % self.group:
+            raise ValueError(f"{func}: input channels {x4[1]} != weight input channels {w4[1]} x group {self.group}")
+        self.pads = conv_pads(a, x4[2:], w4[2:], self.strides, self.dilations, func)
+        self.depthwise = self.group == x4[1] and w4[1] == 1 and self.group > 1
+        self.multiplier = w4[0] // self.group
+
+
+def _to_nhwc(x, one_d):
+    x4 = x[:, :, None, :] if one_d else x
+    return np.ascontiguousarray(x4.transpose(0, 2, 3, 1))
+
+
+def _from_nhwc(y, one_d):
+    y = y.transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(y[:, :, 0, :] if one_d else y)
+
+
+def conv_weights_ohwi(w, one_d):
+    """OIHW (or OIL) weights as OHWI."""
+    w4 = w[:, :, None, :] if one_d else w
+    return np.ascontiguousarray(w4.transpose(0, 2, 3, 1))
+
+
+def _im2col(x, kh, kw, g: "ConvGeometry"):
+    """NCHW codes (one group's channels) as ORT's im2col matrix (C*KH*KW, OH*OW), padded with the
+    zero point's code by the caller (``x`` already padded)."""
+    n_c, hp, wp = x.shape
+    sh, sw = g.strides
+    dh, dw = g.dilations
+    oh = (hp - dh * (kh - 1) - 1) // sh + 1
+    ow = (wp - dw * (kw - 1) - 1) // sw + 1
+    cols = np.empty((n_c, kh, kw, oh, ow), x.dtype)
+    for ky in range(kh):
+        for kx in range(kw):
+            cols[:, ky, kx] = x[:, ky * dh:ky * dh + sh * (oh - 1) + 1:sh, kx * dw:kx * dw + sw * (ow - 1) + 1:sw]
+    return cols.reshape(n_c * kh * kw, oh * ow), oh, ow
+
+
+def _conv_integer_mlas_u8s8(x, w, zx, zw, g):
+    """ORT ConvInteger with uint8 weights and int8 input: im2col (padded with ``zx``), then MLAS
+    U8S8 GEMM ``W (M, C*KH*KW) x col`` with pair saturation along the im2col k = (c, ky, kx)."""
+    pt, pb, pl, pr = g.pads
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=zx)
+    n_oc, cg, kh, kw = w.shape
+    per = n_oc // g.group
+    outs = []
+    for b in range(x.shape[0]):
+        groups = []
+        for gi in range(g.group):
+            col, oh, ow = _im2col(xp[b, gi * cg:(gi + 1) * cg], kh, kw, g)
+            wg = w[gi * per:(gi + 1) * per].reshape(per, -1)
+            acc = _mlas_u8s8(wg, col, zw[gi * per:(gi + 1) * per], np.full(col.shape[1], zx))
+            groups.append(acc.reshape(per, oh, ow))
+        outs.append(np.concatenate(groups))
+    return np.stack(outs)
+
+
+def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, engine="onnx-reference", vnni=False, **attrs):
+    """ONNX ``ConvInteger``: int32 ``conv(x - x_zero_point, w - w_zero_point)``, NCHW, padding with 0
+    after the zero point is subtracted. ``w_zero_point`` scalar or per output channel (O,).
+    Attributes as ONNX: ``pads``, ``strides``, ``dilations``, ``group``, ``auto_pad``, ``kernel_shape``.
+
+    ``engine="onnxruntime"``: exact as well, except uint8 weights with an int8 input without VNNI
+    (MLAS U8S8 with the weights as A: x86 pair saturation along the im2col order,
+    :func:`pair_saturated_u8s8`).
+    ORT refuses a per-channel ``w_zero_point``.
+    """
+    func = "dspsim.onnx.conv_integer"
+    _engine(engine, func)
+    x = _int8_operand(x, func, "x")
+    w = _int8_operand(w, func, "w")
+    g = ConvGeometry(attrs, x.shape, w.shape, func)
+    zx = _zero_points(x_zero_point, x.dtype, 1, func, "x_zero_point")
+    zw = _zero_points(w_zero_point, w.dtype, w.shape[0], func, "w_zero_point")
+    if mlas_accumulator(engine, w.dtype, x.dtype, vnni) is not None:
+        x4 = x[:, :, None, :] if g.one_d else x
+        w4 = w[:, :, None, :] if g.one_d else w
+        y = _conv_integer_mlas_u8s8(x4, w4, int(zx[0]), np.broadcast_to(zw, (w.shape[0],)), g)
+        return y[:, :, 0, :] if g.one_d else y
+    ws, zws = _signed_weights(conv_weights_ohwi(w, g.one_d), np.broadcast_to(zw, (w.shape[0],)))
+    acc = conv2d_s32(_to_nhwc(x, g.one_d), ws, stride=tuple(g.strides), dilation=tuple(g.dilations),
+                     pads=g.pads, groups=g.group, input_zero_point=int(zx[0]), weight_zero_point=zws)
+    return _from_nhwc(acc, g.one_d)
+
+
+# ------------------------------------------------------------------------------------------------
+# requantized ops
+# ------------------------------------------------------------------------------------------------
+def pof2_requant(in_scale, w_scale, out_scale, rounding, func):
+    """Shift-only requantization of power-of-two scales, as a DSP does it: ``acc * 2^k`` with
+    ``k = log2(s_in * s_w[c] / s_out)`` (exact in float64), rounded by the tie rule ``rounding``
+    (:meth:`dspsim.Requant.shift_only`). ValueError when a multiplier is not a power of two."""
+    m = (np.float64(np.asarray(in_scale, np.float32).reshape(-1)[0]) *
+         np.asarray(w_scale, np.float32).reshape(-1).astype(np.float64) /
+         np.float64(np.asarray(out_scale, np.float32).reshape(-1)[0]))
+    mant, exp = np.frexp(m)
+    if np.any(mant != 0.5):
+        raise ValueError(f"{func}: shift-only requantization needs power-of-two scales; the multipliers "
+                         f"s_in*s_w/s_out are {m[mant != 0.5][:3].tolist()}")
+    return Requant.shift_only(exp - 1, rounding)
+
+
+def requant_scales(in_scale, w_scale, out_scale, engine, func):
+    """The Requant of an int32 accumulator ``acc * in_scale * w_scale / out_scale``.
+
+    float32 scales: ``f32(f32(s_in * s_w) / s_out)`` (both engines; the reference then multiplies in
+    float64). float16 scales: the reference computes ``f16(f16(s_in * s_w) / s_out)`` in numpy's
+    float16 arithmetic, then multiplies in float64; ONNX Runtime widens them to float32 first and
+    proceeds as for float32 scales (observed, ORT 1.32: 0 mismatches; the float16 multiplier moves
+    1-2 of 180 outputs).
+    """
+    arrays = [np.asarray(s) for s in (in_scale, w_scale, out_scale)]
+    for name, a in zip(("input scale", "weight scale", "output scale"), arrays):
+        _scale_array(a, func, name)
+    if engine == "onnx-reference" and any(a.dtype == np.float16 for a in arrays):
+        m = (arrays[0].astype(np.float16).reshape(-1)[0] * arrays[1].astype(np.float16).reshape(-1)) / \
+            arrays[2].astype(np.float16).reshape(-1)[0]
+        return Requant.float_scale(m.astype(np.float16).astype(np.float64), engine)
+    w = arrays[1].astype(np.float32).reshape(-1)
+    return Requant.from_scales(arrays[0].astype(np.float32).reshape(-1)[0], w if w.size > 1 else w[0],
+                               arrays[2].astype(np.float32).reshape(-1)[0], engine=engine,
+                               op="conv" if w.size > 1 else "fully_connected")
+
+
+def mlas_accumulator(engine, a_dtype, b_dtype, vnni=False):
+    """The accumulator ONNX Runtime's MLAS GEMM behaves as: on an x86 host without VNNI, uint8 x int8
+    (U8S8) adds product pairs with int16 saturation (``vpmaddubsw``; observed with ORT 1.32 on the
+    AVX2 host that made the golden vectors, QgemmU8X8KernelAvx2.S); with VNNI (``vpdpbusd``, ``vnni=True``),
+    other type pairs and the onnx reference: exact int32."""
+    if engine == "onnxruntime" and not vnni and np.dtype(a_dtype) == np.uint8 and np.dtype(b_dtype) == np.int8:
+        return Accumulator(pair_saturation=True)
+    return None
+
+
+def _scalar_zp(zp, dtype, func, name):
+    if zp is None:
+        return 0
+    z = np.asarray(zp)
+    if z.dtype != dtype:
+        raise TypeError(f"{func}: {name} must have type {np.dtype(dtype)}, got {z.dtype}")
+    if z.size != 1:
+        raise ValueError(f"{func}: {name} must be a scalar (per tensor), got shape {z.shape}")
+    return int(z.reshape(-1)[0])
+
+
+def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, *,
+                   engine="onnxruntime", shift_rounding=None, vnni=False):
+    """ONNX ``QLinearMatMul``: ``y = requant((a - za) @ (b - zb))`` with numpy batching (batched B).
+
+    ``b_scale`` / ``b_zero_point`` may be per column (N,). The output type is ``y_zero_point``'s.
+    ``engine="onnxruntime"``: MLAS ``v = f32(float(acc) * f32(f32(sa*sb)/sy))``, ties to even, then
+    ``+ zy``, saturate. ``"onnx-reference"``: ``rint(acc * multiplier + zy)`` in float64 (the zero
+    point added before the rounding: ties differ); float16 scales are supported there (the
+    multiplier computed in float16, as numpy does). ``shift_rounding`` (a tie rule): power-of-two
+    scales requantized by a shift instead (:func:`pof2_requant`, a DSP's arithmetic). ``vnni``: see
+    :func:`mlas_accumulator` (uint8 x int8 on a host without VNNI saturates product pairs).
+    """
+    func = "dspsim.onnx.qlinear_matmul"
+    _engine(engine, func)
+    a = _int8_operand(a, func, "a")
+    b = _int8_operand(b, func, "b")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    m, k = a2.shape[-2:]
+    k2, n = b2.shape[-2:]
+    if k != k2:
+        raise ValueError(f"{func}: a has K={k} but b has K={k2}")
+    za = _scalar_zp(a_zero_point, a.dtype, func, "a_zero_point")
+    zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
+    zy_arr = np.asarray(y_zero_point)
+    out_dtype = zy_arr.dtype
+    if out_dtype not in (np.int8, np.uint8):
+        raise TypeError(f"{func}: y_zero_point must be int8 or uint8, got {out_dtype}")
+    zy = _scalar_zp(y_zero_point, out_dtype, func, "y_zero_point")
+    bs = np.asarray(b_scale)
+    if bs.size not in (1, n):
+        raise ValueError(f"{func}: b_scale must have 1 or {n} values, got {bs.size}")
+    bsv = bs.reshape(-1) if bs.size > 1 else bs.reshape(-1)[:1]
+    rq = (requant_scales(a_scale, bsv, y_scale, engine, func) if shift_rounding is None else
+          pof2_requant(a_scale, bsv, y_scale, shift_rounding, func))
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{func}: batch dimensions {a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
+    ab = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
+    bb = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
+    acc = mlas_accumulator(engine, a.dtype, b.dtype, vnni)
+    out = np.stack([fully_connected(np.ascontiguousarray(ab[i]), np.ascontiguousarray(bb[i].T), None,
+                                    input_zero_point=za, weight_zero_point=np.broadcast_to(zb, (n,)).copy(),
+                                    output_zero_point=zy, requant=rq, out_dtype=out_dtype.name, accumulator=acc)
+                    for i in range(ab.shape[0])]).reshape(batch + (m, n))
+    if a.ndim == 1:
+        out = out[..., 0, :]
+    if b.ndim == 1:
+        out = out[..., 0]
+    return out
+
+
+class QLinearConvOp:
+    """A prepared QLinearConv: weights in OHWI / depthwise layout and the requantization, derived once.
+
+    Call it on an NHWC input (:meth:`run_nhwc`); :func:`qlinear_conv` is the NCHW one-shot form.
+    """
+
+    def __init__(self, x_shape, x_dtype, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+                 bias=None, attrs=None, engine="onnxruntime", func="dspsim.onnx.qlinear_conv", act_min=None,
+                 shift_rounding=None, vnni=False):
+        _engine(engine, func)
+        w = _int8_operand(w, func, "w")
+        self.g = ConvGeometry(attrs or {}, x_shape, w.shape, func)
+        n_oc = w.shape[0]
+        self.zx = _scalar_zp(x_zero_point, x_dtype, func, "x_zero_point")
+        self.zw = np.broadcast_to(_zero_points(w_zero_point, w.dtype, n_oc, func, "w_zero_point"), (n_oc,)).copy()
+        zy = np.asarray(y_zero_point)
+        if zy.dtype not in (np.int8, np.uint8):
+            raise TypeError(f"{func}: y_zero_point must be int8 or uint8, got {zy.dtype}")
+        self.out_dtype = zy.dtype.name
+        self.zy = _scalar_zp(y_zero_point, zy.dtype, func, "y_zero_point")
+        ws = np.asarray(w_scale)
+        if ws.size not in (1, n_oc):
+            raise ValueError(f"{func}: w_scale must have 1 or {n_oc} values (output channels), got {ws.size}")
+        wsv = np.broadcast_to(ws.reshape(-1), (n_oc,))
+        self.requant = (requant_scales(x_scale, wsv, y_scale, engine, func) if shift_rounding is None else
+                        pof2_requant(x_scale, wsv, y_scale, shift_rounding, func))
+        if bias is not None:
+            bias = np.asarray(bias)
+            if bias.dtype != np.int32 or bias.shape != (n_oc,):
+                raise ValueError(f"{func}: bias must be int32 of shape ({n_oc},), got {bias.dtype} {bias.shape}")
+        self.bias = bias
+        self.act_min = act_min
+        ohwi = conv_weights_ohwi(w, self.g.one_d)
+        if self.g.depthwise:  # (C*M, KH, KW, 1) -> (1, KH, KW, C*M)
+            self.w = np.ascontiguousarray(ohwi.transpose(3, 1, 2, 0))
+        else:
+            self.w = ohwi
+        pt, pb, pl, pr = self.g.pads
+        self.padding = ((pt, pb), (pl, pr))
+        # MLAS's U8S8 GEMM (uint8 activations, int8 weights) adds product pairs with int16 saturation
+        # (vpmaddubsw) along the NHWC im2col order; its depthwise kernel is exact.
+        self.accumulator = None if self.g.depthwise else mlas_accumulator(engine, x_dtype, w.dtype, vnni)
+
+    def run_nhwc(self, x):
+        kw = dict(stride=tuple(self.g.strides), padding=self.padding, dilation=tuple(self.g.dilations),
+                  input_zero_point=self.zx, weight_zero_point=self.zw, output_zero_point=self.zy,
+                  requant=self.requant, out_dtype=self.out_dtype, act_min=self.act_min,
+                  accumulator=self.accumulator)
+        if self.g.depthwise:
+            return depthwise_conv2d(x, self.w, self.bias, depth_multiplier=self.g.multiplier, **kw)
+        return conv2d(x, self.w, self.bias, **kw)
+
+
+def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None, *,
+                 engine="onnxruntime", vnni=False, **attrs):
+    """ONNX ``QLinearConv`` on NCHW (or NCL) codes: int32 ``conv(x - zx, w - zw[o]) + bias``, requantized
+    as :func:`qlinear_matmul` says for ``engine`` (per-channel ``w_scale``/``w_zero_point`` allowed).
+    Grouped and depthwise convolutions use :func:`dspsim.conv2d` / :func:`dspsim.depthwise_conv2d`;
+    ``vnni`` as :func:`qlinear_matmul` (MLAS's depthwise kernel is exact either way).
+    """
+    x = _int8_operand(x, "dspsim.onnx.qlinear_conv", "x")
+    op = QLinearConvOp(x.shape, x.dtype, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+                       bias, attrs, engine, vnni=vnni)
+    return _from_nhwc(op.run_nhwc(_to_nhwc(x, op.g.one_d)), op.g.one_d)
