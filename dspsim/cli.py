@@ -1,11 +1,13 @@
-"""The dspsim command line: ``dspsim suite | drift | export | compare | bench | run-tflite``.
+"""The dspsim command line: ``dspsim suite | drift | export | compare | bench | run-tflite | diagnose |
+export-model | validate``.
 
-``bench`` forwards its arguments to :func:`dspsim.bench.main`; ``run-tflite`` (present when
-:mod:`dspsim.tflite` is installed) to :func:`dspsim.tflite.cli_main`.
+``bench`` forwards its arguments to :func:`dspsim.bench.main`; ``run-tflite`` to
+:func:`dspsim.tflite.cli_main`. ``dspsim --version`` prints the installed distribution's version.
 
-Exit status: 0 success; 1 a bit-exactness check failed (suite, export) or the files differ
-(compare); 2 bad input (bad TOML, unknown op or case, missing or corrupt file), reported as one
-line on stderr; 130 interrupted (no half-written report is left behind).
+Exit status: 0 success; 1 a bit-exactness check failed (suite, export), the files differ
+(compare), a dump diverges (diagnose) or a layer differs (validate); 2 bad input (bad TOML,
+unknown op or case, missing or corrupt file, a bad dump), reported as one line on stderr; 130
+interrupted (no half-written report is left behind).
 """
 from __future__ import annotations
 
@@ -33,27 +35,18 @@ def _default_out(name: str) -> Path:
 
 
 def _meta(argv) -> dict:
+    import numba
     import numpy
 
-    try:
-        import numba
+    from . import __version__
 
-        numba_version = numba.__version__
-    except ImportError:  # pragma: no cover - numba is a dependency
-        numba_version = None
-    try:
-        from importlib.metadata import version
-
-        dspsim_version = version("dspsim")
-    except Exception:  # noqa: BLE001 - not installed as a distribution
-        dspsim_version = None
     return {
         "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "argv": ["dspsim", *argv],
-        "dspsim": dspsim_version,
+        "dspsim": __version__,
         "python": platform.python_version(),
         "numpy": numpy.__version__,
-        "numba": numba_version,
+        "numba": numba.__version__,
         "platform": platform.platform(terse=True),
         "cpus": os.cpu_count(),
     }
@@ -65,11 +58,12 @@ def _err(msg: str) -> None:
 
 def _out_dir(args, name: str) -> Path:
     """``--out`` or ``reports/<name>-<timestamp>``, checked before any work is done."""
-    from .harness.report import check_replaceable
+    from .harness.report import check_replaceable, check_writable
 
     out = Path(args.out) if args.out else _default_out(name)
     try:
         check_replaceable(out)
+        check_writable(out)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     return out
@@ -99,6 +93,13 @@ def _cmd_suite(args, argv) -> int:
     from .harness.report import write_suite_report
     from .harness.suite import run_suite
 
+    if args.ops:
+        from .harness.ops import vocabulary
+
+        for op in vocabulary().values():
+            print(f"{op.name:20s} {op.doc}")
+            print(f"{'':20s} parameters: " + ", ".join(f"{k}={v!r}" for k, v in op.defaults.items()))
+        return EXIT_OK
     name, cases = _load_cases(args)
     if args.case:
         pats = args.case
@@ -198,85 +199,218 @@ def _cmd_export(args, argv) -> int:
 # =============================================================================================
 # compare
 # =============================================================================================
+def _shape_arg(text):
+    try:
+        shape = tuple(int(d) for d in text.replace("x", ",").split(",") if d.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a shape like 1,8,8,3") from None
+    if not shape or min(shape) < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a shape like 1,8,8,3")
+    return shape
+
+
+def _dtype_arg(text):
+    import numpy
+
+    try:
+        dt = numpy.dtype(text)
+    except TypeError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a numpy dtype (int8, int16, int32, float32, ...)") from None
+    if dt.kind not in "iuf":
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer or float dtype")
+    return dt
+
+
+def _write_json(d: dict, target) -> None:
+    """``--json FILE`` (written atomically) or ``--json -`` (stdout)."""
+    from .harness.report import json_text, write_json_file
+
+    if target == "-":
+        print(json_text(d))
+    else:
+        try:
+            write_json_file(d, target)
+        except OSError as exc:
+            raise UsageError(f"--json {target}: {exc.strerror or exc}") from None
+
+
 def _cmd_compare(args, argv) -> int:
-    from .harness.compare import compare
+    from .harness.compare import compare_files
     from .harness.report import write_compare_report
-    from .harness.vectors import VectorError, load_vectors
+    from .harness.vectors import VectorError
 
     t0 = time.perf_counter()
     try:
-        exp = load_vectors(args.expected, args.key if args.expected.endswith(".npz") else None)
-        act = load_vectors(args.actual, args.key if args.actual.endswith(".npz") else None)
+        r = compare_files(args.expected, args.actual, args.key, dtype=args.dtype, shape=args.shape)
     except VectorError as exc:
         raise UsageError(str(exc)) from None
-    problems = []
-    if len(exp) == 1 and len(act) == 1 and (args.key or not set(exp) & set(act)):
-        pairs = [(args.key or next(iter(exp)), next(iter(exp.values())), next(iter(act.values())))]
-    else:
-        common = [k for k in exp if k in act]
-        problems += [f"`{k}` only in expected" for k in exp if k not in act]
-        problems += [f"`{k}` only in actual" for k in act if k not in exp]
-        if not common:
-            raise UsageError(f"no array names in common: expected has {sorted(exp)}, actual has {sorted(act)}; "
-                             "pick one with --key")
-        pairs = [(k, exp[k], act[k]) for k in common]
-    checks = []
-    for key, e, a in pairs:
-        try:
-            checks.append(compare(e, a, key).to_dict())
-        except ValueError as exc:
-            problems.append(f"`{key}`: {exc}")
-    passed = not problems and all(c["passed"] for c in checks)
+    checks, problems, passed = r["checks"], r["problems"], r["passed"]
     d = {"schema": "dspsim.compare/1", "kind": "compare",
          "run": {"name": "compare", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)},
          "expected": str(args.expected), "actual": str(args.actual), "checks": checks,
-         "problems": problems, "passed": passed}
-    out = _out_dir(args, "compare")
-    write_compare_report(d, out, plots=not args.no_plots)
+         "problems": problems, "notes": r["notes"], "passed": passed}
+    out = _out_dir(args, "compare") if args.out or not args.json else None
+    if out is not None:
+        write_compare_report(d, out, plots=not args.no_plots)
+    if args.json:
+        _write_json(d, args.json)
+    text = sys.stderr if args.json == "-" else sys.stdout  # keep stdout pure JSON
     for c in checks:
         where = f", first at {tuple(c['first_index'])}: expected {c['expected']}, actual {c['actual']}, " \
                 f"max |diff| {c['max_abs_diff']} {c['unit']}" if c["mismatches"] else ""
-        print(f"{c['name']}: {c['mismatches']} / {c['count']} mismatches{where}")
+        print(f"{c['name']}: {c['mismatches']} / {c['count']} mismatches{where}", file=text)
+    for n in r["notes"]:
+        print(f"note: {n}", file=text)
     for p in problems:
-        print(f"not compared: {p}")
-    print(f"{'PASS' if passed else 'FAIL'}. Report: {out}")
+        print(f"not compared: {p}", file=text)
+    print(f"{'PASS' if passed else 'FAIL'}." + (f" Report: {out}" if out else ""), file=text)
     return EXIT_OK if passed else EXIT_FAIL
+
+
+# =============================================================================================
+# diagnose, export-model (dspsim.harness.diagnose / .export_model)
+# =============================================================================================
+def _model_base(args) -> dict:
+    """``load_model`` keywords from --engine and --variant."""
+    from .harness.diagnose import parse_variant
+
+    try:
+        return parse_variant(args.variant or "", {"engine": args.engine})
+    except (ValueError, TypeError) as exc:
+        raise UsageError(f"--variant: {exc}") from None
+
+
+def _progress_line():
+    """A one-line progress display on stderr when it is a terminal (None otherwise)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(i, n, label):
+        end = "\n" if i == n else ""
+        print(f"\r\033[K[{i:{len(str(n))}d}/{n}] {label}", end=end, file=sys.stderr, flush=True)
+
+    return show
+
+
+def _cmd_diagnose(args, argv) -> int:
+    from . import tflite
+    from .harness.diagnose import diagnose
+    from .harness.dumps import read_inputs
+    from .harness.report import write_diagnose_report
+
+    base = _model_base(args)
+    out = _out_dir(args, "diagnose") if args.out or not args.json else None
+    t0 = time.perf_counter()
+    try:
+        inputs = read_inputs(tflite.load_model(args.model, **base), args.input)
+        d = diagnose(args.model, inputs, args.dumps, base, search=not args.no_search, progress=_progress_line())
+    except (OSError, ValueError, TypeError) as exc:
+        raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    d["run"] = {"name": "diagnose", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)}
+    if out is not None:
+        write_diagnose_report(d, out, plots=not args.no_plots)
+    if args.json:
+        _write_json(d, args.json)
+    text = sys.stderr if args.json == "-" else sys.stdout
+    f = d["first_divergence"]
+    if f is None:
+        print(f"PASS: all {d['dumped']} dumped tensors match `{d['engine']}` bit for bit.", file=text)
+    else:
+        where = "constant" if f["op_index"] is None else "input" if f["op_index"] < 0 else f"op {f['op_index']}"
+        print(f"FAIL: first divergence at {where} {f['op']} (tensor {f['tensor']} {f['name']!r}): {f['mismatches']} / "
+              f"{f['count']} differ, max |diff| {f['max_abs_diff']} LSB, first at {tuple(f['first_index'])} "
+              f"(dspsim {f['expected']}, device {f['actual']}); {f['locality'] or 'not an operator'}"
+              + (f", inputs {f['undumped_inputs']} not dumped" if f["undumped_inputs"] else ""), file=text)
+        if d["search"]["variants"]:
+            print("reproduced by: " + (", ".join(d["reproduced_by"]) or "no variant searched"), file=text)
+            close = [v for v in d["variants"] if v["same_as"] is None and v["mismatches"] and not v["error"]][:5]
+            if close:
+                print("closest others: " + "; ".join(f"{v['variant']} ({v['mismatches']} mismatches)" for v in close),
+                      file=text)
+        for s in d["search"]["skipped"]:
+            print(f"note: {s}", file=text)
+    if out is not None:
+        print(f"Report: {out}", file=text)
+    return EXIT_OK if d["passed"] else EXIT_FAIL
+
+
+def _cmd_export_model(args, argv) -> int:
+    from . import tflite
+    from .harness.diagnose import variant_words
+    from .harness.dumps import read_inputs
+    from .harness.export_model import export_model
+    from .harness.report import atomic_dir
+
+    base = _model_base(args)
+    out = _out_dir(args, "export-model")
+    try:
+        model = tflite.load_model(args.model, **base)
+        inputs = read_inputs(model, args.input)
+        model.run(inputs)  # refuse bad inputs before any file is written
+    except (OSError, ValueError, TypeError) as exc:
+        raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    with atomic_dir(out) as tmp:
+        m = export_model(model, inputs, args.format, tmp, model_name=str(args.model),
+                         engine=variant_words(base))
+    n_params = sum(len(o["params"]) for o in m["operators"])
+    print(f"exported {len(m['tensors'])} tensors and {n_params} operator parameters ({args.format}) to {out}")
+    return EXIT_OK
+
+
+# =============================================================================================
+# validate (dspsim.harness.validate)
+# =============================================================================================
+def _cmd_validate(args, argv) -> int:
+    from contextlib import nullcontext
+
+    from .harness import validate as v
+    from .harness.report import atomic_dir
+
+    out = _out_dir(args, "validate") if args.out or not args.json else None
+    try:
+        with atomic_dir(out) if out is not None else nullcontext() as tmp:
+            d = v.validate(args.model, args.data, engine=args.engine, against=args.against,
+                           interpreter=args.against_interpreter, scheduler=args.scheduler, chunk=args.chunk,
+                           outputs_dir=tmp, progress=v.Progress())
+            d["run"] = {"name": "validate", "seconds": d["seconds"], **_meta(argv)}
+            if tmp is not None:
+                v.write_report(d, tmp, plots=not args.no_plots)
+    except v.ValidateError as exc:
+        raise UsageError(str(exc)) from None
+    if args.json:
+        _write_json(d, args.json)
+    text = sys.stderr if args.json == "-" else sys.stdout
+    for line in v.summary_lines(d):
+        print(line, file=text)
+    if out is not None:
+        print(f"Report: {out}", file=text)
+    return EXIT_OK if d["passed"] else EXIT_FAIL
 
 
 # =============================================================================================
 # bench
 # =============================================================================================
 def _cmd_bench(args, argv) -> int:
-    try:
-        from . import bench
-    except ImportError as exc:
-        if getattr(exc, "name", "") in ("dspsim.bench", None) or "bench" in str(exc):
-            raise UsageError("`dspsim bench` needs dspsim/bench.py, which is not part of this installation") from None
-        raise
+    from . import bench
+
     return int(bench.main(list(args.bench_args)) or 0)
-
-
-def _tflite_available() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("dspsim.tflite") is not None
 
 
 def _cmd_run_tflite(args, argv) -> int:
     from . import tflite
 
-    run = getattr(tflite, "cli_main", None)
-    if run is None:
-        raise UsageError("`dspsim run-tflite` needs dspsim.tflite.cli_main, which this installation lacks")
-    return int(run(list(args.tflite_args)) or 0)
+    return int(tflite.cli_main(list(args.tflite_args)) or 0)
 
 
 # =============================================================================================
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     p = argparse.ArgumentParser(
         prog="dspsim",
         description="Bit-exact simulation of quantized NN layers on int8 DSP/NPU arithmetic.",
         epilog="Exit status: 0 ok, 1 mismatch / failed check, 2 bad input, 130 interrupted.")
+    p.add_argument("--version", action="version", version=f"dspsim {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     s = sub.add_parser("suite", help="run the built-in suite (or a TOML suite) and write a report",
@@ -289,6 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true", help="built-in suite: a third of the cases, every op")
     s.add_argument("--case", action="append", metavar="TEXT", help="only cases whose name contains TEXT (repeatable)")
     s.add_argument("--list", action="store_true", help="list the cases and exit")
+    s.add_argument("--ops", action="store_true", help="list the operators a case can name (op = ...), with "
+                                                      "their parameters, and exit")
     s.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
     d = sub.add_parser("drift", help="error growth over quantize/dequantize cycles and requantization chains")
@@ -303,24 +439,71 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--suite", help="take the cases from this TOML suite instead of the built-in one")
     e.add_argument("--out", help="output directory (default: reports/export-<UTC timestamp>)")
 
-    c = sub.add_parser("compare", help="bit-exact diff of two vector files (.npz / .npy)")
+    c = sub.add_parser("compare", help="bit-exact diff of two vector files (.npz .npy .bin .hex .txt)",
+                       epilog="Exit status: 0 identical, 1 a difference (or an array on one side only), 2 bad "
+                              "input (unreadable file, --key naming an array a .npz lacks, no array in common).")
     c.add_argument("expected")
     c.add_argument("actual")
     c.add_argument("--key", help="compare only this array (a .npz entry)")
     c.add_argument("--out", help="report directory (default: reports/compare-<UTC timestamp>)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
+    c.add_argument("--dtype", type=_dtype_arg, help="dtype of raw .bin/.hex/.txt dumps (default: the other file's)")
+    c.add_argument("--shape", type=_shape_arg, help="shape of raw dumps, e.g. 1,8,8,3 (default: the other file's)")
+    c.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (- for stdout; "
+                                                  "without --out no report directory is written)")
+
+    from .harness.export_model import FORMATS
+
+    g = sub.add_parser("diagnose", help="diff a device's per-layer dumps against a model; what explains them",
+                       description="Compare every dumped tensor with dspsim's run of the model, name the first "
+                                   "diverging operator and search the engines, rounding flavours and accumulators "
+                                   "dspsim emulates for the one that reproduces the dumps.",
+                       epilog="Dumps: one file per tensor, t<index> or the tensor name with characters outside "
+                              "[A-Za-z0-9_.-] replaced by _, as .npy, .bin (raw little-endian), .hex ($readmemh) "
+                              "or .txt (decimal). Exit status: 0 every dump matches, 1 a divergence, 2 bad input.")
+    g.add_argument("model", help="the .tflite file")
+    g.add_argument("--input", action="append", required=True, metavar="X.npy",
+                   help="the input the device ran on, one per model input, in order")
+    g.add_argument("--dumps", required=True, metavar="DIR", help="the device's dump directory")
+    g.add_argument("--engine", default="litert",
+                   help="the reference: litert (default), tflm or xnnpack (dspsim.tflite.Engine)")
+    g.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate' "
+                                                     "(a reproduced_by entry)")
+    g.add_argument("--no-search", action="store_true", help="compare only; do not search the variants")
+    g.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE (- for stdout)")
+    g.add_argument("--out", help="report directory (default: reports/diagnose-<UTC timestamp> unless --json)")
+    g.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
+    x = sub.add_parser("export-model", help="every tensor and operator parameter of one model run, as vectors")
+    x.add_argument("model", help="the .tflite file")
+    x.add_argument("--input", action="append", required=True, metavar="X.npy", help="one per model input, in order")
+    x.add_argument("--format", choices=FORMATS, default="npz")
+    x.add_argument("--engine", default="litert",
+                   help="whose arithmetic: litert (default), tflm or xnnpack (dspsim.tflite.Engine)")
+    x.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate'")
+    x.add_argument("--out", help="output directory (default: reports/export-model-<UTC timestamp>)")
+
+    from .harness.validate import add_arguments as _validate_arguments
+
+    _validate_arguments(sub.add_parser(
+        "validate", help="run a data set through a model, diff every layer against an engine or interpreter",
+        description="Run a data set in chunks (run_batch), locally or on a Dask cluster, and diff every layer "
+                    "against another dspsim engine or the real interpreter.",
+        epilog="Exit status: 0 bit-exact (or no comparison), 1 a mismatch, 2 bad input (data that does not fit "
+               "the model, a missing package, an unreachable scheduler), 130 interrupted (no report written)."))
+
     b = sub.add_parser("bench", help="speed of the kernels next to their peers (dspsim.bench)", add_help=False)
     b.add_argument("bench_args", nargs=argparse.REMAINDER)
-    if _tflite_available():
-        t = sub.add_parser("run-tflite", help="run an int8 .tflite model through dspsim's kernels (dspsim.tflite)",
-                           add_help=False)
-        t.add_argument("tflite_args", nargs=argparse.REMAINDER)
+    t = sub.add_parser("run-tflite", help="run an int8 .tflite model through dspsim's kernels (dspsim.tflite)",
+                       add_help=False)
+    t.add_argument("tflite_args", nargs=argparse.REMAINDER)
     return p
 
 
 _COMMANDS = {"suite": _cmd_suite, "drift": _cmd_drift, "export": _cmd_export, "compare": _cmd_compare,
-             "bench": _cmd_bench, "run-tflite": _cmd_run_tflite}
+             "bench": _cmd_bench, "run-tflite": _cmd_run_tflite, "diagnose": _cmd_diagnose,
+             "export-model": _cmd_export_model, "validate": _cmd_validate}
 
 
 def main(argv=None) -> int:
@@ -328,7 +511,7 @@ def main(argv=None) -> int:
     parser = build_parser()
     if argv[:1] == ["bench"]:  # everything after `bench` belongs to dspsim.bench
         args = argparse.Namespace(command="bench", bench_args=argv[1:])
-    elif argv[:1] == ["run-tflite"] and _tflite_available():  # and after `run-tflite` to dspsim.tflite
+    elif argv[:1] == ["run-tflite"]:  # and after `run-tflite` to dspsim.tflite
         args = argparse.Namespace(command="run-tflite", tflite_args=argv[1:])
     else:
         try:

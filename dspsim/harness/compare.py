@@ -7,6 +7,10 @@ differences ``actual - expected``. Float tensors are compared by their bit patte
 ``0.0`` differ, a NaN equals a NaN with the same bits); their differences are reported in units of
 ``lsb`` when given (the quantization step), else in float32/float64 ULPs.
 
+:func:`compare_files` pairs the arrays of two vector files (``.npz``, ``.npy``, raw ``.bin``,
+``$readmemh`` ``.hex``, decimal ``.txt``) by name and compares each pair, reshaping a flat dump to
+the other side's shape and noting a dtype difference between arrays of equal values.
+
 :func:`float_error` measures a quantized result against the exact (float) model: bias (mean
 error), RMS and max |error| in LSB, and SQNR in dB.
 
@@ -16,8 +20,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
+
+from .vectors import VectorError, load_vectors, read_array
 
 #: Signed differences beyond this many LSB are pooled into the ``"<-N"`` / ``">N"`` histogram bins.
 HISTOGRAM_LIMIT = 16
@@ -167,6 +174,96 @@ def compare(expected, actual, name: str = "", *, lsb: float | None = None, sampl
         unit=unit,
         sampled=sampled,
     )
+
+
+_SHAPED = (".npz", ".npy")  # files that carry dtype and shape; the others are raw dumps
+
+
+def _load_side(path: Path, key, dtype, shape, like) -> dict:
+    """{name: array} of one file: a ``.npz`` by entry (``key``: only that one), anything else one
+    array under its file stem; a raw dump takes ``dtype`` / ``shape``, else ``like``'s."""
+    if path.suffix.lower() == ".npz":
+        return load_vectors(path, key)
+    if path.suffix.lower() == ".npy":
+        return load_vectors(path)
+    if dtype is None and like is None:
+        raise VectorError(f"{path}: a raw {path.suffix} dump has no dtype; give --dtype")
+    return {path.stem: read_array(path, dtype=like.dtype if dtype is None else dtype,
+                                  shape=like.shape if shape is None and like is not None else shape)}
+
+
+def _one(arrays: dict, key):
+    return next(iter(arrays.values())) if len(arrays) == 1 else arrays.get(key)
+
+
+def compare_files(expected, actual, key: str | None = None, *, dtype=None, shape=None) -> dict:
+    """Compare the arrays of two vector files, bit for bit.
+
+    Parameters
+    ----------
+    expected, actual : path-like
+        ``.npz`` (arrays by entry name), ``.npy`` (one array, named by the file stem), or a raw dump
+        ``.bin`` / ``.hex`` / ``.txt`` (one array, see :mod:`dspsim.harness.vectors`).
+    key : str, optional
+        Compare only this array. A ``.npz`` that lacks it is a VectorError (the CLI's exit 2).
+    dtype : numpy dtype, optional
+        The dtype of raw dumps (default: the other file's array's).
+    shape : tuple of int, optional
+        The shape of raw dumps (default: the other file's array's; the element counts must agree).
+
+    Pairing: two single arrays pair whatever their names unless both files are ``.npz``;
+    otherwise arrays pair by name and an array on one side only is a problem (a failure). No
+    name in common is a VectorError. A pair of equal size where one side is flat (1-D) is
+    compared after reshaping ``actual`` to ``expected``'s shape (noted); other shape differences
+    are problems. Equal values in different dtypes pass, with a note saying so.
+
+    Returns
+    -------
+    dict
+        ``{"checks": [Comparison.to_dict()], "problems": [str], "notes": [str], "passed": bool}``.
+
+    Raises
+    ------
+    VectorError
+        A missing or unreadable file, a missing ``key``, a raw dump without a dtype or of the wrong
+        size, no array name in common.
+    """
+    e_path, a_path = Path(expected), Path(actual)
+    if e_path.suffix.lower() not in _SHAPED and a_path.suffix.lower() in _SHAPED:
+        act = _load_side(a_path, key, dtype, shape, None)  # the shaped side first: the raw one takes its shape
+        exp = _load_side(e_path, key, dtype, shape, _one(act, key))
+    else:
+        exp = _load_side(e_path, key, dtype, shape, None)
+        act = _load_side(a_path, key, dtype, shape, _one(exp, key))
+    problems, notes = [], []
+    both_named = e_path.suffix.lower() == ".npz" and a_path.suffix.lower() == ".npz"
+    if len(exp) == 1 and len(act) == 1 and (key or not both_named or set(exp) == set(act)):
+        pairs = [(key or next(iter(exp)), next(iter(exp.values())), next(iter(act.values())))]
+    else:
+        common = [k for k in exp if k in act]
+        problems += [f"`{k}` only in expected" for k in exp if k not in act]
+        problems += [f"`{k}` only in actual" for k in act if k not in exp]
+        if not common:
+            raise VectorError(f"no array names in common: expected has {sorted(exp)}, actual has {sorted(act)}; "
+                              "pick one with --key")
+        pairs = [(k, exp[k], act[k]) for k in common]
+    checks = []
+    for name, e, a in pairs:
+        e, a = np.asarray(e), np.asarray(a)
+        if e.shape != a.shape and e.size == a.size and (e.ndim <= 1 or a.ndim <= 1):
+            notes.append(f"`{name}`: actual {a.shape} reshaped to expected {e.shape} (C order)")
+            a = a.reshape(e.shape)
+        try:
+            c = compare(e, a, name)
+        except ValueError as exc:
+            problems.append(f"`{name}`: {exc}")
+            continue
+        if e.dtype != a.dtype:
+            notes.append(f"`{name}`: dtypes differ: expected {e.dtype}, actual {a.dtype}"
+                         + ("; the values are equal" if c.passed else ""))
+        checks.append(c.to_dict())
+    return {"checks": checks, "problems": problems, "notes": notes,
+            "passed": not problems and all(c["passed"] for c in checks)}
 
 
 @dataclass(frozen=True)

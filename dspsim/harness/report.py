@@ -30,16 +30,20 @@ A *comparison* (bit-exact check) is ``{"name", "shape", "count", "mismatches", "
   "stats": {same keys without codes_changed, plus "differ_from_double"} (one per layer)}]``;
   ``"findings": [str]``.
 - ``compare``: ``"expected"``, ``"actual"`` (paths), ``"checks": [comparison]``, ``"problems"``
-  (arrays not compared, with why), ``"passed"``.
+  (arrays not compared, with why), ``"notes"`` (flat dumps reshaped, dtype differences), ``"passed"``.
+- ``diagnose``: the schema in :mod:`dspsim.harness.diagnose` (``dspsim.diagnose/1``).
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import math
 import os
 import re
+import secrets
 import shutil
+import stat
 from pathlib import Path
 
 
@@ -50,11 +54,17 @@ MARKER = ".dspsim-output"
 def check_replaceable(out) -> None:
     """Raise ValueError unless ``out`` is absent, an empty directory, or one that dspsim wrote."""
     out = Path(out)
-    if not out.exists():
+    try:
+        mode = out.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):  # absent (check_writable says whether it can be made)
         return
-    if not out.is_dir():
+    if not stat.S_ISDIR(mode):
         raise ValueError(f"{out} exists and is not a directory")
-    if any(out.iterdir()) and not (out / MARKER).exists():
+    try:
+        foreign = any(out.iterdir()) and not (out / MARKER).exists() and out.exists()
+    except FileNotFoundError:  # another run is moving its report into place
+        foreign = False
+    if foreign:
         raise ValueError(f"{out} exists and was not written by dspsim; refusing to replace it (choose another --out)")
 
 
@@ -69,23 +79,55 @@ def atomic_dir(out):
     out = Path(out)
     check_replaceable(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".{out.name}.tmp-{os.getpid()}"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir()
-    (tmp / MARKER).write_text("written by dspsim; `dspsim --out` may replace this directory\n")
+    tmp = _fresh_dir(out, "tmp")
     try:
+        (tmp / MARKER).write_text("written by dspsim; `dspsim --out` may replace this directory\n")
         yield tmp
-        old = None
-        if out.exists():
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        _move_into_place(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _move_into_place(tmp: Path, out: Path) -> None:
+    """Rename ``tmp`` to ``out``, moving a previous ``out`` aside first. Runs that finish into the
+    same ``out`` at the same moment each retry until their rename lands: the last one wins and the
+    report in place is always one run's, whole."""
+    for _ in range(1000):
+        try:
+            os.replace(tmp, out)  # atomic; refused while ``out`` is a non-empty directory
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+        old = _fresh_dir(out, "old")
+        try:
+            os.replace(out, old)  # onto an empty directory: allowed
+        except FileNotFoundError:  # another run moved it first
+            pass
+        shutil.rmtree(old, ignore_errors=True)
+    raise OSError(errno.EBUSY, f"{out} keeps being replaced by other runs")
+
+
+def _fresh_dir(out: Path, what: str) -> Path:
+    """A new empty directory beside ``out``, named for this process and unique."""
+    while True:
+        d = out.parent / f".{out.name}.{what}-{os.getpid()}-{secrets.token_hex(4)}"
+        try:
+            d.mkdir()
+            return d
+        except FileExistsError:
+            continue
+
+
+def check_writable(out) -> None:
+    """Raise ValueError unless a report directory can be created at ``out`` (its parents are created)."""
+    out = Path(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _fresh_dir(out, "probe").rmdir()
+    except OSError as exc:
+        raise ValueError(f"{out}: cannot write a report there ({exc.strerror or exc})") from None
 
 
 def _dump_json(d: dict, path: Path) -> None:
@@ -528,3 +570,199 @@ def _compare_plots(d: dict, out: Path) -> list:
 def write_compare_report(d: dict, out, plots: bool = True) -> Path:
     """Write ``summary.md``, ``results.json`` and (on mismatch) a histogram of the differences."""
     return _write_report(d, out, render_compare_md, _compare_plots if plots else None)
+
+
+# =============================================================================================
+# diagnose (dspsim.harness.diagnose; schema in its docstring)
+# =============================================================================================
+def _variant_groups(variants: list) -> list:
+    """Variants in report order, the ``same_as`` ones folded into one line per simpler variant."""
+    folded = {}
+    for v in variants:
+        if v["same_as"] is not None:
+            folded.setdefault(v["same_as"], []).append(v["variant"])
+    return [(v, folded.get(v["variant"], [])) for v in variants if v["same_as"] is None], folded.get("base", [])
+
+
+def _fold_variants(labels: list) -> str:
+    """Variant labels with accumulator widths folded into ranges: ``accumulator=18..48,wrap``."""
+    groups, order = {}, []
+    for lab in labels:
+        words = lab.split()
+        acc = next((w for w in words if w.startswith("accumulator=")), None)
+        if acc is None:
+            order.append((lab, None))
+            continue
+        bits, _, rule = acc[len("accumulator="):].partition(",")
+        key = (" ".join(w for w in words if w is not acc), rule)
+        if key not in groups:
+            groups[key] = []
+            order.append((None, key))
+        groups[key].append(int(bits))
+    parts = []
+    for lab, key in order:
+        if key is None:
+            parts.append(f"`{lab}`")
+            continue
+        b = sorted(groups[key])
+        runs, start = [], b[0]
+        for prev, cur in zip(b, b[1:] + [None]):
+            if cur != prev + 1:
+                runs.append(f"{start}" if start == prev else f"{start}..{prev}")
+                start = cur
+        prefix = f"{key[0]} " if key[0] else ""
+        parts.append(f"`{prefix}accumulator={'/'.join(runs)},{key[1]}`")
+    return ", ".join(parts)
+
+
+def render_diagnose_md(d: dict) -> str:
+    lines = [f"# dspsim diagnose: {d['model']}", ""] + (_run_lines(d["run"]) if "run" in d else [])
+    lines += [f"Reference: `{d['engine']}`  ", f"Dumps: `{d['dumps']}` ({d['dumped']} tensors"
+              + (f"; ignored: {', '.join(d['ignored'])}" if d["ignored"] else "") + ")", ""]
+    f = d["first_divergence"]
+    if f is None:
+        lines += ["**Every dumped tensor matches, bit for bit.**", ""]
+    else:
+        op = f["op_index"]
+        where = "constant" if op is None else "model input" if op < 0 else f"operator {op}"
+        lines += [f"**First divergence: {where} {f['op']}**, tensor {f['tensor']} `{f['name']}`: "
+                  f"{f['mismatches']:,} of {f['count']:,} values differ, max |diff| {f['max_abs_diff']} LSB, first at "
+                  f"{tuple(f['first_index'])} (dspsim {f['expected']}, device {f['actual']}); "
+                  f"histogram (device - dspsim: count) {_hist_text(f['histogram'], 12)}.", ""]
+        if f["locality"]:
+            lines.append(f"Locality: **{f['locality']}** (the operator alone, on the device's own inputs where "
+                         "dumped, " + ("still differs)." if f["locality"] == "local" else "agrees with the device)."))
+            if f["undumped_inputs"]:
+                lines.append(f"Its input tensor(s) {f['undumped_inputs']} were not dumped (dspsim's values used): "
+                             "the divergence may begin upstream.")
+            lines.append("")
+        rep = d["reproduced_by"]
+        lines += [("**Reproduced by:** " + ", ".join(f"`{r}`" for r in rep)) if rep else
+                  "**No variant searched reproduces every dumped tensor.**", ""]
+        if d["op_reproduced_by"]:
+            lines += ["The diverging operator alone is reproduced by: "
+                      + ", ".join(f"`{r}`" for r in d["op_reproduced_by"]), ""]
+    lines += [f"- {s}" for s in d["search"]["skipped"]] + ([""] if d["search"]["skipped"] else [])
+    if d["variants"]:
+        groups, same_as_base = _variant_groups(d["variants"])
+        lines += [f"## Variants ({d['search']['variants']} searched; relative to `{d['engine']}`)", ""]
+        rows = [[f"`{v['variant']}`", "error: " + v["error"] if v["error"] else f"{v['mismatches']:,}",
+                 "–" if v["error"] else f"{v['tensors_matched']} / {v['tensors']}",
+                 _fmt(v["first_op"]), _fmt(v["op_mismatches"]),
+                 _fold_variants(same)]
+                for v, same in groups]
+        lines += _table(["variant", "mismatches (all dumps)", "tensors matched", "first diverging op",
+                         "diverging op alone: mismatches", "identical on these inputs"], rows)
+        if same_as_base:
+            lines += ["Identical to the reference on these inputs: " + _fold_variants(same_as_base), ""]
+    lines += ["## Layers", ""]
+    rows = []
+    for r in d["layers"]:
+        c = r["comparison"]
+        rows.append([_fmt(r["op_index"]), r["op"], f"{r['tensor']} `{r['name'][:40]}`", "x".join(map(str, r["shape"])),
+                     r["dtype"] + (f" (file {r['file_dtype']})" if r["file_dtype"] else ""),
+                     r["file"] or "not dumped",
+                     "–" if c is None else f"{c['mismatches']:,} / {c['count']:,}",
+                     "–" if c is None or not c["mismatches"] else f"{c['max_abs_diff']} {c['unit']}",
+                     r["locality"] or "–"])
+    lines += _table(["op", "name", "tensor", "shape", "dtype", "dump", "mismatches", "max |diff|", "locality"], rows)
+    return "\n".join(lines)
+
+
+def _diagnose_plots(d: dict, out: Path) -> list:
+    failing = [(f"op {r['op_index']} {r['op']} t{r['tensor']}", r["comparison"]["histogram"]) for r in d["layers"]
+               if r["comparison"] and r["comparison"]["mismatches"]][:6]
+    if not failing:
+        return []
+    _histogram_figure(failing, "device - dspsim (LSB), diverging layers", out / "mismatch_histograms.png")
+    return ["mismatch_histograms.png"]
+
+
+def write_diagnose_report(d: dict, out, plots: bool = True) -> Path:
+    """Write ``summary.md``, ``results.json`` and (on divergence) the histograms of a diagnose run."""
+    return _write_report(d, out, render_diagnose_md, _diagnose_plots if plots else None)
+
+
+def plot_layer_mismatches(d: dict, path) -> None:
+    """The plot of a ``dspsim validate`` result (:mod:`dspsim.harness.validate`): per operator, the
+    output elements that differ (bars, summed over the data set, log scale, labelled with the max
+    |diff|) and the samples that differ (dots, right axis). One PNG at ``path``."""
+    plt = _pyplot()
+    rows = d["layers"]
+    xs = range(len(rows))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(rows) + 2), 3.4))
+    ax.bar(list(xs), [r["mismatches"] for r in rows], color="C3")
+    for x, r in zip(xs, rows):  # the bar's max |diff|
+        if r["mismatches"]:
+            ax.annotate(f"{r['max_abs_diff']}", (x, r["mismatches"]), ha="center", va="bottom", fontsize=6)
+    ax.set_yscale("symlog", linthresh=1)
+    ax.set_ylabel("elements differing (all samples)", fontsize=8)
+    ax.set_xticks(list(xs), [f"{r['op_index']} {r['op']}" for r in rows], rotation=90, fontsize=6)
+    ax2 = ax.twinx()
+    ax2.plot(list(xs), [r["samples_differing"] for r in rows], "k.", label="samples differing")
+    ax2.set_ylim(0, max(1, d["samples"]) * 1.05)
+    ax2.set_ylabel("samples differing", fontsize=8)
+    ax.set_title(f"{Path(d['model']).name}: {d['engine']} against {d['against']}, {d['samples']:,} samples",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def write_json_file(d: dict, path) -> None:
+    """Write ``d`` as ``results.json`` is written, to ``path`` atomically (a temporary sibling file
+    renamed into place: an interrupted run leaves the old file, or none)."""
+    path = Path(path)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
+    try:
+        _dump_json(d, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def json_text(d: dict) -> str:
+    """``d`` as ``results.json`` text (inf/nan as strings)."""
+    return json.dumps(_finite(d), indent=1, allow_nan=False)
+
+
+# =============================================================================================
+# bench
+# =============================================================================================
+def plot_bench(result: dict, path) -> None:
+    """The plot of a ``dspsim bench`` result (:func:`dspsim.bench.run.run`): throughput bars per case,
+    one colour per engine, log scale; kernels and int32 cores (GMAC/s) on the left, elementwise
+    operations (Gelem/s) on the right. One PNG at ``path``."""
+    plt = _pyplot()
+    rows = [r for r in result["rows"] if r["throughput"]]
+    engines = list(dict.fromkeys(r["engine"] for r in rows))
+    colours = {e: plt.get_cmap("tab10")(i % 10) for i, e in enumerate(engines)}
+    panels = [("MAC", "GMAC/s"), ("elem", "Gelem/s")]
+    n_bars = max(sum(1 for r in rows if r["unit"] == u) + 2 * len({r["case"] for r in rows if r["unit"] == u})
+                 for u, _ in panels)
+    fig, axes = plt.subplots(1, 2, figsize=(13, 1.5 + 0.14 * n_bars))
+    for ax, (unit, label) in zip(axes, panels):
+        y, ticks, names = 0.0, [], []
+        for name in dict.fromkeys(r["case"] for r in rows if r["unit"] == unit):
+            group = [r for r in rows if r["case"] == name]
+            ticks.append(y + (len(group) - 1) / 2)
+            names.append(name)
+            for r in group:
+                ax.barh(y, r["throughput"], color=colours[r["engine"]], height=0.9)
+                y += 1
+            y += 1.5
+        ax.set_yticks(ticks)
+        ax.set_yticklabels(names, fontsize=7)
+        ax.set_ylim(y, -1)
+        ax.set_xscale("log")
+        ax.set_xlabel(label)
+        ax.grid(axis="x", alpha=0.3)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=colours[e]) for e in engines]
+    fig.legend(handles, engines, loc="upper center", bbox_to_anchor=(0.5, 0.975), ncol=max(len(engines), 1),
+               fontsize=8)
+    fig.suptitle(f"dspsim bench {result.get('version', '')}, {result['threads']['numba']} threads, {result['run']}",
+                 y=0.995, fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.94))
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

@@ -18,6 +18,20 @@ flattened in C (row-major) order, the shape is given in a comment and in ``_DIM<
 
 :func:`load_vectors` reads ``.npz`` / ``.npy`` and raises :class:`VectorError` (a ValueError) with
 a one-line message for a missing, unreadable or corrupt file or a missing key.
+
+One array per file, in the formats a device or an RTL test bench dumps (:data:`ARRAY_FORMATS`):
+:func:`read_array` / :func:`write_array`.
+
+* ``.npy``: numpy's own (dtype and shape in the header).
+* ``.bin``: raw little-endian values of the dtype, C (row-major) order, no header.
+* ``.hex``: one two's-complement value per line in hexadecimal, as Verilog's ``$readmemh`` reads
+  (``ff`` is -1 in an int8 tensor); written with ``2 * itemsize`` digits. Reading also accepts
+  several values per line, ``_`` inside a value and ``//`` comments, as ``$readmemh`` does; ``@``
+  addresses and ``x``/``z`` digits are refused. Float tensors are their IEEE bit patterns.
+* ``.txt``: decimal integers (floats for a float tensor), whitespace- or comma-separated.
+
+The raw formats carry no dtype or shape: the reader is given the dtype, and a shape whose size the
+file must match (a flat file is reshaped to it).
 """
 from __future__ import annotations
 
@@ -63,6 +77,138 @@ def load_vectors(path, key: str | None = None) -> dict:
             raise VectorError(f"{p}: no array named {key!r}; it has {sorted(arrays)}")
         arrays = {key: arrays[key]}
     return arrays
+
+
+#: The one-array file formats, by extension.
+ARRAY_FORMATS = ("npy", "bin", "hex", "txt")
+
+
+def _array_format(p: Path) -> str:
+    ext = p.suffix.lower().lstrip(".")
+    if ext not in ARRAY_FORMATS:
+        raise VectorError(f"{p}: unknown dump format {p.suffix!r}; expected one of "
+                          f"{', '.join('.' + f for f in ARRAY_FORMATS)}")
+    return ext
+
+
+def _parse_hex(p: Path, text: str, dtype: np.dtype) -> np.ndarray:
+    bits = 8 * dtype.itemsize
+    raw = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        for word in line.split("//", 1)[0].split():
+            w = word.replace("_", "")
+            if w.startswith("@"):
+                raise VectorError(f"{p}:{lineno}: address record {word!r}: @ addresses are not supported")
+            if not w or any(c not in "0123456789abcdefABCDEF" for c in w):
+                raise VectorError(f"{p}:{lineno}: bad hex {word!r}: not a hex value")
+            v = int(w, 16)
+            if v >> bits:
+                raise VectorError(f"{p}:{lineno}: bad hex {word!r}: wider than {bits} bits ({dtype})")
+            raw.append(v)
+    u = np.array(raw, dtype=np.uint64).astype(np.dtype(f"u{dtype.itemsize}"))
+    return u.view(dtype) if dtype.kind in "if" else u.astype(dtype)
+
+
+def _parse_txt(p: Path, text: str, dtype: np.dtype) -> np.ndarray:
+    words = text.replace(",", " ").split()
+    if dtype.kind == "f":
+        try:
+            return np.array([float(w) for w in words], dtype=dtype)
+        except ValueError as exc:
+            raise VectorError(f"{p}: bad decimal value ({exc})") from None
+    info = np.iinfo(dtype)
+    out = []
+    for k, w in enumerate(words):
+        try:
+            v = int(w)
+        except ValueError:
+            raise VectorError(f"{p}: value {k} is {w!r}, not a decimal integer") from None
+        if not info.min <= v <= info.max:
+            raise VectorError(f"{p}: value {k} is {v}, outside {dtype} [{info.min}, {info.max}]")
+        out.append(v)
+    return np.array(out, dtype=dtype)
+
+
+def read_array(path, dtype=None, shape=None) -> np.ndarray:
+    """Read one array from a ``.npy``, ``.bin``, ``.hex`` or ``.txt`` file (see the module docstring).
+
+    Parameters
+    ----------
+    path : path-like
+    dtype : numpy dtype, optional
+        Required for the raw formats (``.bin``, ``.hex``, ``.txt``); a ``.npy`` keeps its own.
+    shape : tuple of int, optional
+        The expected shape: a file with the same number of elements is reshaped to it (a flat dump
+        of a 4-D tensor reads as that tensor); a different element count is a VectorError.
+
+    Raises
+    ------
+    VectorError
+        A missing or unreadable file, an unknown extension, a corrupt ``.npy``, a ``.bin`` whose
+        size is not a multiple of the item size, a malformed hex or decimal value, a value outside
+        the dtype, or an element count that is not the shape's; one line, naming the file.
+    """
+    p = Path(path)
+    fmt = _array_format(p)
+    if p.is_dir():
+        raise VectorError(f"{p}: is a directory, expected a .{fmt} file")
+    if fmt != "npy" and dtype is None:
+        raise VectorError(f"{p}: a .{fmt} file has no dtype; give one (--dtype)")
+    dt = None if dtype is None else np.dtype(dtype)
+    if dt is not None and dt.name not in _C_TYPES:
+        raise VectorError(f"{p}: dtype {dt} is not a plain integer or float type")
+    try:
+        if fmt == "npy":
+            a = np.load(p, allow_pickle=False)
+            if not isinstance(a, np.ndarray):
+                raise ValueError("an .npz archive, not an .npy file")
+        elif fmt == "bin":
+            data = p.read_bytes()
+            if len(data) % dt.itemsize:
+                raise VectorError(f"{p}: {len(data)} bytes is not a whole number of {dt} values "
+                                  f"({dt.itemsize} bytes each)")
+            a = np.frombuffer(data, dtype=dt.newbyteorder("<")).astype(dt)
+        else:
+            text = p.read_text(encoding="ascii")
+            a = _parse_hex(p, text, dt) if fmt == "hex" else _parse_txt(p, text, dt)
+    except VectorError:
+        raise
+    except FileNotFoundError:
+        raise VectorError(f"{p}: no such file") from None
+    except (OSError, ValueError, EOFError, UnicodeDecodeError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise VectorError(f"{p}: not a readable .{fmt} file ({type(exc).__name__}: {msg})") from None
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+        if a.size != int(np.prod(shape, dtype=np.int64)):
+            raise VectorError(f"{p}: {a.size} values, but shape {shape} needs {int(np.prod(shape, dtype=np.int64))}")
+        a = a.reshape(shape)
+    return a
+
+
+def write_array(path, array) -> Path:
+    """Write one array in the format its extension names (``.npy``, ``.bin``, ``.hex``, ``.txt``).
+
+    ``.bin`` is little-endian C order; ``.hex`` is one value per line, ``2 * itemsize`` hex digits of
+    its two's-complement (or IEEE) bit pattern; ``.txt`` one decimal value per line (floats as
+    their shortest round-trip repr). ``.npy`` keeps the shape; the others are flat.
+    """
+    p = Path(path)
+    fmt = _array_format(p)
+    a = np.ascontiguousarray(array)
+    if a.dtype.name not in _C_TYPES:
+        raise ValueError(f"write_array: dtype {a.dtype} is not a plain integer or float type")
+    if fmt == "npy":
+        np.save(p, a)
+    elif fmt == "bin":
+        p.write_bytes(a.astype(a.dtype.newbyteorder("<")).tobytes())
+    elif fmt == "hex":
+        u = a.ravel().view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind in "if" else a.ravel()
+        p.write_text("".join(f"{int(v):0{2 * a.dtype.itemsize}x}\n" for v in u.tolist()), encoding="ascii")
+    else:
+        p.write_text("".join(f"{v!r}\n" if isinstance(v, float) else f"{int(v)}\n" for v in a.ravel().tolist()),
+                     encoding="ascii")
+    return p
 
 
 def save_npz(path, arrays: dict, constants: dict | None = None) -> Path:
@@ -112,16 +258,18 @@ def _define_value(v) -> str:
     return '"' + str(v).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def c_header(name: str, arrays: dict, constants: dict | None = None, comment: str = "", per_line: int = 16) -> str:
+def c_header(name: str, arrays: dict, constants: dict | None = None, comment: str = "", per_line: int = 16,
+             generator: str = "dspsim export") -> str:
     """Render a vector set as a self-contained C header (include guard, ``<stdint.h>``).
 
     Arrays become ``static const <type> <name>_<key>[N] = {...};`` with ``#define
     <NAME>_<KEY>_SIZE N``; scalar constants become ``#define <NAME>_<KEY> value`` (strings quoted).
+    ``generator`` names the command in the first line.
     """
     ident = c_identifier(name)
     up = ident.upper()
     guard = f"DSPSIM_{up}_H"
-    lines = ["/* Generated by `dspsim export`. Do not edit. */"]
+    lines = [f"/* Generated by `{generator}`. Do not edit. */"]
     if comment:
         lines += [f"/* {line} */" for line in comment.splitlines()]
     lines += [f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>"]

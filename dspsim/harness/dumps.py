@@ -1,0 +1,130 @@
+"""A device's dump directory, matched to a model's tensors.
+
+A dump directory holds one file per tensor the device dumped, named
+
+* ``t<tensor index>.<ext>`` (the index in the model's subgraph, as ``dspsim export-model`` and
+  ``Model.trace`` number them), or
+* the tensor's name with every character outside ``[A-Za-z0-9_.-]`` replaced by ``_``
+  (:func:`sanitize_name`), then ``.<ext>``,
+
+in any format of :data:`dspsim.harness.vectors.ARRAY_FORMATS` (``.npy``, raw little-endian
+``.bin``, ``$readmemh`` ``.hex``, decimal ``.txt``; see :mod:`dspsim.harness.vectors`). The raw
+formats take the tensor's dtype and shape from the model; a flat ``.npy`` is reshaped to the
+tensor's shape. Tensors that were not dumped are simply absent. Hidden files, subdirectories and
+files with other extensions (a README, a ``manifest.json``) are listed as ignored.
+
+Every problem (a name that matches no tensor or two, two files for one tensor, a wrong element
+count, bad hex, an unreadable file, a float dump of an integer tensor or the reverse) raises :class:`DumpError`
+with one line naming the file.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ._model_access import num_tensors
+from .vectors import ARRAY_FORMATS, VectorError, read_array
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+_INDEX_NAME = re.compile(r"t(\d+)")
+
+
+class DumpError(VectorError):
+    """A dump directory or file that cannot be matched to the model or read."""
+
+
+def sanitize_name(name: str) -> str:
+    """``name`` with every character outside ``[A-Za-z0-9_.-]`` replaced by ``_`` (a dump file stem)."""
+    return _UNSAFE.sub("_", name)
+
+
+def model_tensors(model) -> list:
+    """:class:`TensorInfo` of every tensor of the model's subgraph, by index."""
+    return [model.tensor_info(i) for i in range(num_tensors(model))]
+
+
+def dump_stems(tensors) -> dict:
+    """File stem -> tensor index: ``t<k>`` for every tensor, and each sanitized tensor name that
+    names exactly one tensor (an ambiguous name maps to None; its tensors need ``t<k>``)."""
+    stems = {}
+    for t in tensors:
+        s = sanitize_name(t.name)
+        stems[s] = None if s in stems else t.index
+    stems.update({f"t{t.index}": t.index for t in tensors})
+    return stems
+
+
+@dataclass(frozen=True)
+class Dump:
+    """One dumped tensor: its index, the file, the value (shaped as the tensor) and the file's dtype
+    when it differs from the tensor's (a ``.npy`` of int32 codes for an int8 tensor)."""
+
+    tensor: int
+    path: Path
+    value: np.ndarray
+    file_dtype: str | None = None
+
+
+def load_dumps(model, directory) -> tuple:
+    """Read every dump in ``directory`` against ``model``'s tensors.
+
+    Returns
+    -------
+    dumps : dict
+        tensor index -> :class:`Dump`.
+    ignored : list of str
+        Files that are not dumps (other extensions, hidden files, subdirectories).
+
+    Raises
+    ------
+    DumpError
+        The directory is missing or holds no dump; a file's name matches no tensor (or an ambiguous
+        name); two files dump one tensor; a file cannot be read, has the wrong element count, or is
+        a float dump of an integer tensor.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise DumpError(f"{d}: no such directory" if not d.exists() else f"{d}: not a directory")
+    tensors = model_tensors(model)
+    stems = dump_stems(tensors)
+    dumps, ignored = {}, []
+    for p in sorted(d.iterdir()):
+        if p.name.startswith(".") or p.is_dir() or p.suffix.lower().lstrip(".") not in ARRAY_FORMATS:
+            ignored.append(p.name)
+            continue
+        m = _INDEX_NAME.fullmatch(p.stem)
+        if m and int(m.group(1)) >= len(tensors):
+            raise DumpError(f"{p}: the model has no tensor {m.group(1)} (it has {len(tensors)} tensors)")
+        if p.stem not in stems:
+            raise DumpError(f"{p}: {p.stem!r} matches no tensor of the model; name a dump t<tensor index>.<ext> "
+                            "or after the tensor's name with characters outside [A-Za-z0-9_.-] replaced by _")
+        k = stems[p.stem]
+        if k is None:
+            raise DumpError(f"{p}: {p.stem!r} names more than one tensor of the model; use t<tensor index>")
+        if k in dumps:
+            raise DumpError(f"{p}: tensor {k} is already dumped in {dumps[k].path.name}")
+        info = tensors[k]
+        a = read_array(p, dtype=info.dtype, shape=info.shape)
+        note = None
+        if a.dtype != info.dtype:
+            if (a.dtype.kind == "f") != (info.dtype.kind == "f") or a.dtype.kind not in "iubf":
+                raise DumpError(f"{p}: holds {a.dtype} values; tensor {k} ({info.name!r}) is {info.dtype}")
+            note = a.dtype.name
+        dumps[k] = Dump(k, p, a, note)
+    if not dumps:
+        raise DumpError(f"{d}: no dump files (t<tensor index> or tensor names, with extension "
+                        f"{', '.join('.' + f for f in ARRAY_FORMATS)})")
+    return dumps, ignored
+
+
+def read_inputs(model, paths) -> list:
+    """The model inputs from ``--input`` files, one per model input in order, in any dump format
+    (the raw ones take the input tensor's dtype and shape). Raises DumpError for a wrong count or
+    a file :func:`read_array` cannot read."""
+    if len(paths) != len(model.inputs):
+        raise DumpError(f"the model has {len(model.inputs)} input(s) "
+                        f"({', '.join(repr(i.name) for i in model.inputs)}), got {len(paths)} --input file(s)")
+    return [read_array(p, dtype=info.dtype, shape=info.shape) for p, info in zip(paths, model.inputs)]

@@ -1,0 +1,757 @@
+"""``dspsim validate``: run a whole data set through a model and diff it, layer by layer.
+
+:func:`validate` runs a data set in chunks with :meth:`dspsim.tflite.Model.run_batch` (a stateless
+model: the leading axis holds the samples; a streaming model: the leading axis holds independent
+streams, the second their frames, and each ``run_batch`` call advances every stream of the chunk
+by one frame). With a comparison it also traces every sample (every frame of every stream) with
+:meth:`~dspsim.tflite.Model.trace` and diffs each tensor against
+
+* another dspsim engine (``against="tflm"``: the same model loaded with that engine), or
+* the real interpreter (``interpreter="litert"``: ai_edge_litert with ``OpResolverType.BUILTIN_REF``
+  and ``experimental_preserve_all_tensors``; ``"tflm"``: tflite-micro's Python interpreter with
+  ``InterpreterConfig.kPreserveAllTensors``), run in a subprocess of ``DSPSIM_INTERPRETER_PYTHON``
+  (default: this Python) as ``python validate.py interpreter-worker ...``: this file imports only
+  numpy and the standard library at the top, so that Python needs neither dspsim nor numba.
+
+The chunks are the unit of work: run one after the other here, or on a Dask distributed cluster
+(``scheduler=ADDRESS``; for a streaming model a chunk is a set of whole streams). Each chunk's
+result is a pure function of its samples, and the results are merged in chunk order, so a cluster
+run gives exactly the result of a local run.
+
+Data sets: a ``.npy`` whose leading axis is the samples (shape ``(N, *input.shape)``, or ``(N,
+*input.shape[1:])`` when the input's batch dimension is 1; a streaming model: ``(N, T, ...)``), a
+``.npz`` with one such array per model input (named after the inputs, or ``arr_0``, ``arr_1``... in
+input order), or a directory of ``.npy`` files, one sample (one stream) each, sorted by name.
+
+Results (``results.json``, schema ``dspsim.validate/1``)::
+
+    {"schema", "kind": "validate", "run": {...}, "model", "engine", "against" (engine name,
+     "interpreter:litert" | "interpreter:tflm", or null), "streaming", "samples": N, "frames": T | null,
+     "chunk", "scheduler", "seconds", "samples_per_second", "passed" (no element differs; true
+     without a comparison),
+     "outputs": [{"index", "name", "count", "mismatches", "max_abs_diff", "unit", "samples_differing",
+                  "samples" (the first SAMPLE_LIMIT differing sample indices)}],
+     "layers": [{"op_index", "op", "count", "mismatches", "max_abs_diff", "unit", "samples_differing",
+                 "samples", "histogram" ({"<signed diff>": count}, reference - dspsim), "tensors":
+                 [{"tensor", "name", "count", "mismatches", "max_abs_diff", "unit"}]}]}
+
+``mismatches`` counts output elements of the operator (its state writes included) that differ,
+summed over all samples and frames; ``max_abs_diff`` is in LSB for integer tensors, ULP for float
+ones (:func:`dspsim.harness.compare.compare`).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+#: Interpreters ``--against-interpreter`` can run, with the package each needs.
+INTERPRETERS = {"litert": ("ai_edge_litert.interpreter", "ai-edge-litert"),
+                "tflm": ("tflite_micro.python.tflite_micro.runtime", "tflite-micro")}
+#: How many differing sample indices a layer row lists (the count is always complete).
+SAMPLE_LIMIT = 1000
+#: Seconds to wait for a Dask scheduler to answer.
+CONNECT_TIMEOUT = 5
+_STATE_WRITE = " (state write)"  # the suffix Model.trace gives a state write's name
+
+
+class ValidateError(ValueError):
+    """Bad input to validate (data that does not fit the model, a missing package, an unreachable
+    scheduler): one line, for exit status 2."""
+
+
+# =============================================================================================
+# the model, as something a worker can load
+# =============================================================================================
+@dataclass(frozen=True)
+class ModelSource:
+    """A .tflite model's bytes (or, for models that exist only in memory, a picklable
+    ``factory(engine) -> Model``), named for the report."""
+
+    name: str
+    data: bytes | None = field(default=None, repr=False)
+    factory: object = None
+
+    @classmethod
+    def from_path(cls, path) -> "ModelSource":
+        with open(path, "rb") as f:
+            return cls(str(path), f.read())
+
+    def load(self, engine):
+        if self.factory is not None:
+            return self.factory(engine)
+        from dspsim.tflite import load_model
+
+        return load_model(self.data, engine=engine)
+
+
+_CACHE = {}  # (source, engine, thread) -> Model: each worker thread prepares a model once
+
+
+def _model(source: ModelSource, engine: str):
+    key = (source.name, hash(source.data), id(source.factory) if source.factory else 0, engine, threading.get_ident())
+    if key not in _CACHE:
+        _CACHE[key] = source.load(engine)
+    return _CACHE[key]
+
+
+# =============================================================================================
+# data sets
+# =============================================================================================
+class DataSet:
+    """A data set opened lazily: ``n`` samples (streams), ``frames`` per stream (None: stateless), and
+    :meth:`chunk` giving samples ``[start, stop)`` as one array per model input, shaped ``(n, *shape)``
+    or ``(n, frames, *shape)`` with the model's exact input shapes."""
+
+    def __init__(self, path, model):
+        self.path = Path(path)
+        self.streaming = bool(model.stateful)
+        self._infos = model.inputs
+        if self.path.is_dir():
+            self._files = sorted(self.path.glob("*.npy"))
+            if not self._files:
+                raise ValidateError(f"--data {path}: the directory holds no .npy file")
+            if len(self._infos) != 1:
+                raise ValidateError(f"--data {path}: a directory of .npy files feeds a one-input model; this model has "
+                                    f"{len(self._infos)} inputs (give a .npz with one array per input)")
+            first = np.load(self._files[0], mmap_mode="r")
+            self._arrays = None
+            self._shape, self._dtype = first.shape, first.dtype
+            self.n = len(self._files)
+            self._extra = self._check(0, (1, *first.shape), first.dtype, f"{self._files[0].name}")
+        else:
+            arrays = self._open_file(self.path)
+            self._files = None
+            self._arrays = arrays
+            self.n = arrays[0].shape[0] if arrays[0].ndim else 0
+            self._extra = [self._check(k, a.shape, a.dtype, f"input {k}") for k, a in enumerate(arrays)]
+            if any(a.shape[0] != self.n for a in arrays):
+                raise ValidateError(f"--data {path}: the inputs disagree on the number of samples: "
+                                    f"{[a.shape[0] for a in arrays]}")
+        if self.n < 1:
+            raise ValidateError(f"--data {path}: no samples")
+
+    def _open_file(self, path):
+        try:
+            if path.suffix == ".npz":
+                z = np.load(path)
+                names = [i.name for i in self._infos]
+                keys = names if all(n in z.files for n in names) else [f"arr_{k}" for k in range(len(names))]
+                missing = [k for k in keys if k not in z.files]
+                if missing or len(z.files) != len(names):
+                    raise ValidateError(f"--data {path}: needs one array per model input ({names}, or arr_0.. in "
+                                        f"input order), has {z.files}")
+                return [z[k] for k in keys]
+            a = np.load(path, mmap_mode="r")
+        except ValidateError:
+            raise
+        except (OSError, ValueError, EOFError) as exc:
+            raise ValidateError(f"--data {path}: cannot read it ({str(exc).splitlines()[0] if str(exc) else exc})") \
+                from None
+        if len(self._infos) != 1:
+            raise ValidateError(f"--data {path}: the model has {len(self._infos)} inputs; give a .npz with one array "
+                                "per input")
+        return [a]
+
+    def _check(self, k, shape, dtype, what) -> bool:
+        """Whether the array (samples first) needs the input's batch axis of 1 added; ValidateError
+        when its shape or dtype does not fit input ``k``."""
+        info = self._infos[k]
+        lead = 2 if self.streaming else 1
+        layout = "(streams, frames, *shape)" if self.streaming else "(samples, *shape)"
+        if np.dtype(dtype) != info.dtype:
+            raise ValidateError(f"--data {self.path}: {what} has dtype {np.dtype(dtype)}, the model's input "
+                                f"{info.name!r} takes {info.dtype}")
+        rest = tuple(shape[lead:])
+        if len(shape) >= lead and rest == info.shape:
+            return False
+        if len(shape) >= lead and info.shape[:1] == (1,) and rest == info.shape[1:]:
+            return True
+        raise ValidateError(f"--data {self.path}: {what} has shape {tuple(shape)}; the model's input {info.name!r} "
+                            f"{info.shape} needs {layout}" + (" from a directory: each file one stream "
+                                                              "(frames, *shape)" if self._files else ""))
+
+    @property
+    def frames(self):
+        if not self.streaming:
+            return None
+        return (self._shape[0] if self._files else self._arrays[0].shape[1])
+
+    def chunk(self, start: int, stop: int) -> list:
+        lead = 2 if self.streaming else 1
+        if self._files is not None:
+            parts = []
+            for f in self._files[start:stop]:
+                a = np.load(f, mmap_mode="r")
+                if a.shape != self._shape or a.dtype != self._dtype:
+                    raise ValidateError(f"--data {self.path}: {f.name} has {a.dtype} {a.shape}, the first file "
+                                        f"{self._dtype} {self._shape}")
+                parts.append(np.asarray(a))
+            arrays, extra = [np.stack(parts)], [self._extra]
+        else:
+            arrays, extra = [np.ascontiguousarray(a[start:stop]) for a in self._arrays], self._extra
+        return [a.reshape(a.shape[:lead] + (1,) + a.shape[lead:]) if e else a for a, e in zip(arrays, extra)]
+
+
+# =============================================================================================
+# one chunk: run, trace, diff
+# =============================================================================================
+@dataclass(frozen=True)
+class ChunkSpec:
+    """Samples ``[start, start + n)`` and what to do with them; the task a worker runs."""
+
+    source: ModelSource
+    engine: str
+    against: str | None
+    interpreter: str | None
+    python: str | None
+    start: int
+    arrays: list = field(repr=False)
+    streaming: bool
+
+
+def _diff_stats(expected, actual):
+    """(count, mismatches, max |diff|, unit, histogram) of two tensors (one home: harness.compare)."""
+    from dspsim.harness.compare import compare
+
+    c = compare(expected, actual)
+    return c.count, c.mismatches, c.max_abs_diff, c.unit, c.histogram
+
+
+class _Tally:
+    """The diff of one trace position (one tensor of one operator), summed over samples."""
+
+    def __init__(self, entry):
+        self.op_index, self.op, self.tensor, self.name = entry.op_index, entry.op, entry.tensor, entry.name
+        self.count = self.mismatches = 0
+        self.max_abs_diff, self.unit, self.histogram, self.samples = 0, "LSB", {}, []
+
+    def add(self, sample, expected, actual):
+        count, bad, mx, unit, hist = _diff_stats(expected, actual)
+        self.count += count
+        self.unit = unit
+        if bad:
+            self.mismatches += bad
+            self.max_abs_diff = _max(self.max_abs_diff, mx)
+            for k, v in hist.items():
+                self.histogram[k] = self.histogram.get(k, 0) + v
+            if not self.samples or self.samples[-1] != sample:
+                self.samples.append(sample)
+
+
+def _max(a, b):
+    if "inf" in (a, b):
+        return "inf"
+    return max(a, b)
+
+
+def _run_outputs(model, arrays, streaming):
+    """run_batch over the chunk: the outputs, ``(n, *out)`` or ``(n, frames, *out)``."""
+    if not streaming:
+        return model.run_batch(arrays)
+    model.reset()
+    frames = [model.run_batch([a[:, t] for a in arrays]) for t in range(arrays[0].shape[1])]
+    model.reset()
+    return [np.stack([f[k] for f in frames], axis=1) for k in range(len(model.outputs))]
+
+
+def _traces(model, arrays, streaming, i):
+    """The traces of sample (stream) ``i``: one list of TraceEntry per frame."""
+    if not streaming:
+        return [model.trace([a[i] for a in arrays])]
+    model.reset()
+    out = [model.trace([a[i, t] for a in arrays]) for t in range(arrays[0].shape[1])]
+    model.reset()
+    return out
+
+
+def run_chunk(spec: ChunkSpec) -> dict:
+    """Run one chunk: ``{"start", "n", "outputs": [arrays], "tallies": [_Tally] | None,
+    "output_tallies": [_Tally] | None}``. Pure in its samples: the same chunk gives the same result
+    wherever it runs."""
+    model = _model(spec.source, spec.engine)
+    n = spec.arrays[0].shape[0]
+    outputs = _run_outputs(model, spec.arrays, spec.streaming)
+    res = {"start": spec.start, "n": n, "outputs": outputs, "tallies": None, "output_tallies": None}
+    if spec.against is None and spec.interpreter is None:
+        return res
+    ref_model = _model(spec.source, spec.against) if spec.against else None
+    ref_tensors = None
+    if spec.interpreter:
+        wanted = sorted({e.tensor for e in _traces(model, [a[:1] for a in spec.arrays], spec.streaming, 0)[0]
+                         if e.op_index >= 0 and not e.name.endswith(_STATE_WRITE)} | {o.index for o in model.outputs})
+        ref_tensors = interpreter_tensors(spec.source.data, spec.interpreter, spec.arrays, spec.streaming, wanted,
+                                          len(model.outputs), spec.python)
+    tallies, out_tallies = None, [_Tally(_Entry(-2, "OUTPUT", o.index, o.name)) for o in model.outputs]
+    for i in range(n):
+        sample = spec.start + i
+        mine = _traces(model, spec.arrays, spec.streaming, i)
+        theirs = _traces(ref_model, spec.arrays, spec.streaming, i) if ref_model else None
+        for t, trace in enumerate(mine):
+            if tallies is None:
+                tallies = [_Tally(e) for e in trace if e.op_index >= 0]
+            rows = [e for e in trace if e.op_index >= 0]
+            if theirs is not None:
+                ref = {(e.op_index, e.tensor, e.name): e.value for e in theirs[t]}
+                refs = [ref.get((e.op_index, e.tensor, e.name)) for e in rows]
+            else:
+                idx = (i, t) if spec.streaming else (i,)
+                refs = [None if e.name.endswith(_STATE_WRITE) else
+                        np.asarray(ref_tensors[e.tensor][idx]).reshape(e.value.shape) for e in rows]
+            for tally, e, r in zip(tallies, rows, refs):
+                if r is not None:
+                    tally.add(sample, e.value, r)
+        for k, (tally, o) in enumerate(zip(out_tallies, model.outputs)):
+            mine_o = outputs[k][i]
+            if theirs is not None:
+                ref_o = np.stack([next(e.value for e in tr if e.tensor == o.index and e.op_index >= 0)
+                                  for tr in theirs]) if spec.streaming else \
+                    next(e.value for e in theirs[0] if e.tensor == o.index and e.op_index >= 0)
+            else:
+                ref_o = np.asarray(ref_tensors[f"out{k}"][i]).reshape(mine_o.shape)
+            tally.add(sample, mine_o, ref_o)
+    res["tallies"], res["output_tallies"] = tallies, out_tallies
+    return res
+
+
+@dataclass(frozen=True)
+class _Entry:
+    op_index: int
+    op: str
+    tensor: int
+    name: str
+
+
+# =============================================================================================
+# the real interpreter, in a subprocess
+# =============================================================================================
+def interpreter_python() -> str:
+    """The Python that runs the interpreter: ``DSPSIM_INTERPRETER_PYTHON``, else this one."""
+    return os.environ.get("DSPSIM_INTERPRETER_PYTHON") or sys.executable
+
+
+def check_interpreter(kind: str, python: str | None = None) -> None:
+    """Raise ValidateError (one line, the package to install) unless ``python`` can import ``kind``."""
+    if kind not in INTERPRETERS:
+        raise ValidateError(f"--against-interpreter must be one of {sorted(INTERPRETERS)}, got {kind!r}")
+    python = python or interpreter_python()
+    module, package = INTERPRETERS[kind]
+    try:
+        r = subprocess.run([python, "-c", f"import {module}"], capture_output=True, timeout=300)
+    except OSError as exc:
+        raise ValidateError(f"--against-interpreter {kind}: cannot run {python} ({exc.strerror or exc})") from None
+    if r.returncode != 0:
+        raise ValidateError(f"--against-interpreter {kind} needs the {package} package: pip install {package}"
+                            + ("" if python == sys.executable else f" (into {python}, DSPSIM_INTERPRETER_PYTHON)"))
+
+
+def interpreter_tensors(model_bytes, kind, arrays, streaming, tensors, n_outputs, python=None) -> dict:
+    """Run the real interpreter on a chunk in a subprocess: ``{tensor index: (n[, frames], ...),
+    "out<k>": ...}``, each stream on a fresh interpreter."""
+    if model_bytes is None:
+        raise ValidateError("--against-interpreter needs a .tflite file")
+    with tempfile.TemporaryDirectory(prefix="dspsim-validate-") as d:
+        src, dst, mpath = Path(d) / "in.npz", Path(d) / "out.npz", Path(d) / "model.tflite"
+        mpath.write_bytes(model_bytes)
+        np.savez(src, tensors=np.asarray(tensors, np.int64), streaming=np.asarray(streaming),
+                 n_outputs=np.asarray(n_outputs),
+                 **{f"in{k}": a for k, a in enumerate(arrays)})
+        env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0", TF_CPP_MIN_LOG_LEVEL="2")
+        r = subprocess.run([python or interpreter_python(), __file__, "interpreter-worker", kind, str(mpath), str(src),
+                            str(dst)], capture_output=True, text=True, env=env)
+        if r.returncode != 0 or not dst.exists():
+            lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
+            raise ValidateError(f"the {kind} interpreter failed (exit {r.returncode})"
+                               + (f": {lines[-1][:300]}" if lines else ""))
+        with np.load(dst) as z:
+            return {(int(k[1:]) if k.startswith("t") else k): z[k] for k in z.files}
+
+
+def _tflm(data):
+    from tflite_micro.python.tflite_micro import runtime
+
+    arena, err = max(1 << 20, 16 * len(data)), None
+    for _ in range(5):
+        try:
+            return runtime.Interpreter.from_bytes(data, arena_size=arena,
+                                                  intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
+        except RuntimeError as exc:
+            err, arena = exc, arena * 4
+    raise err
+
+
+class _LiteRT:
+    def __init__(self, data, n_out):
+        from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+        self.it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+                              experimental_preserve_all_tensors=True)
+        self.it.allocate_tensors()
+        self.ins, self.outs = self.it.get_input_details(), self.it.get_output_details()
+
+    def step(self, xs, tensors):
+        for d, x in zip(self.ins, xs):
+            self.it.set_tensor(d["index"], x)
+        self.it.invoke()
+        return ([self.it.get_tensor(d["index"]).copy() for d in self.outs],
+                {i: self.it.get_tensor(i).copy() for i in tensors})
+
+
+class _TFLM:
+    def __init__(self, data, n_out):
+        self.it, self.n_out = _tflm(data), n_out
+
+    def step(self, xs, tensors):
+        for k, x in enumerate(xs):
+            self.it.set_input(x, k)
+        self.it.invoke()
+        return ([np.array(self.it.get_output(k)) for k in range(self.n_out)],
+                {i: np.array(self.it.GetTensor(int(i), 0)["tensor_data"]) for i in tensors})
+
+
+def _interpreter_worker(kind, model_path, src, dst):
+    """Entry point under the interpreter's Python: every sample (every frame of every stream) of
+    ``src`` through the interpreter (a fresh one per stream); every requested tensor saved to ``dst``."""
+    data = Path(model_path).read_bytes()
+    make = _LiteRT if kind == "litert" else _TFLM
+    with np.load(src) as z:
+        tensors = [int(i) for i in z["tensors"]]
+        streaming, n_out = bool(z["streaming"]), int(z["n_outputs"])
+        arrays = [z[f"in{k}"] for k in range(len(z.files) - 3)]
+    outs, ts, it = [], {i: [] for i in tensors}, None
+    for s in range(arrays[0].shape[0]):
+        if streaming or it is None:  # a fresh state for every stream
+            it = make(data, n_out)
+        frames = [[a[s, t] for a in arrays] for t in range(arrays[0].shape[1])] if streaming else \
+            [[a[s] for a in arrays]]
+        steps = [it.step(xs, tensors) for xs in frames]
+        outs.append([np.stack([st[0][k] for st in steps]) if streaming else steps[0][0][k]
+                     for k in range(len(steps[0][0]))])
+        for i in tensors:
+            vals = [st[1][i] for st in steps]
+            ts[i].append(np.stack(vals) if streaming else vals[0])
+    res = {f"out{k}": np.stack([o[k] for o in outs]) for k in range(len(outs[0]))}
+    res.update({f"t{i}": np.stack(v) for i, v in ts.items()})
+    np.savez(dst, **res)
+
+
+# =============================================================================================
+# the run: chunks here or on a Dask cluster, merged in order
+# =============================================================================================
+class Progress:
+    """``done/total samples, rate, ETA`` on one line of ``stream`` when it is a terminal; silent otherwise."""
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.active = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.start(0)
+
+    def start(self, total: int, unit: str = "samples") -> None:
+        self.total, self.unit, self.t0, self.done = total, unit, time.perf_counter(), 0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if not self.active:
+            return
+        dt = time.perf_counter() - self.t0
+        rate = self.done / dt if dt > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
+        end = "\n" if self.done >= self.total else ""
+        print(f"\r\033[Kvalidate: {self.done:,}/{self.total:,} {self.unit}  {rate:,.1f} {self.unit}/s  "
+              f"ETA {eta:,.0f} s", end=end, file=self.stream, flush=True)
+
+
+def _client(address):
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise ValidateError("--scheduler needs dask.distributed: pip install 'dask[distributed]' "
+                            "(or dspsim[dask])") from None
+    try:
+        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ValidateError(f"cannot reach the Dask scheduler at {address} ({msg[:200]})") from None
+
+
+def _local(specs):
+    for spec in specs:
+        yield run_chunk(spec)
+
+
+def _distributed(client, specs, in_flight):
+    """run_chunk on the cluster, at most ``in_flight`` chunks submitted at a time (bounded memory)."""
+    from dask.distributed import as_completed
+
+    specs = iter(specs)
+    pending = as_completed(loop=client.loop)
+    futures = []
+    try:
+        for spec in specs:
+            f = client.submit(run_chunk, spec, pure=False)
+            futures.append(f)
+            pending.add(f)
+            if pending.count() >= in_flight:
+                break
+        for f in pending:
+            yield f.result()
+            futures.remove(f)
+            f.release()
+            nxt = next(specs, None)
+            if nxt is not None:
+                g = client.submit(run_chunk, nxt, pure=False)
+                futures.append(g)
+                pending.add(g)
+    finally:
+        client.cancel(futures)
+
+
+def _merge_tallies(into, new):
+    if into is None:
+        return new
+    for a, b in zip(into, new):
+        a.count += b.count
+        a.mismatches += b.mismatches
+        a.unit = b.unit
+        if b.mismatches:
+            a.max_abs_diff = _max(a.max_abs_diff, b.max_abs_diff)
+            for k, v in b.histogram.items():
+                a.histogram[k] = a.histogram.get(k, 0) + v
+            a.samples.extend(b.samples)
+    return into
+
+
+def _row(t, extra=None) -> dict:
+    r = {"count": t.count, "mismatches": t.mismatches, "max_abs_diff": t.max_abs_diff, "unit": t.unit,
+         "samples_differing": len(t.samples), "samples": t.samples[:SAMPLE_LIMIT]}
+    r.update(extra or {})
+    return r
+
+
+def _layers(model, tallies) -> list:
+    """One row per operator, in model order: its tensors' tallies summed."""
+    rows = []
+    for op_index, op in model.operators:
+        mine = [t for t in tallies or [] if t.op_index == op_index]
+        samples = sorted({s for t in mine for s in t.samples})
+        hist = {}
+        for t in mine:
+            for k, v in t.histogram.items():
+                hist[k] = hist.get(k, 0) + v
+        mx = 0
+        for t in mine:
+            if t.mismatches:
+                mx = _max(mx, t.max_abs_diff)
+        rows.append({"op_index": op_index, "op": op, "count": sum(t.count for t in mine),
+                     "mismatches": sum(t.mismatches for t in mine), "max_abs_diff": mx,
+                     "unit": "/".join(sorted({t.unit for t in mine})) or "LSB",
+                     "samples_differing": len(samples), "samples": samples[:SAMPLE_LIMIT], "histogram": hist,
+                     "tensors": [{"tensor": t.tensor, "name": t.name, "count": t.count, "mismatches": t.mismatches,
+                                  "max_abs_diff": t.max_abs_diff, "unit": t.unit} for t in mine]})
+    return rows
+
+
+def _output_files(directory, n, outputs) -> list:
+    """``output_<k>.npy`` in ``directory``, memory-mapped, for ``n`` samples shaped like a chunk's ``outputs``."""
+    return [np.lib.format.open_memmap(Path(directory) / f"output_{k}.npy", mode="w+", dtype=o.dtype,
+                                      shape=(n, *o.shape[1:])) for k, o in enumerate(outputs)]
+
+
+def validate(source, data, *, engine="litert", against=None, interpreter=None, scheduler=None, chunk=64,
+             outputs_dir=None, progress=None, in_flight=None) -> dict:
+    """Run data set ``data`` through ``source`` and (optionally) diff every layer.
+
+    Parameters
+    ----------
+    source : ModelSource or path
+    data : path of a ``.npy`` / ``.npz`` / directory (module docstring)
+    engine : the dspsim engine run ("litert", "tflm", "xnnpack")
+    against : another dspsim engine to diff against, layer by layer
+    interpreter : "litert" | "tflm": diff against the real interpreter instead (a subprocess)
+    scheduler : a Dask scheduler address: run the chunks there
+    chunk : samples (streams) per chunk: the bound on memory and the unit of distribution
+    outputs_dir : a directory where ``output_<k>.npy`` (every sample's outputs) is written
+    progress : a :class:`Progress` (``start(total, unit)``, ``update(n)``), or None
+
+    Returns the results dict (module docstring). Raises ValidateError for bad input.
+    """
+    from dspsim.harness._interrupt import SwallowedInterrupts
+
+    with SwallowedInterrupts() as guard:  # a Ctrl-C that numba's compile callback swallows, raised again
+        return _validate(source, data, engine, against, interpreter, scheduler, chunk, outputs_dir, progress,
+                         in_flight, guard)
+
+
+def _validate(source, data, engine, against, interpreter, scheduler, chunk, outputs_dir, progress, in_flight, guard):
+    from dspsim.harness._interrupt import is_swallowed_interrupt
+
+    if not isinstance(source, ModelSource):
+        try:
+            source = ModelSource.from_path(source)
+        except OSError as exc:
+            raise ValidateError(f"{source}: {exc.strerror or exc}") from None
+    if against is not None and interpreter is not None:
+        raise ValidateError("give --against or --against-interpreter, not both")
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise ValidateError(f"--chunk must be an integer >= 1, got {chunk!r}")
+    try:
+        model = source.load(engine)
+        if against is not None:
+            source.load(against)
+    except (OSError, ValueError, TypeError) as exc:
+        raise ValidateError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    ds = DataSet(data, model)
+    guard.check()
+    python = None
+    if interpreter is not None:
+        python = interpreter_python()
+        check_interpreter(interpreter, python)
+        if source.data is None:
+            raise ValidateError("--against-interpreter needs a .tflite file")
+    client = _client(scheduler) if scheduler else None
+    if progress is not None:
+        progress.start(ds.n, "streams" if ds.streaming else "samples")
+    t0 = time.perf_counter()
+    specs = (ChunkSpec(source, engine, against, interpreter, python, s, ds.chunk(s, min(s + chunk, ds.n)),
+                       ds.streaming) for s in range(0, ds.n, chunk))
+    mems = None
+    results = {}
+    try:
+        if client is not None:
+            workers = sum(client.nthreads().values()) or 1
+            stream = _distributed(client, specs, in_flight or 2 * workers)
+        else:
+            stream = _local(specs)
+        for res in stream:
+            if outputs_dir is not None:
+                mems = mems or _output_files(outputs_dir, ds.n, res["outputs"])
+                for m, o in zip(mems, res["outputs"]):
+                    m[res["start"]:res["start"] + res["n"]] = o
+            results[res["start"]] = (res["tallies"], res["output_tallies"])
+            if progress is not None:
+                progress.update(res["n"])
+            guard.check()
+    except RuntimeError as exc:
+        if is_swallowed_interrupt(exc):
+            raise KeyboardInterrupt("interrupted during a numba compile") from None
+        raise
+    finally:
+        if client is not None:
+            client.close()
+        for m in mems or []:
+            m.flush()
+        del mems
+    seconds = time.perf_counter() - t0
+    tallies = out_tallies = None
+    for start in sorted(results):
+        tallies = _merge_tallies(tallies, results[start][0])
+        out_tallies = _merge_tallies(out_tallies, results[start][1])
+    compared = against is not None or interpreter is not None
+    layers = _layers(model, tallies) if compared else []
+    outputs = [_row(t, {"index": k, "name": t.name}) for k, t in enumerate(out_tallies)] if compared else []
+    return {"schema": "dspsim.validate/1", "kind": "validate", "model": source.name, "engine": model.engine,
+            "against": against if against else f"interpreter:{interpreter}" if interpreter else None,
+            "streaming": ds.streaming, "samples": ds.n, "frames": ds.frames, "chunk": chunk,
+            "scheduler": scheduler, "seconds": round(seconds, 3),
+            "samples_per_second": round(ds.n / seconds, 3) if seconds > 0 else None,
+            "passed": not any(r["mismatches"] for r in layers + outputs),
+            "outputs": outputs, "layers": layers}
+
+
+# =============================================================================================
+# the report
+# =============================================================================================
+def render_md(d: dict) -> str:
+    """``summary.md`` of a validate run."""
+    from dspsim.harness.report import _fmt, _hist_text, _run_lines, _table
+
+    lines = [f"# dspsim validate: {Path(d['model']).name}", ""] + (_run_lines(d["run"]) if "run" in d else [])
+    unit = "streams" if d["streaming"] else "samples"
+    frames = f" x {d['frames']:,} frames" if d["streaming"] else ""
+    lines += [f"Engine `{d['engine']}`, {d['samples']:,} {unit}{frames}, chunks of {d['chunk']}"
+              + (f" on the Dask cluster `{d['scheduler']}`" if d["scheduler"] else "")
+              + f": {d['seconds']:.2f} s ({_fmt(d['samples_per_second'], 1)} {unit}/s).", ""]
+    if d["against"] is None:
+        lines += ["No comparison asked (`--against` / `--against-interpreter`).", ""]
+        return "\n".join(lines)
+    bad = [r for r in d["layers"] if r["mismatches"]]
+    lines += [f"Against `{d['against']}`: **{'PASS' if d['passed'] else 'FAIL'}**"
+              + (f", first diverging operator {bad[0]['op_index']} ({bad[0]['op']})" if bad else
+                 ": every layer bit-exact on every sample") + ".", ""]
+    lines += ["## Outputs", ""]
+    lines += _table(["output", "mismatches", "max |diff|", f"{unit} differing", f"first {unit}"],
+                    [[f"{o['index']} `{o['name']}`", f"{o['mismatches']:,} / {o['count']:,}",
+                      f"{o['max_abs_diff']} {o['unit']}", f"{o['samples_differing']:,}",
+                      ", ".join(map(str, o["samples"][:10])) or "–"] for o in d["outputs"]])
+    lines += ["## Layers", ""]
+    lines += _table(["op", "name", "mismatches", "max |diff|", f"{unit} differing", f"first {unit}",
+                     "histogram (reference - dspsim: count)"],
+                    [[r["op_index"], r["op"], f"{r['mismatches']:,} / {r['count']:,}",
+                      f"{r['max_abs_diff']} {r['unit']}" if r["mismatches"] else "–", f"{r['samples_differing']:,}",
+                      ", ".join(map(str, r["samples"][:10])) or "–", _hist_text(r["histogram"]) or "–"]
+                     for r in d["layers"]])
+    return "\n".join(lines)
+
+
+def write_report(d: dict, tmp: Path, plots: bool = True) -> None:
+    """``results.json``, ``summary.md`` and the per-layer plot into ``tmp`` (an :func:`atomic_dir`)."""
+    from dspsim.harness.report import plot_layer_mismatches, write_json_file
+
+    write_json_file(d, tmp / "results.json")
+    md = render_md(d)
+    if plots and d["layers"]:
+        plot_layer_mismatches(d, tmp / "layer_mismatches.png")
+        md += "\n## Plots\n\n![layer_mismatches.png](layer_mismatches.png)\n"
+    (tmp / "summary.md").write_text(md, encoding="utf-8")
+
+
+def add_arguments(p) -> None:
+    """The ``dspsim validate`` options, on argparse parser ``p``."""
+    p.add_argument("model", help="the .tflite file")
+    p.add_argument("--data", required=True, metavar="X.npy|X.npz|DIR",
+                   help="samples first (a streaming model: streams x frames x input); a .npz with one array per "
+                        "input; or a directory of .npy files, one sample (stream) each")
+    p.add_argument("--engine", default="litert", help="the dspsim engine run: litert (default), tflm or xnnpack")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--against", metavar="E2", help="diff every layer against this dspsim engine")
+    g.add_argument("--against-interpreter", choices=sorted(INTERPRETERS),
+                   help="diff every layer against the real interpreter (its package installed in "
+                        "DSPSIM_INTERPRETER_PYTHON, default this Python)")
+    p.add_argument("--chunk", type=int, default=64, metavar="N",
+                   help="samples (streams) per chunk: bounds memory; the unit of distribution (default 64)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="run the chunks on this Dask distributed scheduler")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE (- for stdout)")
+    p.add_argument("--out", help="report directory, with every sample's outputs (default: "
+                                 "reports/validate-<UTC timestamp> unless --json)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
+
+
+def summary_lines(d: dict) -> list:
+    """What ``dspsim validate`` prints when done."""
+    unit = "streams" if d["streaming"] else "samples"
+    lines = [f"{d['samples']:,} {unit}" + (f" x {d['frames']:,} frames" if d["streaming"] else "")
+             + f" in {d['seconds']:.2f} s ({d['samples_per_second'] or 0:,.1f} {unit}/s), engine {d['engine']}"
+             + (f", on {d['scheduler']}" if d["scheduler"] else "")]
+    if d["against"] is None:
+        return lines
+    for r in d["layers"]:
+        if r["mismatches"]:
+            lines.append(f"op {r['op_index']} {r['op']}: {r['mismatches']:,} / {r['count']:,} differ, max |diff| "
+                         f"{r['max_abs_diff']} {r['unit']}, {r['samples_differing']:,} {unit} (first "
+                         f"{', '.join(map(str, r['samples'][:5]))})")
+    n_out = sum(o["mismatches"] for o in d["outputs"])
+    lines.append(f"{'PASS' if d['passed'] else 'FAIL'} against {d['against']}: "
+                 f"{sum(1 for r in d['layers'] if r['mismatches'])} of {len(d['layers'])} operators differ, "
+                 f"{n_out:,} output elements differ")
+    return lines
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["interpreter-worker"]:
+    _interpreter_worker(*sys.argv[2:])
