@@ -19,7 +19,7 @@ Outputs, in ``tests/golden/models/``: ``<name>.tflite`` and ``<name>.npz`` with,
 ``r{r}/xnnpack/out{k}`` (model output k under the default interpreter, XNNPACK delegate; the
 delegate does not keep intermediate tensors). ``tensors`` lists the indices of every tensor an
 operator writes; ``versions`` (JSON) the engine versions. ``refused_relu6_overflow.tflite`` and
-``unsupported_tanh.tflite``, ``refused_concat_scales.tflite`` (no npz) are for the refusal tests;
+``refused_concat_scales.tflite`` (no npz) are for the refusal tests;
 ``requantize_*`` (int8 -> int8 QUANTIZE) and ``padv2`` are one-op models built from the schema objects.
 """
 from __future__ import annotations
@@ -292,8 +292,8 @@ def concat_scales_model():
 def refused_models():
     """Models for the refusal tests: ``refused_relu6_overflow.tflite`` (a conv with fused RELU6 whose
     output scale makes 6 / scale overflow int32: LiteRT's Prepare fails), ``refused_concat_scales``
-    (int8 CONCATENATION of differently scaled inputs: LiteRT refuses) and ``unsupported_tanh.tflite``
-    (a TANH, which dspsim does not run)."""
+    (int8 CONCATENATION of differently scaled inputs: LiteRT refuses). The unsupported-operator test makes
+    its CUSTOM op itself (tests/test_tflite_models.py)."""
     rng = np.random.default_rng(7)
     w = _w(rng, 1, 1, 2, 2)
     base = convert(lambda x: tf.nn.relu6(tf.nn.conv2d(x, w, 1, "VALID")), [(1, 2, 2, 2)], 7)
@@ -307,15 +307,13 @@ def refused_models():
         raise AssertionError("LiteRT accepted the RELU6 overflow model")
     except RuntimeError as e:
         print("refused_relu6_overflow: LiteRT refuses:", str(e).splitlines()[0][:100])
-    tanh = convert(lambda x: tf.nn.tanh(x * 2.0), [(1, 4)], 8)
     concat = concat_scales_model()
     try:
         interpreter(concat, OpResolverType.BUILTIN_REF, False)
         raise AssertionError("LiteRT accepted the int8 CONCATENATION with mixed scales")
     except RuntimeError as e:
         print("refused_concat_scales: LiteRT refuses:", str(e).splitlines()[0][:100])
-    for name, data in (("refused_relu6_overflow", bad), ("unsupported_tanh", tanh),
-                       ("refused_concat_scales", concat)):
+    for name, data in (("refused_relu6_overflow", bad), ("refused_concat_scales", concat)):
         with open(os.path.join(HERE, f"{name}.tflite"), "wb") as f:
             f.write(data)
         print(f"{name}: {len(data)} bytes, ops {' '.join(op_names(load(data)))}")
