@@ -28,7 +28,6 @@ from __future__ import annotations
 import math
 import os
 import sys
-import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -37,8 +36,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _tflite_edit import S, one_op_model  # noqa: E402
 import make_golden_ops as mgo  # noqa: E402
-from make_golden_ops import HERE, Case, Packer, describe, pack_case, record_case, versions  # noqa: E402
-from make_golden_real_models import ENGINES  # noqa: E402
+from make_golden_ops import HERE, Case, write_family  # noqa: E402
 
 T = S.TensorType
 SHAPE = (8, 256)
@@ -139,16 +137,7 @@ _base_inputs, mgo.make_inputs = mgo.make_inputs, _make_inputs
 
 
 def main():
-    os.makedirs(HERE, exist_ok=True)
-    packer = Packer()
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in cases():
-            meta, inputs, results = record_case(case, tmp)
-            pack_case(packer, meta, inputs, results)
-            print(describe(meta), flush=True)
-    path = os.path.join(HERE, "int16_edges.npz")
-    packer.write(path, {"family": "int16_edges", "versions": versions(), "engines": list(ENGINES)})
-    print(f"wrote {path}: {len(packer.cases)} cases, {os.path.getsize(path)} bytes", flush=True)
+    write_family(cases(), "int16_edges")
 
 
 if __name__ == "__main__":

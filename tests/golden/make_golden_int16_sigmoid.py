@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _tflite_edit import S, one_op_model  # noqa: E402
-from make_golden_ops import HERE, Case, Packer, describe, pack_case, record_case, versions  # noqa: E402
-from make_golden_real_models import ENGINES  # noqa: E402
+from make_golden_ops import HERE, Case, write_family  # noqa: E402
 
 CASES = (  # name, builtin, input scale, what
     ("i16_logistic_pot", "LOGISTIC", 2.0**-12, "int16 LOGISTIC, input scale 2^-12 (power of two)"),
@@ -50,16 +48,7 @@ def cases():
 
 
 def main():
-    os.makedirs(HERE, exist_ok=True)
-    packer = Packer()
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in cases():
-            meta, inputs, results = record_case(case, tmp)
-            pack_case(packer, meta, inputs, results)
-            print(describe(meta), flush=True)
-    path = os.path.join(HERE, "int16_sigmoid.npz")
-    packer.write(path, {"family": "int16_sigmoid", "versions": versions(), "engines": list(ENGINES)})
-    print(f"wrote {path}: {len(packer.cases)} cases, {os.path.getsize(path)} bytes", flush=True)
+    write_family(cases(), "int16_sigmoid")
 
 
 if __name__ == "__main__":

@@ -34,12 +34,10 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _tflite_edit import S, one_op_model  # noqa: E402
-from make_golden_ops import HERE, Case, Packer, describe, pack_case, record_case, versions  # noqa: E402
-from make_golden_real_models import ENGINES  # noqa: E402
+from make_golden_ops import HERE, Case, write_family  # noqa: E402
 
 CASES = (  # name, builtin, version, (s_in, z_in), (s_out, z_out), what
     ("nlties_elu_half", "ELU", 1, (0.05, -3), (0.1, 7), "ELU, s_in / s_out = 1/2: exact ties on odd q - zi > 0"),
@@ -86,16 +84,7 @@ def cases():
 
 
 def main():
-    os.makedirs(HERE, exist_ok=True)
-    packer = Packer()
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in cases():
-            meta, inputs, results = record_case(case, tmp)
-            pack_case(packer, meta, inputs, results)
-            print(describe(meta), flush=True)
-    path = os.path.join(HERE, "nonlinear_ties.npz")
-    packer.write(path, {"family": "nonlinear_ties", "versions": versions(), "engines": list(ENGINES)})
-    print(f"wrote {path}: {len(packer.cases)} cases, {os.path.getsize(path)} bytes", flush=True)
+    write_family(cases(), "nonlinear_ties")
 
 
 if __name__ == "__main__":

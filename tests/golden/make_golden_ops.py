@@ -791,6 +791,20 @@ def describe(meta):
     return f"{meta['name']}: {' '.join(meta['ops'])}; diffs {d or '-'}; refused {bad or '-'}"
 
 
+def write_family(cases, family):
+    """Record every case through every engine and write them packed as ``ops/<family>.npz``."""
+    os.makedirs(HERE, exist_ok=True)
+    packer = Packer()
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            meta, inputs, results = record_case(case, tmp)
+            pack_case(packer, meta, inputs, results)
+            print(describe(meta), flush=True)
+    path = os.path.join(HERE, f"{family}.npz")
+    packer.write(path, {"family": family, "versions": versions(), "engines": list(ENGINES)})
+    print(f"wrote {path}: {len(packer.cases)} cases, {os.path.getsize(path)} bytes", flush=True)
+
+
 def main(argv):
     os.makedirs(HERE, exist_ok=True)
     fams = argv or list(FAMILIES)
