@@ -8,6 +8,7 @@ import numpy as np
 from ..accumulator import Accumulator
 from . import builtins  # noqa: F401  (registers every builtin's Prepare)
 from .flatbuffer import ModelDef
+from .batching import batch_blocker, sample_bytes, with_batch
 from .prepare import BUILTINS, ROUNDINGS, Engine, Graph, State, engine_of
 
 
@@ -59,6 +60,125 @@ def _check_litert_quantization(sg, where):
                              "model (engine 'tflm' runs it)")
 
 
+def _prepare_subgraph(sg, g):
+    """Prepare every operator of subgraph ``sg`` in order (refusals name the subgraph when it is not 0)."""
+    where = "" if sg.index == 0 else f"subgraph {sg.index} "
+    for i in sg.inputs:
+        if sg.tensors[i].dtype is None:
+            raise ValueError(f"load_model: {where}input tensor {i} has unsupported type "
+                             f"{sg.tensors[i].type_name}")
+    if g.engine != Engine.TFLM:
+        _check_litert_quantization(sg, where)
+    known = set(sg.inputs) | {t.index for t in sg.tensors if t.data is not None or t.is_variable}
+    plan = []
+    for op in sg.operators:
+        if op.name not in BUILTINS:
+            raise ValueError(f"load_model: {where}operator {op.index} is {op.name} (version {op.version}), "
+                             f"which dspsim does not support (dspsim.tflite.supported_ops() lists the {len(BUILTINS)} it has)")
+        for i in op.inputs:
+            if i >= 0 and i not in known:
+                raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) reads tensor {i} "
+                                 f"({sg.tensors[i].name!r}) before any operator writes it")
+        for i in op.outputs:
+            t = sg.tensors[i]
+            if t.dtype is None and t.type_name != "RESOURCE":
+                raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) writes tensor {i} of "
+                                 f"unsupported type {t.type_name}")
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge scales: refused below
+            try:
+                plan.append((op, BUILTINS[op.name](op, g)))
+            except IndexError as exc:  # a Prepare reading an input, output or dimension the op lacks
+                raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) is malformed: its "
+                                 f"{len(op.inputs)} inputs, {len(op.outputs)} outputs or their shapes do not "
+                                 f"fit the op ({exc})") from None
+        known.update(op.outputs)
+    for i in sg.outputs:
+        if i not in known:
+            raise ValueError(f"load_model: {where}output tensor {i} is never written")
+    return plan
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One operator as the run loop sees it: its prepared ``run``, the tensor indices it reads (-1:
+    absent) and writes, and each output's declared shape and dtype (None: a resource handle)."""
+
+    op: object
+    run: object
+    inputs: tuple
+    outputs: tuple
+    shapes: tuple
+    dtypes: tuple
+
+
+class _Executor:
+    """The prepared subgraphs of one model definition and the :class:`State` their operators share;
+    runs a subgraph on its inputs. A Model has one for ``run`` and one per batch size of ``run_batch``."""
+
+    def __init__(self, mdef, engine, accumulator, rounding):
+        self.mdef = mdef
+        self.state = State()
+        self.graphs = [_prepare_subgraph(sg, Graph(mdef, engine, accumulator, rounding, sg, self.state, self.call))
+                       for sg in mdef.subgraphs]
+        self.steps = [[_Step(op, prep.run, tuple(op.inputs), tuple(op.outputs),
+                             tuple(tuple(sg.tensors[i].shape) for i in op.outputs),
+                             tuple(sg.tensors[i].dtype for i in op.outputs)) for op, prep in plan]
+                      for sg, plan in zip(mdef.subgraphs, self.graphs)]
+        self.constants = [[t.data for t in sg.tensors] for sg in mdef.subgraphs]
+
+    def call(self, index):
+        """Run subgraph ``index`` without inputs (CALL_ONCE's initialisation subgraph)."""
+        if not 0 < index < len(self.graphs):
+            raise ValueError(f"Model.run: subgraph {index} does not exist (the model has {len(self.graphs)})")
+        self.run_subgraph(index, [])
+
+    def run_subgraph(self, index, inputs, trace=None):
+        """Run subgraph ``index`` on ``inputs`` (arrays in its input order); returns its tensor values
+        (a list indexed by tensor; None for a tensor not computed).
+
+        Each operator's output goes to its output tensor (several outputs when ``run`` returns a tuple
+        or list); state writes (ASSIGN_VARIABLE, variable tensors) are logged in ``self.state`` and,
+        with ``trace`` a list, appended to it after the operator that made them."""
+        sg = self.mdef.subgraphs[index]
+        values = list(self.constants[index])
+        for i, v in self.state.variables_of(sg).items():
+            values[i] = v
+        for i, x in zip(sg.inputs, inputs):
+            values[i] = x
+            if trace is not None:
+                trace.append(TraceEntry(-1, "INPUT", i, sg.tensors[i].name, x))
+        state = self.state
+        for step in self.steps[index]:
+            try:
+                y = step.run([values[i] if i >= 0 else None for i in step.inputs])
+            except ValueError as exc:  # numpy's own complaints about a malformed model, named
+                if str(exc).startswith("Model.run"):
+                    raise
+                raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}): {exc}") from None
+            outs = y if isinstance(y, (tuple, list)) else (() if y is None else (y,))
+            if len(outs) != len(step.outputs):
+                raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}) produced {len(outs)} "
+                                 f"outputs, the model declares {len(step.outputs)}")
+            for i, v, shape, dtype in zip(step.outputs, outs, step.shapes, step.dtypes):
+                if dtype is not None:
+                    if type(v) is not np.ndarray or v.dtype != dtype:
+                        v = np.asarray(v, dtype=dtype)
+                    if v.shape != shape:
+                        raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}) computes shape "
+                                         f"{v.shape} for tensor {i} ({sg.tensors[i].name!r}), the model declares "
+                                         f"{shape}")
+                values[i] = v  # dtype None: a resource handle
+                if trace is not None and dtype is not None:
+                    trace.append(TraceEntry(step.op.index, step.op.name, i, sg.tensors[i].name, v))
+            if state.has_writes():
+                for tensor, name, value in state.drain_writes():
+                    if sg.tensors[tensor].is_variable:
+                        values[tensor] = value
+                    if trace is not None:
+                        trace.append(TraceEntry(step.op.index, step.op.name, tensor, f"{name} (state write)", value))
+        return values
+
+
 class Model:
     """An int8 TFLite model, run layer by layer with dspsim's bit-exact kernels.
 
@@ -97,52 +217,17 @@ class Model:
         self.accumulator = accumulator
         self.rounding = rounding
         self._mdef = mdef
-        self.state = State()
-        self._streams = None  # the per-stream states of run_batch
-        self._graphs = [self._prepare(sg, Graph(mdef, eng, accumulator, rounding, sg, self.state, self._call))
-                        for sg in mdef.subgraphs]
+        self._exec = _Executor(mdef, eng, accumulator, rounding)
+        self.state = self._exec.state
+        self._graphs = self._exec.graphs
         self._plan = self._graphs[0]
+        self._batched = {}  # batch size -> _Executor of batching.with_batch(mdef, n)
+        self._stateful = None
+        self._blocker = None  # why run_batch cannot batch (computed on first use), "" when it can
+        self._streams = None  # run_batch's stream states: (N, [State per chunk]) or (N, [State per stream])
         self.inputs = [_info(mdef.tensors[i]) for i in mdef.inputs]
         self.outputs = [_info(mdef.tensors[i]) for i in mdef.outputs]
         self.operators = [(op.index, op.name) for op, _ in self._plan]
-
-    @staticmethod
-    def _prepare(sg, g):
-        """Prepare every operator of subgraph ``sg`` in order (refusals name the subgraph when it is not 0)."""
-        where = "" if sg.index == 0 else f"subgraph {sg.index} "
-        for i in sg.inputs:
-            if sg.tensors[i].dtype is None:
-                raise ValueError(f"load_model: {where}input tensor {i} has unsupported type "
-                                 f"{sg.tensors[i].type_name}")
-        if g.engine != Engine.TFLM:
-            _check_litert_quantization(sg, where)
-        known = set(sg.inputs) | {t.index for t in sg.tensors if t.data is not None or t.is_variable}
-        plan = []
-        for op in sg.operators:
-            if op.name not in BUILTINS:
-                raise ValueError(f"load_model: {where}operator {op.index} is {op.name} (version {op.version}), "
-                                 f"which dspsim does not support (dspsim.tflite.supported_ops() lists the {len(BUILTINS)} it has)")
-            for i in op.inputs:
-                if i >= 0 and i not in known:
-                    raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) reads tensor {i} "
-                                     f"({sg.tensors[i].name!r}) before any operator writes it")
-            for i in op.outputs:
-                t = sg.tensors[i]
-                if t.dtype is None and t.type_name != "RESOURCE":
-                    raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) writes tensor {i} of "
-                                     f"unsupported type {t.type_name}")
-            with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # huge scales: refused below
-                try:
-                    plan.append((op, BUILTINS[op.name](op, g)))
-                except IndexError as exc:  # a Prepare reading an input, output or dimension the op lacks
-                    raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) is malformed: its "
-                                     f"{len(op.inputs)} inputs, {len(op.outputs)} outputs or their shapes do not "
-                                     f"fit the op ({exc})") from None
-            known.update(op.outputs)
-        for i in sg.outputs:
-            if i not in known:
-                raise ValueError(f"load_model: {where}output tensor {i} is never written")
-        return plan
 
     @property
     def num_tensors(self) -> int:
@@ -235,54 +320,9 @@ class Model:
             out.append(a)
         return out
 
-    def _run_subgraph(self, index, inputs, trace=None):
-        """Run subgraph ``index`` on ``inputs`` (arrays in its input order); returns its tensor values.
-
-        Each operator's output goes to its output tensor (several outputs when ``run`` returns a tuple
-        or list); state writes (ASSIGN_VARIABLE, variable tensors) are logged in ``self.state`` and,
-        with ``trace`` a list, appended to it after the operator that made them."""
-        sg = self._mdef.subgraphs[index]
-        values = {t.index: t.data for t in sg.tensors if t.data is not None}
-        values.update(self.state.variables_of(sg))
-        for i, x in zip(sg.inputs, inputs):
-            values[i] = x
-            if trace is not None:
-                trace.append(TraceEntry(-1, "INPUT", i, sg.tensors[i].name, x))
-        for op, prep in self._graphs[index]:
-            try:
-                y = prep.run([values[i] if i >= 0 else None for i in op.inputs])
-            except ValueError as exc:  # numpy's own complaints about a malformed model, named
-                if str(exc).startswith("Model.run"):
-                    raise
-                raise ValueError(f"Model.run: operator {op.index} ({op.name}): {exc}") from None
-            outs = y if isinstance(y, (tuple, list)) else (() if y is None else (y,))
-            if len(outs) != len(op.outputs):
-                raise ValueError(f"Model.run: operator {op.index} ({op.name}) produced {len(outs)} outputs, the "
-                                 f"model declares {len(op.outputs)}")
-            for i, v in zip(op.outputs, outs):
-                t = sg.tensors[i]
-                if t.dtype is not None and np.shape(v) != tuple(t.shape):
-                    raise ValueError(f"Model.run: operator {op.index} ({op.name}) computes shape {np.shape(v)} for "
-                                     f"tensor {i} ({t.name!r}), the model declares {tuple(t.shape)}")
-                values[i] = v if t.dtype is None else np.asarray(v, dtype=t.dtype)  # None: a resource handle
-                if trace is not None and t.dtype is not None:
-                    trace.append(TraceEntry(op.index, op.name, t.index, t.name, values[i]))
-            for tensor, name, value in self.state.drain_writes():
-                if tensor in values and sg.tensors[tensor].is_variable:
-                    values[tensor] = value
-                if trace is not None:
-                    trace.append(TraceEntry(op.index, op.name, tensor, f"{name} (state write)", value))
-        return values
-
-    def _call(self, index):
-        """Run subgraph ``index`` without inputs (CALL_ONCE's initialisation subgraph)."""
-        if not 0 < index < len(self._graphs):
-            raise ValueError(f"Model.run: subgraph {index} does not exist (the model has {len(self._graphs)})")
-        self._run_subgraph(index, [])
-
     def _execute(self, inputs, keep):
         trace = [] if keep else None
-        values = self._run_subgraph(0, self._inputs(inputs), trace)
+        values = self._exec.run_subgraph(0, self._inputs(inputs), trace)
         return values, trace
 
     def reset(self):
@@ -296,12 +336,26 @@ class Model:
     @property
     def stateful(self) -> bool:
         """Whether the model keeps state between invocations (resource variables or variable tensors)."""
+        if self._stateful is None:
+            self._stateful = self._has_state()
+        return self._stateful
+
+    def _has_state(self) -> bool:
         return any(op.name in ("VAR_HANDLE", "CALL_ONCE") for sg in self._mdef.subgraphs for op in sg.operators) \
             or any(t.is_variable for sg in self._mdef.subgraphs for t in sg.tensors)
+
+    #: a batch holds at most this many bytes of activations (``batching.sample_bytes`` per sample):
+    #: larger N runs in chunks of that size, so that memory stays bounded.
+    BATCH_BYTES = 1 << 27
 
     def run_batch(self, inputs):
         """``run`` on N independent samples: each input has a leading axis N (``(N, *input.shape)``), and
         so has each output; the result is bit-identical to N calls of :meth:`run`.
+
+        The model runs as TFLite runs it after ``resize_tensor_input`` to batch N
+        (:mod:`dspsim.tflite.batching`): every operator takes the whole batch in one call, in chunks of
+        at most :attr:`BATCH_BYTES` of activations. A model whose operators mix the batch with
+        another dimension runs the samples one by one (:attr:`batch_blocker` says why).
 
         For a state-carrying model N is the number of independent streams: the model keeps one state
         per stream, and each call advances every stream by one frame. A call with another N needs a
@@ -315,28 +369,60 @@ class Model:
             raise ValueError(f"{func}: the model has {len(self.inputs)} input(s), got {len(inputs)}")
         arrays = [np.asarray(x) for x in inputs]
         for k, (a, info) in enumerate(zip(arrays, self.inputs)):
+            if a.dtype != info.dtype:
+                raise TypeError(f"{func}: input {k} ({info.name!r}) must have dtype {info.dtype}, got {a.dtype}")
             if a.ndim != len(info.shape) + 1 or a.shape[1:] != info.shape:
                 raise ValueError(f"{func}: input {k} ({info.name!r}) must have shape (N, *{info.shape}), got {a.shape}")
         n = arrays[0].shape[0]
         if any(a.shape[0] != n for a in arrays) or n == 0:
             raise ValueError(f"{func}: every input needs the same leading N >= 1, got {[a.shape[0] for a in arrays]}")
+        if self._streams is not None and self._streams[0] != n:
+            raise ValueError(f"{func}: the model carries {self._streams[0]} streams; call reset() before "
+                             f"running {n}")
+        chunk = 1 if self.batch_blocker else max(1, min(n, self.BATCH_BYTES // max(1, sample_bytes(self._mdef))))
+        cuts = list(range(0, n, chunk)) + [n]
         stateful = self.stateful
-        if stateful:
-            if self._streams is None:
-                self._streams = [State() for _ in range(n)]
-            elif len(self._streams) != n:
-                raise ValueError(f"{func}: the model carries {len(self._streams)} streams; call reset() before "
-                                 f"running {n}")
+        if stateful and self._streams is None:
+            self._streams = (n, [State() for _ in cuts[:-1]])
         outs = []
-        for i in range(n):
+        for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+            ex = self._executor(hi - lo)
             if stateful:
-                self.state.swap(self._streams[i])
+                ex.state.swap(self._streams[1][k])
             try:
-                outs.append(self.run([a[i] for a in arrays]))
+                values = ex.run_subgraph(0, [a[lo:hi].reshape(ex.mdef.tensors[i].shape)
+                                             for a, i in zip(arrays, self._mdef.inputs)])
             finally:
                 if stateful:
-                    self.state.swap(self._streams[i])
-        return [np.stack([o[k] for o in outs]) for k in range(len(self.outputs))]
+                    ex.state.swap(self._streams[1][k])
+            outs.append([values[i].reshape((hi - lo, *self._mdef.tensors[i].shape)) for i in self._mdef.outputs])
+        if len(outs) == 1:
+            return outs[0]
+        return [np.concatenate([o[k] for o in outs]) for k in range(len(self.outputs))]
+
+    @property
+    def batch_blocker(self) -> str:
+        """Why :meth:`run_batch` runs the samples one by one ("" when it runs each batch in one call)."""
+        if self._blocker is None:
+            self._blocker = batch_blocker(self._mdef) or ""
+        return self._blocker
+
+    @property
+    def _batchable(self) -> bool:
+        return not self.batch_blocker
+
+    def _executor(self, n):
+        """The executor of batch size ``n`` (prepared on first use, kept): the model's own for n = 1
+        when batching is impossible."""
+        if not self._batchable:
+            return self._exec if n == 1 and not self.stateful else self._executor_for(1)
+        return self._executor_for(n)
+
+    def _executor_for(self, n):
+        if n not in self._batched:
+            mdef = with_batch(self._mdef, n) if self._batchable else self._mdef
+            self._batched[n] = _Executor(mdef, engine_of(self.engine), self.accumulator, self.rounding)
+        return self._batched[n]
 
     def run(self, inputs):
         """The model's outputs (a list, in the model's output order) for ``inputs``.

@@ -123,6 +123,9 @@ class State:
                 out[t.index] = v
         return out
 
+    def has_writes(self) -> bool:
+        return bool(self._writes)
+
     def drain_writes(self):
         out, self._writes = self._writes, []
         return out
