@@ -417,6 +417,34 @@ def _make_rows(arith, float_bias, tie, wrap, per_channel, count):
 _ROWS = {}
 
 
+def prepare_requantize_into(size, n, acc_bits, wraps, requant: "Requant", fb, zp, lo, hi, func, count=False):
+    """The requantization of :func:`requantize_into` for ``size`` accumulators, prepared once:
+    ``run(acc, out) -> (clamped low, clamped high, saturated)``.
+
+    ``wraps``: whether ``acc``'s dtype is wider than ``acc_bits`` (the loop then wraps first). A layer
+    prepared at load (a model's FULLY_CONNECTED or CONV_2D) pays for the parameter arrays and the
+    loop's selection once; each ``run`` only splits the rows over threads and calls the loop.
+    """
+    fb_a, fb_b, float_bias = fb
+    per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or float_bias != FloatBias.NONE
+    if not per_channel:
+        n = max(1, min(size, 1024))  # one parameter set: rows need not follow the channels
+    arith, mult, shift, scale, _, tie = requant.arrays(n, func)
+    key = (arith, float_bias, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, bool(wraps),
+           per_channel, bool(count))
+    if key not in _ROWS:
+        _ROWS[key] = _make_rows(*key)
+    rows = _ROWS[key]
+    n_rows = -(-size // n)
+
+    def run(acc, out):
+        parts = parallel_rows(lambda r0, r1: rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out,
+                                                  r0, r1), n_rows, size)
+        return parts[0] if len(parts) == 1 else tuple(sum(p[i] for p in parts) for i in range(3))
+
+    return run
+
+
 def requantize_into(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, func, count=False):
     """Requantize the flat, contiguous ``acc`` (int32 or int64; channel = index % ``n``) into ``out``.
 
@@ -426,20 +454,8 @@ def requantize_into(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, f
     to int32 by a fixed-point scheme) when ``count``, else zeros. Large tensors are split by rows
     over threads (:func:`dspsim._jit.parallel_rows`).
     """
-    fb_a, fb_b, float_bias = fb
-    size = acc.shape[0]
-    per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or float_bias != FloatBias.NONE
-    if not per_channel:
-        n = min(size, 1024)  # one parameter set: rows need not follow the channels
-    arith, mult, shift, scale, _, tie = requant.arrays(n, func)
-    key = (arith, float_bias, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO,
-           acc_bits < 8 * acc.itemsize, per_channel, bool(count))
-    if key not in _ROWS:
-        _ROWS[key] = _make_rows(*key)
-    rows = _ROWS[key]
-    args = (acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out)
-    parts = parallel_rows(lambda r0, r1: rows(*args, r0, r1), -(-size // n), size)
-    return tuple(sum(p[i] for p in parts) for i in range(3))
+    return prepare_requantize_into(acc.shape[0], n, acc_bits, acc_bits < 8 * acc.itemsize, requant, fb, zp, lo, hi,
+                                   func, count)(acc, out)
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ checked MAC-by-MAC kernel, and requantizes in one pass (``dspsim.requant.requant
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ from numba import njit
 
 from ..accumulator import Accumulator, KernelStats, mac_by_mac_conv
 from ..fixedpoint import as_int_array, requant_rounding
-from ..requant import Requant, float_bias_arrays, output_range, requantize_into
+from ..requant import Requant, float_bias_arrays, output_range, prepare_requantize_into, requantize_into
 from .gemm import PackedWeights
 
 _ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
@@ -36,6 +37,19 @@ def check_tensor(a, func, name, ndim=None, allowed=_ACT_TYPES):
     if arr.size == 0:
         raise ValueError(f"{func}: {name} must not be empty, got shape {arr.shape}")
     return arr
+
+
+def probe_array(x_shape, x_dtype, func):
+    """An array of the layer's input shape and dtype, for the wrappers' checks (its values are not read)."""
+    try:
+        shape = tuple(int(d) for d in x_shape)
+        dtype = np.dtype(x_dtype)
+    except (TypeError, ValueError):
+        raise TypeError(f"{func}: x_shape must be a tuple of ints and x_dtype a dtype, got {x_shape!r}, "
+                        f"{x_dtype!r}") from None
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{func}: x_shape must hold sizes >= 0, got {shape}")
+    return np.broadcast_to(np.zeros((), dtype), shape)
 
 
 def broadcast_pair(func, x1, x2, allowed):
@@ -375,3 +389,61 @@ class ConvProblem:
         if not stats:
             return out
         return out, KernelStats(ev, ovf, int(pair_ev), int(n_sat), int(n_lo), int(n_hi), fast_path)
+
+
+class ConvLayer:
+    """A :class:`ConvProblem` prepared for inputs of one shape and dtype, as TFLite's Prepare does:
+    weights signed and packed, bias, quantization and geometry resolved, the fast path's index
+    tables and the requantization loop chosen, all once. ``run(x)`` is then the kernel call alone.
+
+    With the default accumulator (int32 wrapping; int64 for 16x8) and no statistics, ``run`` calls
+    the prepared fast path and requantization; otherwise (an :class:`Accumulator` to simulate,
+    ``stats=True``, a fast path that declines) it runs the problem as the public function does, so
+    the result is always that of the public function with the same arguments.
+
+    Parameters
+    ----------
+    problem : ConvProblem
+        Built by the kernel's wrapper on an input of the layer's shape and dtype (its values unused).
+    prepare_fast : callable or None
+        ``prepare_fast(problem) -> run(x) -> int32 (M, OC)`` accumulators modulo 2^32, or None when
+        the fast path does not apply to this layer; None: the problem's own ``fast(problem, 32)``.
+    """
+
+    def __init__(self, problem: ConvProblem, prepare_fast=None):
+        q, g = problem.quant, problem.geometry
+        self.problem = problem
+        self.x_shape, self.x_dtype = problem.x.shape, problem.x.dtype
+        n_oc = problem.w.shape[0]
+        self.out_shape = (self.x_shape[0], g.out_h, g.out_w, n_oc)
+        size = int(np.prod(self.out_shape))
+        narrow = problem.x.dtype != np.int16  # 16x8: int64 accumulation in the checked kernel
+        self._fast = None
+        if narrow:
+            self._fast = prepare_fast(problem) if prepare_fast is not None else self._own_fast
+        self._requant = prepare_requantize_into(size, n_oc, 32, False, q.requant, problem.float_bias, q.zo, q.lo,
+                                                q.hi, problem.func)
+        # the wrapper's input was a probe: keep its shape and dtype, not its memory
+        object.__setattr__(problem, "x", np.broadcast_to(np.zeros((), self.x_dtype), self.x_shape))
+
+    def _own_fast(self, x):
+        return self.problem.fast(self._on(x), 32)
+
+    def _on(self, x):
+        p = copy.copy(self.problem)
+        object.__setattr__(p, "x", np.ascontiguousarray(x))
+        return p
+
+    def run(self, x, accumulator=None, stats=False):
+        """The layer on ``x`` (of the prepared shape and dtype): the output (B, OH, OW, OC) [, KernelStats]."""
+        if x.shape != self.x_shape or x.dtype != self.x_dtype:
+            raise ValueError(f"{self.problem.func}: the layer was prepared for {self.x_dtype} {self.x_shape}, got "
+                             f"{x.dtype} {x.shape}")
+        acc = None
+        if accumulator is None and not stats and self._fast is not None:
+            acc = self._fast(x)
+        if acc is None:
+            return self._on(x).run(accumulator, stats)
+        out = np.empty(acc.size, self.problem.quant.out_dtype)
+        self._requant(np.ascontiguousarray(acc).reshape(-1), out)
+        return out.reshape(self.out_shape)

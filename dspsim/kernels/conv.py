@@ -13,11 +13,11 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import names_its_errors
-from numba import njit
 
-from .._jit import parallel_rows
-from ._common import ACT_TYPES16, ConvProblem, check_tensor, geometry, resolve_quant, weights_and_pack
-from .gemm import conv2d_s32, pack_weights
+from ._common import (ACT_TYPES16, ConvLayer, ConvProblem, check_tensor, geometry, probe_array, resolve_quant,
+                      weights_and_pack)
+from .depthwise_core import depthwise_accumulate, prepare_depthwise_weights
+from .gemm import _choose_path, conv2d_s32, pack_weights, prepare_conv2d_s32
 
 _QUANT_DOC = """
     bias : int32 array (OC,), float array (OC,) (FBGEMM only), or None (= zero)
@@ -40,7 +40,27 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
            output_zero_point, multiplier=None, shift=None, act_min=None, act_max=None, rounding="double",
            accumulator=None, out_dtype="int8", requant=None, input_scale=None, weight_scale=None,
            output_scale=None, tie=None, stats=False):
-    func = "conv2d"
+    return _conv_problem("conv2d", x, w, bias, **_layer_keywords(locals())).run(accumulator, stats)
+
+
+@names_its_errors
+def conv2d_layer(x_shape, x_dtype, w, bias=None, **kw) -> ConvLayer:
+    """:func:`conv2d` prepared once for inputs of ``x_shape`` and ``x_dtype`` (TFLite's Prepare): the
+    keywords are those of :func:`conv2d` except ``accumulator`` and ``stats``, which ``run`` takes.
+    ``conv2d_layer(x.shape, x.dtype, w, bias, **kw).run(x)`` is ``conv2d(x, w, bias, **kw)``; raw
+    weights are packed here, once."""
+    return ConvLayer(_conv_problem("conv2d_layer", probe_array(x_shape, x_dtype, "conv2d_layer"), w, bias, **kw),
+                     _conv_prepare_fast)
+
+
+def _layer_keywords(kw):
+    return {k: v for k, v in kw.items() if k not in ("x", "w", "bias", "accumulator", "stats")}
+
+
+def _conv_problem(func, x, w, bias, *, stride=1, padding="VALID", dilation=1, input_zero_point, weight_zero_point=0,
+                  output_zero_point, multiplier=None, shift=None, act_min=None, act_max=None, rounding="double",
+                  out_dtype="int8", requant=None, input_scale=None, weight_scale=None, output_scale=None, tie=None):
+    """The validated, resolved :class:`ConvProblem` of a :func:`conv2d` call."""
     x = check_tensor(x, func, "x", ndim=4, allowed=ACT_TYPES16)
     n_b, in_h, in_w, c = x.shape
     w, packed = weights_and_pack(w, func, 4)
@@ -59,9 +79,26 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
                       shift=shift, rounding=rounding, tie=tie, requant=requant, input_scale=input_scale,
                       weight_scale=weight_scale, output_scale=output_scale, act_min=act_min, act_max=act_max,
                       out_dtype=out_dtype)
-    problem = ConvProblem.build(func, q, x, w, bias, (np.arange(n_oc) // (n_oc // groups)) * icg, g, _conv_fast,
-                                packed=packed)
-    return problem.run(accumulator, stats)
+    return ConvProblem.build(func, q, x, w, bias, (np.arange(n_oc) // (n_oc // groups)) * icg, g, _conv_fast,
+                             packed=packed)
+
+
+def _conv_prepare_fast(p):
+    """:func:`_conv_fast` prepared for a layer (int32 modulo 2^32): ``run(x) -> (M, OC)``, or None."""
+    g, q, n_oc = p.geometry, p.quant, p.w.shape[0]
+    if _mostly_padding(p):
+        return None
+    packed = p.packed or pack_weights(p.w, groups=p.x.shape[3] // p.w.shape[3])  # p.w: signed int8 (build)
+    run = prepare_conv2d_s32(p.x.shape, p.x.dtype, packed, g.stride, g.dilation, g.pads,
+                             q.zx + (128 if p.x.dtype == np.int8 else 0), np.asarray(q.zw, np.int64), p.bias,
+                             _choose_path(None, "conv2d"))
+    return lambda x: run(x).reshape(-1, n_oc)
+
+
+def _mostly_padding(p):
+    g = p.geometry
+    _, h, w, _ = p.x.shape
+    return (h + g.pad_top + g.pad_bottom) * (w + g.pad_left + g.pad_right) > 4 * h * w + 4096
 
 
 def _conv_fast(p, exact_bits):
@@ -70,7 +107,7 @@ def _conv_fast(p, exact_bits):
         return None
     g, q, n_oc = p.geometry, p.quant, p.w.shape[0]
     _, h, w, _ = p.x.shape
-    if (h + g.pad_top + g.pad_bottom) * (w + g.pad_left + g.pad_right) > 4 * h * w + 4096:
+    if _mostly_padding(p):
         return None  # the padded copy would be mostly padding (a huge dilation): the checked kernel skips it
     groups = p.x.shape[3] // p.w.shape[3]
     acc = conv2d_s32(p.x, p.packed or pack_weights(p.w, groups=groups), stride=g.stride, dilation=g.dilation,
@@ -92,69 +129,29 @@ conv2d.__doc__ = """Quantized 2-D convolution (grouped when ``w.shape[3] < x.sha
 """
 
 
-@njit(cache=True, nogil=True)
-def _depthwise(xf, c, wt, zx, bias, depth_multiplier, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h, out_w,
-               acc, r0, r1):
-    """Depthwise sums ``acc[((b*OH + oy)*OW + ox)*OC + ic*M + m] = bias + sum (x - zx) * (w - zw)`` for
-    rows ``b*OH + oy`` in ``[r0, r1)``, over the taps inside the input (skipped taps add nothing).
-
-    ``xf`` is the NHWC input as (B*H, W*C); ``wt`` (KH, KW, reps*OC) holds ``w - zw`` repeated
-    ``reps`` times along the last axis, ``bias`` the bias; ``wt``, ``bias`` and the flat ``acc`` share
-    one dtype in which the sum runs: int32 (wrapping, i.e. exact modulo 2^32; |(x - zx) * (w - zw)|
-    <= 255 * 255, the stores wrap like a C int32 accumulator) or int64 (exact). With M = 1, stride_w
-    = 1 and ``reps = OW``, one tap of a whole output row is one long vector loop (the input pixels of
-    consecutive outputs are adjacent); otherwise each output pixel loops over its channels. Never raises.
-    """
-    n_oc = bias.shape[0]
-    in_w = xf.shape[1] // c
-    in_h = xf.shape[0] // (acc.shape[0] // (out_h * out_w * n_oc))  # rows of xf per image
-    rows_fast = depth_multiplier == 1 and stride_w == 1 and wt.shape[2] == out_w * n_oc
-    for r in range(r0, r1):
-        b = r // out_h
-        oy = r % out_h
-        arow = acc[r * out_w * n_oc:(r + 1) * out_w * n_oc]
-        for ox in range(out_w):
-            arow[ox * n_oc:(ox + 1) * n_oc] = bias
-        for fy in range(wt.shape[0]):
-            iy = oy * stride_h - pad_t + dil_h * fy
-            if iy < 0 or iy >= in_h:
-                continue
-            xrow = xf[b * in_h + iy]
-            for fx in range(wt.shape[1]):
-                wrow = wt[fy, fx]
-                if rows_fast:  # outputs ox in [lo, hi) read the adjacent input pixels ox - pad_l + dil_w*fx
-                    lo = max(0, pad_l - dil_w * fx)
-                    hi = min(out_w, in_w + pad_l - dil_w * fx)
-                    if lo >= hi:
-                        continue
-                    xs = xrow[(lo - pad_l + dil_w * fx) * c:(hi - pad_l + dil_w * fx) * c]
-                    seg = arow[lo * n_oc:hi * n_oc]
-                    for k in range(seg.shape[0]):
-                        seg[k] += (xs[k] - zx) * wrow[k]
-                    continue
-                for ox in range(out_w):
-                    ix = ox * stride_w - pad_l + dil_w * fx
-                    if ix < 0 or ix >= in_w:
-                        continue
-                    xpix = xrow[ix * c:(ix + 1) * c]
-                    a = arow[ox * n_oc:(ox + 1) * n_oc]
-                    if depth_multiplier == 1:
-                        for oc in range(c):
-                            a[oc] += (xpix[oc] - zx) * wrow[oc]
-                    else:
-                        for ic in range(c):
-                            xv = xpix[ic] - zx
-                            for mm in range(depth_multiplier):
-                                oc = ic * depth_multiplier + mm
-                                a[oc] += xv * wrow[oc]
-
-
 @names_its_errors
 def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,
                      input_zero_point, weight_zero_point=0, output_zero_point, multiplier=None, shift=None,
                      act_min=None, act_max=None, rounding="double", accumulator=None, out_dtype="int8",
                      requant=None, input_scale=None, weight_scale=None, output_scale=None, tie=None, stats=False):
-    func = "depthwise_conv2d"
+    return _depthwise_problem("depthwise_conv2d", x, w, bias, **_layer_keywords(locals())).run(accumulator, stats)
+
+
+@names_its_errors
+def depthwise_conv2d_layer(x_shape, x_dtype, w, bias=None, **kw) -> ConvLayer:
+    """:func:`depthwise_conv2d` prepared once for inputs of ``x_shape`` and ``x_dtype`` (keywords as
+    :func:`depthwise_conv2d` except ``accumulator`` and ``stats``, which ``run`` takes); the weights'
+    layout for the direct loop is made here, once."""
+    problem = _depthwise_problem("depthwise_conv2d_layer", probe_array(x_shape, x_dtype, "depthwise_conv2d_layer"), w,
+                                 bias, **kw)
+    return ConvLayer(problem, _depthwise_prepare_fast)
+
+
+def _depthwise_problem(func, x, w, bias, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,
+                       input_zero_point, weight_zero_point=0, output_zero_point, multiplier=None, shift=None,
+                       act_min=None, act_max=None, rounding="double", out_dtype="int8", requant=None,
+                       input_scale=None, weight_scale=None, output_scale=None, tie=None):
+    """The validated, resolved :class:`ConvProblem` of a :func:`depthwise_conv2d` call."""
     x = check_tensor(x, func, "x", ndim=4, allowed=ACT_TYPES16)
     w = check_tensor(w, func, "w", ndim=4)
     n_b, in_h, in_w, c = x.shape
@@ -174,24 +171,26 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
                       weight_scale=weight_scale, output_scale=output_scale, act_min=act_min, act_max=act_max,
                       out_dtype=out_dtype)
     w4 = np.ascontiguousarray(w[0].transpose(2, 0, 1)[..., None])  # (OC, KH, KW, 1) for the checked kernel
-    problem = ConvProblem.build(func, q, x, w4, bias, np.arange(n_oc) // mult, g, _depthwise_fast, exact_fast=True)
-    return problem.run(accumulator, stats)
+    return ConvProblem.build(func, q, x, w4, bias, np.arange(n_oc) // mult, g, _depthwise_fast, exact_fast=True)
+
+
+def _depthwise_prepare_fast(p):
+    """:func:`_depthwise_fast` prepared for a layer: the weights' layout made once; ``run(x) -> (M, OC)``."""
+    g = p.geometry
+    weights = prepare_depthwise_weights(p.w[..., 0].transpose(1, 2, 0), p.quant.zw, p.w.shape[0] // p.x.shape[3])
+    return lambda x: depthwise_accumulate(x, weights, p.quant.zx, p.bias, g.stride, g.dilation, g.pad_top,
+                                          g.pad_left, g.out_h, g.out_w, 32)
 
 
 def _depthwise_fast(p, exact_bits):
-    """The direct-loop fast path of :class:`ConvProblem` for depthwise weights ``p.w`` (OC, KH, KW, 1)."""
-    g, q = p.geometry, p.quant
-    n_b, in_h, in_w, c = p.x.shape
-    n_oc, k_h, k_w, _ = p.w.shape
-    mult = n_oc // c
-    dt = np.int32 if exact_bits == 32 else np.int64
-    acc = np.empty((n_b * g.out_h * g.out_w, n_oc), dt)
-    wz = np.ascontiguousarray((p.w[..., 0].transpose(1, 2, 0).astype(np.int64) - q.zw).astype(dt))  # (KH, KW, OC)
-    reps = g.out_w if mult == 1 and g.stride[1] == 1 else 1  # see _depthwise
-    args = (p.x.reshape(n_b * in_h, in_w * c), c, np.tile(wz, (1, 1, reps)), dt(q.zx), p.bias.astype(dt), mult,
-            *g.stride, *g.dilation, g.pad_top, g.pad_left, g.out_h, g.out_w, acc.reshape(-1))
-    parallel_rows(lambda r0, r1: _depthwise(*args, r0, r1), n_b * g.out_h, acc.size * k_h * k_w)
-    return acc
+    """The direct-loop fast path of :class:`ConvProblem` for depthwise weights ``p.w`` (OC, KH, KW, 1):
+    :func:`dspsim.kernels.depthwise_core.depthwise_accumulate` (weights prepared per call here; a
+    prepared layer keeps its :class:`~dspsim.kernels.depthwise_core.DepthwiseWeights`)."""
+    g = p.geometry
+    n_oc = p.w.shape[0]
+    weights = prepare_depthwise_weights(p.w[..., 0].transpose(1, 2, 0), p.quant.zw, n_oc // p.x.shape[3])
+    return depthwise_accumulate(p.x, weights, p.quant.zx, p.bias, g.stride, g.dilation, g.pad_top, g.pad_left,
+                                g.out_h, g.out_w, exact_bits)
 
 
 depthwise_conv2d.__doc__ = """Quantized depthwise convolution, bit-exact with TFLite's DepthwiseConvPerChannel.

@@ -10,8 +10,9 @@ import numpy as np
 
 from .._errors import names_its_errors
 
-from ._common import ACT_TYPES16, ConvProblem, Geometry, check_tensor, resolve_quant, weights_and_pack
-from .gemm import gemm_s32, pack_weights
+from ._common import (ACT_TYPES16, ConvLayer, ConvProblem, Geometry, check_tensor, probe_array, resolve_quant,
+                      weights_and_pack)
+from .gemm import _choose_path, gemm_s32, pack_weights, prepare_gemm_s32
 
 
 def _fast(p, exact_bits):
@@ -78,7 +79,56 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     ``+ zo``, ``max(act_min)``, ``min(act_max)``. With the default accumulator the int32 sum wraps
     (no saturation); the requantization's only saturation is the final clamp.
     """
-    func = "fully_connected"
+    problem = _fc_problem("fully_connected", x, w, bias, **{k: v for k, v in locals().items()
+                                                            if k not in ("x", "w", "bias", "accumulator", "stats")})
+    res = problem.run(accumulator, stats)
+    out, st = (res if stats else (res, None))
+    out = out.reshape(np.shape(x)[:-1] + (problem.w.shape[0],))
+    return (out, st) if stats else out
+
+
+class DenseLayer:
+    """:func:`fully_connected` prepared once for inputs of one shape and dtype (see
+    :func:`fully_connected_layer`): ``run(x, accumulator=None, stats=False)``."""
+
+    def __init__(self, layer: ConvLayer, out_shape):
+        self.layer = layer
+        self.out_shape = out_shape
+        self._rows_shape = layer.x_shape
+
+    def run(self, x, accumulator=None, stats=False):
+        res = self.layer.run(x.reshape(self._rows_shape), accumulator, stats)
+        if stats:
+            return res[0].reshape(self.out_shape), res[1]
+        return res.reshape(self.out_shape)
+
+
+@names_its_errors
+def fully_connected_layer(x_shape, x_dtype, w, bias=None, **kw) -> DenseLayer:
+    """:func:`fully_connected` prepared once for inputs of ``x_shape`` (..., K) and ``x_dtype``, as
+    TFLite's Prepare does: the keywords are those of :func:`fully_connected` except ``accumulator``
+    and ``stats``, which ``run`` takes. ``fully_connected_layer(x.shape, x.dtype, w, bias, **kw).run(x)``
+    is ``fully_connected(x, w, bias, **kw)``; raw int8 weights are packed here, once."""
+    func = "fully_connected_layer"
+    x = probe_array(x_shape, x_dtype, func)
+    problem = _fc_problem(func, x, w, bias, **kw)
+    return DenseLayer(ConvLayer(problem, _prepare_fast), x.shape[:-1] + (problem.w.shape[0],))
+
+
+def _prepare_fast(p):
+    """:func:`_fast` prepared for a layer (the int32 case): ``run(x) -> (M, N)``."""
+    q = p.quant
+    n, k = p.w.shape[0], p.w.shape[3]
+    pw = p.packed or pack_weights(p.w.reshape(n, k))  # p.w: signed int8 (ConvProblem.build)
+    run = prepare_gemm_s32(p.x.shape[0], p.x.dtype, pw, q.zx + (128 if p.x.dtype == np.int8 else 0),
+                           np.asarray(q.zw, np.int64), p.bias, _choose_path(None, "fully_connected"))
+    return lambda x: run(x.reshape(-1, k))
+
+
+def _fc_problem(func, x, w, bias, *, input_zero_point, weight_zero_point=0, output_zero_point, multiplier=None,
+                shift=None, act_min=None, act_max=None, rounding="double", out_dtype="int8", requant=None,
+                input_scale=None, weight_scale=None, output_scale=None, tie=None):
+    """The validated, resolved :class:`ConvProblem` of a :func:`fully_connected` call (x as (M, 1, 1, K))."""
     x = check_tensor(x, func, "x", allowed=ACT_TYPES16)
     if x.ndim == 0:
         raise ValueError(f"{func}: x must have shape (..., K), got a 0-d array")
@@ -92,12 +142,8 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
                       shift=shift, rounding=rounding, tie=tie, requant=requant, input_scale=input_scale,
                       weight_scale=weight_scale, output_scale=output_scale, act_min=act_min, act_max=act_max,
                       out_dtype=out_dtype)
-    problem = ConvProblem.build(func, q, x.reshape(-1, 1, 1, k), w.reshape(n, 1, 1, k), bias, np.zeros(n, np.int64),
-                                Geometry(1, 1, (1, 1), (1, 1), 0, 0), _fast, packed=packed)
-    res = problem.run(accumulator, stats)
-    out, st = (res if stats else (res, None))
-    out = out.reshape(x.shape[:-1] + (n,))
-    return (out, st) if stats else out
+    return ConvProblem.build(func, q, x.reshape(-1, 1, 1, k), w.reshape(n, 1, 1, k), bias, np.zeros(n, np.int64),
+                             Geometry(1, 1, (1, 1), (1, 1), 0, 0), _fast, packed=packed)
 
 
 # --------------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from numba import njit
 
 from .._jit import get_num_threads, parallel_rows
 from ..fixedpoint import as_int_array, wrap_scalar
+from ..requant import requantize_value
 from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_vnni
 
 _GEMM = "gemm_s32"
@@ -84,12 +85,24 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
             c[c_off + r * ldc + j] = wrap_scalar(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]), 32)
 
 
-def _make_driver(tile):
-    """The blocked GEMM driver around one tile kernel, over the work items ``[item0, item1)``."""
+@njit(cache=True)
+def _no_epilogue(epi, block, ldb, m0, mv, n0, nv, ldc):
+    """The epilogue of the plain drivers, which store int32 in place: never called."""
+
+
+def _make_driver(tile, epilogue=None):
+    """The blocked GEMM driver around one tile kernel, over the work items ``[item0, item1)``.
+
+    Without ``epilogue`` the tile stores the int32 sums into ``out`` (M, N). With one (from
+    :func:`_make_requant_epilogue`) each tile stores into an L1-resident ``MR x nr`` block, which
+    ``epilogue(epi, block, ...)`` requantizes into ``epi``'s output: the int32 matrix never exists.
+    """
+    fused = epilogue is not None
+    finish = epilogue if fused else _no_epilogue
 
     @njit(cache=True, nogil=True)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
-              row_add, n_chunks, item0, item1):
+              row_add, n_chunks, epi, item0, item1):
         m_dim = row_off.shape[0]
         nr = 16 * nvec
         n_pan = (n_group + nr - 1) // nr
@@ -97,22 +110,68 @@ def _make_driver(tile):
         m_tiles = (m_dim + MR - 1) // MR
         chunk = (m_tiles + n_chunks - 1) // n_chunks
         ldc = n_group * groups
+        rows = np.empty(MR, np.int64)
+        block = np.empty(MR * nr if fused else 0, np.int32)
         for item in range(item0, item1):  # of groups * n_pan * n_chunks
-            rows = np.empty(MR, np.int64)
             g = item // (n_pan * n_chunks)
             pan = (item // n_chunks) % n_pan
             n0 = pan * nr
             nv = min(nr, n_group - n0)
+            col = g * n_group + n0
             b_off = (g * n_pan + pan) * panel_bytes
             for t in range(item % n_chunks * chunk, min(m_tiles, (item % n_chunks + 1) * chunk)):
                 m0 = t * MR
                 mv = min(MR, m_dim - m0)
                 for r in range(MR):
                     rows[r] = row_off[min(m0 + r, m_dim - 1)] + g * group_stride
-                tile(a, rows, segs, k4, bp, b_off, out, m0 * ldc + g * n_group + n0, ldc, mv, nv,
-                     col_add, col_mul, g * n_group + n0, row_add, g * m_dim + m0, nvec)
+                if fused:
+                    tile(a, rows, segs, k4, bp, b_off, block, 0, nr, mv, nv, col_add, col_mul, col, row_add,
+                         g * m_dim + m0, nvec)
+                    finish(epi, block, nr, m0, mv, col, nv, ldc)
+                else:
+                    tile(a, rows, segs, k4, bp, b_off, out, m0 * ldc + col, ldc, mv, nv, col_add, col_mul, col,
+                         row_add, g * m_dim + m0, nvec)
 
     return drive
+
+
+def _make_requant_epilogue(arith, float_bias, tie, wrap, per_channel):
+    """``finish(epi, block, ldb, m0, mv, n0, nv, ldc)``: rows ``[0, mv)``, columns ``[0, nv)`` of the int32
+    ``block`` requantized into ``out[m0 + r, n0 + j]`` (``out`` flat with ``ldc`` columns), as
+    :func:`dspsim.requant.requantize_into` computes them: wrapped to ``acc_bits`` when ``wrap``, then
+    :func:`dspsim.requant.requantize_value` with the scheme's constants, then clamped to ``[lo, hi]``.
+    ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out)``. Never raises."""
+
+    from ..requant import Arithmetic
+
+    # The float schemes convert the sum to float first: the same value whether it arrives as int32 or int64.
+    float_in = not wrap and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32, Arithmetic.ONEDNN,
+                                      Arithmetic.ONNX_REFERENCE, Arithmetic.LITERT_FC)
+
+    @njit(cache=True, nogil=True)
+    def finish(epi, block, ldb, m0, mv, n0, nv, ldc):
+        mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out = epi
+        sh = 64 - acc_bits
+        c0 = n0 if per_channel else 0
+        # Slices everywhere: indices j >= 0 need no wraparound test, so the column loop vectorizes.
+        mult, shift, scale, fb_a, fb_b = mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:]
+        for r in range(mv):
+            src = block[r * ldb:r * ldb + nv]
+            dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
+            for j in range(src.shape[0]):
+                c = j if per_channel else 0
+                if float_in:  # the int32 sum itself: int32 -> float vectorizes on AVX2, int64 -> float does not
+                    v = requantize_value(src[j], arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c],
+                                         fb_b[c], zp)
+                else:
+                    acc = np.int64(src[j])
+                    if wrap:
+                        acc = (acc << sh) >> sh  # the accumulator wrapped to acc_bits
+                    v = requantize_value(acc, arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c], fb_b[c],
+                                         zp)
+                dst[j] = min(max(v, lo), hi)
+
+    return finish
 
 
 _TILES = {"plain": _tile_plain}
@@ -121,6 +180,7 @@ if HAVE_AVX2:
 if HAVE_VNNI:
     _TILES["vnni"] = tile_vnni
 _DRIVERS = {path: _make_driver(tile) for path, tile in _TILES.items()}
+_FUSED_DRIVERS = {}  # (path, epilogue key) -> driver, made on first use
 PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _TILES and (p == "plain" or not numba.config.DISABLE_JIT))
 """Tiles this process can run, fastest first."""
 
@@ -317,8 +377,66 @@ def _quant_args(func, offset, n, zx, zw, bias, names):
     return alpha, zw, bias
 
 
-def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, path):
-    """Shared tail of both cores: zero-point terms, then the threaded driver. Returns (M, N) int32."""
+@dataclass(frozen=True, eq=False)
+class FusedRequant:
+    """A requantization fused into the store of :func:`gemm_s32` / :func:`conv2d_s32`, prepared once per
+    layer with :meth:`prepare`: the cores then return the requantized codes, bit-identical to
+    :func:`dspsim.requant.requantize_into` on their int32 result, without the int32 matrix and the second
+    pass over it (each ``MR x nr`` tile is requantized while it is in L1).
+
+    Attributes
+    ----------
+    key : tuple
+        The compile-time constants of the epilogue: (Arithmetic, FloatBias, tie, wrap, per_channel).
+    params : tuple
+        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits)``: arrays of length ``channels``, then ints.
+    dtype : numpy dtype
+        The output type.
+    channels : int
+        Output channels (N of the GEMM, O of the convolution).
+    """
+
+    key: tuple
+    params: tuple
+    dtype: np.dtype
+    channels: int
+
+    @classmethod
+    def prepare(cls, n, acc_bits, requant, float_bias, zero_point, lo, hi, out_dtype, func="FusedRequant.prepare"):
+        """The epilogue that computes ``requantize_into(acc, n, acc_bits, requant, float_bias, zero_point, lo,
+        hi, out, func)`` (same, already validated, arguments) into ``out_dtype``. ``acc_bits`` in [1, 32]:
+        the int32 sums are wrapped to that width first, as ``requantize_into`` does; no counts.
+        """
+        from ..requant import Arithmetic, FloatBias, Rounding
+
+        fb_a, fb_b, fb_mode = float_bias
+        per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or fb_mode != FloatBias.NONE
+        arith, mult, shift, scale, _, tie = requant.arrays(n, func)
+        key = (arith, fb_mode, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, acc_bits < 32,
+               per_channel)
+        params = (mult, shift, scale, np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32),
+                  int(zero_point), int(lo), int(hi), int(acc_bits))
+        return cls(key, params, np.dtype(out_dtype), int(n))
+
+
+def _fused_driver(path, key):
+    if (path, key) not in _FUSED_DRIVERS:
+        _FUSED_DRIVERS[path, key] = _make_driver(_TILES[path], _make_requant_epilogue(*key))
+    return _FUSED_DRIVERS[path, key]
+
+
+def _check_epilogue(epilogue, n, func):
+    if epilogue is not None and not isinstance(epilogue, FusedRequant):
+        raise TypeError(f"{func}: epilogue must be a FusedRequant or None, got {type(epilogue).__name__}")
+    if epilogue is not None and epilogue.channels != n:
+        raise ValueError(f"{func}: epilogue is prepared for {epilogue.channels} channels, the output has {n}")
+
+
+def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epilogue=None):
+    """The shared tail of both cores, prepared once per shape: ``run(ubuf) -> (M, N) int32``, or the
+    codes of ``epilogue`` (a :class:`FusedRequant`) in its dtype.
+
+    Zero-point terms folded into the store, then the threaded driver."""
     groups, n_group = packed.groups, packed.n_group
     m_dim, n_total = row_off.shape[0], packed.shape[0]
     k_real = packed.taps * packed.channels
@@ -328,24 +446,35 @@ def _run(ubuf, row_off, group_stride, segs, packed, alpha, zb, bias, path):
     col_add[:n_total] = (bias - alpha * packed.sums + k_real * alpha * zb).astype(np.int32)
     col_mul = np.zeros(n_total + NR, np.int32)
     col_mul[:n_total] = -zb
-    row_add = np.zeros((groups, m_dim), np.int64)
-    if zb.any():
-        _window_sums(ubuf, row_off, segs, packed.channels_padded, packed.channels, groups, row_add)
-    row_add = row_add.astype(np.int32).ravel()
-    out = np.empty((m_dim, n_total), np.int32)
+    weighted_rows = bool(zb.any())
+    zero_rows = np.zeros(groups * m_dim, np.int32)
     # Work items are (group, panel, row chunk), panel-major so that a thread keeps its B panel in
     # cache; rows are split into chunks only when there are fewer than 8 panels per thread.
     panels = groups * -(-n_group // (16 * packed.nvec))
-    threads = get_num_threads()
-    n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
-    args = (ubuf, row_off, group_stride, segs, packed.channels_padded // 4, packed.data, packed.nvec, groups, n_group,
-            out.ravel(), col_add, col_mul, row_add, n_chunks)
-    parallel_rows(lambda i0, i1: _DRIVERS[path](*args, i0, i1), panels * n_chunks,
-                  m_dim * n_total * k_real // _MACS_PER_ELEMENT)
-    return out
+    drive = _DRIVERS[path] if epilogue is None else _fused_driver(path, epilogue.key)
+    work = m_dim * n_total * k_real // _MACS_PER_ELEMENT
+    no_out = np.empty(0, np.int32)  # a fused driver writes epilogue's array instead
+    k4 = packed.channels_padded // 4
+
+    def run(ubuf):
+        row_add = zero_rows
+        if weighted_rows:
+            sums = np.zeros((groups, m_dim), np.int64)
+            _window_sums(ubuf, row_off, segs, packed.channels_padded, packed.channels, groups, sums)
+            row_add = sums.astype(np.int32).ravel()
+        out = np.empty((m_dim, n_total), np.int32 if epilogue is None else epilogue.dtype)
+        threads = get_num_threads()
+        n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
+        c32, epi = (out.ravel(), ()) if epilogue is None else (no_out, epilogue.params + (out.ravel(),))
+        args = (ubuf, row_off, group_stride, segs, k4, packed.data, packed.nvec, groups, n_group, c32,
+                col_add, col_mul, row_add, n_chunks, epi)
+        parallel_rows(lambda i0, i1: drive(*args, i0, i1), panels * n_chunks, work)
+        return out
+
+    return run
 
 
-def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, path=None) -> np.ndarray:
+def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, path=None, epilogue=None) -> np.ndarray:
     """Exact int32 GEMM ``C[m, n] = sum_k (a[m, k] - za) * (b[n, k] - zb[n]) + bias[n]`` modulo 2^32.
 
     Parameters
@@ -356,11 +485,12 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, path=None) -> n
     b_zero_point : int or (N,) ints in [-128, 127] (default 0), per output column.
     bias : None or (N,) integers in the int32 range.
     path : None (``$DSPSIM_GEMM_PATH`` or the fastest), or one of :data:`PATHS`; all give the same result.
+    epilogue : None, or a :class:`FusedRequant` prepared for N channels: requantize in the store.
 
     Returns
     -------
     ndarray (M, N) of int32: the true integer sum wrapped to 32 bits (two's complement). With the
-    defaults this is ``sum_k a[m, k] * b[n, k]``.
+    defaults this is ``sum_k a[m, k] * b[n, k]``. With ``epilogue``: those sums requantized, in its dtype.
     """
     a, offset = _activation(a, _GEMM, "a")
     if a.ndim != 2:
@@ -372,17 +502,30 @@ def gemm_s32(a, b, *, a_zero_point=0, b_zero_point=0, bias=None, path=None) -> n
         raise ValueError(f"{_GEMM}: a has K={k_dim} columns but b has K={packed.shape[1]}")
     alpha, zb, bias = _quant_args(_GEMM, offset, n_dim, a_zero_point, b_zero_point, bias,
                                   ("a_zero_point", "b_zero_point"))
-    path = _choose_path(path, _GEMM)
-    kp = packed.channels_padded
-    if kp != k_dim:
-        ubuf = np.zeros((m_dim, kp), np.uint8)
-        ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
-    elif offset:
-        ubuf = np.bitwise_xor(a.view(np.uint8), np.uint8(offset), out=np.empty((m_dim, kp), np.uint8))
-    else:
-        ubuf = np.require(a, requirements=["C", "W"])  # read-only input would need another compile
-    row_off = np.arange(m_dim, dtype=np.int64) * kp
-    return _run(ubuf.ravel(), row_off, 0, np.zeros(1, np.int64), packed, alpha, zb, bias, path)
+    _check_epilogue(epilogue, n_dim, _GEMM)
+    return prepare_gemm_s32(m_dim, a.dtype, packed, alpha, zb, bias, _choose_path(path, _GEMM), epilogue)(a)
+
+
+def prepare_gemm_s32(m_dim, dtype, packed, alpha, zb, bias, path, epilogue=None):
+    """:func:`gemm_s32` for ``m_dim`` rows of ``dtype`` (int8/uint8) on ``packed``, prepared once from
+    validated arguments (``alpha``: the unsigned code of the zero point, ``zb``/``bias`` (N,) int64):
+    ``run(a) -> (M, N) int32`` (or ``epilogue``'s codes)."""
+    offset = 128 if dtype == np.int8 else 0
+    kp, k_dim = packed.channels_padded, packed.shape[1]
+    tail = _prepare_run(np.arange(m_dim, dtype=np.int64) * kp, 0, np.zeros(1, np.int64), packed, alpha, zb, bias, path,
+                        epilogue)
+
+    def run(a):
+        if kp != k_dim:
+            ubuf = np.zeros((m_dim, kp), np.uint8)
+            ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
+        elif offset:
+            ubuf = np.bitwise_xor(a.view(np.uint8), np.uint8(offset), out=np.empty((m_dim, kp), np.uint8))
+        else:
+            ubuf = np.require(a, requirements=["C", "W"])  # read-only input would need another compile
+        return tail(ubuf.ravel())
+
+    return run
 
 
 def _pair(value, func, name, lo):
@@ -393,7 +536,7 @@ def _pair(value, func, name, lo):
 
 
 def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input_zero_point=0,
-               weight_zero_point=0, bias=None, path=None) -> np.ndarray:
+               weight_zero_point=0, bias=None, path=None, epilogue=None) -> np.ndarray:
     """Exact int32 convolution accumulators, NHWC x OHWI, modulo 2^32.
 
     ``out[b, oy, ox, o] = bias[o] + sum (x[b, iy, ix, c] - zx) * (w[o, ky, kx, ci] - zw[o])`` over the
@@ -410,7 +553,7 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
     groups : int, must match the packed weights' groups.
     input_zero_point : int in the range of ``x``'s dtype; weight_zero_point : int or (O,) in [-128, 127].
     bias : None or (O,) integers in the int32 range.
-    path : as in :func:`gemm_s32`.
+    path, epilogue : as in :func:`gemm_s32` (``epilogue`` prepared for O channels).
 
     Returns
     -------
@@ -425,26 +568,47 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
     if len(pads) != 4 or not all(isinstance(p, (int, np.integer)) and p >= 0 for p in pads):
         raise ValueError(f"{_CONV}: pads must be 4 ints >= 0 (top, bottom, left, right), got {pads!r}")
     pt, pb, pl, pr = (int(p) for p in pads)
-    n_img, h, wd, _ = x.shape
+    _, h, wd, _ = x.shape
+    _, kh, kw, _ = packed.shape
+    hp, wp = h + pt + pb, wd + pl + pr
+    if (hp - dh * (kh - 1) - 1) // sh + 1 <= 0 or (wp - dw * (kw - 1) - 1) // sw + 1 <= 0:
+        raise ValueError(f"{_CONV}: the dilated {kh}x{kw} kernel does not fit the padded {hp}x{wp} input")
+    alpha, zw, bias = _quant_args(_CONV, offset, packed.shape[0], input_zero_point, weight_zero_point, bias,
+                                  ("input_zero_point", "weight_zero_point"))
+    _check_epilogue(epilogue, packed.shape[0], _CONV)
+    return prepare_conv2d_s32(x.shape, x.dtype, packed, (sh, sw), (dh, dw), (pt, pb, pl, pr), alpha, zw, bias,
+                              _choose_path(path, _CONV), epilogue)(x)
+
+
+def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw, bias, path, epilogue=None):
+    """:func:`conv2d_s32` for inputs of ``x_shape`` and ``dtype`` on ``packed``, prepared once from
+    validated arguments (pairs of ints, ``pads`` (top, bottom, left, right), ``alpha`` the unsigned
+    code of the input zero point, ``zw``/``bias`` (O,) int64): ``run(x) -> (N, OH, OW, O) int32``."""
+    offset = 128 if dtype == np.int8 else 0
+    (sh, sw), (dh, dw), (pt, pb, pl, pr) = stride, dilation, pads
+    n_img, h, wd, _ = x_shape
     n_out, kh, kw, ch = packed.shape
+    groups, cp = packed.groups, packed.channels_padded
     hp, wp = h + pt + pb, wd + pl + pr
     oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
-    if oh <= 0 or ow <= 0:
-        raise ValueError(f"{_CONV}: the dilated {kh}x{kw} kernel does not fit the padded {hp}x{wp} input")
-    alpha, zw, bias = _quant_args(_CONV, offset, n_out, input_zero_point, weight_zero_point, bias,
-                                  ("input_zero_point", "weight_zero_point"))
-    path = _choose_path(path, _CONV)
-    cp = packed.channels_padded
-    # Padded buffer: every tap outside the image (and every padding channel) holds u = alpha,
-    # i.e. x = zx, so it adds (x - zx) * (w - zw) = 0 once the zero-point terms are folded in.
-    ubuf = np.full((n_img, hp, wp, groups, cp), alpha, np.uint8)
-    ubuf[:, pt:pt + h, pl:pl + wd, :, :ch] = x.view(np.uint8).reshape(n_img, h, wd, groups, ch) ^ np.uint8(offset)
     pix = wp * groups * cp
     row_off = ((np.arange(n_img)[:, None, None] * hp + np.arange(oh)[None, :, None] * sh) * pix
                + np.arange(ow)[None, None, :] * (sw * groups * cp)).astype(np.int64).ravel()
     segs = ((np.arange(kh)[:, None] * (dh * pix)) + np.arange(kw)[None, :] * (dw * groups * cp)).astype(np.int64).ravel()
-    out = _run(ubuf.ravel(), row_off, cp, segs, packed, alpha, zw, bias, path)
-    return out.reshape(n_img, oh, ow, n_out)
+    tail = _prepare_run(row_off, cp, segs, packed, alpha, zw, bias, path, epilogue)
+    direct = (pt, pb, pl, pr) == (0, 0, 0, 0) and cp == ch and groups == 1
+
+    def run(x):
+        # Padded buffer: every tap outside the image (and every padding channel) holds u = alpha,
+        # i.e. x = zx, so it adds (x - zx) * (w - zw) = 0 once the zero-point terms are folded in.
+        if direct:  # no padding: the input's unsigned codes are the buffer
+            ubuf = np.bitwise_xor(x.view(np.uint8), np.uint8(offset), out=np.empty(x.shape, np.uint8))
+        else:
+            ubuf = np.full((n_img, hp, wp, groups, cp), alpha, np.uint8)
+            ubuf[:, pt:pt + h, pl:pl + wd, :, :ch] = x.view(np.uint8).reshape(n_img, h, wd, groups, ch) ^ np.uint8(offset)
+        return tail(ubuf.ravel()).reshape(n_img, oh, ow, n_out)
+
+    return run
 
 
 def row_sums(a) -> np.ndarray:

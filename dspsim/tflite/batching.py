@@ -165,8 +165,3 @@ def with_batch(mdef: ModelDef, n: int) -> ModelDef:
 
     Only for a model whose :func:`batch_blocker` is None; ``n >= 1``."""
     return dataclasses.replace(mdef, subgraphs=[_batched_subgraph(sg, n) for sg in mdef.subgraphs])
-
-
-def sample_bytes(mdef: ModelDef) -> int:
-    """Bytes of all activation tensors of one sample: what each sample of a batch adds to memory."""
-    return sum(int(np.prod(t.shape)) * t.dtype.itemsize for sg in mdef.subgraphs for t in _activations(sg))

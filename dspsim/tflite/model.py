@@ -8,7 +8,7 @@ import numpy as np
 from ..accumulator import Accumulator
 from . import builtins  # noqa: F401  (registers every builtin's Prepare)
 from .flatbuffer import ModelDef
-from .batching import batch_blocker, sample_bytes, with_batch
+from .batching import batch_blocker, with_batch
 from .prepare import BUILTINS, ROUNDINGS, Engine, Graph, State, engine_of
 
 
@@ -109,6 +109,7 @@ class _Step:
     outputs: tuple
     shapes: tuple
     dtypes: tuple
+    last_use: tuple = ()  # activations no later operator reads: released after this one (memory)
 
 
 class _Executor:
@@ -120,11 +121,36 @@ class _Executor:
         self.state = State()
         self.graphs = [_prepare_subgraph(sg, Graph(mdef, engine, accumulator, rounding, sg, self.state, self.call))
                        for sg in mdef.subgraphs]
-        self.steps = [[_Step(op, prep.run, tuple(op.inputs), tuple(op.outputs),
-                             tuple(tuple(sg.tensors[i].shape) for i in op.outputs),
-                             tuple(sg.tensors[i].dtype for i in op.outputs)) for op, prep in plan]
-                      for sg, plan in zip(mdef.subgraphs, self.graphs)]
+        self.steps = [self._steps(sg, plan) for sg, plan in zip(mdef.subgraphs, self.graphs)]
         self.constants = [[t.data for t in sg.tensors] for sg in mdef.subgraphs]
+
+    @staticmethod
+    def _steps(sg, plan):
+        kept = set(sg.outputs) | {t.index for t in sg.tensors if t.data is not None or t.is_variable}
+        last = {}
+        for k, (op, _) in enumerate(plan):
+            for i in op.inputs:
+                if i >= 0 and i not in kept:
+                    last[i] = k
+        release = [[] for _ in plan]
+        for i, k in last.items():
+            release[k].append(i)
+        return [_Step(op, prep.run, tuple(op.inputs), tuple(op.outputs),
+                      tuple(tuple(sg.tensors[i].shape) for i in op.outputs),
+                      tuple(sg.tensors[i].dtype for i in op.outputs), tuple(release[k]))
+                for k, (op, prep) in enumerate(plan)]
+
+    def peak_bytes(self, index=0):
+        """The largest total size of the activations alive at once while subgraph ``index`` runs."""
+        sg = self.mdef.subgraphs[index]
+        size = {t.index: int(np.prod(t.shape)) * t.dtype.itemsize for t in sg.tensors if t.dtype is not None}
+        live = sum(size.get(i, 0) for i in sg.inputs)
+        peak = live
+        for step in self.steps[index]:
+            live += sum(size.get(i, 0) for i in step.outputs)
+            peak = max(peak, live)
+            live -= sum(size.get(i, 0) for i in step.last_use)
+        return peak
 
     def call(self, index):
         """Run subgraph ``index`` without inputs (CALL_ONCE's initialisation subgraph)."""
@@ -170,6 +196,9 @@ class _Executor:
                 values[i] = v  # dtype None: a resource handle
                 if trace is not None and dtype is not None:
                     trace.append(TraceEntry(step.op.index, step.op.name, i, sg.tensors[i].name, v))
+            if trace is None:
+                for i in step.last_use:
+                    values[i] = None
             if state.has_writes():
                 for tensor, name, value in state.drain_writes():
                     if sg.tensors[tensor].is_variable:
@@ -344,8 +373,8 @@ class Model:
         return any(op.name in ("VAR_HANDLE", "CALL_ONCE") for sg in self._mdef.subgraphs for op in sg.operators) \
             or any(t.is_variable for sg in self._mdef.subgraphs for t in sg.tensors)
 
-    #: a batch holds at most this many bytes of activations (``batching.sample_bytes`` per sample):
-    #: larger N runs in chunks of that size, so that memory stays bounded.
+    #: a batch keeps at most this many bytes of activations alive at once (each sample: the model's
+    #: peak, tensors being released after their last reader): larger N runs in chunks of that size.
     BATCH_BYTES = 1 << 27
 
     def run_batch(self, inputs):
@@ -379,7 +408,7 @@ class Model:
         if self._streams is not None and self._streams[0] != n:
             raise ValueError(f"{func}: the model carries {self._streams[0]} streams; call reset() before "
                              f"running {n}")
-        chunk = 1 if self.batch_blocker else max(1, min(n, self.BATCH_BYTES // max(1, sample_bytes(self._mdef))))
+        chunk = 1 if self.batch_blocker else max(1, min(n, self.BATCH_BYTES // max(1, self._exec.peak_bytes())))
         cuts = list(range(0, n, chunk)) + [n]
         stateful = self.stateful
         if stateful and self._streams is None:

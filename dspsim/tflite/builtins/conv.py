@@ -10,7 +10,7 @@ import numpy as np
 from ... import kernels
 from ...requant import Requant
 from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types,
-                       check_shape, constant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales)
+                       constant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales)
 
 _REQUANT = {Engine.LITERT: "tflite", Engine.TFLM: "tflite", Engine.XNNPACK: "xnnpack"}
 
@@ -51,8 +51,8 @@ def _conv_common(op, g, axis):
 @builtin("CONV_2D")
 def prepare_conv_2d(op, g):
     t_in, t_out, w, bias, quant = _conv_common(op, g, 0)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, kernels.conv2d, inputs[0], w, bias, **quant,
-                                                          accumulator=g.accumulator), t_out), requant_params(quant))
+    layer = at_prepare(op, kernels.conv2d_layer, t_in.shape, t_in.dtype, w, bias, **quant)
+    return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
 
 
 @builtin("DEPTHWISE_CONV_2D")
@@ -62,6 +62,13 @@ def prepare_depthwise_conv_2d(op, g):
     if w.shape[0] != 1 or c_in == 0 or c_out % c_in:
         refuse(op, f"filter {w.shape} does not fit {c_in} input channels")
     quant["depth_multiplier"] = c_out // c_in  # LiteRT derives the multiplier from the shapes
-    return Prepared(lambda inputs: check_shape(op, at_run(op, kernels.depthwise_conv2d, inputs[0], w, bias,
-                                                          **quant, accumulator=g.accumulator), t_out),
-                    requant_params(quant))
+    layer = at_prepare(op, kernels.depthwise_conv2d_layer, t_in.shape, t_in.dtype, w, bias, **quant)
+    return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
+
+
+def _runner(op, g, layer, t_out):
+    """``run(inputs)`` of a prepared conv layer: the kernel call alone (the model checks the output shape)."""
+    if tuple(layer.out_shape) != tuple(t_out.shape):
+        refuse(op, f"computes shape {tuple(layer.out_shape)} but the model declares {tuple(t_out.shape)}")
+    acc = g.accumulator
+    return lambda inputs: at_run(op, layer.run, inputs[0], acc)

@@ -57,9 +57,8 @@ def prepare_fully_connected(op, g):
     quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo, requant=rq, act_min=lo, act_max=hi,
                  rounding=g.rounding, out_dtype=t_out.dtype.name)
 
-    def run(inputs):
-        x = inputs[0].reshape(-1, k)
-        return at_run(op, kernels.fully_connected, x, w, bias, **quant,
-                      accumulator=g.accumulator).reshape(t_out.shape)
-
-    return Prepared(run, requant_params(quant))
+    layer = at_prepare(op, kernels.fully_connected_layer, (int(np.prod(t_in.shape)) // k, k), t_in.dtype, w, bias,
+                       **quant)
+    rows, out_shape, acc = layer.layer.x_shape, tuple(t_out.shape), g.accumulator
+    return Prepared(lambda inputs: at_run(op, layer.run, inputs[0].reshape(rows[0], k), acc).reshape(out_shape),
+                    requant_params(quant))
