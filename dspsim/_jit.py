@@ -40,9 +40,17 @@ _POOL = {}
 _POOL_LOCK = threading.Lock()
 
 
+_THREADS = threading.local()  # this thread's setting, as last set through set_num_threads
+
+
 def get_num_threads() -> int:
-    """Threads a large kernel call splits over: numba's setting (``NUMBA_NUM_THREADS`` by default)."""
-    return numba.get_num_threads()
+    """Threads a large kernel call splits over: numba's setting (``NUMBA_NUM_THREADS`` by default),
+    as :func:`set_num_threads` last set it on this thread (kept here: numba's own getter costs
+    microseconds, which a prepared model's small operators cannot afford)."""
+    n = getattr(_THREADS, "n", None)
+    if n is None:
+        n = _THREADS.n = numba.get_num_threads()
+    return n
 
 
 def set_num_threads(n: int) -> None:
@@ -57,6 +65,7 @@ def set_num_threads(n: int) -> None:
     if not 1 <= n <= limit:
         raise ValueError(f"set_num_threads: n must be in [1, {limit}] (NUMBA_NUM_THREADS), got {n}")
     numba.set_num_threads(int(n))
+    _THREADS.n = int(n)
 
 
 def _pool(workers: int):
@@ -83,6 +92,8 @@ def parallel_rows(call, n_rows: int, work: int) -> list:
     the chunks done instead of holding the call up, so a call never takes much longer than on one
     thread.
     """
+    if work < 2 * PARALLEL_MIN:  # one thread's worth: no thread count to look up
+        return [call(0, n_rows)]
     threads = min(get_num_threads(), n_rows, work // PARALLEL_MIN)
     if threads <= 1:
         return [call(0, n_rows)]

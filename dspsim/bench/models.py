@@ -257,11 +257,11 @@ def run_models(size: str = "quick", threads=(1,), repeats: int = 3, budget: floa
                run_peers: bool = True) -> list[dict]:
     """Every row of the model cases of ``size``, as dictionaries (the ``models`` of ``dspsim bench``'s
     JSON); numba's thread count is restored afterwards."""
-    import numba
+    from .._jit import get_num_threads, set_num_threads
 
-    before = numba.get_num_threads()
+    before = get_num_threads()
     try:
         return [asdict(r) for case in model_cases(size) for r in model_rows(case, threads, repeats, budget, log=log,
                                                                      run_peers=run_peers)]
     finally:
-        numba.set_num_threads(before)
+        set_num_threads(before)

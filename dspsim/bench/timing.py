@@ -70,8 +70,10 @@ def set_threads(threads: int) -> dict:
     """Set numba's thread count (torch, ONNX Runtime and LiteRT take it when their runners are built)."""
     import numba
 
+    from .._jit import set_num_threads
+
     n = max(1, min(int(threads), numba.config.NUMBA_NUM_THREADS))
-    numba.set_num_threads(n)
+    set_num_threads(n)
     return {"requested": int(threads), "numba": n, "cpu_count": os.cpu_count()}
 
 

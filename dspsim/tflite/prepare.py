@@ -115,12 +115,9 @@ class State:
         ``memset(data, value, bytes)`` with ``value`` the zero point for an int8 tensor (so only its
         low byte counts) and 0 for every other type."""
         out = {}
-        for t in sg.tensors:
-            if t.is_variable and t.dtype is not None:
-                v = self.variables.get((sg.index, t.index))
-                if v is None:
-                    v = t.data if t.data is not None else _reset_value(t)
-                out[t.index] = v
+        for t in variable_tensors(sg):
+            v = self.variables.get((sg.index, t.index))
+            out[t.index] = v if v is not None else t.data if t.data is not None else _reset_value(t)
         return out
 
     def has_writes(self) -> bool:
@@ -129,6 +126,15 @@ class State:
     def drain_writes(self):
         out, self._writes = self._writes, []
         return out
+
+
+def variable_tensors(sg):
+    """The variable tensors of subgraph ``sg`` (state carried between invocations), found once."""
+    found = getattr(sg, "_variable_tensors", None)
+    if found is None:
+        found = [t for t in sg.tensors if t.is_variable and t.dtype is not None]
+        sg._variable_tensors = found
+    return found
 
 
 def _reset_value(t):
