@@ -388,15 +388,21 @@ _tf_dequantize_kernel = _kernel(_tf_dequantize_loop)
 # --------------------------------------------------------------------------------------------
 def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out, k0, k1):
     """FBGEMM quantize: ``t = fmaf(x, inv, zp)`` (``fused``) or ``f32(f32(x * inv) + zp)``, float
-    clamp to the type, then ``cvtps`` (ties to even). Returns the number of NaN inputs."""
+    clamp to the type, then ``cvtps`` (ties to even). Returns the number of work items holding a NaN
+    input (0: none).
+
+    Speed: the NaN test is a boolean OR (an integer counter would widen the vector lanes to int64 and
+    halve the vector width), and the 8/16-bit types, whose float clamp is exact, skip qint32's
+    saturation select (the ``wide`` test is loop-invariant: LLVM hoists it out of the loop)."""
     lo_f = np.float32(lo)  # exact: 0, -128 or -2^31
-    hi_f = np.float32(hi) if hi < (1 << 24) else np.float32(2147483520.0)  # the largest float32 <= hi
+    wide = hi >= (1 << 24)
+    hi_f = np.float32(2147483520.0) if wide else np.float32(hi)  # the largest float32 <= hi
     hi32 = np.int32(hi)
     rows = x.size // max(inner, 1)
     nan = 0
     for k in range(k0, k1):
         r0, r1, a, b = _work(k, rows, inner)
-        k_nan = 0
+        k_nan = False
         c = r0 % n_slices
         for r in range(r0, r1):
             inv_c = inv[c]
@@ -405,10 +411,10 @@ def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out, k0, k1
             src, dst = x[seg], out[seg]
             for i in range(dst.size):
                 v = src[i]
-                k_nan += v != v
+                k_nan |= v != v
                 t = fma_f32(v, inv_c, z32) if fused else v * inv_c + z32  # float32: one rounding or two
                 q = np.int32(np.rint(_clamp(t, lo_f, hi_f)))
-                dst[i] = hi32 if t > hi_f else q  # qint32: float 2^31 saturates to INT32_MAX
+                dst[i] = hi32 if wide and t > hi_f else q  # qint32: float 2^31 saturates to INT32_MAX
             c = c + 1 if c + 1 < n_slices else 0
         nan += k_nan
     return nan
@@ -947,8 +953,8 @@ def quantize_per_channel(x, scales, zero_points, axis, dtype):
 
 def _dequantize(kind: int, q: np.ndarray, scale: np.ndarray, zp: np.ndarray, n_slices: int, inner: int):
     out = np.empty(q.shape, np.float32)
-    _launch(_dequantize_kernel, q.size, q.reshape(-1), n_slices, inner, kind,
-            np.ascontiguousarray(np.broadcast_to(scale.reshape(-1), (n_slices,)), np.float64),
+    _launch(_dequantize_kernel, q.size, q.reshape(-1), n_slices, inner, int(kind),  # an int: numba types an
+            np.ascontiguousarray(np.broadcast_to(scale.reshape(-1), (n_slices,)), np.float64),  # IntEnum slowly
             np.ascontiguousarray(np.broadcast_to(zp.reshape(-1), (n_slices,)), np.int64), out.reshape(-1))
     return out
 
@@ -1066,22 +1072,34 @@ def tflite_quantize(x, scale, zero_point=0, dtype="int8", axis=None):
 
     ``dtype``: "int8" | "uint8" | "int16". ``scale``/``zero_point``: scalars, or 1-D along ``axis``.
     """
+    x = _float32_array(x, "tflite_quantize")
+    return tflite_quantize_plan(x.shape, scale, zero_point, dtype, axis)(x)
+
+
+def tflite_quantize_plan(shape, scale, zero_point=0, dtype="int8", axis=None):
+    """:func:`tflite_quantize` prepared for a float32 input of ``shape``: every parameter validated here,
+    once; returns the lean ``run(x) -> codes`` (``x`` a float32 array of that shape; NaN still refused)."""
     func = "tflite_quantize"
     key = dtype.name if isinstance(dtype, IntType) else str(dtype)
     if key not in _TFLITE_TYPES:
         raise ValueError(f"{func}: unknown dtype {dtype!r}; expected one of {list(_TFLITE_TYPES)}")
     t = _TFLITE_TYPES[key]
-    x = _float32_array(x, func)
+    shape = tuple(int(d) for d in shape)
     s = _scales(scale, func, "scale")
-    s, n_slices, inner = _per_channel(s, x.shape, axis, func, "scale")
+    s, n_slices, inner = _per_channel(s, shape, axis, func, "scale")
     zp = as_int_array(zero_point, func, "zero_point", t.min, t.max).reshape(-1)
     if zp.size not in (1, n_slices):
         raise ValueError(f"{func}: zero_point has {zp.size} values but scale has {n_slices}")
     zp = np.ascontiguousarray(np.broadcast_to(zp, (n_slices,)))
-    out = np.empty(x.shape, t.dtype)
-    _refuse_nan(_launch(_tflite_quantize_kernel, x.size, x.reshape(-1), n_slices, inner, s, zp, t.min, t.max,
-                        out.reshape(-1)), func)
-    return out
+    size, out_dtype, lo, hi = math.prod(shape), t.dtype, t.min, t.max
+
+    def run(x):
+        out = np.empty(shape, out_dtype)
+        _refuse_nan(_launch(_tflite_quantize_kernel, size, np.ravel(x), n_slices, inner, s, zp, lo, hi,
+                            out.reshape(-1)), func)
+        return out
+
+    return run
 
 
 def litert_optimized_quantize_int16(x, scale, zero_point=0):
@@ -1123,13 +1141,29 @@ def tflite_dequantize(q, scale, zero_point=0):
     ``scale`` is a float32 (widened exactly to double); ``q - zp`` is an int32 difference. Returns
     float32.
     """
+    q = _int_codes(q, "tflite_dequantize")
+    return tflite_dequantize_plan(q.shape, scale, zero_point)(q)
+
+
+def tflite_dequantize_plan(shape, scale, zero_point=0):
+    """:func:`tflite_dequantize` prepared for integer codes of ``shape`` (scale and zero point validated
+    once); returns the lean ``run(q) -> float32``."""
     func = "tflite_dequantize"
-    q = _int_codes(q, func)
+    shape = tuple(int(d) for d in shape)
     s = _scales(scale, func, "scale")
     zp = as_int_array(zero_point, func, "zero_point", _INT32_MIN, (1 << 31) - 1)
     if s.size != 1 or zp.size != 1:
         raise ValueError(f"{func}: scale and zero_point must be scalars")
-    return _dequantize(_Dequant.TFLITE, q, s, zp, 1, q.size)
+    size = math.prod(shape)
+    scale64, zp64 = np.full(1, s.reshape(-1)[0], np.float64), np.full(1, int(zp.reshape(-1)[0]), np.int64)
+    tflite_kind = int(_Dequant.TFLITE)  # an int, as _dequantize passes it: numba types an IntEnum slowly (~50 us)
+
+    def run(q):
+        out = np.empty(shape, np.float32)
+        _launch(_dequantize_kernel, size, np.ravel(q), 1, size, tflite_kind, scale64, zp64, out.reshape(-1))
+        return out
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -1162,7 +1196,8 @@ def pof2_frac_bits(max_abs, bits=8, narrow_range=True) -> int:
     127 for 8 bits, 31 for 6): no value of the range saturates under any rounding. The scale is
     ``2^-f``; f may be negative (ranges beyond ``2^(bits-1)``) or exceed ``bits - 1`` (small ranges).
 
-    ``max_abs``: a scalar is the range ``[-max_abs, max_abs]`` (its magnitude is used); an array is
+    ``max_abs``: a scalar is the range ``[-max_abs, max_abs]`` (a negative one is refused: it is not a
+    range's bound); an array is
     data, and its extremes are used: ``max(x)`` must fit the largest code and ``min(x)`` the lowest,
     which is ``-(2^(bits-1) - 1)`` with ``narrow_range`` (default) and ``-2^(bits-1)`` without (so
     data in [-1, 0.5] gets f = 7 for 8 bits without narrow range, 6 with it).
@@ -1183,7 +1218,10 @@ def pof2_frac_bits(max_abs, bits=8, narrow_range=True) -> int:
         raise ValueError(f"{func}: max_abs must be finite")
     qmax = (1 << (bits - 1)) - 1
     if arr.ndim == 0:
-        hi, lo = abs(float(arr)), -abs(float(arr))
+        if float(arr) < 0:
+            raise ValueError(f"{func}: a scalar max_abs is the bound of the range [-max_abs, max_abs] and must be "
+                             f">= 0, got {float(arr)}")
+        hi, lo = float(arr), -float(arr)
     else:
         hi, lo = float(arr.max()), float(arr.min())
     limits = []

@@ -12,16 +12,17 @@ engine walks the broadcast, so the "fast path" variants give the same integers.
 """
 from __future__ import annotations
 
+import math
 import numpy as np
 from numba import njit
 
+from .._errors import names_its_errors
 from ..fixedpoint import multiply_by_quantized_multiplier_scalar, quantize_multiplier, wrap_scalar
-from ..requant import output_range
-from ._common import broadcast_pair, check_tensor, zero_point
-from .elementwise import AddParams, XnnpackAddParams, _float_scale, _multiplier, _shift, xnnpack_add_params
+from ._plan import broadcast_shape, check_spec, checked_pair
+from .elementwise import AddParams, XnnpackAddParams, _binary_plan, _float_scale, _multiplier, _shift, xnnpack_add_params
 
-__all__ = ["maximum", "minimum", "squared_difference", "sub", "tflite_squared_difference_params",
-           "tflite_sub_params", "xnnpack_sub_params"]
+__all__ = ["maximum", "maximum_plan", "minimum", "minimum_plan", "squared_difference", "squared_difference_plan", "sub", "sub_plan",
+           "tflite_squared_difference_params", "tflite_sub_params", "xnnpack_sub_params"]
 
 _QUOTIENTS = ("double", "float32")
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
@@ -97,6 +98,7 @@ def tflite_squared_difference_params(input1_scale, input2_scale, output_scale, *
     return AddParams(7, m1, e1, m2, e2, mo, eo)
 
 
+@names_its_errors
 def xnnpack_sub_params(input1_scale, input2_scale, output_scale) -> XnnpackAddParams:
     """XNNPACK SUB (``binary-elementwise-nd.c``): ``qs8-vadd`` with input 2's scale negated.
 
@@ -124,21 +126,51 @@ def _rescaled_difference(a, b, square, zp1, zp2, zo, left_shift, m1, s1, m2, s2,
         out[i] = min(max(v, lo), hi)
 
 
-def _run_rescaled(func, square, x1, x2, params, zps, act_min, act_max, output_shift_max):
+def _rescaled_plan(func, square, shape1, shape2, dtype, params, zps, act_min, act_max, output_shift_max):
+    """SUB / SQUARED_DIFFERENCE prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``
+    (validated once); returns the lean ``run(x1, x2) -> out``."""
     if not isinstance(params, AddParams):
         raise TypeError(f"{func}: params must be an AddParams, got {type(params).__name__}")
-    a, b, shape = broadcast_pair(func, x1, x2, _TYPES)
-    t, lo, hi = output_range(a.dtype.name, act_min, act_max, func)
-    zp1, zp2, zo = (zero_point(z, a.dtype, func, n) for z, n in
-                    zip(zps, ("input1_zero_point", "input2_zero_point", "output_zero_point")))
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(func, shape1, shape2, dtype, *zps, act_min, act_max,
+                                                                _TYPES)
     ls = _shift(params.left_shift, func, "left_shift", 0, 22)
     args = []
     for k, top in (("input1", 0), ("input2", 0), ("output", output_shift_max)):
         args.append(_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
         args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, top))
-    out = np.empty(a.size, t.dtype)
-    _rescaled_difference(a, b, square, zp1, zp2, zo, ls, *args, lo, hi, out)
-    return out.reshape(shape)
+    m1, s1, m2, s2, mo, so = args
+    size, out_dtype = math.prod(shape), t.dtype
+
+    def run(x1, x2):
+        out = np.empty(size, out_dtype)
+        _rescaled_difference(flat1(x1), flat2(x2), square, zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, out)
+        return out.reshape(shape)
+
+    return run
+
+
+def _run_rescaled(func, square, x1, x2, params, zps, act_min, act_max, output_shift_max):
+    if not isinstance(params, AddParams):
+        raise TypeError(f"{func}: params must be an AddParams, got {type(params).__name__}")
+    x1, x2 = checked_pair(func, x1, x2, _TYPES)
+    return _rescaled_plan(func, square, x1.shape, x2.shape, x1.dtype, params, zps, act_min, act_max,
+                          output_shift_max)(x1, x2)
+
+
+def sub_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point,
+             act_min=None, act_max=None):
+    """:func:`sub` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: the lean
+    ``run(x1, x2) -> out``."""
+    return _rescaled_plan("sub", False, shape1, shape2, dtype, params,
+                          (input1_zero_point, input2_zero_point, output_zero_point), act_min, act_max, 0)
+
+
+def squared_difference_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point,
+                            output_zero_point):
+    """:func:`squared_difference` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: the
+    lean ``run(x1, x2) -> out``."""
+    return _rescaled_plan("squared_difference", True, shape1, shape2, dtype, params,
+                          (input1_zero_point, input2_zero_point, output_zero_point), None, None, 30)
 
 
 def sub(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point, act_min=None,
@@ -198,14 +230,32 @@ def maximum(x1, x2):
     that the inputs share the output's scale and zero point (the converter gives them one). No
     rounding, no saturation.
     """
-    a, b, shape = broadcast_pair("maximum", x1, x2, _TYPES)
-    return np.maximum(a, b).reshape(shape)
+    x1, x2 = checked_pair("maximum", x1, x2, _TYPES)
+    return np.asarray(maximum_plan(x1.shape, x2.shape, x1.dtype)(x1, x2))
 
 
 def minimum(x1, x2):
     """TFLite MINIMUM on int8/uint8/int16 codes: like :func:`maximum`, the smaller code."""
-    a, b, shape = broadcast_pair("minimum", x1, x2, _TYPES)
-    return np.minimum(a, b).reshape(shape)
+    x1, x2 = checked_pair("minimum", x1, x2, _TYPES)
+    return np.asarray(minimum_plan(x1.shape, x2.shape, x1.dtype)(x1, x2))
+
+
+def _compare_plan(func, ufunc, shape1, shape2, dtype):
+    shape1, _ = check_spec(func, "x1", shape1, dtype, _TYPES)
+    shape2, _ = check_spec(func, "x2", shape2, dtype, _TYPES)
+    broadcast_shape(func, shape1, shape2)
+    return ufunc
+
+
+def maximum_plan(shape1, shape2, dtype):
+    """:func:`maximum` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: the lean
+    ``run(x1, x2)`` is ``np.maximum`` (numpy's broadcast is TFLite's)."""
+    return _compare_plan("maximum", np.maximum, shape1, shape2, dtype)
+
+
+def minimum_plan(shape1, shape2, dtype):
+    """:func:`minimum` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: ``np.minimum``."""
+    return _compare_plan("minimum", np.minimum, shape1, shape2, dtype)
 
 
 # --------------------------------------------------------------------------------------------

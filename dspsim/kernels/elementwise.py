@@ -9,6 +9,7 @@ scales. Broadcasting (ADD, MUL) follows numpy's rule, which is what TFLite's
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,8 +24,10 @@ from ..fixedpoint import (
     quantize_multiplier,
     wrap_scalar,
 )
-from ..requant import Requant, output_range, requantize
-from ._common import broadcast_pair, check_tensor, zero_point
+from ..requant import Requant, output_range
+from ._common import check_tensor, zero_point
+from ._plan import broadcast_shape, check_spec, checked_pair, flat_operand
+from .requantize import _requantize_codes
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 _TYPES16 = _TYPES + (np.dtype(np.int16),)  # the 16x8 ADD, MUL, MEAN: the same kernels, int16 codes
@@ -94,28 +97,33 @@ def _add(a, b, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out):
         out[i] = min(max(v, lo), hi)
 
 
-def _binary_operands(func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
-                     allowed=_TYPES):
-    """Validate the operands (dtypes ``allowed``), zero points and activation range of a binary op; broadcast,
-    flatten.
+def _binary_plan(func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min,
+                 act_max, allowed=_TYPES):
+    """Validate what a binary op needs besides the values: the operands' dtype (one of ``allowed``) and
+    shapes, the zero points and the activation range.
 
-    Returns ``a, b`` (flat, broadcast), the broadcast shape, the output IntType and clamp ``lo, hi``,
-    and the zero points ``zp1, zp2, zo``.
+    Returns ``flat1, flat2`` (lean ``x -> flat codes broadcast``, :func:`~dspsim.kernels._plan.flat_operand`),
+    the broadcast shape, the output IntType, the clamp ``lo, hi`` and the zero points ``zp1, zp2, zo``.
     """
-    a, b, shape = broadcast_pair(func, x1, x2, allowed)
-    t, lo, hi = output_range(a.dtype.name, act_min, act_max, func)
-    zp1 = zero_point(input1_zero_point, a.dtype, func, "input1_zero_point")
-    zp2 = zero_point(input2_zero_point, a.dtype, func, "input2_zero_point")
+    shape1, dt = check_spec(func, "x1", shape1, dtype, allowed)
+    shape2, _ = check_spec(func, "x2", shape2, dtype, allowed)
+    shape = broadcast_shape(func, shape1, shape2)
+    t, lo, hi = output_range(dt.name, act_min, act_max, func)
+    zp1 = zero_point(input1_zero_point, dt, func, "input1_zero_point")
+    zp2 = zero_point(input2_zero_point, dt, func, "input2_zero_point")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
-    return a, b, shape, t, lo, hi, zp1, zp2, zo
+    return flat_operand(shape1, shape), flat_operand(shape2, shape), shape, t, lo, hi, zp1, zp2, zo
 
 
 def _multiplier(value, func, name):
-    return int(as_int_array(value, func, name, 0, INT32_MAX))
+    return _shift(value, func, name, 0, INT32_MAX)
 
 
 def _shift(value, func, name, lo, hi):
-    return int(as_int_array(value, func, name, lo, hi))
+    v = as_int_array(value, func, name, lo, hi)
+    if v.ndim != 0:
+        raise ValueError(f"{func}: {name} must be a scalar int, got shape {v.shape}")
+    return int(v)
 
 
 @names_its_errors
@@ -145,19 +153,39 @@ def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, outp
 
     Returns an array of the inputs' dtype with the broadcast shape.
     """
+    if not isinstance(params, AddParams):
+        raise TypeError(f"add: params must be an AddParams (tflite_add_params), got {type(params).__name__}")
+    x1, x2 = checked_pair("add", x1, x2, _TYPES16)
+    return add_plan(x1.shape, x2.shape, x1.dtype, params, input1_zero_point=input1_zero_point,
+                    input2_zero_point=input2_zero_point, output_zero_point=output_zero_point, act_min=act_min,
+                    act_max=act_max)(x1, x2)
+
+
+def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point,
+             act_min=None, act_max=None):
+    """:func:`add` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: every argument
+    validated here, once; returns the lean ``run(x1, x2) -> out`` (inputs of exactly those shapes and
+    dtype, unchecked)."""
     func = "add"
     if not isinstance(params, AddParams):
         raise TypeError(f"{func}: params must be an AddParams (tflite_add_params), got {type(params).__name__}")
-    a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
-        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max, _TYPES16)
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
+        func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
+        _TYPES16)
     ls = _shift(params.left_shift, func, "left_shift", 0, 22)
     args = []
     for k in ("input1", "input2", "output"):
         args.append(_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
         args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
-    out = np.empty(a.size, t.dtype)
-    _add(a, b, zp1, zp2, zo, ls, *args, lo, hi, out)
-    return out.reshape(shape)
+    m1, s1, m2, s2, mo, so = args
+    size, out_dtype = math.prod(shape), t.dtype
+
+    def run(x1, x2):
+        out = np.empty(size, out_dtype)
+        _add(flat1(x1), flat2(x2), zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, out)
+        return out.reshape(shape)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -198,21 +226,38 @@ def mul(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, mult
     XNNPACK (``qs8-vmul`` fp32 kernels, ``scale = f32(f32(s1 * s2) / s_out)`` as its params init):
     ``out = clamp(zo + rint(f32(float(product) * scale)), act_min, act_max)``, ties to even.
     """
+    x1, x2 = checked_pair("mul", x1, x2, _TYPES16)
+    return mul_plan(x1.shape, x2.shape, x1.dtype, input1_zero_point=input1_zero_point,
+                    input2_zero_point=input2_zero_point, output_zero_point=output_zero_point, multiplier=multiplier,
+                    shift=shift, scale=scale, act_min=act_min, act_max=act_max)(x1, x2)
+
+
+def mul_plan(shape1, shape2, dtype, *, input1_zero_point, input2_zero_point, output_zero_point, multiplier=None,
+             shift=None, scale=None, act_min=None, act_max=None):
+    """:func:`mul` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype`` (validated once);
+    returns the lean ``run(x1, x2) -> out``."""
     func = "mul"
-    a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
-        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max, _TYPES16)
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
+        func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
+        _TYPES16)
+    dtype = np.dtype(dtype)
     if (scale is None) == (multiplier is None or shift is None):
         raise ValueError(f"{func}: give multiplier and shift (TFLite) or scale (XNNPACK), not both")
-    if a.dtype == np.int16 and (zp1, zp2, zo) != (0, 0, 0) or a.dtype == np.int16 and scale is not None:
+    if dtype == np.int16 and (zp1, zp2, zo) != (0, 0, 0) or dtype == np.int16 and scale is not None:
         raise ValueError(f"{func}: int16 MUL takes zero points 0 and multiplier/shift (TFLite's 16x8 kernel), got "
                          f"zero points {zp1}, {zp2}, {zo}" + (" and a scale" if scale is not None else ""))
     if scale is None:
         m, s, sc = _multiplier(multiplier, func, "multiplier"), _shift(shift, func, "shift", -31, 30), np.float32(0)
     else:
         m, s, sc = 0, 0, _float_scale(scale, func, "scale")
-    out = np.empty(a.size, t.dtype)
-    _mul(a, b, zp1, zp2, zo, m, s, sc, scale is not None, lo, hi, out)
-    return out.reshape(shape)
+    fp32, size, out_dtype = scale is not None, math.prod(shape), t.dtype
+
+    def run(x1, x2):
+        out = np.empty(size, out_dtype)
+        _mul(flat1(x1), flat2(x2), zp1, zp2, zo, m, s, sc, fp32, lo, hi, out)
+        return out.reshape(shape)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -267,15 +312,33 @@ def xnnpack_add(x1, x2, params: XnnpackAddParams, *, input1_zero_point, input2_z
     one rounding, ties toward +inf, with multipliers of only 21 bits, so it differs from TFLite's
     :func:`add` by 1 LSB here and there (docs/engines.md).
     """
+    if not isinstance(params, XnnpackAddParams):
+        raise TypeError("xnnpack_add: params must be an XnnpackAddParams (xnnpack_add_params)")
+    x1, x2 = checked_pair("xnnpack_add", x1, x2, _TYPES)
+    return xnnpack_add_plan(x1.shape, x2.shape, x1.dtype, params, input1_zero_point=input1_zero_point,
+                            input2_zero_point=input2_zero_point, output_zero_point=output_zero_point,
+                            act_min=act_min, act_max=act_max)(x1, x2)
+
+
+def xnnpack_add_plan(shape1, shape2, dtype, params: XnnpackAddParams, *, input1_zero_point, input2_zero_point,
+                     output_zero_point, act_min=None, act_max=None):
+    """:func:`xnnpack_add` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype`` (validated
+    once); returns the lean ``run(x1, x2) -> out``."""
     func = "xnnpack_add"
     if not isinstance(params, XnnpackAddParams):
         raise TypeError(f"{func}: params must be an XnnpackAddParams (xnnpack_add_params)")
-    a, b, shape, t, lo, hi, zp1, zp2, zo = _binary_operands(
-        func, x1, x2, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
+        func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
     bias = (1 << (params.shift - 1)) - params.a_multiplier * zp1 - params.b_multiplier * zp2
-    out = np.empty(a.size, t.dtype)
-    _xnnpack_add(a, b, bias, params.a_multiplier, params.b_multiplier, params.shift, zo, lo, hi, out)
-    return out.reshape(shape)
+    ma, mb, shift, size, out_dtype = (params.a_multiplier, params.b_multiplier, params.shift,
+                                      math.prod(shape), t.dtype)
+
+    def run(x1, x2):
+        out = np.empty(size, out_dtype)
+        _xnnpack_add(flat1(x1), flat2(x2), bias, ma, mb, shift, zo, lo, hi, out)
+        return out.reshape(shape)
+
+    return run
 
 
 _CHUNK = 1 << 15  # elements per numpy step of the XNNPACK converts: temporaries bounded, whatever the input
@@ -308,12 +371,19 @@ def xnnpack_convert(x, *, input_scale, input_zero_point, output_scale, output_ze
     (x - zi) * M) >> 8)``: ties toward +inf on a multiplier rounded to 1/256. The delegate takes ratios in
     [1/256, 128] only (ValueError otherwise).
     """
+    x = check_tensor(x, "xnnpack_convert", "x", allowed=(np.dtype(np.int8),))
+    return xnnpack_convert_plan(input_scale=input_scale, input_zero_point=input_zero_point, output_scale=output_scale,
+                                output_zero_point=output_zero_point)(x)
+
+
+def xnnpack_convert_plan(*, input_scale, input_zero_point, output_scale, output_zero_point):
+    """:func:`xnnpack_convert`'s parameters validated and derived once; returns the lean ``run(x) -> int8``."""
     func = "xnnpack_convert"
-    x = check_tensor(x, func, "x", allowed=(np.dtype(np.int8),))
     r = _xnnpack_ratio(func, input_scale, output_scale)
     m = int(np.rint(np.float32(256) * r))
-    return _xnnpack_q8_8(x, zero_point(input_zero_point, x.dtype, func, "input_zero_point"),
-                         zero_point(output_zero_point, x.dtype, func, "output_zero_point"), m, m)
+    zi = zero_point(input_zero_point, np.int8, func, "input_zero_point")
+    zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
+    return lambda x: _xnnpack_q8_8(x, zi, zo, m, m)
 
 
 @names_its_errors
@@ -324,19 +394,29 @@ def xnnpack_quantize(x, *, scale, zero_point):
     ``[-128 - zp, 127 - zp]``, rounded to nearest with ties to even, ``+ zp`` (docs/semantics.md §9). NaN is
     not modelled.
     """
-    func = "xnnpack_quantize"
     x = np.asarray(x)
     if x.dtype != np.float32:
-        raise TypeError(f"{func}: x must be float32, got {x.dtype}")
+        raise TypeError(f"xnnpack_quantize: x must be float32, got {x.dtype}")
+    return xnnpack_quantize_plan(scale=scale, zero_point=zero_point)(x)
+
+
+def xnnpack_quantize_plan(*, scale, zero_point):
+    """:func:`xnnpack_quantize`'s parameters validated and derived once; returns the lean ``run(x) -> int8``
+    (``x`` float32)."""
+    func = "xnnpack_quantize"
     zp = int(as_int_array(zero_point, func, "zero_point", -128, 127))
     inv = np.float32(np.float32(1) / _float_scale(scale, func, "scale"))
     lo, hi = np.float32(-128 - zp), np.float32(127 - zp)
-    out = np.empty(x.shape, np.int8)
-    src, dst = x.reshape(-1), out.reshape(-1)
-    for s in range(0, src.size, _CHUNK):
-        v = np.clip(np.float32(src[s:s + _CHUNK] * inv), lo, hi)
-        dst[s:s + _CHUNK] = np.rint(v).astype(np.int32) + zp
-    return out
+
+    def run(x):
+        out = np.empty(x.shape, np.int8)
+        src, dst = x.reshape(-1), out.reshape(-1)
+        for s in range(0, src.size, _CHUNK):
+            v = np.clip(np.float32(src[s:s + _CHUNK] * inv), lo, hi)
+            dst[s:s + _CHUNK] = np.rint(v).astype(np.int32) + zp
+        return out
+
+    return run
 
 
 @names_its_errors
@@ -364,19 +444,33 @@ def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output
 
     ``float(sum)`` rounds above 2^24. No fused multiply-add (baseline x86-64 build).
     """
+    x = check_tensor(x, "xnnpack_mean", "x", allowed=(np.dtype(np.int8),))
+    return xnnpack_mean_plan(x.shape, x.dtype, axis, input_scale=input_scale, input_zero_point=input_zero_point,
+                             output_scale=output_scale, output_zero_point=output_zero_point,
+                             keep_dims=keep_dims)(x)
+
+
+def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, output_scale, output_zero_point,
+                      keep_dims=False):
+    """:func:`xnnpack_mean` prepared for int8 codes of ``shape`` (validated and derived once); returns the
+    lean ``run(x) -> int8``."""
     func = "xnnpack_mean"
-    x = check_tensor(x, func, "x", allowed=(np.dtype(np.int8),))
-    axes = _resolve_axes(axis, x.ndim, func)
-    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
-    zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
-    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    shape, dt = check_spec(func, "x", shape, dtype, (np.dtype(np.int8),))
+    axes = _resolve_axes(axis, len(shape), func)
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
     inv = np.float32(np.float32(_float_scale(input_scale, func, "input_scale")
                                 / _float_scale(output_scale, func, "output_scale")) * np.float32(np.float32(1) / n))
     zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int64(n * zi).astype(np.int32)) * inv))
-    total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims)
-    acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
-    y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
-    return np.clip(y, -128, 127).astype(np.int8)
+
+    def run(x):
+        total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims)
+        acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+        y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
+        return np.clip(y, -128, 127).astype(np.int8)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -411,20 +505,35 @@ def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, kee
     axes are resolved as TFLite's ResolveAxis does. int16 (16x8) runs the same kernel (LiteRT
     ``reduce.cc``, TFLM ``reduce_common.cc``).
     """
+    x = check_tensor(x, "mean", "x", allowed=_TYPES16)
+    return mean_plan(x.shape, x.dtype, axis, input_zero_point=input_zero_point, output_zero_point=output_zero_point,
+                     multiplier=multiplier, shift=shift, keep_dims=keep_dims)(x)
+
+
+def mean_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False):
+    """:func:`mean` prepared for codes of ``shape`` and ``dtype``: the axes resolved and ``n`` folded into
+    the multiplier once; returns the lean ``run(x) -> codes``."""
     func = "mean"
-    x = check_tensor(x, func, "x", allowed=_TYPES16)
-    axes = _resolve_axes(axis, x.ndim, func)
-    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
-    zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
+    shape, dt = check_spec(func, "x", shape, dtype, _TYPES16)
+    axes = _resolve_axes(axis, len(shape), func)
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
     m = _multiplier(multiplier, func, "multiplier")
     s = _shift(shift, func, "shift", -31, 30)
-    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
     k = min(n.bit_length() - 1, 32, 31 + s)  # >= 0: n >= 1 and s >= -31
-    rq = Requant.fixed_point((m << k) // n, s - k)
-    total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims) - zi * n
-    acc = (total + (1 << 31)) % (1 << 32) - (1 << 31)
-    out = requantize(np.reshape(acc, -1), rq, zo, out_dtype=x.dtype.name)
-    return out.reshape(np.shape(acc))
+    rq = Requant.fixed_point((m << k) // n, s - k)  # validates M' < 2^31 and the shift
+    info = np.iinfo(dt)
+    args = (0, zo, int(rq.multiplier[0]), int(rq.shift[0]), 0, int(info.min), int(info.max))  # "double" MBQM
+    offset = zi * n
+
+    def run(x):
+        total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims) - offset  # the int32 wrap: in the core
+        out = np.empty(total.size, np.int64)
+        _requantize_codes(np.ravel(total), *args, out)
+        return out.astype(dt).reshape(np.shape(total))
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -434,16 +543,31 @@ def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, kee
 def pad(x, paddings, pad_value):
     """TFLite PAD / PADV2 on integer codes: ``paddings`` (rank, 2) of (before, after) >= 0, filled
     with ``pad_value`` (TFLite PAD uses the output zero point; no requantization)."""
+    x = check_tensor(x, "pad", "x", allowed=_TYPES + (np.dtype(np.int16),))
+    return pad_plan(x.shape, x.dtype, paddings, pad_value)(x)
+
+
+def pad_plan(shape, dtype, paddings, pad_value):
+    """:func:`pad` prepared for codes of ``shape`` and ``dtype`` (validated once); the lean ``run(x)`` fills
+    the output with ``pad_value`` and copies ``x`` into its interior (what ``np.pad`` computes)."""
     func = "pad"
-    x = check_tensor(x, func, "x", allowed=_TYPES + (np.dtype(np.int16),))
+    shape, dt = check_spec(func, "x", shape, dtype, _TYPES + (np.dtype(np.int16),))
     p = as_int_array(paddings, func, "paddings", 0, 1 << 24)
-    if p.shape != (x.ndim, 2):
-        raise ValueError(f"{func}: paddings must have shape ({x.ndim}, 2), got {p.shape}")
-    v = zero_point(pad_value, x.dtype, func, "pad_value")
-    out_shape = tuple(d + int(a) + int(b) for d, (a, b) in zip(x.shape, p))
+    if p.shape != (len(shape), 2):
+        raise ValueError(f"{func}: paddings must have shape ({len(shape)}, 2), got {p.shape}")
+    v = zero_point(pad_value, dt, func, "pad_value")
+    out_shape = tuple(d + int(a) + int(b) for d, (a, b) in zip(shape, p))
     if int(np.prod(out_shape, dtype=object)) > (1 << 31) - 1:
         raise ValueError(f"{func}: the padded output {out_shape} has more than 2^31 - 1 elements (TFLite's int sizes)")
-    return np.pad(x, [tuple(int(a) for a in r) for r in p], constant_values=x.dtype.type(v))
+    interior = tuple(slice(int(a), int(a) + d) for d, (a, _) in zip(shape, p))
+    fill = dt.type(v)
+
+    def run(x):
+        out = np.full(out_shape, fill, dt)
+        out[interior] = x
+        return out
+
+    return run
 
 
 @names_its_errors
@@ -453,17 +577,27 @@ def concatenation(xs, axis):
     LiteRT's int8 kernel refuses inputs whose scale or zero point differ from the output's
     (``concatenation.cc`` Prepare), so there is no requantization to model for int8.
     """
+    arrs = [check_tensor(a, "concatenation", f"xs[{i}]", allowed=_TYPES + (np.dtype(np.int16),))
+            for i, a in enumerate(xs)]
+    return concatenation_plan([a.shape for a in arrs], [a.dtype for a in arrs], axis)(arrs)
+
+
+def concatenation_plan(shapes, dtypes, axis):
+    """:func:`concatenation` prepared for inputs of ``shapes`` and ``dtypes`` (validated once); the lean
+    ``run(xs)`` is ``np.concatenate`` along the resolved axis."""
     func = "concatenation"
-    arrs = [check_tensor(a, func, f"xs[{i}]", allowed=_TYPES + (np.dtype(np.int16),)) for i, a in enumerate(xs)]
-    if not arrs:
+    specs = [check_spec(func, f"xs[{i}]", s, d, _TYPES + (np.dtype(np.int16),))
+             for i, (s, d) in enumerate(zip(shapes, dtypes))]
+    if not specs:
         raise ValueError(f"{func}: needs at least one input")
-    if any(a.dtype != arrs[0].dtype or a.ndim != arrs[0].ndim for a in arrs):
+    if any(d != specs[0][1] or len(s) != len(specs[0][0]) for s, d in specs):
         raise ValueError(f"{func}: inputs must share dtype and rank")
-    ax = _resolve_axes(axis, arrs[0].ndim, func)[0]
+    ax = _resolve_axes(axis, len(specs[0][0]), func)[0]
     try:
-        return np.concatenate(arrs, axis=ax)
+        np.concatenate([np.empty(s, np.int8) for s, _ in specs], axis=ax)  # numpy's own shape check
     except ValueError as e:
         raise ValueError(f"{func}: {e}") from None
+    return lambda xs: np.concatenate(xs, axis=ax)
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ three multipliers, :func:`dspsim.kernels.elementwise.add`), which TFLite Micro a
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +19,10 @@ from numba import njit
 
 from ..fixedpoint import rounding_divide_by_pot_scalar
 from ..requant import output_range
+from .._errors import names_its_errors
 from ._common import check_tensor
+from ._plan import check_spec
+from .elementwise import _float_scale
 
 __all__ = ["PotAddParams", "checked_log2", "pot_add", "tflite_pot_add_params"]
 
@@ -40,6 +44,7 @@ def checked_log2(scale):
     return int(r), bool(abs(np.float32(v - r)) < np.float32(1e-3))
 
 
+@names_its_errors
 def tflite_pot_add_params(input1_scale, input2_scale, output_scale) -> PotAddParams:
     """LiteRT ADD Prepare, int16 power-of-two path: ``shift_i = log2(s_i) - log2(s_out)``.
 
@@ -50,12 +55,7 @@ def tflite_pot_add_params(input1_scale, input2_scale, output_scale) -> PotAddPar
     func = "tflite_pot_add_params"
     logs = []
     for s, name in ((input1_scale, "input1_scale"), (input2_scale, "input2_scale"), (output_scale, "output_scale")):
-        try:
-            v = float(s)
-        except (TypeError, ValueError):
-            raise TypeError(f"{func}: {name} must be a float, got {s!r}") from None
-        if not np.isfinite(v) or v <= 0:
-            raise ValueError(f"{func}: {name} must be finite and positive, got {s!r}")
+        v = float(_float_scale(s, func, name))
         e, pot = checked_log2(v)
         if not pot:
             raise ValueError(f"{func}: {name} {v!r} is not a power of two (CheckedLog2)")
@@ -73,15 +73,17 @@ def tflite_pot_add_params(input1_scale, input2_scale, output_scale) -> PotAddPar
 
 
 @njit(cache=True)
-def _pot_add(a, b, right1, right2, lo, hi, out):
+def _pot_add(a, b, right1, right2, sign2, lo, hi, out):
     for i in range(out.size):
-        v = rounding_divide_by_pot_scalar(np.int64(a[i]), right1) + rounding_divide_by_pot_scalar(np.int64(b[i]), right2)
-        v = min(max(v, -32768), 32767)  # SaturatingAdd on int16
+        v = rounding_divide_by_pot_scalar(np.int64(a[i]), right1) \
+            + sign2 * rounding_divide_by_pot_scalar(np.int64(b[i]), right2)
+        v = min(max(v, -32768), 32767)  # SaturatingAdd / SaturatingSub on int16
         out[i] = min(max(v, lo), hi)
 
 
-def pot_add(x1, x2, params: PotAddParams, *, act_min=None, act_max=None):
-    """LiteRT int16 ADD on power-of-two scales, zero points 0.
+def pot_add(x1, x2, params: PotAddParams, *, act_min=None, act_max=None, subtract=False):
+    """LiteRT int16 ADD (``subtract`` False) or SUB (True: ``reference_ops::Sub16`` /
+    ``BroadcastSub16POTSlow``, ``a - b``) on power-of-two scales, zero points 0.
 
     Per element::
 
@@ -89,8 +91,8 @@ def pot_add(x1, x2, params: PotAddParams, *, act_min=None, act_max=None):
         b = RoundingDivideByPOT(x2, -input2_shift)
         out = clamp(saturate_int16(a + b), act_min, act_max)
 
-    Saturation: the int16 sum, then the activation clamp. The inputs must have the same
-    shape (LiteRT's kernel takes no broadcast: ``MatchingElementsSize``).
+    Saturation: the int16 sum, then the activation clamp. The inputs broadcast by numpy's rule
+    (LiteRT's ``BroadcastAdd6DSlow`` / ``BroadcastSub16POTSlow``: the same per-element formula).
 
     Parameters
     ----------
@@ -100,22 +102,44 @@ def pot_add(x1, x2, params: PotAddParams, *, act_min=None, act_max=None):
     act_min, act_max : int, optional
         Fused activation range (default the int16 range).
     """
+    if not isinstance(params, PotAddParams):
+        raise TypeError(f"pot_add: params must be a PotAddParams (tflite_pot_add_params), got {type(params).__name__}")
+    a = check_tensor(x1, "pot_add", "x1", allowed=_INT16)
+    b = check_tensor(x2, "pot_add", "x2", allowed=_INT16)
+    return pot_add_plan(a.shape, b.shape, a.dtype, params, act_min=act_min, act_max=act_max, subtract=subtract)(a, b)
+
+
+def pot_add_plan(shape1, shape2, dtype, params: PotAddParams, *, act_min=None, act_max=None, subtract=False):
+    """:func:`pot_add` prepared for int16 operands of shapes ``shape1`` and ``shape2`` (validated once);
+    returns the lean ``run(x1, x2) -> out``."""
     func = "pot_add"
     if not isinstance(params, PotAddParams):
         raise TypeError(f"{func}: params must be a PotAddParams (tflite_pot_add_params), got {type(params).__name__}")
-    a = check_tensor(x1, func, "x1", allowed=_INT16)
-    b = check_tensor(x2, func, "x2", allowed=_INT16)
-    if a.shape != b.shape:
-        raise ValueError(f"{func}: x1 {a.shape} and x2 {b.shape} must have one shape (the kernel does not broadcast)")
+    shape, _ = check_spec(func, "x1", shape1, dtype, _INT16)
+    shape2, _ = check_spec(func, "x2", shape2, dtype, _INT16)
+    try:
+        out_shape = np.broadcast_shapes(shape, shape2)  # BroadcastAdd6DSlow / BroadcastSub16POTSlow
+    except ValueError:
+        raise ValueError(f"{func}: shapes {shape} and {shape2} do not broadcast") from None
+    same = shape == shape2
     shifts = (params.input1_shift, params.input2_shift)
     if any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in shifts) \
             or not all(-15 <= s <= 0 for s in shifts) or min(shifts) < 0 and max(shifts) < 0:
         raise ValueError(f"{func}: shifts must be ints in [-15, 0] with one of them 0, got {shifts}")
     _, lo, hi = output_range("int16", act_min, act_max, func)
-    out = np.empty(a.size, np.int16)
-    _pot_add(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1), -int(shifts[0]),
-             -int(shifts[1]), lo, hi, out)
-    return out.reshape(a.shape)
+    if not isinstance(subtract, (bool, np.bool_)):
+        raise TypeError(f"{func}: subtract must be a bool, got {type(subtract).__name__}")
+    right1, right2, size = -int(shifts[0]), -int(shifts[1]), math.prod(out_shape)
+    sign2 = -1 if subtract else 1
+
+    def run(x1, x2):
+        out = np.empty(size, np.int16)
+        if not same:
+            x1, x2 = (np.ascontiguousarray(v) for v in np.broadcast_arrays(x1, x2))
+        _pot_add(np.ravel(x1), np.ravel(x2), right1, right2, sign2, lo, hi, out)
+        return out.reshape(out_shape)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,7 +149,8 @@ def _pot_add_case(p, rng):
     from ..registry import random_codes
 
     return dict(x1=random_codes(rng, p["shape"], "int16"), x2=random_codes(rng, p["shape"], "int16"),
-                params=PotAddParams(p["input1_shift"], p["input2_shift"]), act_min=p["act_min"], act_max=p["act_max"])
+                params=PotAddParams(p["input1_shift"], p["input2_shift"]), act_min=p["act_min"], act_max=p["act_max"],
+                subtract=p.get("subtract", False))
 
 
 def _register():
@@ -135,11 +160,14 @@ def _register():
     x = np.array([[-32768, -3, -2, -1], [0, 1, 2, 32767]], np.int16)
     register(Operator(
         "pot_add", pot_add, ref.pot_add_oracle,
-        lambda: [dict(x1=x, x2=x[::-1].copy(), params=PotAddParams(0, -1))],
+        lambda: [dict(x1=x, x2=x[::-1].copy(), params=PotAddParams(0, -1), subtract=sub) for sub in (False, True)],
         "LiteRT int16 ADD on power-of-two scales (shift, saturating add)", generate=_pot_add_case,
         params={"shape": [3, 257], "input1_shift": 0, "input2_shift": -1, "act_min": -32768, "act_max": 32767},
         cases=(SuiteCase("pot-add-saturate", {"input2_shift": 0}, 1900),
-               SuiteCase("pot-add-ties-shift3-relu", {"input1_shift": -3, "input2_shift": 0, "act_min": 0}, 1901))))
+               SuiteCase("pot-add-ties-shift3-relu", {"input1_shift": -3, "input2_shift": 0, "act_min": 0}, 1901),
+               SuiteCase("pot-sub-saturate-shift2", {"input1_shift": 0, "input2_shift": -2, "subtract": True}, 1902),
+               SuiteCase("pot-sub-ties-shift1-first", {"input1_shift": -1, "input2_shift": 0, "subtract": True},
+                         1903))))
 
 
 _register()

@@ -41,7 +41,10 @@ from ..fixedpoint import (
     tanh_q,
     tflite_round,
 )
+from .._errors import names_its_errors
 from ._common import check_tensor, zero_point
+from ._plan import check_spec, flat_operand
+from .elementwise import _float_scale
 
 _INT8 = (np.dtype(np.int8),)
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
@@ -109,14 +112,13 @@ def _lut_args(func, function, input_scale, input_zero_point, output_scale, outpu
     for name, s in (("input_scale", input_scale), ("output_scale", output_scale)):
         if isinstance(s, bool) or not isinstance(s, (int, float, np.floating, np.integer)):
             raise TypeError(f"{func}: {name} must be a float, got {type(s).__name__}")
-        if not math.isfinite(s) or s <= 0:
-            raise ValueError(f"{func}: {name} must be finite and positive, got {s}")
-        scales.append(_f32(s))
+        scales.append(_float_scale(s, func, name))
     zi = zero_point(input_zero_point, np.int8, func, "input_zero_point")
     zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
     return fn, scales[0], zi, scales[1], zo
 
 
+@names_its_errors
 def tflite_lut_table(function, *, input_scale, input_zero_point, output_scale, output_zero_point):
     """LiteRT ``LUTPopulate<int8_t>`` / TFLM ``PopulateLookupTable``: the int8 table of ``function``.
 
@@ -167,15 +169,26 @@ def lookup_table(x, table):
     """``table[q + 128]`` for every int8 code ``q`` of ``x`` (LiteRT ``LookupTable``): no arithmetic,
     so no rounding or saturation beyond what built the table (:func:`tflite_lut_table`,
     :func:`xnnpack_lut_table`). ``table``: int8, 256 entries."""
+    x = check_tensor(x, "lookup_table", "x", allowed=_INT8)
+    return lookup_table_plan(x.shape, x.dtype, table)(x)
+
+
+def lookup_table_plan(shape, dtype, table):
+    """:func:`lookup_table` prepared for int8 codes of ``shape`` (the table checked once); returns the lean
+    ``run(x)``."""
     func = "lookup_table"
-    x = check_tensor(x, func, "x", allowed=_INT8)
+    shape, _ = check_spec(func, "x", shape, dtype, _INT8)
     t = np.asarray(table)
     if t.dtype != np.int8 or t.shape != (256,):
         raise ValueError(f"{func}: table must be an int8 array of 256 entries, got {t.dtype} {t.shape}")
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.int8)
-    _lookup(flat, np.ascontiguousarray(t), out)
-    return out.reshape(x.shape)
+    t, size = np.ascontiguousarray(t), math.prod(shape)
+
+    def run(x):
+        out = np.empty(size, np.int8)
+        _lookup(np.ravel(x), t, out)
+        return out.reshape(shape)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -191,6 +204,7 @@ class GemmlowpInputParams:
     input_range_radius: int
 
 
+@names_its_errors
 def tflm_gemmlowp_input_params(input_scale):
     """TFLM ``CalculateArithmeticOpDataLogistic`` / tanh ``CalculateArithmeticOpData`` for int8.
 
@@ -201,9 +215,7 @@ def tflm_gemmlowp_input_params(input_scale):
     func = "tflm_gemmlowp_input_params"
     if isinstance(input_scale, bool) or not isinstance(input_scale, (int, float, np.floating, np.integer)):
         raise TypeError(f"{func}: input_scale must be a float, got {type(input_scale).__name__}")
-    if not math.isfinite(input_scale) or input_scale <= 0:
-        raise ValueError(f"{func}: input_scale must be finite and positive, got {input_scale}")
-    q, shift = math.frexp(float(_f32(input_scale)) * float(1 << 27))
+    q, shift = math.frexp(float(_float_scale(input_scale, func, "input_scale")) * float(1 << 27))
     if not 0 <= shift <= 30:
         raise ValueError(f"{func}: input_scale {input_scale} gives the left shift {shift}; TFLM supports 0..30")
     m = int(math.floor(q * 2.0**31 + 0.5))
@@ -285,6 +297,7 @@ def _downscale_int32_to_int16_multiplier(m):
     return 32767 if m >= (1 << 31) - 1 - (1 << 15) else (m + (1 << 15)) >> 16
 
 
+@names_its_errors
 def tflite_hard_swish_params(*, input_scale, input_zero_point, output_scale, output_zero_point):
     """LiteRT / TFLM ``HardSwishPrepare`` (int8): ``hires = f32(s_in / 128)``, output multiplier
     ``f32(hires / s_out)`` and reluish multiplier ``f32(hires / f32(3 / 32768))``, each through
@@ -337,8 +350,15 @@ def hard_swish(x, *, params):
     high multiply truncates toward zero (no rounding) and SRDHM16 ties toward +inf. ``params``: a
     :class:`HardSwishParams` from :func:`tflite_hard_swish_params`.
     """
+    x = check_tensor(x, "hard_swish", "x", allowed=_INT8)
+    return hard_swish_plan(x.shape, x.dtype, params=params)(x)
+
+
+def hard_swish_plan(shape, dtype, *, params):
+    """:func:`hard_swish` prepared for int8 codes of ``shape`` (``params`` checked once); returns the lean
+    ``run(x)``."""
     func = "hard_swish"
-    x = check_tensor(x, func, "x", allowed=_INT8)
+    shape, _ = check_spec(func, "x", shape, dtype, _INT8)
     if not isinstance(params, HardSwishParams):
         raise TypeError(f"{func}: params must be a HardSwishParams, got {type(params).__name__}")
     zi = zero_point(params.input_zero_point, np.int8, func, "params.input_zero_point")
@@ -350,11 +370,16 @@ def hard_swish(x, *, params):
                             ("reluish_multiplier_exponent", params.reluish_multiplier_exponent, -31, 15)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
             raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.int8)
-    _hard_swish(flat, zi, zo, int(params.output_multiplier_fixedpoint_int16), int(params.output_multiplier_exponent),
-                int(params.reluish_multiplier_fixedpoint_int16), int(params.reluish_multiplier_exponent), out)
-    return out.reshape(x.shape)
+    args = (zi, zo, int(params.output_multiplier_fixedpoint_int16), int(params.output_multiplier_exponent),
+            int(params.reluish_multiplier_fixedpoint_int16), int(params.reluish_multiplier_exponent))
+    size = math.prod(shape)
+
+    def run(x):
+        out = np.empty(size, np.int8)
+        _hard_swish(np.ravel(x), *args, out)
+        return out.reshape(shape)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------
@@ -373,6 +398,7 @@ class PreluParams:
     shift_2: int
 
 
+@names_its_errors
 def tflite_prelu_params(*, input_scale, input_zero_point, alpha_scale, alpha_zero_point, output_scale,
                         output_zero_point):
     """LiteRT / TFLM ``PreluPrepare``: ``QuantizeMultiplier`` (double) of ``f32(s_in / s_out)`` and of
@@ -406,15 +432,23 @@ def prelu(x, alpha, *, params):
     rounding: SRDHM ties toward +inf, the shift ties away from zero); ``+ zo``, clamped to int8.
     ``params``: a :class:`PreluParams` from :func:`tflite_prelu_params`.
     """
+    x = check_tensor(x, "prelu", "x", allowed=_INT8)
+    a = check_tensor(alpha, "prelu", "alpha", allowed=_INT8)
+    return prelu_plan(x.shape, a.shape, x.dtype, params=params)(x, a)
+
+
+def prelu_plan(shape, alpha_shape, dtype, *, params):
+    """:func:`prelu` prepared for int8 ``x`` of ``shape`` and ``alpha`` of ``alpha_shape`` (validated once,
+    the broadcast of alpha an index map); returns the lean ``run(x, alpha)``."""
     func = "prelu"
-    x = check_tensor(x, func, "x", allowed=_INT8)
-    a = check_tensor(alpha, func, "alpha", allowed=_INT8)
+    shape, _ = check_spec(func, "x", shape, dtype, _INT8)
+    alpha_shape, _ = check_spec(func, "alpha", alpha_shape, dtype, _INT8)
     if not isinstance(params, PreluParams):
         raise TypeError(f"{func}: params must be a PreluParams, got {type(params).__name__}")
     try:
-        a = np.broadcast_to(a, x.shape)
+        np.broadcast_to(np.empty(alpha_shape, np.int8), shape)
     except ValueError:
-        raise ValueError(f"{func}: alpha of shape {a.shape} does not broadcast to x of shape {x.shape}") from None
+        raise ValueError(f"{func}: alpha of shape {alpha_shape} does not broadcast to x of shape {shape}") from None
     zi = zero_point(params.input_zero_point, np.int8, func, "params.input_zero_point")
     za = zero_point(params.alpha_zero_point, np.int8, func, "params.alpha_zero_point")
     zo = zero_point(params.output_zero_point, np.int8, func, "params.output_zero_point")
@@ -426,22 +460,31 @@ def prelu(x, alpha, *, params):
         v = getattr(params, name)
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not -31 <= v <= 30:
             raise ValueError(f"{func}: params.{name} must be an int in [-31, 30], got {v!r}")
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.int8)
-    _prelu(flat, np.ascontiguousarray(a).reshape(-1), zi, za, zo, int(params.multiplier_1), int(params.shift_1),
-           int(params.multiplier_2), int(params.shift_2), out)
-    return out.reshape(x.shape)
+    args = (zi, za, zo, int(params.multiplier_1), int(params.shift_1), int(params.multiplier_2), int(params.shift_2))
+    flat_alpha, size = flat_operand(alpha_shape, shape), math.prod(shape)
+
+    def run(x, alpha):
+        out = np.empty(size, np.int8)
+        _prelu(np.ravel(x), flat_alpha(alpha), *args, out)
+        return out.reshape(shape)
+
+    return run
 
 
 
 # --------------------------------------------------------------------------------------------
 # RSQRT (LiteRT elementwise.cc and TFLM elementwise.cc: the same integer recipe)
 # --------------------------------------------------------------------------------------------
+@names_its_errors
 def tflite_rsqrt_multiplier(*, input_scale, output_scale):
     """``SetRsqrtOutputMultiplier``: ``QuantizeMultiplier(1. / double(f32(sqrtf(s_in) * s_out)))``."""
     func = "tflite_rsqrt_multiplier"
     _, s_in, _, s_out, _ = _lut_args(func, "tanh", input_scale, 0, output_scale, 0)
-    m, sh = quantize_multiplier(1.0 / float(_f32(np.sqrt(s_in) * s_out)))
+    denominator = float(_f32(np.sqrt(s_in) * s_out))
+    if not 0 < denominator < math.inf:
+        raise ValueError(f"{func}: sqrt(input_scale) * output_scale = {denominator} in float32; it must be finite "
+                         "and positive")
+    m, sh = quantize_multiplier(1.0 / denominator)
     if not -31 + 20 <= sh <= 30:
         raise ValueError(f"{func}: the output shift {sh} is outside [-11, 30]")
     return int(m), int(sh)
@@ -466,21 +509,34 @@ def rsqrt(x, *, input_zero_point, output_zero_point, multiplier, shift):
     ``out = clamp(MBQM(d, multiplier, shift - 20) + zo)`` (double rounding). A code below ``zi`` is a
     ValueError, as both engines fail the invocation ("Rsqrt is only defined for positive values").
     ``multiplier, shift`` from :func:`tflite_rsqrt_multiplier`."""
+    x = check_tensor(x, "rsqrt", "x", allowed=_INT8)
+    return rsqrt_plan(x.shape, x.dtype, input_zero_point=input_zero_point, output_zero_point=output_zero_point,
+                      multiplier=multiplier, shift=shift)(x)
+
+
+def rsqrt_plan(shape, dtype, *, input_zero_point, output_zero_point, multiplier, shift):
+    """:func:`rsqrt` prepared for int8 codes of ``shape`` (validated once); the lean ``run(x)`` still refuses
+    a code below the input zero point."""
     func = "rsqrt"
-    x = check_tensor(x, func, "x", allowed=_INT8)
+    shape, _ = check_spec(func, "x", shape, dtype, _INT8)
     zi = zero_point(input_zero_point, np.int8, func, "input_zero_point")
     zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
     if isinstance(multiplier, bool) or not isinstance(multiplier, (int, np.integer)) or not 0 <= multiplier < 1 << 31:
         raise ValueError(f"{func}: multiplier must be an int in [0, 2^31), got {multiplier!r}")
     if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) or not -11 <= shift <= 30:
         raise ValueError(f"{func}: shift must be an int in [-11, 30], got {shift!r}")
-    if np.any(x.astype(np.int64) < zi):
-        raise ValueError(f"{func}: Rsqrt is only defined for positive values (a code is below the input zero "
-                         f"point {zi})")
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.int8)
-    _rsqrt(flat, zi, zo, int(multiplier), int(shift), out)
-    return out.reshape(x.shape)
+    m, s, size = int(multiplier), int(shift), math.prod(shape)
+
+    def run(x):
+        flat = np.ravel(x)
+        if flat.min() < zi:
+            raise ValueError(f"{func}: Rsqrt is only defined for positive values (a code is below the input zero "
+                             f"point {zi})")
+        out = np.empty(size, np.int8)
+        _rsqrt(flat, zi, zo, m, s, out)
+        return out.reshape(shape)
+
+    return run
 
 # --------------------------------------------------------------------------------------------
 # descriptors (dspsim.registry)

@@ -31,6 +31,7 @@ from numba import njit
 
 from ..fixedpoint import rounding_divide_by_pot_scalar, saturating_rounding_doubling_high_mul16_scalar
 from ._common import check_tensor
+from ._plan import check_spec
 
 _INT16 = (np.dtype(np.int16),)
 _INT32_MAX = (1 << 31) - 1
@@ -162,11 +163,30 @@ def tflite_int16_sigmoid_rescale(input_scale, *, tanh):
 
 def _lut_family(func, is_tanh, x, input_multiplier, input_left_shift):
     x = check_tensor(x, func, "x", allowed=_INT16)
+    return _lut_plan(func, is_tanh, x.shape, x.dtype, input_multiplier, input_left_shift)(x)
+
+
+def _lut_plan(func, is_tanh, shape, dtype, input_multiplier, input_left_shift):
+    shape, _ = check_spec(func, "x", shape, dtype, _INT16)
     m, s = check_lut_input_rescale(func, input_multiplier, input_left_shift)
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, np.int16)
-    _lut_sigmoid_loop(flat, m, s, is_tanh, SIGMOID_TABLE_UINT16, out)
-    return out.reshape(x.shape)
+    size = math.prod(shape)
+
+    def run(x):
+        out = np.empty(size, np.int16)
+        _lut_sigmoid_loop(np.ravel(x), m, s, is_tanh, SIGMOID_TABLE_UINT16, out)
+        return out.reshape(shape)
+
+    return run
+
+
+def int16_logistic_plan(shape, dtype, input_multiplier=0, input_left_shift=0):
+    """:func:`int16_logistic` prepared for int16 codes of ``shape`` (the rescale checked once): the lean ``run(x)``."""
+    return _lut_plan("int16_logistic", False, shape, dtype, input_multiplier, input_left_shift)
+
+
+def int16_tanh_plan(shape, dtype, input_multiplier=0, input_left_shift=0):
+    """:func:`int16_tanh` prepared for int16 codes of ``shape``: the lean ``run(x)``."""
+    return _lut_plan("int16_tanh", True, shape, dtype, input_multiplier, input_left_shift)
 
 
 def int16_logistic(x, input_multiplier=0, input_left_shift=0):

@@ -14,22 +14,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fixedpoint import multiply_by_quantized_multiplier
+from .._errors import check_flag, names_its_errors
 from ._common import check_tensor, zero_point
+from ._plan import check_spec
 from .elementwise import _float_scale, _multiplier, _resolve_axes, _shift
+from .requantize import _requantize_codes
 
-__all__ = ["reduce_sum", "xnnpack_sum"]
+__all__ = ["reduce_sum", "reduce_sum_plan", "xnnpack_sum", "xnnpack_sum_plan"]
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
-def _codes_and_axes(func, x, axis, input_zero_point, output_zero_point):
-    x = check_tensor(x, func, "x", allowed=_TYPES)
-    axes = _resolve_axes(axis, x.ndim, func)
-    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
-    zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
-    n = int(np.prod([x.shape[a] for a in axes], dtype=np.int64)) if axes else 1
-    return x, axes, zi, zo, n
+def _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point):
+    shape, dt = check_spec(func, "x", shape, dtype, _TYPES)
+    axes = _resolve_axes(axis, len(shape), func)
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    return shape, dt, axes, zi, zo, n
 
 
 def _int32_sum(x, axes, keep_dims):
@@ -37,6 +39,7 @@ def _int32_sum(x, axes, keep_dims):
     return (total + (1 << 31)) % (1 << 32) - (1 << 31)
 
 
+@names_its_errors
 def reduce_sum(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False,
                codes_as_uint8=False):
     """TFLite quantized SUM (``reference_ops::QuantizedMeanOrSum``, compute_sum=true)::
@@ -53,24 +56,43 @@ def reduce_sum(x, axis, *, input_zero_point, output_zero_point, multiplier, shif
     their bytes (``c mod 256``) and the result is clamped to [0, 255], then stored as that byte (so
     200 comes back as -56); the zero points are the int8 ones.
     """
+    x = check_tensor(x, "reduce_sum", "x", allowed=_TYPES)
+    return reduce_sum_plan(x.shape, x.dtype, axis, input_zero_point=input_zero_point,
+                           output_zero_point=output_zero_point, multiplier=multiplier, shift=shift,
+                           keep_dims=keep_dims, codes_as_uint8=codes_as_uint8)(x)
+
+
+def reduce_sum_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False,
+                    codes_as_uint8=False):
+    """:func:`reduce_sum` prepared for codes of ``shape`` and ``dtype`` (validated once); returns the lean
+    ``run(x) -> codes``."""
     func = "reduce_sum"
-    x, axes, zi, zo, n = _codes_and_axes(func, x, axis, input_zero_point, output_zero_point)
+    shape, dt, axes, zi, zo, n = _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point)
     m = _multiplier(multiplier, func, "multiplier")
     s = _shift(shift, func, "shift", -31, 30)
-    if codes_as_uint8:
-        if x.dtype != np.int8:
-            raise ValueError(f"{func}: codes_as_uint8 models LiteRT's int8 defect; x must be int8, got {x.dtype}")
-        x, lo, hi = x.view(np.uint8), 0, 255
+    keep_dims = check_flag(keep_dims, func, "keep_dims")
+    as_bytes = check_flag(codes_as_uint8, func, "codes_as_uint8")
+    if as_bytes:
+        if dt != np.int8:
+            raise ValueError(f"{func}: codes_as_uint8 models LiteRT's int8 defect; x must be int8, got {dt}")
+        lo, hi = 0, 255
     else:
-        info = np.iinfo(x.dtype)
+        info = np.iinfo(dt)
         lo, hi = int(info.min), int(info.max)
-    acc = _int32_sum(x, axes, keep_dims) - zi * n
-    acc = (acc + (1 << 31)) % (1 << 32) - (1 << 31)
-    v = np.clip(multiply_by_quantized_multiplier(acc, m, s) + zo, lo, hi)
-    out = v.astype(np.uint8).view(np.int8) if codes_as_uint8 else v.astype(x.dtype)
-    return out.reshape(np.shape(acc))
+    offset, args = zi * n, (0, zo, m, s, 0, lo, hi)  # the "double" MBQM of tflite_requantize's core
+
+    def run(x):
+        acc = (x.view(np.uint8) if as_bytes else x).astype(np.int64).sum(axis=axes, keepdims=keep_dims) - offset
+        # the int32 sum (TFLite's accumulator) and the zero-point term wrap in the core, as one int32 wrap
+        v = np.empty(np.size(acc), np.int64)
+        _requantize_codes(np.ravel(acc), *args, v)
+        out = v.astype(np.uint8).view(np.int8) if as_bytes else v.astype(dt)
+        return out.reshape(np.shape(acc))
+
+    return run
 
 
+@names_its_errors
 def xnnpack_sum(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
     """XNNPACK ``sum_nd`` on int8 (LiteRT's default interpreter): an int32 sum of the codes, then
     XNNPACK's reference int32 -> qs8 convert with the zero point folded in (``reduce-nd.c``)::
@@ -82,15 +104,31 @@ def xnnpack_sum(x, axis, *, input_scale, input_zero_point, output_scale, output_
     ``float(sum)`` rounds above 2^24; no fused multiply-add (baseline x86-64 build). Like
     :func:`dspsim.kernels.elementwise.xnnpack_mean` with the ``1 / n`` factor left out.
     """
-    func = "xnnpack_sum"
     if np.asarray(x).dtype != np.int8:
-        raise TypeError(f"{func}: x must be int8, got {np.asarray(x).dtype}")
-    x, axes, zi, zo, n = _codes_and_axes(func, x, axis, input_zero_point, output_zero_point)
+        raise TypeError(f"xnnpack_sum: x must be int8, got {np.asarray(x).dtype}")
+    x = check_tensor(x, "xnnpack_sum", "x", allowed=_TYPES)
+    return xnnpack_sum_plan(x.shape, x.dtype, axis, input_scale=input_scale, input_zero_point=input_zero_point,
+                            output_scale=output_scale, output_zero_point=output_zero_point, keep_dims=keep_dims)(x)
+
+
+def xnnpack_sum_plan(shape, dtype, axis, *, input_scale, input_zero_point, output_scale, output_zero_point,
+                     keep_dims=False):
+    """:func:`xnnpack_sum` prepared for int8 codes of ``shape`` (validated and derived once); returns the lean
+    ``run(x) -> int8``."""
+    func = "xnnpack_sum"
+    if np.dtype(dtype) != np.int8:
+        raise TypeError(f"{func}: x must be int8, got {np.dtype(dtype)}")
+    shape, dt, axes, zi, zo, n = _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point)
     inv = np.float32(_float_scale(input_scale, func, "input_scale") / _float_scale(output_scale, func, "output_scale"))
-    zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int32(n * zi)) * inv))
-    acc = _int32_sum(x, axes, keep_dims).astype(np.int32)
-    y = np.rint(np.float32(np.float32(acc.astype(np.float32) * inv) + zp))
-    return np.clip(y, -128, 127).astype(np.int8)
+    zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int64(n * zi).astype(np.int32)) * inv))
+    keep_dims = check_flag(keep_dims, func, "keep_dims")
+
+    def run(x):
+        acc = _int32_sum(x, axes, keep_dims).astype(np.int32)
+        y = np.rint(np.float32(np.float32(acc.astype(np.float32) * inv) + zp))
+        return np.clip(y, -128, 127).astype(np.int8)
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ with ``M, shift = QuantizeMultiplier(double(f32(s_in / s_out)))``; equal scales 
 from __future__ import annotations
 
 import math
+from enum import Enum
 
 import numpy as np
 
@@ -18,9 +19,10 @@ from numba import njit
 
 from .._jit import parallel_rows
 from ..dtypes import int_type
-from ..fixedpoint import Rounding, as_int_array, quantize_multiplier, tflite_round
+from ..fixedpoint import Rounding, as_int_array, multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
 from ..requant import Arithmetic, FloatBias, Requant, output_range, requantize_value
 from ._common import check_tensor, zero_point
+from ._plan import check_spec
 
 _RELU_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 _IDENTITY = (1 << 30, 1)  # QuantizeMultiplier(1.0)
@@ -99,10 +101,20 @@ def relu(x, *, input_zero_point, output_zero_point=None, multiplier=None, shift=
 
     Returns ``clamp(zo + MultiplyByQuantizedMultiplier(x - zi, multiplier, shift), act_min, act_max)``.
     """
+    x = check_tensor(x, "relu", "x", allowed=_RELU_TYPES)
+    return relu_plan(x.shape, x.dtype, input_zero_point=input_zero_point, output_zero_point=output_zero_point,
+                     multiplier=multiplier, shift=shift, act_min=act_min, act_max=act_max, rounding=rounding,
+                     out_dtype=out_dtype)(x)
+
+
+def relu_plan(shape, dtype, *, input_zero_point, output_zero_point=None, multiplier=None, shift=None, act_min=None,
+              act_max=None, rounding="double", out_dtype=None):
+    """:func:`relu` prepared for codes of ``shape`` and ``dtype`` (every parameter validated once); returns
+    the lean ``run(x) -> codes``."""
     func = "relu"
-    x = check_tensor(x, func, "x", allowed=_RELU_TYPES)
-    t = int_type(x.dtype if out_dtype is None else out_dtype, func)
-    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
+    shape, dtype = check_spec(func, "x", shape, dtype, _RELU_TYPES)
+    t = int_type(dtype if out_dtype is None else out_dtype, func)
+    zi = zero_point(input_zero_point, dtype, func, "input_zero_point")
     zo = zi if output_zero_point is None else zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     if (multiplier is None) != (shift is None):
         raise ValueError(f"{func}: give both multiplier and shift, or neither")
@@ -114,7 +126,7 @@ def relu(x, *, input_zero_point, output_zero_point=None, multiplier=None, shift=
     if rq.channels != 1:
         raise ValueError(f"{func}: multiplier and shift must be scalars")
     lo = max(t.min, zo) if act_min is None else act_min
-    return _requant(func, x, zi, rq, zo, lo, act_max, t)
+    return _requant_plan(func, shape, zi, rq, zo, lo, act_max, t)
 
 
 def _make_rows(arith):
@@ -143,8 +155,9 @@ def _make_rows(arith):
 _ROWS = {}
 
 
-def _requant(func, x, zi, rq, zo, lo, hi, t):
-    """``clamp(zo + requant(x - zi), lo, hi)`` as ``t``; ``lo``/``hi`` None = the range of ``t``.
+def _requant_plan(func, shape, zi, rq, zo, lo, hi, t):
+    """The lean ``run(x) = clamp(zo + requant(x - zi), lo, hi)`` as ``t`` for codes of ``shape``;
+    ``lo``/``hi`` None = the range of ``t``.
 
     The same integers as :func:`dspsim.requant.requantize` of ``x - zi`` (|x - zi| < 2^17, so the
     fixed-point schemes never saturate the accumulator), without the int64 copy of ``x``.
@@ -157,11 +170,20 @@ def _requant(func, x, zi, rq, zo, lo, hi, t):
     if arith not in _ROWS:
         _ROWS[arith] = _make_rows(arith)
     rows = _ROWS[arith]
-    flat = np.ascontiguousarray(x).reshape(-1)
-    out = np.empty(flat.shape, t.dtype)
-    n = max(min(flat.size, 1024), 1)
-    parallel_rows(lambda r0, r1: rows(flat, n, zi, zo, m, s, lo, hi, out, r0, r1), -(-flat.size // n), flat.size)
-    return out.reshape(x.shape)
+    size = math.prod(shape)
+    n = max(min(size, 1024), 1)
+    n_rows, out_dtype = -(-size // n), t.dtype
+
+    def run(x):
+        flat = np.ravel(x)
+        out = np.empty(size, out_dtype)
+        if n_rows == 1:
+            rows(flat, n, zi, zo, m, s, lo, hi, out, 0, 1)
+        else:
+            parallel_rows(lambda r0, r1: rows(flat, n, zi, zo, m, s, lo, hi, out, r0, r1), n_rows, size)
+        return out.reshape(shape)
+
+    return run
 
 
 def _tflite_relu_x(func, kind, x, input_scale, input_zero_point, output_scale, output_zero_point, rounding,
@@ -176,7 +198,7 @@ def _tflite_relu_x(func, kind, x, input_scale, input_zero_point, output_scale, o
         raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
     lo, hi = tflite_activation_range(kind, s_out, output_zero_point, t.name, fused=False)
     zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
-    return _requant(func, x, zi, rq, int(output_zero_point), lo, hi, t)
+    return _requant_plan(func, x.shape, zi, rq, int(output_zero_point), lo, hi, t)(x)
 
 
 @names_its_errors
@@ -195,15 +217,29 @@ def relu_n1_to_1(x, *, input_scale, input_zero_point, output_scale, output_zero_
                           output_zero_point, rounding, out_dtype)
 
 
+class NegativeAlpha(str, Enum):
+    """How LEAKY_RELU applies a negative alpha's multiplier ``M < 0`` (``QuantizeMultiplier`` of the negative
+    ratio: ``-M`` is the multiplier of ``|ratio|``, the rounding being symmetric)."""
+
+    NEGATE = "negate"
+    """``zo - MBQM(v, -M, shift)``: ``reference_ops::QuantizeLeakyRelu`` since LiteRT e022fdc "Fix Leaky Relu
+    for negative alpha values" (LiteRT BUILTIN_REF, int8 in every LiteRT kernel type, the TFLM wheel)."""
+    SIGNED_MULTIPLIER = "signed_multiplier"
+    """``zo + MBQM(v, M, shift)``, which is ``zo + MBQM(-v, -M, shift)``: SRDHM's ties toward +inf fall the
+    other way (``optimized_integer_ops::QuantizeLeakyRelu``, int16 under LiteRT's default interpreter)."""
+
+
 @names_its_errors
 def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point, rounding="double",
-               out_dtype=None, quotient="float32"):
+               out_dtype=None, quotient="float32", negative_alpha="negate"):
     """TFLite ``QuantizeLeakyRelu``: two multipliers, chosen by the sign of ``v = q - zi``.
 
     ``v >= 0``: ``zo + MBQM(v, M_id, sh_id)`` with ``M_id`` from ``double(f32(s_in / s_out))``;
     ``v < 0``: ``zo + MBQM(v, M_alpha, sh_alpha)`` from ``double(f32(f32(s_in * alpha) / s_out))``;
-    clamped to the output type only (no fused activation). ``alpha`` must be >= 0 (TFLite would
-    build a negative Q31 multiplier, TFLM negates; neither is modelled). ``quotient`` says how Prepare
+    clamped to the output type only (no fused activation). A negative ``alpha`` gives a negative
+    ``M_alpha``, applied as ``negative_alpha`` (a :class:`NegativeAlpha`) says: the reference negates
+    ``MBQM(v, -M_alpha)`` (ties of SRDHM toward -inf in the result), LiteRT's optimized int16 kernel
+    multiplies by ``M_alpha`` itself (ties toward +inf). ``quotient`` says how Prepare
     divides: ``"float32"`` as above (LiteRT ``activations.cc`` LeakyReluPrepare), ``"double"``:
     ``double(s_in) / double(s_out)`` and ``double(s_in) * double(alpha) / double(s_out)`` (the TFLM
     wheel's ``leaky_relu_common.cc``; over the 23 seanet int16 models 10 of 63,040 values differ).
@@ -214,8 +250,11 @@ def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_
     s_in = _check_scale(input_scale, func, "input_scale")
     s_out = _check_scale(output_scale, func, "output_scale")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) \
-            or not math.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"{func}: alpha must be a finite float >= 0, got {alpha!r}")
+            or not math.isfinite(alpha):
+        raise ValueError(f"{func}: alpha must be a finite float, got {alpha!r}")
+    if negative_alpha not in tuple(NegativeAlpha):
+        raise ValueError(f"{func}: negative_alpha must be one of {[m.value for m in NegativeAlpha]}, "
+                         f"got {negative_alpha!r}")
     zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     if rounding not in ("double", "single"):
@@ -229,9 +268,19 @@ def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_
     else:
         raise ValueError(f"{func}: quotient must be 'float32' or 'double', got {quotient!r}")
     rq_id = Requant.fixed_point(*quantize_multiplier(real_id, rounding), rounding)
-    rq_alpha = Requant.fixed_point(*quantize_multiplier(real_alpha, rounding), rounding)
-    pos = _requant(func, x, zi, rq_id, zo, None, None, t)
-    neg = _requant(func, x, zi, rq_alpha, zo, None, None, t)
+    pos = _requant_plan(func, x.shape, zi, rq_id, zo, None, None, t)(x)
+    if real_alpha >= 0:
+        neg = _requant_plan(func, x.shape, zi, Requant.fixed_point(*quantize_multiplier(real_alpha, rounding),
+                                                                   rounding), zo, None, None, t)(x)
+    else:
+        m, shift = quantize_multiplier(real_alpha, rounding)
+        if m == -(1 << 31):  # -M would wrap in int32 (a ratio mantissa rounding up to 1)
+            raise ValueError(f"{func}: the alpha multiplier {real_alpha!r} rounds to -2^31, whose negation wraps "
+                             "in TFLite (not modelled)")
+        v = x.astype(np.int64) - zi
+        negate = NegativeAlpha(negative_alpha) is NegativeAlpha.NEGATE
+        mag = np.asarray(multiply_by_quantized_multiplier(v if negate else -v, -m, shift, rounding), np.int64)
+        neg = np.clip(zo - mag if negate else zo + mag, t.min, t.max)
     return np.where(x.astype(np.int64) - zi >= 0, pos, neg).astype(t.dtype)
 
 
@@ -242,16 +291,23 @@ def tflm_relu6(x, *, input_scale, input_zero_point):
     TFLM ignores the output tensor's scale and zero point here (docs/semantics.md §3); ``round`` ties away
     from zero. Output dtype = input dtype.
     """
+    x = check_tensor(x, "tflm_relu6", "x", allowed=_RELU_TYPES)
+    return tflm_relu6_plan(x.shape, x.dtype, input_scale=input_scale, input_zero_point=input_zero_point)(x)
+
+
+def tflm_relu6_plan(shape, dtype, *, input_scale, input_zero_point):
+    """:func:`tflm_relu6` prepared for codes of ``shape`` and ``dtype`` (the clamp derived once); returns the
+    lean ``run(x) -> codes``."""
     func = "tflm_relu6"
-    x = check_tensor(x, func, "x", allowed=_RELU_TYPES)
-    t = int_type(x.dtype, func)
+    _, dtype = check_spec(func, "x", shape, dtype, _RELU_TYPES)
+    t = int_type(dtype, func)
     s_in = _check_scale(input_scale, func, "input_scale")
-    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
+    zi = zero_point(input_zero_point, dtype, func, "input_zero_point")
     six = np.float32(np.float32(6.0) / np.float32(s_in))
     if not np.isfinite(six):
         raise ValueError(f"{func}: 6 / input_scale {s_in:.9g} is not finite in float32")
     hi = min(max(zi + tflite_round(six), t.min), t.max)
-    return np.minimum(np.maximum(x, zi), hi).astype(t.dtype)
+    return lambda x: np.minimum(np.maximum(x, zi), hi).astype(t.dtype)
 
 
 @names_its_errors
@@ -320,13 +376,20 @@ def _register():
         cases=(SuiteCase("relu-n1-to-1-scaled", {"output_scale": 0.01, "output_zero_point": 3}, 1310),)))
     register(Operator(
         "leaky_relu", leaky_relu, ref.leaky_relu_oracle,
-        lambda: [dict(e, alpha=0.1, quotient=qt) for e in _scaled_examples() for qt in ("float32", "double")],
+        lambda: [dict(e, alpha=a, quotient=qt) for e in _scaled_examples() for qt in ("float32", "double")
+                 for a in (0.1, -0.3)] + [dict(_scaled_examples()[0], alpha=-0.3, negative_alpha="signed_multiplier")],
         "TFLite LEAKY_RELU (two multipliers by the sign of q - zi)",
-        generate=lambda p, rng: dict(_scaled_case(p, rng), alpha=p["alpha"]),
-        params={**_RELU_PARAMS, "alpha": 0.2}, choices=_RELU_CHOICES,
+        generate=lambda p, rng: dict(_scaled_case(p, rng), alpha=p["alpha"], negative_alpha=p["negative_alpha"]),
+        params={**_RELU_PARAMS, "alpha": 0.2, "negative_alpha": "negate"},
+        choices={**_RELU_CHOICES, "negative_alpha": tuple(m.value for m in NegativeAlpha)},
         cases=(SuiteCase("leaky-relu", {"input_zero_point": -5, "output_zero_point": 2}, 1320),
                SuiteCase("leaky-relu-int16-left-shift", {"dtype": "int16", "input_scale": 0.002,
-                                                         "output_scale": 0.0005}, 1321))))
+                                                         "output_scale": 0.0005}, 1321),
+               SuiteCase("leaky-relu-negative-alpha-ties", {"alpha": -0.5, "input_scale": 0.1, "output_scale": 0.1,
+                                                            "input_zero_point": 3, "output_zero_point": -2}, 1322),
+               SuiteCase("leaky-relu-int16-negative-alpha-signed", {"dtype": "int16", "alpha": -0.5,
+                                                                    "negative_alpha": "signed_multiplier"}, 1323),
+               SuiteCase("leaky-relu-alpha-above-one", {"alpha": 1.7, "output_scale": 0.2}, 1324))))
     register(Operator(
         "tflm_relu6", tflm_relu6, ref.tflm_relu6_oracle,
         lambda: [dict(x=xx, input_scale=0.1, input_zero_point=0)

@@ -17,15 +17,39 @@ output_zero_point)``, with ``(multiplier, shift) = QuantizeMultiplier(double(s_i
 """
 from __future__ import annotations
 
+import math
 import numpy as np
+from numba import njit
 
-from ..fixedpoint import multiply_by_quantized_multiplier, rounding_right_shift, saturating_rounding_doubling_high_mul
+from .._errors import names_its_errors
+from ..fixedpoint import (CHUNK, Rounding, multiply_by_quantized_multiplier_scalar,
+                          multiply_by_quantized_multiplier_single_scalar, rounding_right_shift_scalar,
+                          saturating_rounding_doubling_high_mul_scalar, wrap_scalar)
 
 _IN_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.int32))
 _OUT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.int32))
 ROUNDINGS = ("double", "single", "neon")
 
 
+@njit(cache=True)
+def _requantize_codes(x, zi, zo, multiplier, shift, build, lo, hi, out):
+    """One chunk (int64 in and out): ``clamp(MBQM(int32(x - zi)) + zo, lo, hi)``; ``build`` indexes ROUNDINGS."""
+    left = max(shift, 0)
+    right = max(-shift, 0)
+    for i in range(x.shape[0]):
+        d = wrap_scalar(x[i] - zi, 32)  # TFLite's int32 subtraction
+        if build == 0:
+            y = multiply_by_quantized_multiplier_scalar(d, multiplier, shift)
+        elif build == 1:
+            y = multiply_by_quantized_multiplier_single_scalar(d, multiplier, shift)
+        else:  # VRSHL(VQRDMULH(x << left, m), -right): the left shift wraps, the right shift ties toward +inf
+            y = rounding_right_shift_scalar(
+                saturating_rounding_doubling_high_mul_scalar(wrap_scalar(d << left, 32), multiplier), right,
+                Rounding.HALF_UP)
+        out[i] = min(max(y + zo, lo), hi)
+
+
+@names_its_errors
 def tflite_requantize(x, *, input_zero_point, output_zero_point, multiplier, shift, out_dtype="int8",
                       rounding="double"):
     """TFLite Requantize of integer codes ``x`` to ``out_dtype`` (see the module docstring).
@@ -43,14 +67,28 @@ def tflite_requantize(x, *, input_zero_point, output_zero_point, multiplier, shi
     out_dtype : "int8" | "uint8" | "int16" | "int32"
     rounding : "double" | "single" | "neon"
     """
-    func = "tflite_requantize"
     a = np.asarray(x)
     if a.dtype not in _IN_TYPES:
-        raise TypeError(f"{func}: x must have dtype int8, uint8, int16 or int32, got {a.dtype}")
-    dt = np.dtype(out_dtype)
+        raise TypeError(f"tflite_requantize: x must have dtype int8, uint8, int16 or int32, got {a.dtype}")
+    return tflite_requantize_plan(a.shape, a.dtype, input_zero_point=input_zero_point,
+                                  output_zero_point=output_zero_point, multiplier=multiplier, shift=shift,
+                                  out_dtype=out_dtype, rounding=rounding)(a)
+
+
+def tflite_requantize_plan(shape, dtype, *, input_zero_point, output_zero_point, multiplier, shift, out_dtype="int8",
+                           rounding="double"):
+    """:func:`tflite_requantize` prepared for codes of ``shape`` and ``dtype`` (every parameter validated
+    once); returns the lean ``run(x) -> codes``."""
+    func = "tflite_requantize"
+    if np.dtype(dtype) not in _IN_TYPES:
+        raise TypeError(f"{func}: x must have dtype int8, uint8, int16 or int32, got {np.dtype(dtype)}")
+    try:
+        dt = np.dtype(out_dtype)
+    except (TypeError, ValueError):
+        dt = None
     if dt not in _OUT_TYPES:
         raise TypeError(f"{func}: out_dtype must be int8, uint8, int16 or int32, got {out_dtype!r}")
-    if rounding not in ROUNDINGS:
+    if not isinstance(rounding, str) or rounding not in ROUNDINGS:
         raise ValueError(f"{func}: rounding must be one of {ROUNDINGS}, got {rounding!r}")
     for name, v in (("input_zero_point", input_zero_point), ("output_zero_point", output_zero_point)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not -(1 << 16) <= v <= (1 << 16):
@@ -59,16 +97,27 @@ def tflite_requantize(x, *, input_zero_point, output_zero_point, multiplier, shi
         raise ValueError(f"{func}: multiplier must be an int in [0, 2^31), got {multiplier!r}")
     if not (isinstance(shift, (int, np.integer)) and -31 <= shift <= 30):
         raise ValueError(f"{func}: shift must be an int in [-31, 30], got {shift!r}")
-    d = (a.astype(np.int64) - int(input_zero_point) + (1 << 31)) % (1 << 32) - (1 << 31)  # int32 subtraction
-    if rounding == "neon":
-        left, right = max(int(shift), 0), max(-int(shift), 0)
-        shifted = ((d << left) + (1 << 31)) % (1 << 32) - (1 << 31)  # int32 left shift wraps, as in TFLite
-        y = rounding_right_shift(saturating_rounding_doubling_high_mul(shifted, int(multiplier)).astype(np.int64),
-                                 right, "half_up")
-    else:
-        y = multiply_by_quantized_multiplier(d, int(multiplier), int(shift), rounding=rounding)
     info = np.iinfo(dt)
-    return np.clip(np.asarray(y, np.int64) + int(output_zero_point), info.min, info.max).astype(dt)
+    shape = tuple(int(d) for d in shape)
+    size = math.prod(shape)
+    args = (int(input_zero_point), int(output_zero_point), int(multiplier), int(shift), ROUNDINGS.index(rounding),
+            int(info.min), int(info.max))
+
+    def run(x):
+        if size <= CHUNK:  # one int64 chunk
+            out = np.empty(size, np.int64)
+            _requantize_codes(np.ravel(x).astype(np.int64), *args, out)
+            return out.astype(dt).reshape(shape)
+        out = np.empty(shape, dt)
+        it = np.nditer([x, out], flags=["external_loop", "buffered", "zerosize_ok"],
+                       op_flags=[["readonly"], ["writeonly"]], op_dtypes=[np.int64, np.int64], casting="unsafe",
+                       buffersize=CHUNK)  # int64 chunks: temporaries of a few 256 KiB, whatever the input
+        with it:
+            for chunk, out_chunk in it:
+                _requantize_codes(chunk, *args, out_chunk)
+        return out
+
+    return run
 
 
 def _register():

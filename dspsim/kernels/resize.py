@@ -29,23 +29,34 @@ import math
 import numpy as np
 from numba import njit
 
+from .._errors import check_flag, names_its_errors
+
 _TYPES = (np.dtype(np.int8), np.dtype(np.int16))
 _XNN_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 _NN_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.float32))
 
 
-def _args(func, x, size, align_corners, half_pixel_centers, allowed):
-    a = np.asarray(x)
-    if a.dtype not in allowed:
-        raise TypeError(f"{func}: x must have dtype {' or '.join(d.name for d in allowed)}, got {a.dtype}")
-    if a.ndim != 4 or a.size == 0:
-        raise ValueError(f"{func}: x must be a non-empty NHWC array, got shape {a.shape}")
+def _spec_args(func, shape, dtype, size, align_corners, half_pixel_centers, allowed):
+    """The checks of a resize's arguments from the input's shape and dtype: ``(shape, dtype, out_h, out_w,
+    align_corners, half_pixel_centers)``."""
+    dt = np.dtype(dtype)
+    if dt not in allowed:
+        raise TypeError(f"{func}: x must have dtype {' or '.join(d.name for d in allowed)}, got {dt}")
+    shape = tuple(int(d) for d in shape)
+    if len(shape) != 4 or 0 in shape:
+        raise ValueError(f"{func}: x must be a non-empty NHWC array, got shape {shape}")
     s = np.asarray(size)
     if s.dtype.kind not in "iu" or s.shape != (2,) or (s <= 0).any():
         raise ValueError(f"{func}: size must be two positive ints (out_height, out_width), got {size!r}")
+    n_out = shape[0] * int(s[0]) * int(s[1]) * shape[3]
+    if n_out >= 1 << 31:
+        raise ValueError(f"{func}: the output ({shape[0]}, {int(s[0])}, {int(s[1])}, {shape[3]}) has more than "
+                         "2^31 - 1 elements (TFLite's int sizes)")
+    align_corners = check_flag(align_corners, func, "align_corners")
+    half_pixel_centers = check_flag(half_pixel_centers, func, "half_pixel_centers")
     if align_corners and half_pixel_centers:
         raise ValueError(f"{func}: if half_pixel_centers is True, align_corners must be False")
-    return np.ascontiguousarray(a), int(s[0]), int(s[1])
+    return shape, dt, int(s[0]), int(s[1]), align_corners, half_pixel_centers
 
 
 def _c_div(a, b):
@@ -70,13 +81,42 @@ def nearest_source_index(i, in_size, out_size, align_corners, half_pixel_centers
     return max(0, src) if half_pixel_centers else src
 
 
-def _nearest(func, x, size, align_corners, half_pixel_centers, index):
-    x, oh, ow = _args(func, x, size, align_corners, half_pixel_centers, _NN_TYPES)
-    ys = [index(i, x.shape[1], oh) for i in range(oh)]
-    xs = [index(i, x.shape[2], ow) for i in range(ow)]
-    return np.ascontiguousarray(x[:, ys][:, :, xs])
+def _nearest_plan(func, shape, dtype, size, align_corners, half_pixel_centers, index):
+    """The lean ``run(x)`` of a nearest-neighbour resize whose source index along each axis is ``index(i,
+    in_size, out_size)``: one fancy index through the precomputed rows and columns."""
+    shape, _, oh, ow, _, _ = _spec_args(func, shape, dtype, size, align_corners, half_pixel_centers, _NN_TYPES)
+    n, h, w, c = shape
+    ys = np.array([index(i, h, oh) for i in range(oh)], np.intp)
+    xs = np.array([index(i, w, ow) for i in range(ow)], np.intp)
+    flat = ((np.arange(n, dtype=np.intp)[:, None, None, None] * h + ys[None, :, None, None]) * w
+            + xs[None, None, :, None]) * c + np.arange(c, dtype=np.intp)  # the flat source of each output code
+    return lambda x: np.take(x, flat)
 
 
+def resize_nearest_neighbor_plan(shape, dtype, size, *, align_corners=False, half_pixel_centers=False):
+    """:func:`resize_nearest_neighbor` prepared for inputs of ``shape`` and ``dtype`` (the source indices
+    computed once); returns the lean ``run(x)``."""
+    func = "resize_nearest_neighbor"
+    align_corners = check_flag(align_corners, func, "align_corners")
+    half_pixel_centers = check_flag(half_pixel_centers, func, "half_pixel_centers")
+    return _nearest_plan(func, shape, dtype, size, align_corners, half_pixel_centers,
+                         lambda i, n, m: nearest_source_index(i, n, m, align_corners, half_pixel_centers))
+
+
+def optimized_resize_nearest_neighbor_plan(shape, dtype, size, *, align_corners=False, half_pixel_centers=False):
+    """:func:`optimized_resize_nearest_neighbor` prepared for inputs of ``shape`` and ``dtype``; returns the
+    lean ``run(x)``."""
+    func = "optimized_resize_nearest_neighbor"
+    align_corners = check_flag(align_corners, func, "align_corners")
+    half_pixel_centers = check_flag(half_pixel_centers, func, "half_pixel_centers")
+    if align_corners or half_pixel_centers or np.dtype(dtype).itemsize != 1:
+        return resize_nearest_neighbor_plan(shape, dtype, size, align_corners=align_corners,
+                                            half_pixel_centers=half_pixel_centers)
+    return _nearest_plan(func, shape, dtype, size, False, False,
+                         lambda i, n, m: min((i * ((n << 16) // m + 1)) >> 16, n - 1))
+
+
+@names_its_errors
 def resize_nearest_neighbor(x, size, *, align_corners=False, half_pixel_centers=False):
     """TFLite RESIZE_NEAREST_NEIGHBOR, reference kernel (LiteRT BUILTIN_REF and TFLM): output pixel
     ``(y, x)`` copies input pixel ``(nearest_source_index(y), nearest_source_index(x))`` (float32
@@ -88,21 +128,21 @@ def resize_nearest_neighbor(x, size, *, align_corners=False, half_pixel_centers=
     size : two positive ints (out_height, out_width)
     align_corners, half_pixel_centers : bool (not both)
     """
-    return _nearest("resize_nearest_neighbor", x, size, align_corners, half_pixel_centers,
-                    lambda i, n, m: nearest_source_index(i, n, m, align_corners, half_pixel_centers))
+    a = np.asarray(x)
+    return resize_nearest_neighbor_plan(a.shape, a.dtype, size, align_corners=align_corners,
+                                        half_pixel_centers=half_pixel_centers)(a)
 
 
+@names_its_errors
 def optimized_resize_nearest_neighbor(x, size, *, align_corners=False, half_pixel_centers=False):
     """TFLite RESIZE_NEAREST_NEIGHBOR, LiteRT's optimized kernel (the default interpreter) for 8-bit
     codes: without align_corners and half_pixel_centers the source index is
     ``min((i * ((in << 16) // out + 1)) >> 16, in - 1)`` (16.16 fixed point, scale rounded up by one
     unit); with either flag, the reference rule of :func:`resize_nearest_neighbor`. Other dtypes
     always take the reference rule."""
-    func = "optimized_resize_nearest_neighbor"
     a = np.asarray(x)
-    if align_corners or half_pixel_centers or a.dtype.itemsize != 1:
-        return resize_nearest_neighbor(x, size, align_corners=align_corners, half_pixel_centers=half_pixel_centers)
-    return _nearest(func, x, size, False, False, lambda i, n, m: min((i * ((n << 16) // m + 1)) >> 16, n - 1))
+    return optimized_resize_nearest_neighbor_plan(a.shape, a.dtype, size, align_corners=align_corners,
+                                                  half_pixel_centers=half_pixel_centers)(a)
 
 
 # --------------------------------------------------------------------------------------------
@@ -145,6 +185,7 @@ def _bilinear_integer(x, py, y0, y1, px, x0, x1, single_rounding, out):
                         out[b, oy, ox, c] = -((-v + (1 << 19)) >> 20)
 
 
+@names_its_errors
 def resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=False, rounding="double"):
     """TFLite RESIZE_BILINEAR, reference integer kernel (LiteRT BUILTIN_REF and TFLM, int8 and int16):
     ``ResizeBilinearInteger``, 10 fractional bits per axis (see the module docstring).
@@ -159,15 +200,29 @@ def resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=False, r
     align_corners, half_pixel_centers : bool (not both)
     rounding : "double" | "single"
     """
+    a = np.asarray(x)
+    return resize_bilinear_plan(a.shape, a.dtype, size, align_corners=align_corners,
+                                half_pixel_centers=half_pixel_centers, rounding=rounding)(a)
+
+
+def resize_bilinear_plan(shape, dtype, size, *, align_corners=False, half_pixel_centers=False, rounding="double"):
+    """:func:`resize_bilinear` prepared for inputs of ``shape`` and ``dtype`` (positions and weights per
+    axis computed once); returns the lean ``run(x)``."""
     func = "resize_bilinear"
-    if rounding not in ("double", "single"):
+    if not isinstance(rounding, str) or rounding not in ("double", "single"):
         raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
-    x, oh, ow = _args(func, x, size, align_corners, half_pixel_centers, _TYPES)
-    ay = _integer_axis(x.shape[1], oh, align_corners, half_pixel_centers)
-    ax = _integer_axis(x.shape[2], ow, align_corners, half_pixel_centers)
-    out = np.empty((x.shape[0], oh, ow, x.shape[3]), x.dtype)
-    _bilinear_integer(x, *ay, *ax, rounding == "single", out)
-    return out
+    shape, dt, oh, ow, align_corners, half_pixel_centers = _spec_args(func, shape, dtype, size, align_corners,
+                                                                      half_pixel_centers, _TYPES)
+    ay = _integer_axis(shape[1], oh, align_corners, half_pixel_centers)
+    ax = _integer_axis(shape[2], ow, align_corners, half_pixel_centers)
+    single, out_shape = rounding == "single", (shape[0], oh, ow, shape[3])
+
+    def run(x):
+        out = np.empty(out_shape, dt)
+        _bilinear_integer(np.ascontiguousarray(x), *ay, *ax, single, out)
+        return out
+
+    return run
 
 
 def _xnnpack_axis(in_size, out_size, align_corners, half_pixel_centers):
@@ -209,6 +264,7 @@ def _bilinear_xnnpack(x, y0, y1, wy, x0, x1, wx, out):
                     out[b, oy, ox, c] = (acc + (1 << 21)) >> 22
 
 
+@names_its_errors
 def xnnpack_resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=False):
     """TFLite RESIZE_BILINEAR as LiteRT's XNNPACK delegate computes it (``s8-ibilinear`` /
     ``u8-ibilinear``): float32 source positions clamped to the input, 11-bit weights rounded ties to
@@ -221,12 +277,26 @@ def xnnpack_resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=
     size : two positive ints (out_height, out_width)
     align_corners, half_pixel_centers : bool (not both)
     """
-    x, oh, ow = _args("xnnpack_resize_bilinear", x, size, align_corners, half_pixel_centers, _XNN_TYPES)
-    ay = _xnnpack_axis(x.shape[1], oh, align_corners, half_pixel_centers)
-    ax = _xnnpack_axis(x.shape[2], ow, align_corners, half_pixel_centers)
-    out = np.empty((x.shape[0], oh, ow, x.shape[3]), x.dtype)
-    _bilinear_xnnpack(x, *ay, *ax, out)
-    return out
+    a = np.asarray(x)
+    return xnnpack_resize_bilinear_plan(a.shape, a.dtype, size, align_corners=align_corners,
+                                        half_pixel_centers=half_pixel_centers)(a)
+
+
+def xnnpack_resize_bilinear_plan(shape, dtype, size, *, align_corners=False, half_pixel_centers=False):
+    """:func:`xnnpack_resize_bilinear` prepared for inputs of ``shape`` and ``dtype``; returns the lean
+    ``run(x)``."""
+    shape, dt, oh, ow, align_corners, half_pixel_centers = _spec_args(
+        "xnnpack_resize_bilinear", shape, dtype, size, align_corners, half_pixel_centers, _XNN_TYPES)
+    ay = _xnnpack_axis(shape[1], oh, align_corners, half_pixel_centers)
+    ax = _xnnpack_axis(shape[2], ow, align_corners, half_pixel_centers)
+    out_shape = (shape[0], oh, ow, shape[3])
+
+    def run(x):
+        out = np.empty(out_shape, dt)
+        _bilinear_xnnpack(np.ascontiguousarray(x), *ay, *ax, out)
+        return out
+
+    return run
 
 
 # --------------------------------------------------------------------------------------------

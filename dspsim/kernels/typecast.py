@@ -36,10 +36,16 @@ def cast(x, dtype, *, nan=CastNaN.MAX):
     nan : CastNaN or "max" | "zero"
         The result of a NaN cast to an integer type.
     """
-    func = "cast"
     a = np.asarray(x)
-    if a.dtype not in _TYPES:
-        raise TypeError(f"{func}: x must have dtype {', '.join(d.name for d in _TYPES)}, got {a.dtype}")
+    return cast_plan(a.dtype, dtype, nan=nan)(a)
+
+
+def cast_plan(x_dtype, dtype, *, nan=CastNaN.MAX):
+    """:func:`cast` prepared for inputs of ``x_dtype`` (validated once); returns the lean ``run(x)``."""
+    func = "cast"
+    src = np.dtype(x_dtype)
+    if src not in _TYPES:
+        raise TypeError(f"{func}: x must have dtype {', '.join(d.name for d in _TYPES)}, got {src}")
     try:
         dt = np.dtype(dtype)
     except TypeError:
@@ -50,13 +56,18 @@ def cast(x, dtype, *, nan=CastNaN.MAX):
         nan = CastNaN(nan)
     except ValueError:
         raise ValueError(f"{func}: nan must be 'max' or 'zero', got {nan!r}") from None
-    if a.dtype.kind != "f" or dt.kind == "f":
-        return a.astype(dt)  # wraps (integers), rounds to nearest even (to float32): numpy's C casts
+    if src.kind != "f" or dt.kind == "f":
+        return lambda a: a.astype(dt)  # wraps (integers), rounds to nearest even (to float32): numpy's C casts
     info = np.iinfo(dt)
-    t = np.trunc(a.astype(np.float64))
     nan_code = info.max if nan == CastNaN.MAX else 0
-    out = np.where(np.isnan(t), nan_code, np.clip(np.nan_to_num(t, nan=0.0), info.min, info.max))
-    return out.astype(dt)
+
+    def run(a):
+        t = np.trunc(a.astype(np.float64))
+        out = np.clip(t, info.min, info.max)  # +-inf saturate; NaN stays NaN until the next line
+        out[np.isnan(t)] = nan_code
+        return out.astype(dt)
+
+    return run
 
 
 def _register():

@@ -21,9 +21,10 @@ import math
 
 import numpy as np
 
-from ...kernels import binary, elementwise
-from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types,
-                       check_shape, per_tensor_quant, refuse, xnnpack_delegates)
+from ...kernels import binary, elementwise, int16
+from ..prepare import (Engine, Prepared, activation_range, at_prepare, builtin, check_arity, check_int_types,
+                       per_tensor_quant, refuse, xnnpack_delegates)
+from ._lean import binary_run
 from .elementwise import _binary
 
 _INT8 = np.dtype(np.int8)
@@ -43,10 +44,6 @@ def _int8_only(op, t_out, why):
         refuse(op, f"{t_out.type_name} is not supported ({why}); int8 only")
 
 
-def _runner(op, t_out, fn, *args, **kw):
-    return lambda inputs: check_shape(op, at_run(op, fn, inputs[0], inputs[1], *args, **kw), t_out)
-
-
 def _is_pot(scale):
     """LiteRT's ``CheckedLog2``: |log2(s) - round(log2(s))| < 1e-3."""
     v = math.log2(float(scale))
@@ -56,7 +53,8 @@ def _is_pot(scale):
 def _prepare_sub_int16(op, g):
     """int16 SUB, general scales: ``left_shift = 15`` (LiteRT ``PrepareGeneralSubOp``, TFLM
     ``CalculateOpDataSub``); LiteRT requires zero points 0 and takes power-of-two scales (with
-    ``pot_scale_int16``, the default) to its shift-only ``Sub16`` kernel, which dspsim does not model."""
+    ``pot_scale_int16``, the default) to its shift-only ``Sub16`` kernel (:func:`dspsim.kernels.int16.pot_add`
+    with ``subtract``)."""
     check_arity(op, 2)
     check_int_types(op, g, ("input1", "input2"), (_INT16,))
     t_out = g.tensor(op.outputs[0])
@@ -65,13 +63,14 @@ def _prepare_sub_int16(op, g):
     if g.engine != Engine.TFLM:
         if (z1, z2, zo) != (0, 0, 0):
             refuse(op, "int16 SUB needs zero points 0 (LiteRT sub.cc)")
-        if op.options.get("pot_scale_int16", 1) and all(_is_pot(s) for s in (s1, s2, so)):
-            refuse(op, "int16 SUB with power-of-two scales runs LiteRT's Sub16 shift kernel, which dspsim does "
-                       "not model")
     lo, hi = activation_range(op, op.options.get("fused_activation_function", 0), t_out)
+    if g.engine != Engine.TFLM and op.options.get("pot_scale_int16", 1) and all(_is_pot(s) for s in (s1, s2, so)):
+        pot = at_prepare(op, int16.tflite_pot_add_params, s1, s2, so)  # LiteRT sub.cc PrepareInt16SubOpPOT
+        q = dict(act_min=lo, act_max=hi, subtract=True)
+        return Prepared(binary_run(op, g, int16.pot_add_plan, pot, **q), {**q, **dataclasses.asdict(pot)})
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
     params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, left_shift=15)
-    return Prepared(_runner(op, t_out, binary.sub, params, **zps), {**zps, **dataclasses.asdict(params)})
+    return Prepared(binary_run(op, g, binary.sub_plan, params, **zps), {**zps, **dataclasses.asdict(params)})
 
 
 @builtin("SUB")
@@ -85,9 +84,9 @@ def prepare_sub(op, g):
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
     if g.engine == Engine.XNNPACK and xnnpack_delegates((s1 / so, s2 / so), 2.0**-10, 2.0**8):  # qs8 / qu8-vadd
         xp = binary.xnnpack_sub_params(s1, s2, so)
-        return Prepared(_runner(op, t_out, elementwise.xnnpack_add, xp, **zps), {**zps, **dataclasses.asdict(xp)})
+        return Prepared(binary_run(op, g, elementwise.xnnpack_add_plan, xp, **zps), {**zps, **dataclasses.asdict(xp)})
     params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, quotient="double")
-    return Prepared(_runner(op, t_out, binary.sub, params, **zps), {**zps, **dataclasses.asdict(params)})
+    return Prepared(binary_run(op, g, binary.sub_plan, params, **zps), {**zps, **dataclasses.asdict(params)})
 
 
 @builtin("SQUARED_DIFFERENCE")
@@ -98,7 +97,7 @@ def prepare_squared_difference(op, g):
     params = at_prepare(op, binary.tflite_squared_difference_params, s1, s2, so,
                         output_multiplier_below_one=g.engine != Engine.TFLM)
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo)
-    return Prepared(_runner(op, t_out, binary.squared_difference, params, **zps),
+    return Prepared(binary_run(op, g, binary.squared_difference_plan, params, **zps),
                     {**zps, **dataclasses.asdict(params)})
 
 
@@ -107,14 +106,14 @@ def _prepare_max_min(op, g, fn):
     _check_rank(op, g, 6)
     if g.engine == Engine.TFLM:
         _int8_only(op, t_out, "tflite-micro's MAXIMUM/MINIMUM take int8, int16, int32, int64 and float32")
-    return Prepared(_runner(op, t_out, fn), {})
+    return Prepared(binary_run(op, g, fn), {})
 
 
 @builtin("MAXIMUM")
 def prepare_maximum(op, g):
-    return _prepare_max_min(op, g, binary.maximum)
+    return _prepare_max_min(op, g, binary.maximum_plan)
 
 
 @builtin("MINIMUM")
 def prepare_minimum(op, g):
-    return _prepare_max_min(op, g, binary.minimum)
+    return _prepare_max_min(op, g, binary.minimum_plan)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.typecast import CastNaN, cast
-from ..prepare import Engine, Prepared, at_run, builtin, check_arity, check_dtype, check_shape, refuse
+from ...kernels.typecast import CastNaN, cast_plan
+from ..prepare import Engine, Prepared, at_run, builtin, check_arity, check_dtype, refuse
+from ._lean import planned
 
 _I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
 
@@ -26,5 +27,5 @@ def prepare_cast(op, g):
         refuse(op, f"input {tuple(t_in.shape)} and output {tuple(t_out.shape)} shapes differ")
     nan = CastNaN.ZERO if tflm else CastNaN.MAX
     dtype = t_out.dtype.name
-    return Prepared(lambda inputs: check_shape(op, at_run(op, cast, inputs[0], dtype, nan=nan), t_out),
-                    {"dtype": dtype, "nan": nan.value})
+    run = planned(cast_plan, t_in.dtype, dtype, nan=nan)  # elementwise: the shape is the input's
+    return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"dtype": dtype, "nan": nan.value})

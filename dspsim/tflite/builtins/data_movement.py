@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import shape as K
+from ...kernels._plan import index_plan
 from ..prepare import Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_shape, \
     constant, refuse
 
@@ -69,30 +70,25 @@ def _int_constant(op, g, k, what):
     return v
 
 
-def _check_outputs(op, g, ys):
-    """Check the output shapes that the kernel computes at load (on zeros of the input's shape; the
-    kernel's refusals become load refusals through ``at_prepare``) against the model's."""
-    ys = ys if isinstance(ys, tuple) else (ys,)
-    if len(ys) != len(op.outputs):
-        refuse(op, f"computes {len(ys)} outputs, the model declares {len(op.outputs)}")
-    for y, o in zip(ys, op.outputs):
-        if y.shape != tuple(g.tensor(o).shape):
-            refuse(op, f"computes shape {y.shape} for output tensor {o}, the model declares {tuple(g.tensor(o).shape)}")
-        if g.engine == Engine.TFLM and y.size == 0:
+def _check_outputs(op, g, shapes):
+    """Check the output shapes that the kernel computes at load against the model's."""
+    if len(shapes) != len(op.outputs):
+        refuse(op, f"computes {len(shapes)} outputs, the model declares {len(op.outputs)}")
+    for y, o in zip(shapes, op.outputs):
+        if y != tuple(g.tensor(o).shape):
+            refuse(op, f"computes shape {y} for output tensor {o}, the model declares {tuple(g.tensor(o).shape)}")
+        if g.engine == Engine.TFLM and int(np.prod(y)) == 0:
             refuse(op, f"output tensor {o} has no element: TFLM's allocator fails on it")
 
 
-def _run_checked(op, g, fn, *args, **kw):
-    """The ``run`` of a Prepared: ``fn(inputs[0], *args, **kw)``, its outputs checked against the declared shapes."""
-    t_outs = [g.tensor(o) for o in op.outputs]
-
-    def run(inputs):
-        y = at_run(op, fn, inputs[0], *args, **kw)
-        if isinstance(y, tuple):
-            return tuple(check_shape(op, v, t) for v, t in zip(y, t_outs))
-        return check_shape(op, y, t_outs[0])
-
-    return run
+def _moved(op, g, fn, *args, data=0, **kw):
+    """The lean ``run(inputs)`` of a data-movement op: ``fn``'s index rules turned into flat index maps
+    at load (:func:`dspsim.kernels._plan.index_plan`; its refusals are load refusals), the output shapes
+    checked against the model's there; each run is one ``np.take`` per output."""
+    t_in = g.tensor(op.inputs[data])
+    run, shapes = at_prepare(op, index_plan, fn, tuple(t_in.shape), *args, **kw)
+    _check_outputs(op, g, shapes)
+    return lambda inputs: run(inputs[data])
 
 
 @builtin("STRIDED_SLICE")
@@ -113,20 +109,17 @@ def prepare_strided_slice(op, g):
         # TFLM builds its parameters without these three (strided_slice_common.cc): ignored, and its
         # output shape check then refuses the model where they mattered
         kw.update(ellipsis_mask=0, new_axis_mask=0, offset=False)
-    _check_outputs(op, g, at_prepare(op, K.strided_slice, np.zeros(t_in.shape, t_in.dtype), begin, end, strides,
-                                  **kw))
-    return Prepared(_run_checked(op, g, K.strided_slice, begin, end, strides, **kw),
+    return Prepared(_moved(op, g, K.strided_slice, begin, end, strides, **kw),
                     dict(begin=begin, end=end, strides=strides, **kw))
 
 
 @builtin("SLICE")
 def prepare_slice(op, g):
     check_arity(op, 3)
-    t_in = _types(op, g)
+    _types(op, g)
     begin = _int_constant(op, g, 1, "begin")
     size = _int_constant(op, g, 2, "size")
-    _check_outputs(op, g, at_prepare(op, K.slice_tensor, np.zeros(t_in.shape, t_in.dtype), begin, size))
-    return Prepared(_run_checked(op, g, K.slice_tensor, begin, size), {"begin": begin, "size": size})
+    return Prepared(_moved(op, g, K.slice_tensor, begin, size), {"begin": begin, "size": size})
 
 
 def _scalar_axis(op, g, k):
@@ -141,14 +134,12 @@ def prepare_split(op, g):
     if len(op.inputs) != 2 or not op.outputs:
         refuse(op, f"expects 2 inputs (axis, input) and at least one output, has {len(op.inputs)} and "
                    f"{len(op.outputs)}")
-    t_in = _types(op, g, data_inputs=(1,))
+    _types(op, g, data_inputs=(1,))
     axis = _scalar_axis(op, g, 0)
     n = op.options.get("num_splits", 0)
     if n != len(op.outputs):
         refuse(op, f"num_splits {n} differs from the {len(op.outputs)} outputs")
-    _check_outputs(op, g, at_prepare(op, K.split, np.zeros(t_in.shape, t_in.dtype), axis, n))
-    run = _run_checked(op, g, K.split, axis, n)
-    return Prepared(lambda inputs: run([inputs[1]]), {"axis": axis, "num_splits": n})
+    return Prepared(_moved(op, g, K.split, axis, n, data=1), {"axis": axis, "num_splits": n})
 
 
 @builtin("SPLIT_V")
@@ -156,22 +147,20 @@ def prepare_split_v(op, g):
     if len(op.inputs) != 3 or not op.outputs:
         refuse(op, f"expects 3 inputs (input, size_splits, axis) and at least one output, has {len(op.inputs)} and "
                    f"{len(op.outputs)}")
-    t_in = _types(op, g)
+    _types(op, g)
     sizes = _int_constant(op, g, 1, "size_splits")
     axis = _scalar_axis(op, g, 2)
     if sizes.size != len(op.outputs):
         refuse(op, f"size_splits has {sizes.size} entries for {len(op.outputs)} outputs")
-    _check_outputs(op, g, at_prepare(op, K.split_v, np.zeros(t_in.shape, t_in.dtype), sizes, axis))
-    return Prepared(_run_checked(op, g, K.split_v, sizes, axis), {"size_splits": sizes, "axis": axis})
+    return Prepared(_moved(op, g, K.split_v, sizes, axis), {"size_splits": sizes, "axis": axis})
 
 
 @builtin("TRANSPOSE")
 def prepare_transpose(op, g):
     check_arity(op, 2)
-    t_in = _types(op, g)
+    _types(op, g)
     perm = _int_constant(op, g, 1, "perm")
-    _check_outputs(op, g, at_prepare(op, K.transpose, np.zeros(t_in.shape, t_in.dtype), perm))
-    return Prepared(_run_checked(op, g, K.transpose, perm), {"perm": perm})
+    return Prepared(_moved(op, g, K.transpose, perm), {"perm": perm})
 
 
 @builtin("GATHER")
@@ -183,10 +172,22 @@ def prepare_gather(op, g):
     check_dtype(op, t_idx, idx_types, "positions")
     axis, bd = op.options.get("axis", 0), op.options.get("batch_dims", 0)
     probe = np.zeros(t_idx.shape, t_idx.dtype)
-    _check_outputs(op, g, at_prepare(op, K.gather, np.zeros(t_in.shape, t_in.dtype), probe, axis, bd))
+    _check_outputs(op, g, (at_prepare(op, K.gather, np.zeros(t_in.shape, t_in.dtype), probe, axis, bd).shape,))
     t_out = g.tensor(op.outputs[0])
-    return Prepared(lambda inputs: check_shape(op, at_run(op, K.gather, inputs[0], inputs[1], axis, bd), t_out),
-                    {"axis": axis, "batch_dims": bd})
+
+    def run(inputs):  # the positions are data: the kernel checks them on every call
+        return check_shape(op, at_run(op, K.gather, inputs[0], inputs[1], axis, bd), t_out)
+
+    positions = t_idx.data
+    if positions is not None:  # constant positions: an index map, unless a caller gives others (run_operator)
+        try:
+            lean, _ = index_plan(K.gather, tuple(t_in.shape), positions, axis, bd)
+        except ValueError:  # an out-of-range constant position: refused on the data, at run time, as before
+            lean = None
+        if lean is not None:
+            return Prepared(lambda inputs: lean(inputs[0]) if inputs[1] is positions else run(inputs),
+                            {"axis": axis, "batch_dims": bd})
+    return Prepared(run, {"axis": axis, "batch_dims": bd})
 
 
 @builtin("PACK")
@@ -196,48 +197,43 @@ def prepare_pack(op, g):
         refuse(op, f"values_count {n} must equal the number of inputs ({len(op.inputs)}), with one output")
     t_in = _types(op, g, data_inputs=tuple(range(n)))
     axis = op.options.get("axis", 0)
-    zeros = [np.zeros(t_in.shape, t_in.dtype)] * n
-    _check_outputs(op, g, at_prepare(op, K.pack, zeros, axis))
-    t_out = g.tensor(op.outputs[0])
-    return Prepared(lambda inputs: check_shape(op, at_run(op, K.pack, list(inputs), axis), t_out), {"axis": axis})
+    run, shapes = at_prepare(op, index_plan, K.pack, [tuple(t_in.shape)] * n, axis)
+    _check_outputs(op, g, shapes)
+    return Prepared(run, {"axis": axis})
 
 
 @builtin("UNPACK")
 def prepare_unpack(op, g):
     if len(op.inputs) != 1 or not op.outputs:
         refuse(op, f"expects one input and at least one output, has {len(op.inputs)} and {len(op.outputs)}")
-    t_in = _types(op, g)
+    _types(op, g)
     axis, num = op.options.get("axis", 0), op.options.get("num", 0)
-    _check_outputs(op, g, at_prepare(op, K.unpack, np.zeros(t_in.shape, t_in.dtype), axis, num))
-    return Prepared(_run_checked(op, g, K.unpack, axis, num), {"axis": axis, "num": num})
+    return Prepared(_moved(op, g, K.unpack, axis, num), {"axis": axis, "num": num})
 
 
 @builtin("MIRROR_PAD")
 def prepare_mirror_pad(op, g):
     check_arity(op, 2)
-    t_in = _types(op, g)
+    _types(op, g)
     pads = _int_constant(op, g, 1, "paddings")
     mode = op.options.get("mode", 0)
     if mode not in (0, 1):
         refuse(op, f"mode {mode} is not REFLECT (0) or SYMMETRIC (1)")
     mode = K.MirrorPadMode(mode)
-    _check_outputs(op, g, at_prepare(op, K.mirror_pad, np.zeros(t_in.shape, t_in.dtype), pads, mode))
-    return Prepared(_run_checked(op, g, K.mirror_pad, pads, mode), {"paddings": pads, "mode": mode.name})
+    return Prepared(_moved(op, g, K.mirror_pad, pads, mode), {"paddings": pads, "mode": mode.name})
 
 
 @builtin("SPACE_TO_DEPTH")
 def prepare_space_to_depth(op, g):
     check_arity(op, 1)
-    t_in = _types(op, g)
+    _types(op, g)
     bs = op.options.get("block_size", 0)
-    _check_outputs(op, g, at_prepare(op, K.space_to_depth, np.zeros(t_in.shape, t_in.dtype), bs))
-    return Prepared(_run_checked(op, g, K.space_to_depth, bs), {"block_size": bs})
+    return Prepared(_moved(op, g, K.space_to_depth, bs), {"block_size": bs})
 
 
 @builtin("DEPTH_TO_SPACE")
 def prepare_depth_to_space(op, g):
     check_arity(op, 1)
-    t_in = _types(op, g)
+    _types(op, g)
     bs = op.options.get("block_size", 0)
-    _check_outputs(op, g, at_prepare(op, K.depth_to_space, np.zeros(t_in.shape, t_in.dtype), bs))
-    return Prepared(_run_checked(op, g, K.depth_to_space, bs), {"block_size": bs})
+    return Prepared(_moved(op, g, K.depth_to_space, bs), {"block_size": bs})

@@ -6,9 +6,9 @@ import dataclasses
 import numpy as np
 
 from ...kernels import elementwise, int16
-from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity,
-                       check_int_types, check_shape, fixed_point_multiplier, per_tensor_quant, refuse,
-                       xnnpack_delegates)
+from ..prepare import (Engine, Prepared, activation_range, at_prepare, builtin, check_arity, check_int_types,
+                       fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
+from ._lean import binary_run
 
 
 def _binary(op, g):
@@ -51,12 +51,10 @@ def _prepare_add_int16(op, g):
         if tuple(g.tensor(op.inputs[0]).shape) != tuple(g.tensor(op.inputs[1]).shape):
             refuse(op, "LiteRT's int16 power-of-two ADD kernel does not broadcast")
         q = dict(act_min=lo, act_max=hi)
-        return Prepared(lambda inputs: check_shape(op, at_run(op, int16.pot_add, inputs[0], inputs[1], params, **q),
-                                                   t_out), {**q, **dataclasses.asdict(params)})
+        return Prepared(binary_run(op, g, int16.pot_add_plan, params, **q), {**q, **dataclasses.asdict(params)})
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
     params = at_prepare(op, elementwise.tflite_add_params, s1, s2, so, left_shift=15)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, elementwise.add, inputs[0], inputs[1], params, **zps),
-                                               t_out), {**zps, **dataclasses.asdict(params)})
+    return Prepared(binary_run(op, g, elementwise.add_plan, params, **zps), {**zps, **dataclasses.asdict(params)})
 
 
 def _is_int16(op, g):
@@ -71,11 +69,9 @@ def prepare_add(op, g):
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
     if g.engine == Engine.XNNPACK and xnnpack_delegates((s1 / so, s2 / so), 2.0**-10, 2.0**8):  # qs8 and qu8-vadd
         xp = elementwise.xnnpack_add_params(s1, s2, so)
-        return Prepared(lambda inputs: check_shape(op, at_run(op, elementwise.xnnpack_add, inputs[0], inputs[1], xp,
-                                                              **zps), t_out), {**zps, **dataclasses.asdict(xp)})
+        return Prepared(binary_run(op, g, elementwise.xnnpack_add_plan, xp, **zps), {**zps, **dataclasses.asdict(xp)})
     params = at_prepare(op, elementwise.tflite_add_params, s1, s2, so)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, elementwise.add, inputs[0], inputs[1], params, **zps),
-                                               t_out), {**zps, **dataclasses.asdict(params)})
+    return Prepared(binary_run(op, g, elementwise.add_plan, params, **zps), {**zps, **dataclasses.asdict(params)})
 
 
 @builtin("MUL")
@@ -91,4 +87,4 @@ def prepare_mul(op, g):
         m, s = fixed_point_multiplier(op, real)
         q = dict(multiplier=m, shift=s)
     q.update(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, elementwise.mul, inputs[0], inputs[1], **q), t_out), q)
+    return Prepared(binary_run(op, g, elementwise.mul_plan, **q), q)

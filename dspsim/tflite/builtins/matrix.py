@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.batch_matmul import batch_matmul
+from ...kernels.batch_matmul import batch_matmul_plan
 from ...kernels.transpose_conv import transpose_conv
 from ...requant import Requant
 from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_dtype,
                        check_int_types, check_shape, constant, fixed_point_multiplier, padding_name, per_tensor_quant,
                        refuse, weight_scales)
+from ._lean import binary_run
 
 
 @builtin("BATCH_MATMUL")
@@ -29,7 +30,7 @@ def prepare_batch_matmul(op, g):
     m, s = fixed_point_multiplier(op, np.float64(sx) * np.float64(sy) / np.float64(so))
     q = dict(adj_x=bool(op.options.get("adj_x", 0)), adj_y=bool(op.options.get("adj_y", 0)), x_zero_point=zx,
              y_zero_point=zy, output_zero_point=zo, multiplier=m, shift=s)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, batch_matmul, inputs[0], inputs[1], **q), t_out), q)
+    return Prepared(binary_run(op, g, batch_matmul_plan, **q), q)
 
 
 @builtin("TRANSPOSE_CONV")

@@ -16,6 +16,7 @@ from ...kernels import nonlinear_int16 as nl16
 from ...kernels.normalization import l2_normalization
 from ..prepare import (Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_int_types,
                        per_tensor_quant, refuse)
+from ._lean import binary_run, unary_run
 
 _INT8 = (np.dtype(np.int8),)
 
@@ -28,20 +29,19 @@ def _unary_quant(op, g):
     return dict(input_scale=float(s_in), input_zero_point=zi, output_scale=float(s_out), output_zero_point=zo)
 
 
-def _table_op(op, builder, function, q):
+def _table_op(op, g, builder, function, q):
     table = at_prepare(op, builder, function, **q)
-    return Prepared(lambda inputs: at_run(op, nonlinear.lookup_table, inputs[0], table),
-                    dict(q, function=function.value, table=table))
+    return Prepared(unary_run(op, g, nonlinear.lookup_table_plan, table), dict(q, function=function.value, table=table))
 
 
-def _tflm_sigmoid(op, kernel, q):
+def _tflm_sigmoid(op, g, kernel, q):
     """TFLM's per-element gemmlowp function of an int8 code, tabulated once over the 256 codes at prepare
     time (the same integers as running ``kernel`` on every element)."""
     p = at_prepare(op, nonlinear.tflm_gemmlowp_input_params, q["input_scale"])
     kq = dict(input_zero_point=q["input_zero_point"], input_multiplier=p.input_multiplier,
               input_left_shift=p.input_left_shift, input_range_radius=p.input_range_radius)
     table = kernel(np.arange(-128, 128, dtype=np.int8), **kq)
-    return Prepared(lambda inputs: at_run(op, nonlinear.lookup_table, inputs[0], table), dict(kq, table=table))
+    return Prepared(unary_run(op, g, nonlinear.lookup_table_plan, table), dict(kq, table=table))
 
 
 def _int16_sigmoid(op, g, tanh):
@@ -68,8 +68,8 @@ def _int16_sigmoid(op, g, tanh):
             return nl16.fixedpoint16_tanh(doubled, 3)
 
         return Prepared(run, dict(params, integer_bits=3))
-    kernel = nl16.int16_tanh if tanh else nl16.int16_logistic
-    return Prepared(lambda inputs: at_run(op, kernel, inputs[0], m, s), params)
+    plan = nl16.int16_tanh_plan if tanh else nl16.int16_logistic_plan
+    return Prepared(unary_run(op, g, plan, m, s), params)
 
 
 @builtin("LOGISTIC")
@@ -78,16 +78,16 @@ def prepare_logistic(op, g):
         return _int16_sigmoid(op, g, tanh=False)
     q = _unary_quant(op, g)
     if g.engine == Engine.XNNPACK:  # the delegate takes every int8 LOGISTIC (no scale condition)
-        return _table_op(op, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_SIGMOID, q)
+        return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_SIGMOID, q)
     if g.engine == Engine.TFLM:
         if q["output_zero_point"] != -128:
             refuse(op, f"TFLM requires the output zero point -128, got {q['output_zero_point']} "
                        "(logistic_common.cc)")
-        return _tflm_sigmoid(op, nonlinear.tflm_logistic, q)
+        return _tflm_sigmoid(op, g, nonlinear.tflm_logistic, q)
     if np.float64(np.float32(q["output_scale"])) != 1.0 / 256:
         refuse(op, f"LiteRT requires the output scale 1/256, got {q['output_scale']!r} (activations.cc "
                    "SigmoidPrepare)")
-    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.LOGISTIC, q)
+    return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.LOGISTIC, q)
 
 
 @builtin("TANH")
@@ -96,10 +96,10 @@ def prepare_tanh(op, g):
         return _int16_sigmoid(op, g, tanh=True)
     q = _unary_quant(op, g)
     if g.engine == Engine.XNNPACK:
-        return _table_op(op, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.TANH, q)
+        return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.TANH, q)
     if g.engine == Engine.TFLM:  # the output scale and zero point are ignored (steps of 1/128 around 0)
-        return _tflm_sigmoid(op, nonlinear.tflm_tanh, q)
-    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.TANH, q)
+        return _tflm_sigmoid(op, g, nonlinear.tflm_tanh, q)
+    return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.TANH, q)
 
 
 @builtin("ELU")
@@ -108,8 +108,8 @@ def prepare_elu(op, g):
     if g.engine == Engine.LITERT:
         refuse(op, "LiteRT's reference op resolver (BUILTIN_REF) registers no ELU")
     if g.engine == Engine.XNNPACK:  # the delegate takes int8 ELU (VisitUnaryNode: float or qint8)
-        return _table_op(op, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_ELU, q)
-    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.TFLM_ELU, q)
+        return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_ELU, q)
+    return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.TFLM_ELU, q)
 
 
 @builtin("EXP")
@@ -117,14 +117,14 @@ def prepare_exp(op, g):
     q = _unary_quant(op, g)
     if g.engine == Engine.TFLM:
         refuse(op, "TFLM's EXP supports float32 only (exp.cc)")
-    return _table_op(op, nonlinear.tflite_lut_table, nonlinear.LutFunction.EXP, q)
+    return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.EXP, q)
 
 
 @builtin("HARD_SWISH")
 def prepare_hard_swish(op, g):
     q = _unary_quant(op, g)
     params = at_prepare(op, nonlinear.tflite_hard_swish_params, **q)
-    return Prepared(lambda inputs: at_run(op, nonlinear.hard_swish, inputs[0], params=params), dict(params=params))
+    return Prepared(unary_run(op, g, nonlinear.hard_swish_plan, params=params), dict(params=params))
 
 
 @builtin("PRELU")
@@ -136,8 +136,7 @@ def prepare_prelu(op, g):
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
     params = at_prepare(op, nonlinear.tflite_prelu_params, input_scale=float(s_in), input_zero_point=zi,
                         alpha_scale=float(s_a), alpha_zero_point=za, output_scale=float(s_out), output_zero_point=zo)
-    return Prepared(lambda inputs: at_run(op, nonlinear.prelu, inputs[0], inputs[1], params=params),
-                    dict(params=params))
+    return Prepared(binary_run(op, g, nonlinear.prelu_plan, params=params), dict(params=params))
 
 
 @builtin("RSQRT")
@@ -146,7 +145,7 @@ def prepare_rsqrt(op, g):
     m, s = at_prepare(op, nonlinear.tflite_rsqrt_multiplier, input_scale=q["input_scale"],
                       output_scale=q["output_scale"])
     kq = dict(input_zero_point=q["input_zero_point"], output_zero_point=q["output_zero_point"], multiplier=m, shift=s)
-    return Prepared(lambda inputs: at_run(op, nonlinear.rsqrt, inputs[0], **kq), kq)
+    return Prepared(unary_run(op, g, nonlinear.rsqrt_plan, **kq), kq)
 
 
 @builtin("L2_NORMALIZATION")

@@ -4,11 +4,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import elementwise
-from ...kernels.requantize import tflite_requantize
-from ...quantize import litert_optimized_quantize_int16, tflite_dequantize, tflite_quantize
-from ...requant import Requant, requantize
-from ..prepare import (Engine, Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape, check_shape,
+from ...kernels.requantize import tflite_requantize_plan
+from ...quantize import litert_optimized_quantize_int16, tflite_dequantize_plan, tflite_quantize_plan
+from ..prepare import (Engine, Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape,
                        fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
+from ._lean import planned, unary_run
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 _BYTE_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
@@ -27,7 +27,7 @@ def _prepare_requantize_int32(op, g, t_in, t_out, s_in, zi, s_out, zo):
         refuse(op, f"QUANTIZE {t_in.type_name} -> {t_out.type_name} is not supported by the engine's Prepare")
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # Requantize, double quotient
     q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, out_dtype=t_out.dtype.name)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, tflite_requantize, inputs[0], **q), t_out), q)
+    return Prepared(unary_run(op, g, tflite_requantize_plan, **q), q)
 
 
 @builtin("QUANTIZE")
@@ -42,13 +42,13 @@ def prepare_quantize(op, g):
         else:
             (scale, zp), axis = per_tensor_quant(op, t_out, "output"), None
             if g.engine == Engine.XNNPACK and t_out.dtype == np.int8:
-                return Prepared(lambda inputs: elementwise.xnnpack_quantize(inputs[0], scale=scale, zero_point=zp),
-                                {"scale": scale, "zero_point": zp})
+                run = planned(elementwise.xnnpack_quantize_plan, scale=scale, zero_point=zp)
+                return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"scale": scale, "zero_point": zp})
             if g.engine == Engine.XNNPACK and t_out.dtype == np.int16:  # not delegated: LiteRT's optimized kernel
                 return Prepared(lambda inputs: at_run(op, litert_optimized_quantize_int16, inputs[0], scale, zp),
                                 {"scale": scale, "zero_point": zp})
-        return Prepared(lambda inputs: at_run(op, tflite_quantize, inputs[0], scale, zp, t_out.dtype.name, axis),
-                        {"scale": scale, "zero_point": zp, "axis": axis})
+        return Prepared(unary_run(op, g, tflite_quantize_plan, scale, zp, t_out.dtype.name, axis,
+                                  shape_only=True), {"scale": scale, "zero_point": zp, "axis": axis})
     check_dtype(op, t_in, _QTYPES + (_INT32,), "input")  # int -> int: Requantize (int16 -> int8 in the keyword models)
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
@@ -57,18 +57,17 @@ def prepare_quantize(op, g):
     if g.engine == Engine.XNNPACK and t_in.dtype == t_out.dtype == np.int8 \
             and xnnpack_delegates((np.float32(s_in / s_out),), 2.0**-8, 2.0**7, hi_open=False):
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
-        return Prepared(lambda inputs: elementwise.xnnpack_convert(inputs[0], **q), q)
+        run = planned(elementwise.xnnpack_convert_plan, **q)
+        return Prepared(lambda inputs: at_run(op, run, inputs[0]), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # Requantize, double quotient
     if g.engine == Engine.XNNPACK and t_in.dtype in _BYTE_TYPES and t_out.dtype in _BYTE_TYPES:
         # the delegate declines this QUANTIZE: LiteRT's optimized Requantize (NEON through NEON_2_SSE on x86),
         # whose final shift rounds ties toward +inf (docs/engines.md, "Data movement operators")
         q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, out_dtype=t_out.dtype.name)
-        return Prepared(lambda inputs: check_shape(op, tflite_requantize(inputs[0], rounding="neon", **q), t_out),
-                        dict(q, rounding="neon"))
-    rq = Requant.fixed_point(m, s)
-    return Prepared(lambda inputs: check_shape(op, requantize(inputs[0].astype(np.int64) - zi, rq, zo,
-                                                              out_dtype=t_out.dtype.name), t_out),
-                    {"input_zero_point": zi, "output_zero_point": zo, "multiplier": m, "shift": s})
+        return Prepared(unary_run(op, g, tflite_requantize_plan, rounding="neon", **q), dict(q, rounding="neon"))
+    # reference_ops::Requantize: the "double" build of tflite_requantize (x - zi never wraps for these types)
+    q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s)
+    return Prepared(unary_run(op, g, tflite_requantize_plan, out_dtype=t_out.dtype.name, **q), q)
 
 
 @builtin("DEQUANTIZE")
@@ -79,5 +78,5 @@ def prepare_dequantize(op, g):
     check_dtype(op, t_in, _QTYPES, "input")
     check_dtype(op, t_out, (np.dtype(np.float32),), "output")
     s, zp = per_tensor_quant(op, t_in, "input")
-    return Prepared(lambda inputs: check_shape(op, tflite_dequantize(inputs[0], s, zp), t_out),
+    return Prepared(unary_run(op, g, tflite_dequantize_plan, s, zp, shape_only=True),
                     {"scale": s, "zero_point": zp})

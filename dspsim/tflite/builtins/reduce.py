@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import elementwise
-from ..prepare import (Engine, Prepared, at_run, builtin, check_arity, check_int_types, check_shape, constant,
-                       fixed_point_multiplier, per_tensor_quant, refuse)
+from ..prepare import (Engine, Prepared, builtin, check_arity, check_int_types, constant, fixed_point_multiplier,
+                       per_tensor_quant, refuse)
+from ._lean import reshaped_run
 
 
 @builtin("MEAN")
@@ -24,9 +25,7 @@ def prepare_mean(op, g):
     keep = bool(op.options.get("keep_dims", 0))
     if g.engine == Engine.XNNPACK and t_in.dtype == np.int8:
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
-        return Prepared(lambda inputs: at_run(op, elementwise.xnnpack_mean, inputs[0], axes, **q).reshape(t_out.shape),
-                        q)
+        return Prepared(reshaped_run(op, g, elementwise.xnnpack_mean_plan, axes, **q), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # PrepareMeanOrSum: double quotient
     q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, keep_dims=keep)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, elementwise.mean, inputs[0], axes, **q)
-                                               .reshape(t_out.shape), t_out), q)
+    return Prepared(reshaped_run(op, g, elementwise.mean_plan, axes, **q), q)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import resize as K
-from ..prepare import Engine, Prepared, at_run, builtin, check_arity, check_dtype, check_shape, constant, \
-    per_tensor_quant, refuse
+from ..prepare import Engine, Prepared, builtin, check_arity, check_dtype, constant, per_tensor_quant, refuse
+from ._lean import unary_run
 from .data_movement import litert_ref_version
 
 _I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
@@ -49,9 +49,9 @@ def prepare_resize_nearest_neighbor(op, g):
     allowed = (_F32, _I8, _I16) if g.engine == Engine.TFLM else (_F32, _I8, _U8, _I16, _I32)
     t_in, t_out, size, ac, hp = _common(op, g, allowed)
     fn = K.optimized_resize_nearest_neighbor if g.engine == Engine.XNNPACK else K.resize_nearest_neighbor
+    plan = K.optimized_resize_nearest_neighbor_plan if g.engine == Engine.XNNPACK else K.resize_nearest_neighbor_plan
     kw = dict(align_corners=ac, half_pixel_centers=hp)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, fn, inputs[0], size, **kw), t_out),
-                    dict(kw, size=size, kernel=fn.__name__))
+    return Prepared(unary_run(op, g, plan, size, **kw), dict(kw, size=size, kernel=fn.__name__))
 
 
 @builtin("RESIZE_BILINEAR")
@@ -65,8 +65,7 @@ def prepare_resize_bilinear(op, g):
         if per_tensor_quant(op, t_in, "input") != per_tensor_quant(op, t_out, "output"):
             refuse(op, "XNNPACK's resize needs the input's scale and zero point on the output "
                        "(xnn_define_static_resize_bilinear_2d fails otherwise)")
-        return Prepared(lambda inputs: check_shape(op, at_run(op, K.xnnpack_resize_bilinear, inputs[0], size, **kw),
-                                                   t_out), dict(kw, size=size, kernel="xnnpack_resize_bilinear"))
+        return Prepared(unary_run(op, g, K.xnnpack_resize_bilinear_plan, size, **kw),
+                        dict(kw, size=size, kernel="xnnpack_resize_bilinear"))
     kw["rounding"] = g.rounding
-    return Prepared(lambda inputs: check_shape(op, at_run(op, K.resize_bilinear, inputs[0], size, **kw), t_out),
-                    dict(kw, size=size, kernel="resize_bilinear"))
+    return Prepared(unary_run(op, g, K.resize_bilinear_plan, size, **kw), dict(kw, size=size, kernel="resize_bilinear"))

@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import select as K
-from ..prepare import Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_shape, \
-    constant, per_tensor_quant, refuse
+from ..prepare import Engine, Prepared, at_prepare, builtin, check_arity, check_dtype, constant, per_tensor_quant, \
+    refuse
+from ._lean import reshaped_run, unary_run
 from .data_movement import litert_ref_version
 
 _I8, _U8, _I16, _I32, _I64 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64))
@@ -41,8 +42,7 @@ def prepare_reduce_max(op, g):
     y0 = at_prepare(op, K.reduce_max, np.zeros(t_in.shape, t_in.dtype), axes, keep_dims=keep)
     if y0.size != int(np.prod(t_out.shape)):
         refuse(op, f"computes {y0.shape}, the model declares {tuple(t_out.shape)}")
-    return Prepared(lambda inputs: check_shape(op, at_run(op, K.reduce_max, inputs[0], axes, keep_dims=keep)
-                                               .reshape(t_out.shape), t_out), {"axis": axes, "keep_dims": keep})
+    return Prepared(reshaped_run(op, g, K.reduce_max_plan, axes, keep_dims=keep), {"axis": axes, "keep_dims": keep})
 
 
 @builtin("ARG_MAX")
@@ -62,6 +62,5 @@ def prepare_arg_max(op, g):
         refuse(op, f"axis must hold one value, got {axes.size}")
     axis = int(axes[0])
     otype = t_out.dtype.name
-    at_prepare(op, K.arg_max, np.zeros(t_in.shape, t_in.dtype), axis, output_type=otype)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, K.arg_max, inputs[0], axis, output_type=otype), t_out),
-                    {"axis": axis, "output_type": otype})
+    at_prepare(op, K.arg_max_plan, t_in.shape, t_in.dtype, axis, output_type=otype)
+    return Prepared(unary_run(op, g, K.arg_max_plan, axis, output_type=otype), {"axis": axis, "output_type": otype})

@@ -6,6 +6,7 @@ import numpy as np
 from ...kernels import elementwise
 from ..prepare import (Prepared, at_run, builtin, check_arity, check_dtype, check_int_types, check_shape, constant,
                        per_tensor_quant, refuse)
+from ._lean import planned, unary_run
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 
@@ -49,8 +50,7 @@ def prepare_pad(op, g):
         value = int(cv.reshape(-1)[0])
     elif not np.iinfo(t_out.dtype).min <= zo <= np.iinfo(t_out.dtype).max:
         refuse(op, f"output zero point {zo} lies outside {t_out.type_name}")
-    return Prepared(lambda inputs: check_shape(op, at_run(op, elementwise.pad, inputs[0], pads, value), t_out),
-                    {"paddings": pads, "pad_value": value})
+    return Prepared(unary_run(op, g, elementwise.pad_plan, pads, value), {"paddings": pads, "pad_value": value})
 
 
 @builtin("CONCATENATION")
@@ -73,5 +73,12 @@ def prepare_concatenation(op, g):
             refuse(op, f"input tensor {i} has scale {float(q_in[0]):.9g}, zero point {q_in[1]}, the output scale "
                        f"{float(q_out[0]):.9g}, zero point {q_out[1]}; LiteRT's int8 CONCATENATION does not rescale")
     axis = op.options.get("axis", 0)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, elementwise.concatenation, inputs, axis), t_out),
-                    {"axis": axis})
+    run = planned(elementwise.concatenation_plan, [tuple(g.tensor(i).shape) for i in op.inputs],
+                  [g.tensor(i).dtype for i in op.inputs], axis)
+    shape = tuple(t_out.shape)
+
+    def lean(inputs):
+        y = at_run(op, run, inputs)
+        return y if y.shape == shape else check_shape(op, y, t_out)
+
+    return Prepared(lean, {"axis": axis})

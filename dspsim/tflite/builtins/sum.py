@@ -16,8 +16,9 @@ import warnings
 import numpy as np
 
 from ...kernels import reduce
-from ..prepare import (Engine, EngineDefectWarning, Prepared, at_run, builtin, check_arity, check_int_types,
-                       check_shape, constant, fixed_point_multiplier, per_tensor_quant, refuse)
+from ..prepare import (Engine, EngineDefectWarning, Prepared, builtin, check_arity, check_int_types, constant,
+                       fixed_point_multiplier, per_tensor_quant, refuse)
+from ._lean import reshaped_run
 
 
 
@@ -38,8 +39,7 @@ def prepare_sum(op, g):
     int8 = t_in.dtype == np.int8
     if g.engine == Engine.XNNPACK and int8 and axes.size > 0:
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
-        return Prepared(lambda inputs: check_shape(op, at_run(op, reduce.xnnpack_sum, inputs[0], axes, **q)
-                                                   .reshape(t_out.shape), t_out), q)
+        return Prepared(reshaped_run(op, g, reduce.xnnpack_sum_plan, axes, **q), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # PrepareMeanOrSum: double quotient
     defect = g.engine == Engine.LITERT and int8
     if defect:
@@ -47,5 +47,4 @@ def prepare_sum(op, g):
                       "uint8 and clamps the result to [0, 255]; engine 'litert' reproduces this (engine 'tflm' "
                       "computes the correct sum)", EngineDefectWarning, stacklevel=2)
     q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, keep_dims=keep, codes_as_uint8=defect)
-    return Prepared(lambda inputs: check_shape(op, at_run(op, reduce.reduce_sum, inputs[0], axes, **q)
-                                               .reshape(t_out.shape), t_out), q)
+    return Prepared(reshaped_run(op, g, reduce.reduce_sum_plan, axes, **q), q)
