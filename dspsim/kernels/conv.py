@@ -201,8 +201,9 @@ depthwise_conv2d.__doc__ = """Quantized depthwise convolution, bit-exact with TF
     w : int8 or uint8 array (1, KH, KW, C * depth_multiplier); output channel ``oc = ic * M + m``
     depth_multiplier : int >= 1
 """ + _QUANT_DOC + """
-    The fast path is a direct loop over channels, summing in int32 (exact modulo 2^32) or, when
-    the accumulator is wider and may exceed int32, in int64; threads split the output rows.
+    The fast path is :func:`dspsim.kernels.depthwise_core.depthwise_accumulate`: int32 sums exact
+    modulo 2^32 (pairs of taps per ``vpmaddwd`` on AVX2) or, when the accumulator is wider and may
+    exceed int32, a direct loop in int64; threads split the output rows.
 """
 
 

@@ -5,24 +5,25 @@ per layer; :func:`depthwise_accumulate` is the per-call core. Both take validate
 (the public ``dspsim.depthwise_conv2d`` validates).
 
 The sum of output channel ``oc = ic*M + m`` at output pixel ``(b, oy, ox)`` is TFLite's
-``bias[oc] + sum over the taps inside the input of (x - zx) * (w - zw[oc])``. For an output pixel whose
-taps all lie inside the input (the interior), it is computed as
-``(bias[oc] - zx * sum_taps (w - zw)) + sum_taps x * (w - zw)``: the first term once per call, the
-second with raw input codes. On AVX2, with ``M = 1``, taps go in pairs: the bytes of two taps are
-interleaved and widened to int16, and one ``vpmaddwd`` against the interleaved weights adds both
-products of 8 channels into 8 int32 lanes (an odd last tap is paired with a zero weight). Each
-product is at most ``255 * 255`` in magnitude and a pair at most ``2 * 255 * 255 < 2^31``: exact;
-the int32 lane adds wrap modulo 2^32 like a C ``int32`` accumulator (``-fwrapv``), so the result is
-exact modulo 2^32, as the bias-first TFLite sum is. Border pixels (some taps outside the input,
-which TFLite skips), ``M > 1``, channels past the last multiple of 8 and hosts without AVX2 take a
-direct loop over the valid taps, vectorised by LLVM (``vpmulld``). ``exact_bits = 64`` (a wide
-accumulator model that needs the exact value) runs that loop in int64.
+``bias[oc] + sum over the taps inside the input of (x - zx) * (w - zw[oc])``. The tap-pair path
+(AVX2, ``M = 1``, int32) computes it as ``(bias[oc] - zx * sum_taps (w - zw)) + sum_taps x * (w - zw)``
+over every tap of an input padded with the code ``zx`` (a padding tap adds ``(zx - zx) * w = 0``,
+exactly what TFLite's skipped tap adds); the first term once per call, the second with raw codes.
+Two taps at a time: their bytes are interleaved and widened to int16, and one ``vpmaddwd`` against
+the interleaved weights adds both products of 8 channels into 8 int32 lanes (an odd last tap is
+paired with a zero weight). Each product is at most ``255 * 255`` in magnitude and a pair at most
+``2 * 255 * 255 < 2^31``: exact; the int32 lane adds wrap modulo 2^32 like a C ``int32`` accumulator
+(``-fwrapv``), so the result is exact modulo 2^32, as the bias-first TFLite sum is. Output pixels
+whose inputs are adjacent (a row at stride 1; a (T, 1, C) stream under a (KH, 1) kernel) are one run
+worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors too. ``M > 1``,
+hosts without AVX2, ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
+needs the exact value, summed in int64) take a direct loop over the valid taps, vectorised by LLVM
+(``vpmulld``).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import math
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -32,11 +33,12 @@ from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from .._jit import parallel_rows
+from ..fixedpoint import wrap_scalar
 from ._simd import HAVE_AVX2
 
 _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (8, 16, 32, 64))
 USE_PAIRS = HAVE_AVX2 and not numba.config.DISABLE_JIT
-"""Whether the interior pixels take the ``vpmaddwd`` tap pairs (AVX2 compiled code)."""
+"""Whether int32 sums with ``M = 1`` take the ``vpmaddwd`` tap pairs (compiled code for an AVX2 target)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class DepthwiseWeights:
     taps64 : ndarray (KH, KW, OC) of int64
         The same in int64, for the exact int64 sums.
     tap_sum : ndarray (OC,) of int64
-        ``sum over all taps of (w - zw)``: the interior's zero-point term is ``zx * tap_sum``.
+        ``sum over all taps of (w - zw)``: the pairs' zero-point term is ``zx * tap_sum``.
     pairs16 : ndarray (lcm(C, 16) / 16, P, 32) of int16
         For the ``vpmaddwd`` pairs, ``P = ceil(KH*KW / 2)``, over one period of the channels of a run of
         adjacent pixels: entry ``[k, p, 2j + h]`` is the weight of tap ``2p + h`` (taps in (fy, fx) order;
@@ -91,7 +93,7 @@ def prepare_depthwise_weights(w, weight_zero_point, depth_multiplier=1) -> Depth
     padded = np.zeros((2 * n_pairs, n_oc), np.int16)
     padded[:k_h * k_w] = flat
     # [pair, h, channel] -> [channel block, pair, channel in block, h]
-    c = n_oc // depth_multiplier if depth_multiplier == 1 else 0  # the pairs serve M = 1 only
+    c = n_oc if depth_multiplier == 1 else 0  # the pairs serve M = 1 only
     period = c * 16 // math.gcd(c, 16) // 16 if c else 0  # blocks of 16 in one period of the channels
     n16, n8 = c // 16, (c % 16) // 8
     pairs = padded.reshape(n_pairs, 2, n_oc)
@@ -113,7 +115,8 @@ def _pair_sums(width):
     for ``n_blocks`` blocks of ``width`` (8 or 16) channels, block ``k`` of phase ``q = k % period``:
     ``acc[acc_off + width*k + j] = init[init_off + width*q + j] + sum_p sum_h x[base + width*k + offs[2p + h] + j]
     * w[w_off + (q*n_pairs + p)*2*width + 2j + h]`` (int32, wrapping), ``x`` int8 or uint8 (sign- or zero-extended),
-    ``w`` int16. Never raises; reads only the addressed elements.
+    ``w`` int16. Blocks go two at a time through the pairs (their sums in registers), an odd last one alone.
+    Never raises; reads only the addressed elements.
     """
     halves = width // 8  # vpmaddwd results (8 int32 lanes) per block
     v8, v16w, vx = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16), ir.VectorType(_I8, width)
@@ -138,35 +141,50 @@ def _pair_sums(width):
                                                      "llvm.x86.avx2.pmadd.wd")
             ext = b.sext if signed else b.zext
             c = lambda v: ir.Constant(_I64, v)  # noqa: E731
-            phase = cgutils.alloca_once_value(b, c(0))
-            with cgutils.for_range(b, nblk) as blk:
-                k = blk.index
-                ch = b.mul(k, c(width))
-                q = b.load(phase)
+
+            def wrap_phase(q):  # (q + 1) % period
                 nxt = b.add(q, c(1))
-                b.store(b.select(b.icmp_signed("==", nxt, nper), c(0), nxt), phase)
-                accs = []
-                for h in range(halves):
-                    ptr = b.bitcast(b.gep(ip, [b.add(ioff, b.add(b.mul(q, c(width)), c(8 * h)))]), v8.as_pointer())
-                    accs.append(cgutils.alloca_once_value(b, b.load(ptr, align=4)))
-                xk = b.gep(xp, [b.add(base_, ch)])
-                wk = b.gep(wp, [b.add(woff, b.mul(q, b.mul(npairs, c(2 * width))))])
+                return b.select(b.icmp_signed("==", nxt, nper), c(0), nxt)
+
+            def blocks(k, phases):
+                """Blocks k, k+1, ... of the given phases, their sums in registers across the pairs loop."""
+                accs, xks, wks = [], [], []
+                for g, q in enumerate(phases):
+                    for h in range(halves):
+                        ptr = b.gep(ip, [b.add(ioff, b.add(b.mul(q, c(width)), c(8 * h)))])
+                        accs.append(cgutils.alloca_once_value(b, b.load(b.bitcast(ptr, v8.as_pointer()), align=4)))
+                    xks.append(b.gep(xp, [b.add(base_, b.mul(b.add(k, c(g)), c(width)))]))
+                    wks.append(b.gep(wp, [b.add(woff, b.mul(q, b.mul(npairs, c(2 * width))))]))
                 with cgutils.for_range(b, npairs) as pl:
                     p = pl.index
-                    va = b.load(b.bitcast(b.gep(xk, [b.load(b.gep(op, [b.mul(p, c(2))]))]), vx.as_pointer()),
-                                align=1)
-                    vb = b.load(b.bitcast(b.gep(xk, [b.load(b.gep(op, [b.add(b.mul(p, c(2)), c(1))]))]),
-                                          vx.as_pointer()), align=1)
-                    wpp = b.gep(wk, [b.mul(p, c(2 * width))])
+                    oa = b.load(b.gep(op, [b.mul(p, c(2))]))
+                    ob = b.load(b.gep(op, [b.add(b.mul(p, c(2)), c(1))]))
+                    for g in range(len(phases)):
+                        va = b.load(b.bitcast(b.gep(xks[g], [oa]), vx.as_pointer()), align=1)
+                        vb = b.load(b.bitcast(b.gep(xks[g], [ob]), vx.as_pointer()), align=1)
+                        wpp = b.gep(wks[g], [b.mul(p, c(2 * width))])
+                        for h in range(halves):
+                            idx = [i for j in range(8 * h, 8 * h + 8) for i in (j, j + width)]
+                            inter = b.shuffle_vector(va, vb, ir.Constant(ir.VectorType(_I32, 16), idx))
+                            wv = b.load(b.bitcast(b.gep(wpp, [c(16 * h)]), v16w.as_pointer()), align=2)
+                            a = accs[g * halves + h]
+                            b.store(b.add(b.load(a), b.call(pmaddwd, [ext(inter, v16w), wv])), a)
+                for g in range(len(phases)):
                     for h in range(halves):
-                        idx = [i for j in range(8 * h, 8 * h + 8) for i in (j, j + width)]
-                        inter = b.shuffle_vector(va, vb, ir.Constant(ir.VectorType(_I32, 16), idx))
-                        wv = b.load(b.bitcast(b.gep(wpp, [c(16 * h)]), v16w.as_pointer()), align=2)
-                        prod = b.call(pmaddwd, [ext(inter, v16w), wv])
-                        b.store(b.add(b.load(accs[h]), prod), accs[h])
-                for h in range(halves):
-                    ptr = b.bitcast(b.gep(ap, [b.add(aoff, b.add(ch, c(8 * h)))]), v8.as_pointer())
-                    b.store(b.load(accs[h]), ptr, align=4)
+                        ch = b.add(b.mul(b.add(k, c(g)), c(width)), c(8 * h))
+                        ptr = b.bitcast(b.gep(ap, [b.add(aoff, ch)]), v8.as_pointer())
+                        b.store(b.load(accs[g * halves + h]), ptr, align=4)
+
+            # two blocks per pass over the pairs (each tap offset loaded once, twice the independent sums),
+            # then an odd last block alone
+            phase = cgutils.alloca_once_value(b, c(0))
+            with cgutils.for_range(b, b.sdiv(nblk, c(2))) as two:
+                q0 = b.load(phase)
+                q1 = wrap_phase(q0)
+                b.store(wrap_phase(q1), phase)
+                blocks(b.mul(two.index, c(2)), [q0, q1])
+            with b.if_then(b.icmp_signed("==", b.srem(nblk, c(2)), c(1))):
+                blocks(b.sub(nblk, c(1)), [b.load(phase)])
             return context.get_dummy_value()
 
         sig = types.void(x, base, offs, n_pairs, w, w_off, init, init_off, acc, acc_off, n_blocks, period)
@@ -176,15 +194,8 @@ def _pair_sums(width):
     return intrinsic(generate)
 
 
-if USE_PAIRS:
-    _pair_sums16 = _pair_sums(16)
-    _pair_sums8 = _pair_sums(8)
-else:  # never called: the njit kernel's branch on use_pairs is False (kept so that it compiles)
-    @njit(cache=True)
-    def _pair_sums16(x, base, offs, n_pairs, w, w_off, init, init_off, acc, acc_off, n_blocks, period):
-        pass
-
-    _pair_sums8 = _pair_sums16
+_pair_sums16 = _pair_sums(16)  # compiled only when called: on an AVX2 target (USE_PAIRS)
+_pair_sums8 = _pair_sums(8)
 
 
 # --------------------------------------------------------------------------------------------
@@ -196,6 +207,7 @@ def _pixel_direct(xf, row0, in_h, in_w, c, taps, zx, bias, mult, iy0, ix0, dil_h
     first tap reads input row ``row0 + iy0`` (``row0 = b * H``), column ``ix0``, in ``acc``'s dtype (int32
     wrapping, or int64). Slices (not ``a0 + i`` indices, which numba wraps when negative) let LLVM vectorize."""
     n_oc = bias.shape[0]
+    bits = 8 * acc.itemsize  # the sums wrap to acc's width (explicitly: NUMBA_DISABLE_JIT runs this in numpy)
     a = acc[a0:a0 + n_oc]
     for oc in range(n_oc):
         a[oc] = bias[oc]
@@ -212,12 +224,12 @@ def _pixel_direct(xf, row0, in_h, in_w, c, taps, zx, bias, mult, iy0, ix0, dil_h
             wrow = taps[fy, fx]
             if mult == 1:
                 for i in range(c):
-                    a[i] += (np.int64(xpix[i]) - zx) * wrow[i]
+                    a[i] = wrap_scalar(a[i] + (np.int64(xpix[i]) - zx) * wrow[i], bits)
             else:
                 for i in range(c):
                     xv = np.int64(xpix[i]) - zx
                     for m in range(mult):
-                        a[i * mult + m] += xv * wrow[i * mult + m]
+                        a[i * mult + m] = wrap_scalar(a[i * mult + m] + xv * wrow[i * mult + m], bits)
 
 
 @njit(cache=True, inline="always")
@@ -229,7 +241,7 @@ def _run_direct(xf, base, offs, n_taps, taps, k_w, init, c, acc, a0, q0, q1):
         s = np.int64(init[ch])
         for t in range(n_taps):
             s += np.int64(xf[base + q + offs[t]]) * taps[t // k_w, t % k_w, ch]
-        acc[a0 + q] = s
+        acc[a0 + q] = wrap_scalar(s, 32)
 
 
 @njit(cache=True, nogil=True)
@@ -286,7 +298,7 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, taps, tap_sum, p
         offs[t] = ((tt // k_w) * dil_h * ww + (tt % k_w) * dil_w) * c
     init = np.empty(n_oc, acc.dtype)  # bias - zx * tap_sum, wrapped to int32
     for oc in range(n_oc):
-        init[oc] = bias[oc] - zx * tap_sum[oc]
+        init[oc] = wrap_scalar(bias[oc] - zx * tap_sum[oc], 32)
     init_run = np.empty(16 * period, acc.dtype)  # init over one period of a run of pixels
     for j in range(16 * period):
         init_run[j] = init[j % c]
@@ -360,3 +372,4 @@ def depthwise_accumulate(x, weights: DepthwiseWeights, input_zero_point, bias, s
             acc.reshape(-1))
     parallel_rows(lambda r0, r1: _direct_rows(*args, r0, r1), n_b * out_h, work)
     return acc
+
