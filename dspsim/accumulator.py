@@ -141,21 +141,24 @@ class KernelStats:
 @njit(cache=True, inline="always")
 def _acc_add(acc, term, bits, saturate):
     """``acc + term`` in a ``bits``-bit accumulator; returns (new acc, 1 if it overflowed else 0)."""
-    s = acc + term  # int64; wraps only when bits == 64, detected below
-    if bits == 64:
-        if (term > 0 and s < acc) or (term < 0 and s > acc):
-            if saturate:
-                return (INT64_MAX if term > 0 else INT64_MIN), 1
-            return s, 1
-        return s, 0
-    hi = (np.int64(1) << (bits - 1)) - 1
+    # Every test is made before adding: LLVM takes a signed int64 add as never wrapping and folds a test
+    # made on the sum (an int64 bias can take the sum beyond int64 even when bits < 64).
+    hi = INT64_MAX if bits == 64 else (np.int64(1) << (bits - 1)) - 1
     lo = -hi - 1
-    if s > hi or s < lo:
-        if saturate:
-            return (hi if s > hi else lo), 1
-        sh = 64 - bits
-        return (s << sh) >> sh, 1
-    return s, 0
+    if not ((term > 0 and acc > hi - term) or (term < 0 and acc < lo - term)):
+        return acc + term, 0
+    if saturate:
+        return (hi if term > 0 else lo), 1
+    if term > 0 and acc > INT64_MAX - term:  # acc + term - 2^64: two halves in [-2^63, 0)
+        s = (acc - INT64_MAX - 1) + (term - INT64_MAX - 1)
+    elif term < 0 and acc < INT64_MIN - term:  # acc + term + 2^64: two halves in [0, 2^63)
+        s = (acc + INT64_MAX + 1) + (term + INT64_MAX + 1)
+    else:
+        s = acc + term
+    if bits == 64:
+        return s, 1
+    sh = 64 - bits
+    return (s << sh) >> sh, 1
 
 
 @njit(cache=True)

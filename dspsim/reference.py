@@ -570,9 +570,11 @@ def relu(q: int, zi: int, zo: int, multiplier: int, shift: int, lo: int, hi: int
     return clamp(zo + multiply_by_quantized_multiplier(q - zi, multiplier, shift, rounding), lo, hi)
 
 
-def leaky_relu(q, zi, zo, alpha, input_scale, output_scale, qmin, qmax, rounding="double", quotient="float32") -> int:
+def leaky_relu(q, zi, zo, alpha, input_scale, output_scale, qmin, qmax, rounding="double", quotient="float32",
+               negative_alpha="negate") -> int:
     """TFLite QuantizeLeakyRelu with the multipliers of LeakyReluPrepare (float32 ratios; ``quotient="double"``:
-    the exact ratios of the float32 scales rounded once to double, as TFLM's wheel)."""
+    the exact ratios of the float32 scales rounded once to double, as TFLM's wheel). A negative alpha's
+    multiplier M < 0: ``"negate"`` gives ``zo - MBQM(v, -M)``, ``"signed_multiplier"`` ``zo + MBQM(v, M)``."""
     s_in, s_out = f32(input_scale), f32(output_scale)
     if quotient == "double":
         m_id = quantize_multiplier(float(s_in / s_out), rounding)
@@ -581,6 +583,8 @@ def leaky_relu(q, zi, zo, alpha, input_scale, output_scale, qmin, qmax, rounding
         m_id = quantize_multiplier(float(f32(s_in / s_out)), rounding)
         m_al = quantize_multiplier(float(f32(f32(s_in * f32(alpha)) / s_out)), rounding)
     m, s = m_id if q - zi >= 0 else m_al
+    if m < 0 and negative_alpha == "negate":
+        return clamp(zo - multiply_by_quantized_multiplier(q - zi, -m, s, rounding), qmin, qmax)
     return clamp(zo + multiply_by_quantized_multiplier(q - zi, m, s, rounding), qmin, qmax)
 
 
@@ -852,12 +856,12 @@ def relu_n1_to_1_oracle(x, *, input_scale, input_zero_point, output_scale, outpu
 
 
 def leaky_relu_oracle(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point,
-                      rounding="double", out_dtype=None, quotient="float32"):
+                      rounding="double", out_dtype=None, quotient="float32", negative_alpha="negate"):
     np = _np()
     dt = _out_dtype(x, out_dtype)
     info = np.iinfo(dt)
     return _map(lambda q: leaky_relu(q, input_zero_point, output_zero_point, alpha, input_scale, output_scale,
-                                     int(info.min), int(info.max), rounding, quotient), dt, x)
+                                     int(info.min), int(info.max), rounding, quotient, negative_alpha), dt, x)
 
 
 def tflm_relu6_oracle(x, *, input_scale, input_zero_point):
@@ -1562,16 +1566,48 @@ def prelu_oracle(x, alpha, *, params):
     return np.array(out, np.int8).reshape(np.shape(x))
 
 
-def softmax_oracle(x, *, params, out_dtype="int8"):
-    """reference_ops::Softmax<int8, int8 or int16> row by row (last axis), in Python ints."""
+def _lut_lookup_int16(v: int, lut) -> int:
+    """TFLite LUTLookup (int16): the entry at 256 + floor(v / 128) plus the rounded (ties up) share
+    (v mod 128) / 128 of the step to the next entry."""
+    i, frac = 256 + v // 128, v % 128
+    base = int(lut[i])
+    return wrap(base + round_fraction(Fraction((int(lut[i + 1]) - base) * frac, 128), "half_up"), 16)
+
+
+def _softmax_int16_oracle(x, p):
+    """reference_ops::SoftmaxInt16 row by row, in Python ints."""
+    import numpy as np
+
+    arr = np.asarray(x)
+    rows = arr.reshape(-1, arr.shape[-1])
+    out = np.empty(rows.shape, np.int16)
+    for r, row in enumerate(rows):
+        top = max(int(v) for v in row)
+        exps = [_lut_lookup_int16(saturate(multiply_by_quantized_multiplier(int(v) - top, p.input_multiplier,
+                                                                            p.input_left_shift) + 32767, 16),
+                                  p.exp_lut) for v in row]
+        total = wrap(sum(exps), 32)
+        headroom_plus_one = 32 - total.bit_length()  # leading zeros of a positive int32
+        normalised = round_fraction(Fraction(total * 2 ** (headroom_plus_one - 1), 2**14), "half_up")
+        reciprocal = _lut_lookup_int16(saturate(normalised - 3 * 2**15, 16), p.one_over_one_plus_x_lut)
+        out[r] = [clamp(round_fraction(Fraction(e * reciprocal, 2 ** (31 - headroom_plus_one)), "half_up"), 0, 32767)
+                  for e in exps]
+    return out.reshape(arr.shape)
+
+
+def softmax_oracle(x, *, params, out_dtype=None):
+    """reference_ops::Softmax<int8, int8 or int16> row by row (last axis), in Python ints; an int16 x:
+    reference_ops::SoftmaxInt16."""
     import numpy as np
 
     p = params
-    bits = 8 if out_dtype == "int8" else 16
+    if np.asarray(x).dtype == np.int16:
+        return _softmax_int16_oracle(x, p)
+    bits = 8 if out_dtype in (None, "int8") else 16
     lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
     arr = np.asarray(x)
     rows = arr.reshape(-1, arr.shape[-1])
-    out = np.empty(rows.shape, np.dtype(out_dtype))
+    out = np.empty(rows.shape, np.dtype(f"int{bits}"))
     for r, row in enumerate(rows):
         diffs = [int(v) - max(int(u) for u in row) for v in row]
         exps = [gemmlowp_exp_on_negative_values(
@@ -2129,15 +2165,18 @@ def lstm_oracle(x, input_weights, recurrent_weights, bias, output_state, cell_st
 # =============================================================================================
 # 16x8 operators (dspsim.kernels.int16): LiteRT's int16 ADD on power-of-two scales
 # =============================================================================================
-def pot_add_oracle(x1, x2, params, *, act_min=None, act_max=None):
+def pot_add_oracle(x1, x2, params, *, act_min=None, act_max=None, subtract=False):
     """LiteRT ``reference_ops::Add`` int16 with ``pot_scale``: each input divided by ``2^-shift`` (ties
-    away from zero), summed, saturated to int16, clamped to the activation range."""
+    away from zero), summed (``subtract``: the second subtracted, ``Sub16``), saturated to int16, clamped to
+    the activation range."""
     np = _np()
     lo = -32768 if act_min is None else int(act_min)
     hi = 32767 if act_max is None else int(act_max)
     values = []
-    for a, b in zip(np.asarray(x1).reshape(-1).tolist(), np.asarray(x2).reshape(-1).tolist()):
-        v = rounding_divide_by_pot(a, -params.input1_shift) + rounding_divide_by_pot(b, -params.input2_shift)
+    x1, x2 = np.broadcast_arrays(np.asarray(x1), np.asarray(x2))
+    for a, b in zip(x1.reshape(-1).tolist(), x2.reshape(-1).tolist()):
+        d = rounding_divide_by_pot(b, -params.input2_shift)
+        v = rounding_divide_by_pot(a, -params.input1_shift) + (-d if subtract else d)
         values.append(min(max(saturate(v, 16), lo), hi))
     return _from_lists(values, np.shape(x1), np.int16)
 

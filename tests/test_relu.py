@@ -108,8 +108,8 @@ def test_live_torch_quantized_relu_matches():
      r"^relu: act_min \(0\) must not exceed act_max \(-5\)"),
     (lambda: relu6(np.zeros(3, np.int8), input_scale=0.0, input_zero_point=0, output_scale=1.0,
                    output_zero_point=0), ValueError, "^relu6: input_scale must be finite and positive"),
-    (lambda: leaky_relu(np.zeros(3, np.int8), alpha=-0.1, input_scale=1.0, input_zero_point=0, output_scale=1.0,
-                        output_zero_point=0), ValueError, "^leaky_relu: alpha must be a finite float >= 0"),
+    (lambda: leaky_relu(np.zeros(3, np.int8), alpha=float("inf"), input_scale=1.0, input_zero_point=0,
+                        output_scale=1.0, output_zero_point=0), ValueError, "^leaky_relu: alpha must be a finite float"),
     (lambda: tflite_activation_range("gelu", 0.1, 0), ValueError, "^tflite_activation_range: activation"),
     (lambda: torch_relu(np.zeros(3, np.uint8), zero_point=-1), ValueError, "^torch_relu: zero_point"),
 ])

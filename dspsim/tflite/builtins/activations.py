@@ -1,10 +1,11 @@
-"""RELU, RELU6, RELU_N1_TO_1 and LEAKY_RELU (int8 / uint8; int16 RELU and LEAKY_RELU)."""
+"""RELU, RELU6, RELU_N1_TO_1 and LEAKY_RELU (int8 / uint8; int16 RELU and LEAKY_RELU; any LEAKY_RELU alpha)."""
 from __future__ import annotations
 
 import numpy as np
 
 from ... import kernels
 from ...kernels import elementwise
+from ...kernels.relu import NegativeAlpha
 from ..prepare import (Engine, Prepared, activation_range, at_run, builtin, check_arity, check_int_types,
                        check_same_shape, fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
 
@@ -64,16 +65,18 @@ def prepare_leaky_relu(op, g):
     if t_in.dtype == np.int16 and g.engine != Engine.TFLM and (zi, zo) != (0, 0):
         refuse(op, f"int16 LEAKY_RELU needs zero points 0 (LiteRT LeakyReluPrepare), got {zi}, {zo}")
     alpha = float(np.float32(op.options.get("alpha", 0.0)))
-    if not alpha >= 0:
-        refuse(op, f"alpha = {alpha}: a negative alpha is not supported")
-    for real in (np.float32(s_in / s_out), np.float32(np.float32(s_in * np.float32(alpha)) / s_out)):
+    for real in (np.float32(s_in / s_out), abs(np.float32(np.float32(s_in * np.float32(alpha)) / s_out))):
         fixed_point_multiplier(op, real)
     q = dict(alpha=alpha, input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
     r = np.float32(s_in / s_out)
+    neg = np.float32(r * np.float32(alpha))  # xnnpack_delegate.cc: alpha normal, both ratios in range
     if g.engine == Engine.XNNPACK and t_in.dtype == np.int8 and xnnpack_delegates((r,), 2.0**-8, 2.0**7, False) \
-            and abs(np.float32(r * np.float32(alpha))) >= 2.0**-8:
+            and alpha != 0 and abs(neg) >= 2.0**-8 and -127.99609375 <= neg <= 128:
         return Prepared(lambda inputs: elementwise.xnnpack_leaky_relu(inputs[0], **q), q)
     q["rounding"] = g.rounding
     # LeakyReluPrepare divides in float32 (LiteRT activations.cc); the TFLM wheel in double
     q["quotient"] = "double" if g.engine == Engine.TFLM else "float32"
+    if alpha < 0:  # LiteRT's optimized int16 kernel keeps the negative multiplier; the reference negates
+        q["negative_alpha"] = (NegativeAlpha.SIGNED_MULTIPLIER if g.engine == Engine.XNNPACK and t_in.dtype == np.int16
+                               else NegativeAlpha.NEGATE).value
     return Prepared(lambda inputs: at_run(op, kernels.leaky_relu, inputs[0], **q), q)

@@ -1,19 +1,32 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D (int8 / uint8)."""
+"""AVERAGE_POOL_2D and MAX_POOL_2D (int8, uint8, int16).
+
+Sources: LiteRT ``tflite/kernels/pooling.cc`` (int16 runs ``reference_integer_ops::AveragePool``/``MaxPool``
+under every kernel type, so engine "xnnpack" computes what "litert" does; the XNNPACK delegate takes no
+int16 pooling), TFLM ``micro/kernels/pooling_common.cc`` (PoolingPrepare).
+"""
 from __future__ import annotations
 
 import numpy as np
 
 from ...kernels import pool
-from ..prepare import (Prepared, activation_range, at_run, builtin, check_arity, check_int_types, check_shape,
-                       padding_name, refuse)
+from ..prepare import (Engine, Prepared, activation_range, at_run, builtin, check_arity, check_int_types, check_shape,
+                       padding_name, per_tensor_quant, refuse)
 
 
 def _pool(op, g, fn):
     check_arity(op, 1)
-    check_int_types(op, g, allowed=(np.dtype(np.int8), np.dtype(np.uint8)))
+    check_int_types(op, g, allowed=(np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)))
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     if len(t_in.shape) != 4:
         refuse(op, f"input must be 4-D NHWC, got shape {t_in.shape}")
+    if t_in.dtype != t_out.dtype:
+        refuse(op, f"input and output types differ ({t_in.dtype}, {t_out.dtype})")
+    if g.engine == Engine.TFLM:  # the kernel pools the codes; LiteRT does not check (a DCHECK for int8 only)
+        s_in, z_in = per_tensor_quant(op, t_in, "input")
+        s_out, z_out = per_tensor_quant(op, t_out, "output")
+        if not float(abs(np.float32(s_in) - np.float32(s_out))) <= 1e-6 or z_in != z_out:
+            refuse(op, f"TFLM needs the output quantization of the input (scales within 1e-6, the same zero point), "
+                       f"got {float(s_in)!r}/{z_in} and {float(s_out)!r}/{z_out} (pooling_common.cc)")
     o = op.options
     if o.get("stride_h", 0) <= 0 or o.get("stride_w", 0) <= 0:
         refuse(op, "strides must be > 0")

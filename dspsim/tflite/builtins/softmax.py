@@ -1,4 +1,4 @@
-"""SOFTMAX (int8, any rank, any beta) and LOG_SOFTMAX: the gemmlowp reference of LiteRT BUILTIN_REF and TFLM.
+"""SOFTMAX (int8 or int16, any rank, any beta) and LOG_SOFTMAX: the reference kernels of LiteRT BUILTIN_REF and TFLM.
 
 Sources: LiteRT ``tflite/kernels/activations.cc`` (SoftmaxPrepare), tflite-micro
 ``micro/kernels/softmax_common.cc`` (CalculateSoftmaxParams). LiteRT's default interpreter (engine
@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...kernels.softmax import (log_softmax, optimized_log_softmax, optimized_softmax, optimized_softmax_table, softmax,
-                               tflite_log_softmax_params, tflite_softmax_params)
+from ...kernels.softmax import (Int16SoftmaxPrepare, log_softmax, optimized_log_softmax, optimized_softmax,
+                               optimized_softmax_table, softmax, tflite_int16_softmax_params, tflite_log_softmax_params,
+                               tflite_softmax_params)
 from ..prepare import (Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_int_types,
                        per_tensor_quant, refuse)
 
 _INT8 = (np.dtype(np.int8),)
+_INT16 = (np.dtype(np.int16),)
 
 
 @builtin("SOFTMAX")
 def prepare_softmax(op, g):
     check_arity(op, 1)
-    check_dtype(op, g.tensor(op.inputs[0]), _INT8, "input")
+    if check_dtype(op, g.tensor(op.inputs[0]), _INT8 + _INT16, "input") == np.int16:
+        return _prepare_int16_softmax(op, g)
     out_dtype = check_dtype(op, g.tensor(op.outputs[0]), (np.dtype(np.int8), np.dtype(np.int16)), "output")
     s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
@@ -41,6 +44,24 @@ def prepare_softmax(op, g):
     params = at_prepare(op, tflite_softmax_params, input_scale=float(s_in), beta=beta)
     kq = dict(params=params, out_dtype=np.dtype(out_dtype).name)
     return Prepared(lambda inputs: at_run(op, softmax, inputs[0], **kq), kq)
+
+
+def _prepare_int16_softmax(op, g):
+    """int16 in and out (``SoftmaxInt16``): input and output zero point 0, output scale 1/32768 within 0.1%
+    (both engines; LiteRT's default interpreter runs the same Prepare and kernel, XNNPACK takes no int16
+    softmax). LiteRT would run an int16 input into an int8 output out of bounds; refused."""
+    check_dtype(op, g.tensor(op.outputs[0]), _INT16, "output")
+    s_in, zi = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    want = np.float32(1.0 / 32768)
+    if zi != 0 or zo != 0 or not abs(s_out - want) <= np.float32(0.001) * want:
+        refuse(op, f"an int16 softmax needs input and output zero point 0 and output scale 1/32768 within 0.1%, "
+                   f"got {zi}, {zo} and {float(s_out)!r} (LiteRT activations.cc SoftmaxPrepare; TFLM "
+                   "softmax_common.cc)")
+    prepare = Int16SoftmaxPrepare.TFLM if g.engine == Engine.TFLM else Int16SoftmaxPrepare.LITERT
+    params = at_prepare(op, tflite_int16_softmax_params, input_scale=float(s_in),
+                        beta=float(np.float32(op.options.get("beta", 1.0))), prepare=prepare)
+    return Prepared(lambda inputs: at_run(op, softmax, inputs[0], params=params), dict(params=params))
 
 
 @builtin("LOG_SOFTMAX")
