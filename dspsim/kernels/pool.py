@@ -57,15 +57,29 @@ def _pool(x, k_h, k_w, s_h, s_w, pad_t, pad_l, out_h, out_w, is_max, lowest, lo,
 
 def _run(func, x, filter_size, stride, padding, act_min, act_max, is_max):
     x = check_tensor(x, func, "x", ndim=4, allowed=_TYPES)
+    return pool2d_plan(x.shape, x.dtype, filter_size, stride=stride, padding=padding, act_min=act_min,
+                       act_max=act_max, is_max=is_max, func=func)(x)
+
+
+def pool2d_plan(shape, dtype, filter_size, *, stride=1, padding="VALID", act_min=None, act_max=None, is_max,
+                func="pool2d_plan"):
+    """:func:`average_pool2d` (``is_max`` False) or :func:`max_pool2d` prepared for inputs of ``shape``
+    (B, H, W, C) and ``dtype``: the window geometry and clamp derived once; returns the lean
+    ``run(x) -> codes``."""
+    dtype = np.dtype(dtype)
     k_h, k_w = pair(filter_size, func, "filter_size")
-    g = geometry(x.shape[1:3], (k_h, k_w), stride, padding, 1, func)
-    t, lo, hi = output_range(x.dtype.name, act_min, act_max, func)
-    out = np.empty((x.shape[0], g.out_h, g.out_w, x.shape[3]), x.dtype)
-    ok = _pool(np.ascontiguousarray(x), k_h, k_w, g.stride[0], g.stride[1], g.pad_top, g.pad_left, g.out_h, g.out_w,
-               is_max, t.min, lo, hi, out)
-    if not ok:
-        raise ValueError(f"{func}: a pooling window lies entirely in the padding (TFLite's AveragePool fails)")
-    return out
+    g = geometry(shape[1:3], (k_h, k_w), stride, padding, 1, func)
+    t, lo, hi = output_range(dtype.name, act_min, act_max, func)
+    out_shape = (shape[0], g.out_h, g.out_w, shape[3])
+    args = (k_h, k_w, g.stride[0], g.stride[1], g.pad_top, g.pad_left, g.out_h, g.out_w, is_max, t.min, lo, hi)
+
+    def run(x):
+        out = np.empty(out_shape, dtype)
+        if not _pool(np.ascontiguousarray(x), *args, out):
+            raise ValueError(f"{func}: a pooling window lies entirely in the padding (TFLite's AveragePool fails)")
+        return out
+
+    return run
 
 
 @names_its_errors

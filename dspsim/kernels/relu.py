@@ -244,9 +244,19 @@ def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_
     ``double(s_in) / double(s_out)`` and ``double(s_in) * double(alpha) / double(s_out)`` (the TFLM
     wheel's ``leaky_relu_common.cc``; over the 23 seanet int16 models 10 of 63,040 values differ).
     """
+    x = check_tensor(x, "leaky_relu", "x", allowed=_RELU_TYPES)
+    return leaky_relu_plan(x.shape, x.dtype, alpha=alpha, input_scale=input_scale, input_zero_point=input_zero_point,
+                           output_scale=output_scale, output_zero_point=output_zero_point, rounding=rounding,
+                           out_dtype=out_dtype, quotient=quotient, negative_alpha=negative_alpha)(x)
+
+
+def leaky_relu_plan(shape, dtype, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point,
+                    rounding="double", out_dtype=None, quotient="float32", negative_alpha="negate"):
+    """:func:`leaky_relu` prepared for codes of ``shape`` and ``dtype`` (both multipliers derived once);
+    returns the lean ``run(x) -> codes``."""
     func = "leaky_relu"
-    x = check_tensor(x, func, "x", allowed=_RELU_TYPES)
-    t = int_type(x.dtype if out_dtype is None else out_dtype, func)
+    dtype = np.dtype(dtype)
+    t = int_type(dtype if out_dtype is None else out_dtype, func)
     s_in = _check_scale(input_scale, func, "input_scale")
     s_out = _check_scale(output_scale, func, "output_scale")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) \
@@ -255,7 +265,7 @@ def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_
     if negative_alpha not in tuple(NegativeAlpha):
         raise ValueError(f"{func}: negative_alpha must be one of {[m.value for m in NegativeAlpha]}, "
                          f"got {negative_alpha!r}")
-    zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
+    zi = zero_point(input_zero_point, dtype, func, "input_zero_point")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     if rounding not in ("double", "single"):
         raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")
@@ -268,20 +278,26 @@ def leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_
     else:
         raise ValueError(f"{func}: quotient must be 'float32' or 'double', got {quotient!r}")
     rq_id = Requant.fixed_point(*quantize_multiplier(real_id, rounding), rounding)
-    pos = _requant_plan(func, x.shape, zi, rq_id, zo, None, None, t)(x)
+    pos = _requant_plan(func, shape, zi, rq_id, zo, None, None, t)
     if real_alpha >= 0:
-        neg = _requant_plan(func, x.shape, zi, Requant.fixed_point(*quantize_multiplier(real_alpha, rounding),
-                                                                   rounding), zo, None, None, t)(x)
+        neg = _requant_plan(func, shape, zi, Requant.fixed_point(*quantize_multiplier(real_alpha, rounding),
+                                                                 rounding), zo, None, None, t)
     else:
         m, shift = quantize_multiplier(real_alpha, rounding)
         if m == -(1 << 31):  # -M would wrap in int32 (a ratio mantissa rounding up to 1)
             raise ValueError(f"{func}: the alpha multiplier {real_alpha!r} rounds to -2^31, whose negation wraps "
                              "in TFLite (not modelled)")
-        v = x.astype(np.int64) - zi
         negate = NegativeAlpha(negative_alpha) is NegativeAlpha.NEGATE
-        mag = np.asarray(multiply_by_quantized_multiplier(v if negate else -v, -m, shift, rounding), np.int64)
-        neg = np.clip(zo - mag if negate else zo + mag, t.min, t.max)
-    return np.where(x.astype(np.int64) - zi >= 0, pos, neg).astype(t.dtype)
+
+        def neg(x):
+            v = x.astype(np.int64) - zi
+            mag = np.asarray(multiply_by_quantized_multiplier(v if negate else -v, -m, shift, rounding), np.int64)
+            return np.clip(zo - mag if negate else zo + mag, t.min, t.max)
+
+    def run(x):
+        return np.where(x >= zi, pos(x), neg(x)).astype(t.dtype)
+
+    return run
 
 
 @names_its_errors

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import kernels
 from ...kernels import elementwise
-from ...kernels.relu import NegativeAlpha
-from ..prepare import (Engine, Prepared, activation_range, at_run, builtin, check_arity, check_int_types,
+from ...kernels.relu import NegativeAlpha, leaky_relu_plan, relu_plan, tflm_relu6_plan
+from ._lean import unary_run
+from ..prepare import (Engine, Prepared, activation_range, builtin, check_arity, check_int_types,
                        check_same_shape, fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
@@ -25,7 +25,7 @@ def _relu_x(op, g, kind):
     lo, hi = activation_range(op, 0, t_out, kind)
     q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, act_min=lo, act_max=hi,
              rounding=g.rounding)
-    return Prepared(lambda inputs: at_run(op, kernels.relu, inputs[0], **q), q)
+    return Prepared(unary_run(op, g, relu_plan, **q), q)
 
 
 @builtin("RELU")
@@ -44,7 +44,7 @@ def prepare_relu6(op, g):
     check_same_shape(op, g)
     s_in, zi = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     q = dict(input_scale=s_in, input_zero_point=zi)
-    return Prepared(lambda inputs: at_run(op, kernels.tflm_relu6, inputs[0], **q), q)
+    return Prepared(unary_run(op, g, tflm_relu6_plan, **q), q)
 
 
 @builtin("RELU_N1_TO_1")
@@ -79,4 +79,4 @@ def prepare_leaky_relu(op, g):
     if alpha < 0:  # LiteRT's optimized int16 kernel keeps the negative multiplier; the reference negates
         q["negative_alpha"] = (NegativeAlpha.SIGNED_MULTIPLIER if g.engine == Engine.XNNPACK and t_in.dtype == np.int16
                                else NegativeAlpha.NEGATE).value
-    return Prepared(lambda inputs: at_run(op, kernels.leaky_relu, inputs[0], **q), q)
+    return Prepared(unary_run(op, g, leaky_relu_plan, **q), q)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import pool
-from ..prepare import (Engine, Prepared, activation_range, at_run, builtin, check_arity, check_int_types, check_shape,
-                       padding_name, per_tensor_quant, refuse)
+from ..prepare import (Engine, Prepared, activation_range, builtin, check_arity, check_int_types, padding_name,
+                       per_tensor_quant, refuse)
+from ._lean import unary_run
 
 
-def _pool(op, g, fn):
+def _pool(op, g, is_max):
     check_arity(op, 1)
     check_int_types(op, g, allowed=(np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)))
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
@@ -34,15 +35,16 @@ def _pool(op, g, fn):
     args = dict(stride=(o["stride_h"], o["stride_w"]), padding=padding_name(op, o.get("padding", 0)), act_min=lo,
                 act_max=hi)
     size = (o.get("filter_height", 0), o.get("filter_width", 0))
-    return Prepared(lambda inputs: check_shape(op, at_run(op, fn, inputs[0], size, **args), t_out),
+    func = "max_pool2d" if is_max else "average_pool2d"
+    return Prepared(unary_run(op, g, pool.pool2d_plan, size, **args, is_max=is_max, func=func),
                     {**args, "filter_size": size})
 
 
 @builtin("AVERAGE_POOL_2D")
 def prepare_average_pool_2d(op, g):
-    return _pool(op, g, pool.average_pool2d)
+    return _pool(op, g, False)
 
 
 @builtin("MAX_POOL_2D")
 def prepare_max_pool_2d(op, g):
-    return _pool(op, g, pool.max_pool2d)
+    return _pool(op, g, True)
