@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 
 def _numba_typing_error():
     try:
@@ -44,3 +46,10 @@ def names_its_errors(fn):
                             f"({str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__})") from exc
 
     return public
+
+
+def check_flag(value, func: str, name: str) -> bool:
+    """A boolean option: ``True``/``False`` (or numpy's, or the ints 0 and 1), else a TypeError naming ``func``."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer)) and value in (0, 1)):
+        return bool(value)
+    raise TypeError(f"{func}: {name} must be a bool, got {value!r}"[:200])

@@ -523,9 +523,11 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     if args.command == "export":
         args.quick = False
+    from .harness.report import OutDirError
+
     try:
         return _COMMANDS[args.command](args, argv)
-    except UsageError as exc:
+    except (UsageError, OutDirError) as exc:
         _err(str(exc))
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -24,6 +24,10 @@ from dspsim import registry
 
 _I8 = np.arange(-4, 4, dtype=np.int8)
 
+_LSTM_SCALES = dict(input_scale=0.06, input_zero_point=3, input_weight_scales=[0.02, 0.01, 0.03, 0.015],
+                    recurrent_weight_scales=[0.02, 0.025, 0.01, 0.03], output_state_scale=0.0078,
+                    output_state_zero_point=-3, cell_state_scale=2.0**-11, cell_clip=10.0)
+
 #: Valid calls of the public functions that are not a registered operator's kernel.
 BASE_CALLS = {
     "choose_qparams": [dict(min_val=-1.0, max_val=1.0), dict(min_val=-1.0, max_val=2.0, dtype="uint8", scheme="torch")],
@@ -65,6 +69,8 @@ BASE_CALLS = {
     "tflite_sub_params": [dict(input1_scale=0.1, input2_scale=0.2, output_scale=0.3)],
     "xnnpack_sub_params": [dict(input1_scale=0.1, input2_scale=0.2, output_scale=0.3)],
     "strided_slice_plan": [dict(shape=(2, 3), begin=(0, 0), end=(2, 3), strides=(1, 1))],
+    "tflm_lstm_params": [dict(_LSTM_SCALES, cell_gate_tanh=True)],
+    "litert_lstm_params": [dict(_LSTM_SCALES, hidden_scale=2.0**-7, hidden_zero_point=-1)],
 }
 
 #: Functions without arguments to fuzz, or whose name is a parameter (int_type names its caller).

@@ -2,6 +2,7 @@
 paths, a TOML case with half of a multiplier/shift pair, runs racing into the same --out, and a
 Ctrl-C that numba's compiler swallows."""
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dspsim import cli
-from dspsim.harness.report import MARKER, atomic_dir
+from dspsim.harness.report import MARKER, atomic_dir, check_replaceable
 
 TINY_RELU = """
 [[case]]
@@ -60,8 +61,59 @@ def test_toml_case_with_multiplier_and_no_shift_is_refused_naming_the_case(tmp_p
     assert not (tmp_path / "rep").exists()
 
 
-@pytest.mark.xfail(strict=False, reason="still racy: check_replaceable can see another run's directory between its "
-                                       "rename and its marker (issue 16, open)")
+def test_check_replaceable_never_takes_a_report_being_swapped_in_for_a_foreign_directory(tmp_path):
+    """Regression: listing the report being moved aside, then finding the next one at ``out`` before its
+    marker was looked up, read as "not written by dspsim" (the race of two runs finishing at once)."""
+    out = tmp_path / "rep"
+    stop = threading.Event()
+
+    def swap():
+        k = 0
+        while not stop.is_set():
+            new = tmp_path / f"new{k}"
+            new.mkdir()
+            (new / MARKER).write_text("x")
+            for name in ("a.txt", "b.txt", "c.txt"):
+                (new / name).write_text("x")
+            old = tmp_path / f"old{k}"
+            if out.exists():
+                os.replace(out, old)
+            os.replace(new, out)
+            shutil.rmtree(old, ignore_errors=True)
+            k += 1
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: the old check failed a few times in 20,000 calls
+    t = threading.Thread(target=swap)
+    t.start()
+    try:
+        for _ in range(20000):
+            check_replaceable(out)
+    finally:
+        stop.set()
+        t.join()
+        sys.setswitchinterval(interval)
+
+
+def test_a_report_that_cannot_be_put_in_place_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from dspsim.harness import report
+
+    def busy(tmp, out):
+        raise OSError(errno.EBUSY, "keeps being replaced by other runs")
+
+    monkeypatch.setattr(report, "_move_into_place", busy)
+    suite = tmp_path / "s.toml"
+    suite.write_text(TINY_RELU)
+    assert cli.main(["suite", str(suite), "--out", str(tmp_path / "rep"), "--no-plots"]) == 2
+    captured = capsys.readouterr().err
+    assert "Traceback" not in captured
+    err = captured.strip().splitlines()[-1]
+    assert err.startswith("dspsim: error: ") and "cannot put the report in place" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]  # no half-written report, no temporary
+
+
 def test_runs_finishing_into_the_same_out_at_once_each_leave_a_whole_report(tmp_path):
     out = tmp_path / "rep"
     n_threads, rounds = 6, 15

@@ -21,44 +21,14 @@ TARGETS = fa.targets()
 
 #: functions with a known defect that is not fixed yet, by function name: the module (held by the engineers
 #: of the operators they belong to) and the first signature found. Remove an entry when it is fixed.
-KNOWN_DEFECTS = {
-    "arg_max": "kernels/select.py: output_type='bogus' -> numpy's \"data type 'bogus' not understood\"",
-    "batch_matmul": "kernels/batch_matmul.py: errors name fully_connected, not batch_matmul",
-    "optimized_resize_nearest_neighbor": "kernels/resize.py: errors name resize_nearest_neighbor; size 2^31 hangs",
-    "resize_bilinear": "kernels/resize.py: align_corners=array -> numpy's truth-value error; size 2^31 hangs",
-    "xnnpack_resize_bilinear": "kernels/resize.py: as resize_bilinear",
-    "reduce_sum": "kernels/reduce.py: multiplier=[1, 2] -> numpy's 'only 0-dimensional arrays'",
-    "strided_slice_plan": "kernels/shape.py: shape=None -> \"object of type 'NoneType' has no len()\"",
-    "svdf": "kernels/recurrent.py: feature_multiplier=[1, 2] -> numpy's 'only 0-dimensional arrays'",
-    "tflite_log_softmax_params": "kernels/softmax.py: errors name tflite_softmax_params",
-    "tflite_pot_add_params": "kernels/int16.py: input scale 1e308 -> OverflowError",
-    "tflite_requantize": "kernels/requantize.py: out_dtype='bogus' -> numpy's 'data type not understood'",
-    "tflite_rsqrt_multiplier": "kernels/nonlinear.py: denormal input_scale -> ZeroDivisionError",
-    "tflm_gemmlowp_input_params": "kernels/nonlinear.py: input_scale 1e308 -> OverflowError",
-    "xnnpack_sub_params": "kernels/binary.py: errors name xnnpack_add_params",
-    "l2_normalization": "kernels/normalization.py: a 0-d x -> IndexError",
-    "log_softmax": "kernels/softmax.py: a 0-d x -> IndexError",
-    "optimized_softmax": "kernels/softmax.py: a 0-d x -> IndexError; a zero table -> ZeroDivisionError",
-    "softmax": "kernels/softmax.py: as log_softmax",
-    "reduce_max": "kernels/select.py: keep_dims=array -> numpy's truth-value error",
-    "resize_nearest_neighbor": "kernels/resize.py: size 2^31 runs a Python loop for minutes",
-    "strided_slice": "kernels/shape.py: as strided_slice_plan",
-    "tflite_hard_swish_params": "kernels/nonlinear.py: errors name quantize_multiplier",
-    "tflite_lut_table": "kernels/nonlinear.py: input_scale 1e308 -> 'cannot convert float NaN to integer'",
-    "tflite_prelu_params": "kernels/nonlinear.py: errors name quantize_multiplier",
-    "transpose_conv": "kernels/transpose_conv.py: output_size 2^31 -> numpy's 'array is too big'; stride 2^63 -> "
-                      "OverflowError",
-    "xnnpack_sum": "kernels/reduce.py: axis 2^63 -> OverflowError",
-    "litert_lstm_params": "kernels/lstm.py: signature-only fuzz finds unnamed errors",
-    "tflm_lstm_params": "kernels/lstm.py: signature-only fuzz finds unnamed errors",
-}
+KNOWN_DEFECTS = {}
 
 _SETTINGS = dict(deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 #: known defects that hang (minutes per call): skipped, not run as xfail, to keep the run bounded.
-KNOWN_HANGS = {"optimized_resize_nearest_neighbor", "resize_bilinear", "xnnpack_resize_bilinear", "resize_nearest_neighbor"}
+KNOWN_HANGS = set()
 
 
 def _params():

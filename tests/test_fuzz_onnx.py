@@ -109,8 +109,38 @@ def test_the_onnx_corpus_loads_and_runs_without_a_defect(files):
         assert bad is None and ran > 0, (name, bad)
 
 
-@pytest.mark.xfail(strict=False, reason="dspsim/onnx: a mutated QDQ MLP raises IndexError at run time (seed 16, mutant "
-                                       "1211); the node-prefix and kernel_shape defects of mutants 237-547 are fixed")
+def test_a_node_with_too_few_inputs_is_refused_at_load_naming_the_node_and_the_rule(files):
+    """Regression (seed 16, mutant 1211: one bit of an Add's input list flipped): an IndexError at run time."""
+    data = dict(files)["mlp_qdq_u8s8_pt_op13.onnx"]
+    name, mutated, what = mutant(files, 16, 1211)
+    assert (name, what) == ("mlp_qdq_u8s8_pt_op13.onnx", "flip 1349.4") and mutated != data
+    for engine in ENGINES:
+        with pytest.raises(ValueError,
+                           match=r"^dspsim\.onnx\.load_model: node \d+ \(\w+.*\): \w+ takes 2 inputs, got 1"):
+            onnx_mod.load_model(mutated, engine=engine)
+
+
+def test_a_node_without_a_required_attribute_is_refused_at_load_naming_the_node(files):
+    """Regression (campaign seed 2026, mutant 217: a Concat's attribute lost): KeyError 'axis' at load."""
+    name, mutated, what = mutant(files, 2026, 217)
+    assert (name, what) == ("dwsep_pof2_qdq_s8s8.onnx", "set 4536=0x0")
+    for engine in ENGINES:
+        with pytest.raises(ValueError, match=r"^dspsim\.onnx\.load_model: node \d+ \((QLinear)?Concat "
+                                             r".*needs the attribute 'axis'"):
+            onnx_mod.load_model(mutated, engine=engine)
+
+
+def test_a_node_with_too_many_outputs_is_refused_at_load_naming_the_node(files):
+    """Regression (campaign seed 2026, mutant 732: a DequantizeLinear's zero-point input re-tagged as a second
+    output): a KeyError at run time, reading the tensor the node never wrote."""
+    name, mutated, what = mutant(files, 2026, 732)
+    assert (name, what) == ("dwsep_pof2_qdq_s8s8.onnx", "set 943=0x12")
+    for engine in ENGINES:
+        with pytest.raises(ValueError, match=r"^dspsim\.onnx\.load_model: node 8 \(DequantizeLinear.*takes 1 "
+                                             r"outputs, got 2"):
+            onnx_mod.load_model(mutated, engine=engine)
+
+
 def test_a_bounded_onnx_mutation_campaign_finds_no_defect(files):
     t0 = time.perf_counter()
     defects, n, ran = [], 0, 0

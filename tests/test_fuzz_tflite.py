@@ -85,7 +85,8 @@ def test_a_bounded_mutation_campaign_finds_no_defect(mutator):
 @pytest.mark.parametrize("path", REGRESSIONS, ids=[os.path.basename(p) for p in REGRESSIONS])
 def test_mutants_of_the_first_campaign_are_refused_with_a_named_value_error(path):
     """The four mutant models named in issue 16 §2 (cin = 0 depthwise, optional input -1 as the data
-    input, denormal output scale, zero-size int-to-int QUANTIZE)."""
+    input, denormal output scale, zero-size int-to-int QUANTIZE), and later campaigns' (LOG_SOFTMAX and
+    L2_NORMALIZATION whose tensors have rank 0: an IndexError)."""
     with open(path, "rb") as f:
         data = f.read()
     bad, _ = fz.verdict(data)
@@ -153,3 +154,18 @@ def test_long_mutation_campaign_in_subprocesses_finds_no_crash_hang_or_defect(se
     print(f"\nseed {seed}: {totals}")
     assert defects == []
     assert totals["mutants"] == 12000
+
+
+#: mutants of the campaign of seeds 2026 and 2027 (issue 16's closing campaign) that raised MemoryError: declared
+#: tensor shapes of 6 to 9 GiB (a prepare-time broadcast index, an int64 widening); now a named refusal.
+MEMORY_MUTANTS = [(2026, 5693), (2026, 8014), (2026, 9648), (2027, 7465)]
+
+
+@pytest.mark.parametrize("seed, index", MEMORY_MUTANTS, ids=[f"seed{s}-mutant{k}" for s, k in MEMORY_MUTANTS])
+def test_a_mutant_whose_shapes_exceed_the_memory_is_refused_naming_the_function(seed, index):
+    r = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_tflite.py"), str(seed), str(index), "1"],
+                       capture_output=True, text=True, preexec_fn=_limits, timeout=300,
+                       env=dict(os.environ, PYTHONWARNINGS="ignore"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    idx, name, what, loaded, ran, elements, verdict = r.stdout.strip().split("\t")
+    assert (int(idx), verdict) == (index, "ok"), (name, what, verdict)

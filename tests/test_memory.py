@@ -23,9 +23,7 @@ SLACK_BYTES = 1 << 20  # allocator rounding, small per-thread buffers
 pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
 
 #: ops whose temporaries are still unbounded, and why (remove an entry when its op is fixed).
-KNOWN_UNBOUNDED = {
-    "tflite_requantize": "dspsim/kernels/requantize.py widens the whole input (owned by the new-operators work)",
-}
+KNOWN_UNBOUNDED = {}
 
 
 @pytest.fixture(scope="module")

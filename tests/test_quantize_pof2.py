@@ -21,7 +21,6 @@ RULES = [r.name.lower() for r in Rounding]
     (127.5, {}, -1),
     (300.0, {}, -2),                     # 75 fits, 150 does not
     (1.0, {"bits": 6}, 4),               # codes +-31
-    (-0.75, {}, 7),                      # a scalar is a range: its magnitude counts
     (np.array([-1.0, 0.5]), {}, 6),      # narrow: -64 >= -127, -128 would not be
     (np.array([-1.0, 0.5]), {"narrow_range": False}, 7),
     (np.array([0.25, -0.1]), {"bits": 16}, 16),  # 0.25 * 2^17 = 32768 > 32767
@@ -97,11 +96,13 @@ def test_pof2_frac_bits_matches_oracle_search(values, bits, narrow):
     data = np.array(values)
     assert pof2_frac_bits(data, bits, narrow) == R.pof2_frac_bits(data.min(), data.max(), bits, narrow)
     m = abs(values[0])
-    assert pof2_frac_bits(values[0], bits, narrow) == R.pof2_frac_bits(-m, m, bits, narrow)
+    assert pof2_frac_bits(m, bits, narrow) == R.pof2_frac_bits(-m, m, bits, narrow)
 
 
 @pytest.mark.parametrize("call, exc, rule", [
     (lambda: pof2_frac_bits(np.inf), ValueError, "finite"),
+    (lambda: pof2_frac_bits(-1.0), ValueError, r"pof2_frac_bits: a scalar max_abs .* must be >= 0, got -1.0"),
+    (lambda: pof2_frac_bits(-0.75), ValueError, ">= 0"),
     (lambda: pof2_frac_bits(1.0, bits=1), ValueError, r"\[2, 32\]"),
     (lambda: pof2_frac_bits(np.array([])), ValueError, "empty"),
     (lambda: pof2_frac_bits("1"), TypeError, "real"),

@@ -51,8 +51,17 @@ from pathlib import Path
 MARKER = ".dspsim-output"
 
 
+class OutDirError(ValueError):
+    """The report directory cannot be put in place (the CLI exits 2 with this one line)."""
+
+
 def check_replaceable(out) -> None:
-    """Raise ValueError unless ``out`` is absent, an empty directory, or one that dspsim wrote."""
+    """Raise ValueError unless ``out`` is absent, an empty directory, or one that dspsim wrote.
+
+    The directory is listed through one handle and judged only if it is still at ``out`` afterwards:
+    a run finishing into the same ``out`` moves the previous report aside (and then deletes it) and
+    its own in, so a listing of a directory that has left ``out`` says nothing about ``out``. A
+    directory that has been published at ``out`` never changes while it is there."""
     out = Path(out)
     try:
         mode = out.stat().st_mode
@@ -60,12 +69,26 @@ def check_replaceable(out) -> None:
         return
     if not stat.S_ISDIR(mode):
         raise ValueError(f"{out} exists and is not a directory")
-    try:
-        foreign = any(out.iterdir()) and not (out / MARKER).exists() and out.exists()
-    except FileNotFoundError:  # another run is moving its report into place
-        foreign = False
-    if foreign:
-        raise ValueError(f"{out} exists and was not written by dspsim; refusing to replace it (choose another --out)")
+    for _ in range(100):
+        try:
+            fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, NotADirectoryError):  # moved aside by another run: nothing to replace now
+            return
+        try:
+            names = os.listdir(fd)
+            here = os.fstat(fd)
+            try:
+                now = os.stat(out)
+                still_out = (now.st_dev, now.st_ino) == (here.st_dev, here.st_ino)
+            except FileNotFoundError:
+                still_out = False
+        finally:
+            os.close(fd)
+        if still_out:
+            if names and MARKER not in names:
+                raise ValueError(f"{out} exists and was not written by dspsim; refusing to replace it "
+                                 "(choose another --out)")
+            return
 
 
 @contextlib.contextmanager
@@ -83,7 +106,10 @@ def atomic_dir(out):
     try:
         (tmp / MARKER).write_text("written by dspsim; `dspsim --out` may replace this directory\n")
         yield tmp
-        _move_into_place(tmp, out)
+        try:
+            _move_into_place(tmp, out)
+        except OSError as exc:
+            raise OutDirError(f"{out}: cannot put the report in place ({exc.strerror or exc})") from None
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

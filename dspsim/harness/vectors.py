@@ -36,6 +36,7 @@ file must match (a flat file is reshaped to it).
 from __future__ import annotations
 
 import re
+import tokenize
 import zipfile
 from pathlib import Path
 
@@ -70,7 +71,7 @@ def load_vectors(path, key: str | None = None) -> dict:
         else:
             with data:
                 arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, SyntaxError, tokenize.TokenError) as exc:
         raise VectorError(f"{p}: not a readable .npz/.npy file ({type(exc).__name__}: {exc})") from None
     if key is not None:
         if key not in arrays:
@@ -175,7 +176,8 @@ def read_array(path, dtype=None, shape=None) -> np.ndarray:
         raise
     except FileNotFoundError:
         raise VectorError(f"{p}: no such file") from None
-    except (OSError, ValueError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError, EOFError, UnicodeDecodeError, SyntaxError, tokenize.TokenError) as exc:
+        # (numpy parses an .npy header with Python's tokenizer: a corrupt header raises its errors)
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise VectorError(f"{p}: not a readable .{fmt} file ({type(exc).__name__}: {msg})") from None
     if shape is not None:

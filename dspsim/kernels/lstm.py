@@ -48,6 +48,7 @@ from numba import njit
 
 from ..fixedpoint import rounding_divide_by_pot_scalar, as_int_array, multiply_by_quantized_multiplier_scalar, \
     quantize_multiplier
+from .._errors import check_flag, names_its_errors
 from ._common import check_tensor, zero_point
 from .nonlinear_int16 import (SIGMOID_TABLE_UINT16, _logistic16, _lut_logistic_scalar, _lut_tanh_scalar,
                               _rescale_input, _tanh16, check_lut_input_rescale, checked_log2)
@@ -106,13 +107,31 @@ def _gate_pairs(scales):
 
 
 def _four(values, func, name):
-    v = tuple(float(np.float32(s)) for s in np.asarray(values, dtype=np.float64).reshape(-1))
+    try:
+        scales = np.asarray(values, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise TypeError(f"{func}: {name} must be 4 float scales, got {values!r}"[:200]) from None
+    with np.errstate(over="ignore"):
+        v = tuple(float(np.float32(s)) for s in scales)
     if len(v) != 4 or not all(math.isfinite(s) and s > 0 for s in v):
         raise ValueError(f"{func}: {name} must be 4 finite positive scales (input, forget, cell, output gates), "
                          f"got {values!r}")
     return v
 
 
+def _zero_points(func, **values):
+    return (zero_point(v, np.int8, func, n) for n, v in values.items())
+
+
+def _clip(value, func):
+    """``cell_clip`` as its float32 value (clipping applies when it is > 0)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise TypeError(f"{func}: cell_clip must be a float, got {type(value).__name__}")
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))
+
+
+@names_its_errors
 def tflm_lstm_params(*, input_scale, input_zero_point, input_weight_scales, recurrent_weight_scales,
                      output_state_scale, output_state_zero_point, cell_state_scale, cell_clip=0.0,
                      cell_gate_tanh=True):
@@ -127,6 +146,9 @@ def tflm_lstm_params(*, input_scale, input_zero_point, input_weight_scales, recu
     cell gate keeps its Q3.12 pre-activation, read as Q0.15 by the products.
     """
     func = "tflm_lstm_params"
+    input_zero_point, output_state_zero_point = _zero_points(func, input_zero_point=input_zero_point,
+                                                             output_state_zero_point=output_state_zero_point)
+    cell_gate_tanh = check_flag(cell_gate_tanh, func, "cell_gate_tanh")
     w_in = _four(input_weight_scales, func, "input_weight_scales")
     w_rec = _four(recurrent_weight_scales, func, "recurrent_weight_scales")
     s_in, s_h, s_c = (_positive(v, func, n) for v, n in ((input_scale, "input_scale"),
@@ -137,13 +159,14 @@ def tflm_lstm_params(*, input_scale, input_zero_point, input_weight_scales, recu
     m_fc, s_fc = quantize_multiplier(_GATE_OUTPUT_SCALE * s_c / s_c)
     m_ic, s_ic = quantize_multiplier(_GATE_OUTPUT_SCALE * _GATE_OUTPUT_SCALE / s_c)
     m_h, s_h_shift = quantize_multiplier(_GATE_OUTPUT_SCALE * _GATE_OUTPUT_SCALE / s_h)
-    clip = float(np.float32(cell_clip))
+    clip = _clip(cell_clip, func)
     q_clip = int(math.trunc(min(max(clip / s_c, -32768.0), 32767.0))) if clip > 0 else None
     return LstmParams(LstmArithmetic.TFLM, int(input_zero_point), int(output_state_zero_point), m_in, sh_in, m_rec,
                       sh_rec, checked_log2(s_c)[0], m_h, s_h_shift, int(output_state_zero_point),
                       q_clip, m_fc, s_fc, m_ic, s_ic, bool(cell_gate_tanh))
 
 
+@names_its_errors
 def litert_lstm_params(*, input_scale, input_zero_point, input_weight_scales, recurrent_weight_scales,
                        output_state_scale, output_state_zero_point, cell_state_scale, hidden_scale,
                        hidden_zero_point, cell_clip=0.0):
@@ -161,12 +184,15 @@ def litert_lstm_params(*, input_scale, input_zero_point, input_weight_scales, re
     the clip was set before). That is what is returned then, as LiteRT runs it.
     """
     func = "litert_lstm_params"
+    input_zero_point, output_state_zero_point, hidden_zero_point = _zero_points(
+        func, input_zero_point=input_zero_point, output_state_zero_point=output_state_zero_point,
+        hidden_zero_point=hidden_zero_point)
     w_in = _four(input_weight_scales, func, "input_weight_scales")
     w_rec = _four(recurrent_weight_scales, func, "recurrent_weight_scales")
     s_in, s_h, s_c, s_hidden = (_positive(v, func, n) for v, n in (
         (input_scale, "input_scale"), (output_state_scale, "output_state_scale"),
         (cell_state_scale, "cell_state_scale"), (hidden_scale, "hidden_scale")))
-    clip = float(np.float32(cell_clip))
+    clip = _clip(cell_clip, func)
     q_clip = int(math.trunc(min(max(_f32(clip / s_c), -32768.0), 32767.0))) if clip > 0 else 0
     q_clip = q_clip if q_clip > 0 else None
     power, exact = checked_log2(s_c)

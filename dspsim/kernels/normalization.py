@@ -36,6 +36,8 @@ def l2_normalization(x, *, input_zero_point):
     an all-zero row (``acc <= 1``) uses the multiplier INT32_MAX with shift 7."""
     func = "l2_normalization"
     x = check_tensor(x, func, "x", allowed=_INT8)
+    if x.ndim < 1:
+        raise ValueError(f"{func}: x must have rank >= 1")
     zi = zero_point(input_zero_point, np.int8, func, "input_zero_point")
     depth = x.shape[-1]
     if depth >= 1 << 15:

@@ -20,8 +20,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..fixedpoint import as_int_array, multiply_by_quantized_multiplier_scalar
+from ..fixedpoint import multiply_by_quantized_multiplier_scalar
+from .._errors import names_its_errors
 from ._common import check_tensor, zero_point
+from .elementwise import _multiplier, _shift
 
 _STATE_TYPES = (np.dtype(np.int16), np.dtype(np.int8))
 
@@ -60,6 +62,7 @@ def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, 
             out[b, u] = min(max(multiply_by_quantized_multiplier_scalar(acc, m2, s2) + zo, -128), 127)
 
 
+@names_its_errors
 def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_point, state_zero_point,
          output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift):
     """One frame of an int8 SVDF layer (formula in the module docstring); returns ``(output, new_state)``.
@@ -100,9 +103,9 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
     zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
     zs = zero_point(state_zero_point, st.dtype, func, "state_zero_point")
     zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
-    m1, m2 = (int(as_int_array(v, func, n, 0, (1 << 31) - 1)) for v, n in
+    m1, m2 = (_multiplier(v, func, n) for v, n in
               ((feature_multiplier, "feature_multiplier"), (output_multiplier, "output_multiplier")))
-    s1, s2 = (int(as_int_array(v, func, n, -31, 30)) for v, n in
+    s1, s2 = (_shift(v, func, n, -31, 30) for v, n in
               ((feature_shift, "feature_shift"), (output_shift, "output_shift")))
     info = np.iinfo(st.dtype)
     out = np.empty((n_batch, n_unit), np.int8)

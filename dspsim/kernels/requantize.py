@@ -106,7 +106,9 @@ def tflite_requantize_plan(shape, dtype, *, input_zero_point, output_zero_point,
     def run(x):
         if size <= CHUNK:  # one int64 chunk
             out = np.empty(size, np.int64)
-            _requantize_codes(np.ravel(x).astype(np.int64), *args, out)
+            wide = np.ravel(x).astype(np.int64)
+            wide.flags.writeable = False  # read-only as nditer's chunks below: one numba specialisation
+            _requantize_codes(wide, *args, out)
             return out.astype(dt).reshape(shape)
         out = np.empty(shape, dt)
         it = np.nditer([x, out], flags=["external_loop", "buffered", "zerosize_ok"],

@@ -15,6 +15,8 @@ from enum import IntEnum
 
 import numpy as np
 
+from .._errors import check_flag, names_its_errors
+
 _MAX_DIMS = 8
 
 
@@ -69,8 +71,9 @@ def _clamp(v, lo, hi):
     return hi if v > hi else lo if v < lo else v
 
 
+@names_its_errors
 def strided_slice_plan(shape, begin, end, strides, *, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
-                       shrink_axis_mask=0, offset=False, func="strided_slice"):
+                       shrink_axis_mask=0, offset=False, func="strided_slice_plan"):
     """LiteRT's StridedSlice index rules as ``(effective_shape, ranges, output_shape)``.
 
     ``effective_shape`` is the input shape with the new axes inserted; ``ranges[k]`` is the
@@ -89,6 +92,11 @@ def strided_slice_plan(shape, begin, end, strides, *, begin_mask=0, end_mask=0, 
     stride: the loop ``index > start + 1`` never runs) is a ValueError: the engines would leave the
     output unwritten.
     """
+    shape = _int_vector(shape, func, "shape")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"{func}: shape must hold sizes >= 0, got {shape}")
+    begin, end, strides = (_int_vector(v, func, n) for v, n in ((begin, "begin"), (end, "end"), (strides, "strides")))
+    offset = check_flag(offset, func, "offset")
     nd = len(shape)
     count = len(begin)
     if not len(end) == len(strides) == count:
@@ -172,6 +180,7 @@ def strided_slice_plan(shape, begin, end, strides, *, begin_mask=0, end_mask=0, 
     return tuple(eff_shape), ranges, tuple(out_shape)
 
 
+@names_its_errors
 def strided_slice(x, begin, end, strides, *, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
                   shrink_axis_mask=0, offset=False):
     """TFLite STRIDED_SLICE (LiteRT's kernel): the elements ``x[start:stop:stride]`` per axis.
@@ -191,9 +200,9 @@ def strided_slice(x, begin, end, strides, *, begin_mask=0, end_mask=0, ellipsis_
     func = "strided_slice"
     x = _array(x, func)
     b, e, s = (_int_vector(v, func, n) for v, n in ((begin, "begin"), (end, "end"), (strides, "strides")))
-    eff_shape, ranges, out_shape = strided_slice_plan(
+    eff_shape, ranges, out_shape = strided_slice_plan.__wrapped__(  # its errors already name strided_slice
         x.shape, b, e, s, begin_mask=begin_mask, end_mask=end_mask, ellipsis_mask=ellipsis_mask,
-        new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask, offset=bool(offset), func=func)
+        new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask, offset=offset, func=func)
     if any(len(r) == 0 for r in ranges):
         return np.empty(out_shape, x.dtype)
     idx = np.ix_(*[np.array(r, np.int64) for r in ranges])

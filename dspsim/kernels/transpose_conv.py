@@ -19,6 +19,7 @@ from numba import njit
 
 from ..fixedpoint import as_int_array, multiply_by_quantized_multiplier_int64
 from ..requant import Requant, output_range, requantize
+from .._errors import names_its_errors
 from ._common import check_tensor, geometry, pair, zero_point
 
 __all__ = ["transpose_conv"]
@@ -50,6 +51,7 @@ def _scatter(x, w, zx, stride_h, stride_w, pad_top, pad_left, acc):
                                 acc[b, oy, ox, oc] += v * w[oc, fy, fx, ic]
 
 
+@names_its_errors
 def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", input_zero_point, output_zero_point,
                    requant: Requant, act_min=None, act_max=None):
     """TFLite TRANSPOSE_CONV (reference kernel: scratch accumulation, then per-channel requantization).
@@ -90,11 +92,16 @@ def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", in
     out_h, out_w = pair(output_size, func, "output_size", lo=1)
     g = geometry((out_h, out_w), w.shape[1:3], stride, padding, 1, func)
     zx = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
+    zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
+    n_out = x.shape[0] * out_h * out_w * w.shape[0]
+    if n_out >= 1 << 31:
+        raise ValueError(f"{func}: the output ({x.shape[0]}, {out_h}, {out_w}, {w.shape[0]}) has more than 2^31 - 1 "
+                         "elements (TFLite's int sizes)")
     wide = x.dtype == np.int16
-    if wide and (zx != 0 or output_zero_point != 0 or requant.scheme not in ("double", "single")):
+    if wide and (zx != 0 or zo != 0 or requant.scheme not in ("double", "single")):
         raise ValueError(f"{func}: the 16x8 kernel needs zero points 0 and a fixed-point requant (its int64 MBQM is "
                          "the same in both builds), "
-                         f"got {zx}, {output_zero_point}, {requant.scheme!r}")
+                         f"got {zx}, {zo}, {requant.scheme!r}")
     c_out = w.shape[0]
     acc = np.zeros((x.shape[0], out_h, out_w, c_out), np.int64)
     _scatter(x, w, zx, g.stride[0], g.stride[1], g.pad_top, g.pad_left, acc)
@@ -110,7 +117,7 @@ def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", in
                                                    axis=-1)
         return np.clip(v, lo, hi).astype(np.int16)
     acc = (acc + (1 << 31)) % (1 << 32) - (1 << 31)
-    return requantize(acc, requant, output_zero_point, act_min, act_max, out_dtype="int8")
+    return requantize(acc, requant, zo, act_min, act_max, out_dtype="int8")
 
 
 # --------------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ def cast_plan(x_dtype, dtype, *, nan=CastNaN.MAX):
         raise TypeError(f"{func}: x must have dtype {', '.join(d.name for d in _TYPES)}, got {src}")
     try:
         dt = np.dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):
         raise TypeError(f"{func}: dtype must be one of {', '.join(d.name for d in _TYPES)}, got {dtype!r}") from None
     if dt not in _TYPES:
         raise TypeError(f"{func}: dtype must be one of {', '.join(d.name for d in _TYPES)}, got {dt}")
@@ -63,7 +63,7 @@ def cast_plan(x_dtype, dtype, *, nan=CastNaN.MAX):
 
     def run(a):
         t = np.trunc(a.astype(np.float64))
-        out = np.clip(t, info.min, info.max)  # +-inf saturate; NaN stays NaN until the next line
+        out = np.asarray(np.clip(t, info.min, info.max))  # +-inf saturate; NaN stays NaN until the next line
         out[np.isnan(t)] = nan_code
         return out.astype(dt)
 

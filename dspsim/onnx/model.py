@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .ops import PREPARE, Context, check_constant_scales
+from .ops import PREPARE, Context, check_constant_scales, check_input_count
 from .proto import ModelDef
 from .types import NATIVE, ElemType, QArray, type_name
 
@@ -81,6 +81,8 @@ class Model:
         self.inputs = [self._info(v) for v in g.inputs if v.name not in init_names]
         self.outputs = [self._info(v) for v in g.outputs]
         nodes = list(g.nodes)
+        for n in nodes:
+            check_input_count(n)
         if engine == "onnxruntime-optimized":
             from .fusion import fuse_qdq
 

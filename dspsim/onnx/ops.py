@@ -34,8 +34,19 @@ class Context:
         return k >= len(node.inputs) or node.inputs[k] == "" or node.inputs[k] in self.constants
 
 
+class _Attributes(dict):
+    """A node's attributes by name; a required one that is absent is a load error naming the node."""
+
+    def __init__(self, node):
+        super().__init__((k, a.value) for k, a in node.attributes.items())
+        self.node = node
+
+    def __missing__(self, name):
+        raise _fail(self.node, f"{self.node.op_type} needs the attribute {name!r}")
+
+
 def attrs(node) -> dict:
-    return {k: a.value for k, a in node.attributes.items()}
+    return _Attributes(node)
 
 
 def _fail(node, msg):
@@ -53,6 +64,38 @@ SCALE_INPUTS = {"QuantizeLinear": (1,), "DequantizeLinear": (1,), "QLinearConv":
                 "QLinearGlobalAveragePool": (1, 3),
                 "QLinearAveragePool": (1, 3), "QLinearSigmoid": (1, 3), "QLinearLeakyRelu": (1, 3),
                 "QLinearSoftmax": (1, 3)}
+
+
+_MANY = 1 << 30
+# (fewest, most) inputs of each operator, as its ONNX (or com.microsoft) schema has them, over opsets 10-28
+INPUT_COUNTS = {
+    "QuantizeLinear": (2, 3), "DequantizeLinear": (2, 3), "DynamicQuantizeLinear": (1, 1), "MatMulInteger": (2, 4),
+    "ConvInteger": (2, 4), "QLinearMatMul": (8, 8), "QLinearConv": (8, 9), "Constant": (0, 0), "Identity": (1, 1),
+    "Cast": (1, 1), "Clip": (1, 3), "Round": (1, 1), "Max": (1, _MANY), "Min": (1, _MANY), "Sub": (2, 2),
+    "Div": (2, 2), "ReduceMax": (1, 2), "ReduceMin": (1, 2), "QLinearAdd": (7, 8), "QLinearMul": (7, 8),
+    "QLinearGlobalAveragePool": (5, 5), "QLinearAveragePool": (4, 5), "QLinearSigmoid": (4, 5),
+    "QLinearLeakyRelu": (4, 5), "QLinearConcat": (5, _MANY), "QLinearSoftmax": (4, 5), "QGemm": (6, 9),
+    "MaxPool": (1, 1), "Reshape": (2, 2), "Flatten": (1, 1), "Transpose": (1, 1), "Squeeze": (1, 2),
+    "Unsqueeze": (1, 2), "Concat": (1, _MANY), "Relu": (1, 1), "LeakyRelu": (1, 1), "Sigmoid": (1, 1),
+    "Softmax": (1, 1), "Add": (2, 2), "Mul": (2, 2), "MatMul": (2, 2), "Gemm": (2, 3), "Conv": (2, 3),
+    "GlobalAveragePool": (1, 1), "AveragePool": (1, 1), "Resize": (1, 4),
+}
+
+
+# (fewest, most) outputs, where not exactly one
+OUTPUT_COUNTS = {"DynamicQuantizeLinear": (3, 3), "MaxPool": (1, 2)}
+
+
+def check_input_count(node):
+    """At load: ``node`` has as many inputs and outputs as its operator's schema allows (ValueError naming
+    the node)."""
+    known = node.op_type in INPUT_COUNTS  # an operator dspsim does not take is refused later, by name
+    for what, got, (lo, hi) in (("inputs", len(node.inputs), INPUT_COUNTS.get(node.op_type, (0, _MANY))),
+                                ("outputs", len(node.outputs),
+                                 OUTPUT_COUNTS.get(node.op_type, (1, 1) if known else (0, _MANY)))):
+        if not lo <= got <= hi:
+            want = f"{lo}" if lo == hi else f"at least {lo}" if hi == _MANY else f"{lo} to {hi}"
+            raise _fail(node, f"{node.op_type} takes {want} {what}, got {got}")
 
 
 def check_constant_scales(node, constants):

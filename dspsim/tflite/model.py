@@ -91,6 +91,9 @@ def _prepare_subgraph(sg, g):
                 raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) is malformed: its "
                                  f"{len(op.inputs)} inputs, {len(op.outputs)} outputs or their shapes do not "
                                  f"fit the op ({exc})") from None
+            except MemoryError as exc:  # declared shapes beyond this machine (LiteRT's AllocateTensors fails too)
+                raise ValueError(f"load_model: {where}operator {op.index} ({op.name}): its declared tensor shapes need "
+                                 f"more memory than is available ({exc})") from None
         known.update(op.outputs)
     for i in sg.outputs:
         if i not in known:

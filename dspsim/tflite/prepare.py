@@ -307,6 +307,9 @@ def at_run(op, fn, *args, **kw):
         return fn(*args, **kw)
     except (ValueError, TypeError) as e:
         raise ValueError(f"Model.run: operator {op.index} ({op.name}): {e}") from None
+    except MemoryError as e:  # tensor shapes beyond this machine (LiteRT's AllocateTensors would fail)
+        raise ValueError(f"Model.run: operator {op.index} ({op.name}): its tensors need more memory than is "
+                         f"available ({e})") from None
 
 
 def check_shape(op, out, t_out):
