@@ -392,12 +392,15 @@ def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out, k0, k1
     input (0: none).
 
     Speed: the NaN test is a boolean OR (an integer counter would widen the vector lanes to int64 and
-    halve the vector width), and the 8/16-bit types, whose float clamp is exact, skip qint32's
-    saturation select (the ``wide`` test is loop-invariant: LLVM hoists it out of the loop)."""
+    halve the vector width), the 8/16-bit types, whose float clamp is exact, skip qint32's
+    saturation select (the ``wide`` test is loop-invariant: LLVM hoists it out of the loop), and the
+    code is clamped once more, in int32, to its type's range: a no-op on the value that lets LLVM
+    narrow it with saturating packs (``vpackssdw``/``vpackuswb``) instead of byte shuffles."""
     lo_f = np.float32(lo)  # exact: 0, -128 or -2^31
     wide = hi >= (1 << 24)
     hi_f = np.float32(2147483520.0) if wide else np.float32(hi)  # the largest float32 <= hi
     hi32 = np.int32(hi)
+    type_lo, type_hi = np.int32(np.iinfo(out.dtype).min), np.int32(np.iinfo(out.dtype).max)
     rows = x.size // max(inner, 1)
     nan = 0
     for k in range(k0, k1):
@@ -414,7 +417,9 @@ def _torch_quantize_loop(x, n_slices, inner, inv, zp, fused, lo, hi, out, k0, k1
                 k_nan |= v != v
                 t = fma_f32(v, inv_c, z32) if fused else v * inv_c + z32  # float32: one rounding or two
                 q = np.int32(np.rint(_clamp(t, lo_f, hi_f)))
-                dst[i] = hi32 if wide and t > hi_f else q  # qint32: float 2^31 saturates to INT32_MAX
+                q = hi32 if wide and t > hi_f else q  # qint32: float 2^31 saturates to INT32_MAX
+                q = q if q > type_lo else type_lo
+                dst[i] = q if q < type_hi else type_hi
             c = c + 1 if c + 1 < n_slices else 0
         nan += k_nan
     return nan

@@ -63,6 +63,7 @@ from enum import IntEnum
 import numpy as np
 
 from ._errors import names_its_errors
+import numba
 from numba import njit
 
 from ._jit import fma_f32, parallel_rows
@@ -387,6 +388,11 @@ def _make_rows(arith, float_bias, tie, wrap, per_channel, count):
     on several threads; ``cache=True`` keeps each compiled variant on disk.
     """
     fixed_point = arith <= Arithmetic.FIXED_POINT_SINGLE
+    # FIXED_POINT_DOUBLE of int32 accumulators (no wrap, no counts) runs the front of each row in int32
+    # vector lanes (dspsim._requant_simd; AVX2, jit only); an int constant, so the branch is pruned and
+    # the closure stays cacheable.
+    simd = int(_requant_simd.HAVE_AVX2 and not numba.config.DISABLE_JIT and arith == Arithmetic.FIXED_POINT_DOUBLE
+               and float_bias == FloatBias.NONE and not wrap and not count)
 
     @njit(cache=True, nogil=True)
     def rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out, r0, r1):
@@ -394,10 +400,15 @@ def _make_rows(arith, float_bias, tie, wrap, per_channel, count):
         n_lo = 0
         n_hi = 0
         n_sat = 0
+        if simd == 1:
+            lane_m, lane_l, lane_r = _requant_simd.lane_parameters(mult, shift, n, per_channel)
         for r in range(r0, r1):
             row = acc[r * n:(r + 1) * n]  # row slices: with ``r * n + j`` indices LLVM does not vectorize
             orow = out[r * n:(r + 1) * n]
-            for j in range(row.shape[0]):
+            j0 = 0
+            if simd == 1:  # a no-op (0) unless acc is int32 and out int8 / uint8 / int16
+                j0 = _requant_simd.requantize_blocks(row, orow, lane_m, lane_l, lane_r, zp, lo, hi)
+            for j in range(j0, row.shape[0]):
                 a = np.int64(row[j])
                 if wrap:
                     a = (a << sh) >> sh  # the accumulator wrapped to acc_bits
@@ -540,3 +551,7 @@ def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max
     if np.ndim(acc) == 0:
         return int(out.reshape(-1)[0])
     return out
+
+
+# Last: dspsim._requant_simd imports dspsim.kernels, whose modules import this one (resolved when `rows` compiles).
+from . import _requant_simd  # noqa: E402

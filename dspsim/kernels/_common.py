@@ -17,7 +17,7 @@ from numba import njit
 from ..accumulator import Accumulator, KernelStats, mac_by_mac_conv
 from ..fixedpoint import as_int_array, requant_rounding
 from ..requant import Requant, float_bias_arrays, output_range, prepare_requantize_into, requantize_into
-from .gemm import PackedWeights
+from .gemm import FusedRequant, PackedWeights
 
 _ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 ACT_TYPES16 = _ACT_TYPES + (np.dtype(np.int16),)
@@ -408,9 +408,13 @@ class ConvLayer:
     prepare_fast : callable or None
         ``prepare_fast(problem) -> run(x) -> int32 (M, OC)`` accumulators modulo 2^32, or None when
         the fast path does not apply to this layer; None: the problem's own ``fast(problem, 32)``.
+    fused : bool
+        ``prepare_fast`` takes a second argument, a :class:`~dspsim.kernels.gemm.FusedRequant`, and its
+        ``run(x)`` then returns the requantized codes (M, OC): the gemm cores requantize each tile
+        while it is in L1, and the int32 matrix never exists.
     """
 
-    def __init__(self, problem: ConvProblem, prepare_fast=None):
+    def __init__(self, problem: ConvProblem, prepare_fast=None, fused=False):
         q, g = problem.quant, problem.geometry
         self.problem = problem
         self.x_shape, self.x_dtype = problem.x.shape, problem.x.dtype
@@ -419,10 +423,14 @@ class ConvLayer:
         size = int(np.prod(self.out_shape))
         narrow = problem.x.dtype != np.int16  # 16x8: int64 accumulation in the checked kernel
         self._fast = None
-        if narrow:
+        self._fused = narrow and fused
+        if self._fused:
+            self._fast = prepare_fast(problem, FusedRequant.prepare(n_oc, 32, q.requant, problem.float_bias, q.zo,
+                                                                    q.lo, q.hi, q.out_dtype, problem.func))
+        elif narrow:
             self._fast = prepare_fast(problem) if prepare_fast is not None else self._own_fast
-        self._requant = prepare_requantize_into(size, n_oc, 32, False, q.requant, problem.float_bias, q.zo, q.lo,
-                                                q.hi, problem.func)
+        self._requant = None if self._fused else prepare_requantize_into(
+            size, n_oc, 32, False, q.requant, problem.float_bias, q.zo, q.lo, q.hi, problem.func)
         # the wrapper's input was a probe: keep its shape and dtype, not its memory
         object.__setattr__(problem, "x", np.broadcast_to(np.zeros((), self.x_dtype), self.x_shape))
 
@@ -444,6 +452,8 @@ class ConvLayer:
             acc = self._fast(x)
         if acc is None:
             return self._on(x).run(accumulator, stats)
+        if self._fused:
+            return acc.reshape(self.out_shape)
         out = np.empty(acc.size, self.problem.quant.out_dtype)
         self._requant(np.ascontiguousarray(acc).reshape(-1), out)
         return out.reshape(self.out_shape)

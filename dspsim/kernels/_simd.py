@@ -120,14 +120,16 @@ class _Tile:
                 arows = [b.gep(p, [b.add(soff, b.mul(kloop.index, _c(4)))]) for p in self.row_ptrs]
                 yield arows, bk
 
-    def store(self, r, vecs):
-        """Row ``r`` (if ``r < mv``): ``vecs[v]`` (16 column sums each) + the zero-point terms."""
+    def store(self, r, vecs, v0=0):
+        """Row ``r`` (if ``r < mv``): ``vecs[i]`` (the sums of columns ``16 * (v0 + i)`` on, 16 each)
+        + the zero-point terms."""
         b = self.builder
         with b.if_then(b.icmp_signed("<", _c(r), self.mv)):
             rvs = _splat(b, b.load(b.gep(self.radd, [_c(r)])), _V16)
             crow = b.gep(self.cbase, [b.mul(_c(r), self.ldc)])
-            for v in range(len(vecs)):
-                val = b.add(b.add(vecs[v], self.adds[v]), b.mul(rvs, self.muls[v]))
+            for i, vec in enumerate(vecs):
+                v = v0 + i
+                val = b.add(b.add(vec, self.adds[v]), b.mul(rvs, self.muls[v]))
                 ptr = b.bitcast(b.gep(crow, [_c(16 * v)]), _V16.as_pointer())
                 b.call(self.masked_store, [val, ptr, ir.Constant(_I32, 4), self.masks[v]])
 
@@ -199,38 +201,37 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         def lanes(*idx):
             return ir.Constant(ir.VectorType(_I32, len(idx)), list(idx))
 
-        def row_pair(nvec, r0):
-            sums = {r0: [], r0 + 1: []}
-            for v in range(nvec):
-                # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
-                accs = {r: [cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(4)] for r in sums}
-                for arows, bk in t.k_loops(nvec):
-                    # 16 bytes = 4 columns x 4 k, widened to int16; A's 4 bytes repeated to match.
-                    b16 = [b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), ir.VectorType(_I8, 16).as_pointer())
-                           for i in range(4)]
-                    bw = [b.sext(b.load(p, align=1), v16w) for p in b16]
-                    for r in sums:
-                        four = b.load(b.bitcast(arows[r], ir.VectorType(_I8, 4).as_pointer()), align=1)
-                        four = b.zext(four, ir.VectorType(_I16, 4))
-                        pat = b.shuffle_vector(four, ir.Constant(four.type, None), lanes(*[0, 1, 2, 3] * 4))
-                        for i in range(4):
-                            b.store(b.add(b.load(accs[r][i]), b.call(pmaddwd, [pat, bw[i]])), accs[r][i])
-                for r in sums:
-                    cols = []  # column sums = even + odd lanes
+        def row_pair(nvec, v, r0):
+            # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
+            accs = {r: [cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(4)] for r in (r0, r0 + 1)}
+            for arows, bk in t.k_loops(nvec):
+                # 16 bytes = 4 columns x 4 k, widened to int16; A's 4 bytes repeated to match.
+                b16 = [b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), ir.VectorType(_I8, 16).as_pointer())
+                       for i in range(4)]
+                bw = [b.sext(b.load(p, align=1), v16w) for p in b16]
+                for r in accs:
+                    four = b.load(b.bitcast(arows[r], ir.VectorType(_I8, 4).as_pointer()), align=1)
+                    four = b.zext(four, ir.VectorType(_I16, 4))
+                    pat = b.shuffle_vector(four, ir.Constant(four.type, None), lanes(*[0, 1, 2, 3] * 4))
                     for i in range(4):
-                        acc = b.load(accs[r][i])
-                        cols.append(b.add(b.shuffle_vector(acc, acc, lanes(0, 2, 4, 6)),
-                                          b.shuffle_vector(acc, acc, lanes(1, 3, 5, 7))))
-                    lo = b.shuffle_vector(cols[0], cols[1], lanes(*range(8)))
-                    hi = b.shuffle_vector(cols[2], cols[3], lanes(*range(8)))
-                    sums[r].append(b.shuffle_vector(lo, hi, lanes(*range(16))))
-            for r in sums:
-                t.store(r, sums[r])
+                        b.store(b.add(b.load(accs[r][i]), b.call(pmaddwd, [pat, bw[i]])), accs[r][i])
+            for r in accs:
+                cols = []  # column sums = even + odd lanes
+                for i in range(4):
+                    acc = b.load(accs[r][i])
+                    cols.append(b.add(b.shuffle_vector(acc, acc, lanes(0, 2, 4, 6)),
+                                      b.shuffle_vector(acc, acc, lanes(1, 3, 5, 7))))
+                lo = b.shuffle_vector(cols[0], cols[1], lanes(*range(8)))
+                hi = b.shuffle_vector(cols[2], cols[3], lanes(*range(8)))
+                t.store(r, [b.shuffle_vector(lo, hi, lanes(*range(16)))], v)
 
         def row_pairs(nvec):
-            for r0 in range(0, MR, 2):
-                with b.if_then(b.icmp_signed("<", _c(r0), t.mv)):  # skip row pairs past a short last tile
-                    row_pair(nvec, r0)
+            # 16 columns at a time, all row pairs of the tile in turn: that column slice of the B panel
+            # (K * 16 bytes) is read from L2 once and then from L1.
+            for v in range(nvec):
+                for r0 in range(0, MR, 2):
+                    with b.if_then(b.icmp_signed("<", _c(r0), t.mv)):  # skip row pairs past a short last tile
+                        row_pair(nvec, v, r0)
 
         t.branch(t.nvec, list(range(1, NV + 1)), row_pairs)
         return context.get_dummy_value()

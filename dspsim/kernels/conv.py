@@ -40,7 +40,9 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
            output_zero_point, multiplier=None, shift=None, act_min=None, act_max=None, rounding="double",
            accumulator=None, out_dtype="int8", requant=None, input_scale=None, weight_scale=None,
            output_scale=None, tie=None, stats=False):
-    return _conv_problem("conv2d", x, w, bias, **_layer_keywords(locals())).run(accumulator, stats)
+    problem = _conv_problem("conv2d", x, w, bias, **_layer_keywords(locals()))
+    x = problem.x  # validated, contiguous (the layer keeps only its shape)
+    return ConvLayer(problem, _conv_prepare_fast, fused=True).run(x, accumulator, stats)
 
 
 @names_its_errors
@@ -50,7 +52,7 @@ def conv2d_layer(x_shape, x_dtype, w, bias=None, **kw) -> ConvLayer:
     ``conv2d_layer(x.shape, x.dtype, w, bias, **kw).run(x)`` is ``conv2d(x, w, bias, **kw)``; raw
     weights are packed here, once."""
     return ConvLayer(_conv_problem("conv2d_layer", probe_array(x_shape, x_dtype, "conv2d_layer"), w, bias, **kw),
-                     _conv_prepare_fast)
+                     _conv_prepare_fast, fused=True)
 
 
 def _layer_keywords(kw):
@@ -83,15 +85,16 @@ def _conv_problem(func, x, w, bias, *, stride=1, padding="VALID", dilation=1, in
                              packed=packed)
 
 
-def _conv_prepare_fast(p):
-    """:func:`_conv_fast` prepared for a layer (int32 modulo 2^32): ``run(x) -> (M, OC)``, or None."""
+def _conv_prepare_fast(p, epilogue):
+    """:func:`_conv_fast` prepared for a layer, requantizing in the core's store (``epilogue``, a
+    :class:`~dspsim.kernels.gemm.FusedRequant`): ``run(x) -> (M, OC)`` codes, or None."""
     g, q, n_oc = p.geometry, p.quant, p.w.shape[0]
     if _mostly_padding(p):
         return None
     packed = p.packed or pack_weights(p.w, groups=p.x.shape[3] // p.w.shape[3])  # p.w: signed int8 (build)
     run = prepare_conv2d_s32(p.x.shape, p.x.dtype, packed, g.stride, g.dilation, g.pads,
                              q.zx + (128 if p.x.dtype == np.int8 else 0), np.asarray(q.zw, np.int64), p.bias,
-                             _choose_path(None, "conv2d"))
+                             _choose_path(None, "conv2d"), epilogue=epilogue)
     return lambda x: run(x).reshape(-1, n_oc)
 
 

@@ -81,7 +81,8 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     """
     problem = _fc_problem("fully_connected", x, w, bias, **{k: v for k, v in locals().items()
                                                             if k not in ("x", "w", "bias", "accumulator", "stats")})
-    res = problem.run(accumulator, stats)
+    rows = problem.x  # validated, contiguous (M, 1, 1, K) (the layer keeps only its shape)
+    res = ConvLayer(problem, _prepare_fast, fused=True).run(rows, accumulator, stats)
     out, st = (res if stats else (res, None))
     out = out.reshape(np.shape(x)[:-1] + (problem.w.shape[0],))
     return (out, st) if stats else out
@@ -112,16 +113,18 @@ def fully_connected_layer(x_shape, x_dtype, w, bias=None, **kw) -> DenseLayer:
     func = "fully_connected_layer"
     x = probe_array(x_shape, x_dtype, func)
     problem = _fc_problem(func, x, w, bias, **kw)
-    return DenseLayer(ConvLayer(problem, _prepare_fast), x.shape[:-1] + (problem.w.shape[0],))
+    return DenseLayer(ConvLayer(problem, _prepare_fast, fused=True), x.shape[:-1] + (problem.w.shape[0],))
 
 
-def _prepare_fast(p):
-    """:func:`_fast` prepared for a layer (the int32 case): ``run(x) -> (M, N)``."""
+def _prepare_fast(p, epilogue):
+    """:func:`_fast` prepared for a layer (the int32 case), requantizing in the gemm's store
+    (``epilogue``, a :class:`~dspsim.kernels.gemm.FusedRequant`): ``run(x) -> (M, N)`` codes."""
     q = p.quant
     n, k = p.w.shape[0], p.w.shape[3]
     pw = p.packed or pack_weights(p.w.reshape(n, k))  # p.w: signed int8 (ConvProblem.build)
     run = prepare_gemm_s32(p.x.shape[0], p.x.dtype, pw, q.zx + (128 if p.x.dtype == np.int8 else 0),
-                           np.asarray(q.zw, np.int64), p.bias, _choose_path(None, "fully_connected"))
+                           np.asarray(q.zw, np.int64), p.bias, _choose_path(None, "fully_connected"),
+                           epilogue=epilogue)
     return lambda x: run(x.reshape(-1, k))
 
 

@@ -25,7 +25,10 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
 
   so the tile stores ``raw + col_add[n] + row_add[m] * col_mul[n]`` with
   ``col_add = bias - alpha * sum_k b + K * alpha * zb``, ``row_add = sum_k u`` and ``col_mul = -zb``.
-  Ring identities hold modulo 2^32, so the int32 result is exact.
+  Ring identities hold modulo 2^32, so the int32 result is exact;
+* with ``epilogue=FusedRequant.prepare(...)`` each tile's int32 block is requantized while it is in L1
+  (:func:`dspsim.requant.requantize_value`, the scheme's constants compiled in), so a layer writes its
+  8-bit codes directly: no int32 matrix, no second pass.
 
 Threads: the driver runs a range of (group, column panel, row chunk) work items without the GIL;
 :func:`dspsim._jit.parallel_rows` splits the items over threads (a MAC counts as 1/8 element of
@@ -85,20 +88,56 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
             c[c_off + r * ldc + j] = wrap_scalar(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]), 32)
 
 
-@njit(cache=True)
-def _no_epilogue(epi, block, ldb, m0, mv, n0, nv, ldc):
-    """The epilogue of the plain drivers, which store int32 in place: never called."""
+@njit(cache=True, nogil=True, inline="always")
+def _requant_block(epi, block, ldb, m0, mv, n0, nv, ldc, arith, float_bias, tie, wrap, per_channel, float_in):
+    """Rows ``[0, mv)``, columns ``[0, nv)`` of the int32 ``block`` (row stride ``ldb``) requantized into
+    ``out[m0 + r, n0 + j]`` (``out`` flat with ``ldc`` columns), as :func:`dspsim.requant.requantize_into`
+    computes them: wrapped to ``acc_bits`` when ``wrap``, :func:`dspsim.requant.requantize_value` with the
+    scheme's constants (``arith`` ... ``per_channel``, folded by LLVM once inlined), clamped to
+    ``[lo, hi]``. ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out)``. Never raises."""
+    mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out = epi
+    sh = 64 - acc_bits
+    c0 = n0 if per_channel else 0
+    # Slices everywhere: indices j >= 0 need no wraparound test, so the column loop vectorizes.
+    mult, shift, scale, fb_a, fb_b = mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:]
+    for r in range(mv):
+        src = block[r * ldb:r * ldb + nv]
+        dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
+        for j in range(src.shape[0]):
+            c = j if per_channel else 0
+            if float_in:  # the int32 sum itself: int32 -> float vectorizes on AVX2, int64 -> float does not
+                v = requantize_value(src[j], arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c], fb_b[c],
+                                     zp)
+            else:
+                acc = np.int64(src[j])
+                if wrap:
+                    acc = (acc << sh) >> sh  # the accumulator wrapped to acc_bits
+                v = requantize_value(acc, arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c], fb_b[c], zp)
+            dst[j] = min(max(v, lo), hi)
 
 
-def _make_driver(tile, epilogue=None):
-    """The blocked GEMM driver around one tile kernel, over the work items ``[item0, item1)``.
+_TILE_IDS = {"plain": 0, "avx2": 1, "vnni": 2}
 
-    Without ``epilogue`` the tile stores the int32 sums into ``out`` (M, N). With one (from
-    :func:`_make_requant_epilogue`) each tile stores into an L1-resident ``MR x nr`` block, which
-    ``epilogue(epi, block, ...)`` requantizes into ``epi``'s output: the int32 matrix never exists.
+
+def _make_driver(path, epilogue_key=None):
+    """The blocked GEMM driver around the tile of ``path``, over the work items ``[item0, item1)``.
+
+    Without ``epilogue_key`` the tile stores the int32 sums into ``out`` (M, N). With one (a
+    :attr:`FusedRequant.key`) each tile stores into an L1-resident ``MR x nr`` block, which
+    :func:`_requant_block` requantizes into ``epi``'s output: the int32 matrix never exists.
+
+    The closure holds only ints and enums (their pickles, part of numba's cache key, are the same in
+    every process; a closure over a dispatcher or an intrinsic would pickle a fresh uuid and miss the
+    disk cache every time); the tile is chosen by a branch on the constant ``tile_id``, pruned at compile time.
     """
-    fused = epilogue is not None
-    finish = epilogue if fused else _no_epilogue
+    from ..requant import Arithmetic
+
+    tile_id = _TILE_IDS[path]
+    fused = epilogue_key is not None
+    arith, float_bias, tie, wrap, per_channel = epilogue_key if fused else (0, 0, 0, False, False)
+    # The float schemes convert the sum to float first: the same value whether it arrives as int32 or int64.
+    float_in = fused and not wrap and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32, Arithmetic.ONEDNN,
+                                                Arithmetic.ONNX_REFERENCE, Arithmetic.LITERT_FC)
 
     @njit(cache=True, nogil=True)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
@@ -124,64 +163,35 @@ def _make_driver(tile, epilogue=None):
                 mv = min(MR, m_dim - m0)
                 for r in range(MR):
                     rows[r] = row_off[min(m0 + r, m_dim - 1)] + g * group_stride
-                if fused:
-                    tile(a, rows, segs, k4, bp, b_off, block, 0, nr, mv, nv, col_add, col_mul, col, row_add,
-                         g * m_dim + m0, nvec)
-                    finish(epi, block, nr, m0, mv, col, nv, ldc)
+                dest, c_off, ld = (block, 0, nr) if fused else (out, m0 * ldc + col, ldc)
+                if tile_id == 2:
+                    tile_vnni(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
+                              g * m_dim + m0, nvec)
+                elif tile_id == 1:
+                    tile_avx2(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
+                              g * m_dim + m0, nvec)
                 else:
-                    tile(a, rows, segs, k4, bp, b_off, out, m0 * ldc + col, ldc, mv, nv, col_add, col_mul, col,
-                         row_add, g * m_dim + m0, nvec)
+                    _tile_plain(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col,
+                                row_add, g * m_dim + m0, nvec)
+                if fused:
+                    _requant_block(epi, block, nr, m0, mv, col, nv, ldc, arith, float_bias, tie, wrap, per_channel,
+                                   float_in)
 
     return drive
 
 
-def _make_requant_epilogue(arith, float_bias, tie, wrap, per_channel):
-    """``finish(epi, block, ldb, m0, mv, n0, nv, ldc)``: rows ``[0, mv)``, columns ``[0, nv)`` of the int32
-    ``block`` requantized into ``out[m0 + r, n0 + j]`` (``out`` flat with ``ldc`` columns), as
-    :func:`dspsim.requant.requantize_into` computes them: wrapped to ``acc_bits`` when ``wrap``, then
-    :func:`dspsim.requant.requantize_value` with the scheme's constants, then clamped to ``[lo, hi]``.
-    ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out)``. Never raises."""
-
-    from ..requant import Arithmetic
-
-    # The float schemes convert the sum to float first: the same value whether it arrives as int32 or int64.
-    float_in = not wrap and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32, Arithmetic.ONEDNN,
-                                      Arithmetic.ONNX_REFERENCE, Arithmetic.LITERT_FC)
-
-    @njit(cache=True, nogil=True)
-    def finish(epi, block, ldb, m0, mv, n0, nv, ldc):
-        mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out = epi
-        sh = 64 - acc_bits
-        c0 = n0 if per_channel else 0
-        # Slices everywhere: indices j >= 0 need no wraparound test, so the column loop vectorizes.
-        mult, shift, scale, fb_a, fb_b = mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:]
-        for r in range(mv):
-            src = block[r * ldb:r * ldb + nv]
-            dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
-            for j in range(src.shape[0]):
-                c = j if per_channel else 0
-                if float_in:  # the int32 sum itself: int32 -> float vectorizes on AVX2, int64 -> float does not
-                    v = requantize_value(src[j], arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c],
-                                         fb_b[c], zp)
-                else:
-                    acc = np.int64(src[j])
-                    if wrap:
-                        acc = (acc << sh) >> sh  # the accumulator wrapped to acc_bits
-                    v = requantize_value(acc, arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c], fb_b[c],
-                                         zp)
-                dst[j] = min(max(v, lo), hi)
-
-    return finish
+_RUNNABLE = ("plain",) + (("avx2",) if HAVE_AVX2 else ()) + (("vnni",) if HAVE_VNNI else ())
+_DRIVERS = {}  # path or (path, FusedRequant.key) -> driver, made on first use
 
 
-_TILES = {"plain": _tile_plain}
-if HAVE_AVX2:
-    _TILES["avx2"] = tile_avx2
-if HAVE_VNNI:
-    _TILES["vnni"] = tile_vnni
-_DRIVERS = {path: _make_driver(tile) for path, tile in _TILES.items()}
-_FUSED_DRIVERS = {}  # (path, epilogue key) -> driver, made on first use
-PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _TILES and (p == "plain" or not numba.config.DISABLE_JIT))
+def _driver(path, epilogue_key=None):
+    key = path if epilogue_key is None else (path, epilogue_key)
+    if key not in _DRIVERS:
+        _DRIVERS[key] = _make_driver(path, epilogue_key)
+    return _DRIVERS[key]
+
+
+PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _RUNNABLE and (p == "plain" or not numba.config.DISABLE_JIT))
 """Tiles this process can run, fastest first."""
 
 
@@ -419,12 +429,6 @@ class FusedRequant:
         return cls(key, params, np.dtype(out_dtype), int(n))
 
 
-def _fused_driver(path, key):
-    if (path, key) not in _FUSED_DRIVERS:
-        _FUSED_DRIVERS[path, key] = _make_driver(_TILES[path], _make_requant_epilogue(*key))
-    return _FUSED_DRIVERS[path, key]
-
-
 def _check_epilogue(epilogue, n, func):
     if epilogue is not None and not isinstance(epilogue, FusedRequant):
         raise TypeError(f"{func}: epilogue must be a FusedRequant or None, got {type(epilogue).__name__}")
@@ -451,7 +455,7 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
     # Work items are (group, panel, row chunk), panel-major so that a thread keeps its B panel in
     # cache; rows are split into chunks only when there are fewer than 8 panels per thread.
     panels = groups * -(-n_group // (16 * packed.nvec))
-    drive = _DRIVERS[path] if epilogue is None else _fused_driver(path, epilogue.key)
+    drive = _driver(path, None if epilogue is None else epilogue.key)
     work = m_dim * n_total * k_real // _MACS_PER_ELEMENT
     no_out = np.empty(0, np.int32)  # a fused driver writes epilogue's array instead
     k4 = packed.channels_padded // 4
@@ -580,6 +584,21 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
                               _choose_path(path, _CONV), epilogue)(x)
 
 
+@njit(cache=True, nogil=True)
+def _padded_codes(x, offset, alpha, pt, pl, out):
+    """``out`` = the unsigned codes ``x ^ offset`` at ``[:, pt:pt+H, pl:pl+W, :, :C]``, ``alpha`` elsewhere."""
+    out[...] = alpha
+    n, h, w, g, c = x.shape
+    for b in range(n):
+        for y in range(h):
+            for xx in range(w):
+                for k in range(g):
+                    src = x[b, y, xx, k]
+                    dst = out[b, pt + y, pl + xx, k]
+                    for j in range(c):
+                        dst[j] = src[j] ^ offset
+
+
 def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw, bias, path, epilogue=None):
     """:func:`conv2d_s32` for inputs of ``x_shape`` and ``dtype`` on ``packed``, prepared once from
     validated arguments (pairs of ints, ``pads`` (top, bottom, left, right), ``alpha`` the unsigned
@@ -604,8 +623,9 @@ def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw
         if direct:  # no padding: the input's unsigned codes are the buffer
             ubuf = np.bitwise_xor(x.view(np.uint8), np.uint8(offset), out=np.empty(x.shape, np.uint8))
         else:
-            ubuf = np.full((n_img, hp, wp, groups, cp), alpha, np.uint8)
-            ubuf[:, pt:pt + h, pl:pl + wd, :, :ch] = x.view(np.uint8).reshape(n_img, h, wd, groups, ch) ^ np.uint8(offset)
+            ubuf = np.empty((n_img, hp, wp, groups, cp), np.uint8)
+            _padded_codes(x.view(np.uint8).reshape(n_img, h, wd, groups, ch), np.uint8(offset), np.uint8(alpha), pt,
+                          pl, ubuf)
         return tail(ubuf.ravel()).reshape(n_img, oh, ow, n_out)
 
     return run
