@@ -43,13 +43,12 @@ def broadcast_shape(func, shape1, shape2):
 
 def flat_operand(shape_in, shape):
     """A lean ``x -> x broadcast to shape, flat and contiguous``: ``np.ravel`` when nothing is
-    broadcast, else one ``np.take`` through the flat index map computed here."""
+    broadcast, else one copy of the broadcast view (no index map: its 8 bytes per output element
+    would be the largest temporary of a broadcast op)."""
     shape_in, shape = tuple(shape_in), tuple(shape)
     if shape_in == shape:
         return np.ravel
-    n = int(np.prod(shape_in, dtype=np.int64))
-    idx = np.ascontiguousarray(np.broadcast_to(np.arange(n, dtype=np.intp).reshape(shape_in), shape)).reshape(-1)
-    return lambda x: np.take(x, idx)
+    return lambda x: np.ascontiguousarray(np.broadcast_to(x.reshape(shape_in), shape)).reshape(-1)
 
 
 def index_plan(fn, shapes, *args, **kw):
@@ -67,6 +66,8 @@ def index_plan(fn, shapes, *args, **kw):
     out_shapes = tuple(m.shape for m in maps)
 
     views = [None if many else _affine_view(m) for m in maps]
+    # a strided window needs only its map's shape: keep no index memory for it
+    maps = [m if v is None else np.broadcast_to(np.intp(0), m.shape) for m, v in zip(maps, views)]
 
     def take(x, m, view=None):  # np.take gives a scalar for a 0-d map: keep an array
         if view is not None:  # a strided window of x (slices, splits): one copy, no index map read
