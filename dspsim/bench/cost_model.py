@@ -50,7 +50,7 @@ def cost_channels(size: str, repeats: int, budget: float) -> dict:
 
 
 def cost_packing(size: str, repeats: int, budget: float) -> dict:
-    """What passing raw int8 weights costs per call against weights packed once (``pack_weights``)."""
+    """What the public call with raw int8 weights costs against the layer prepared once (``*_layer``)."""
     import dspsim
     out = []
     for op in PACKED_OPS:
