@@ -94,6 +94,7 @@ def test_fused_gemm_matches_the_oracle_fully_connected(c):
     assert got.tolist() == want
 
 
+@pytest.mark.slow  # every SIMD path x every scheme: one driver compile each (minutes on a cold cache)
 @settings(max_examples=25, deadline=None)
 @given(c=gemm_cases(), path=st.sampled_from(G.PATHS))
 def test_fused_gemm_equals_the_separate_requantize_pass_on_every_path(c, path):

@@ -40,9 +40,9 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
            output_zero_point, multiplier=None, shift=None, act_min=None, act_max=None, rounding="double",
            accumulator=None, out_dtype="int8", requant=None, input_scale=None, weight_scale=None,
            output_scale=None, tie=None, stats=False):
-    problem = _conv_problem("conv2d", x, w, bias, **_layer_keywords(locals()))
-    x = problem.x  # validated, contiguous (the layer keeps only its shape)
-    return ConvLayer(problem, _conv_prepare_fast, fused=True).run(x, accumulator, stats)
+    # One call: the separate requantization pass (one compiled driver per SIMD path, whatever the
+    # scheme); a prepared layer (conv2d_layer) fuses it into the store.
+    return _conv_problem("conv2d", x, w, bias, **_layer_keywords(locals())).run(accumulator, stats)
 
 
 @names_its_errors

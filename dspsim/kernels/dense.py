@@ -81,8 +81,7 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     """
     problem = _fc_problem("fully_connected", x, w, bias, **{k: v for k, v in locals().items()
                                                             if k not in ("x", "w", "bias", "accumulator", "stats")})
-    rows = problem.x  # validated, contiguous (M, 1, 1, K) (the layer keeps only its shape)
-    res = ConvLayer(problem, _prepare_fast, fused=True).run(rows, accumulator, stats)
+    res = problem.run(accumulator, stats)  # one call: the separate requantization pass (see conv2d)
     out, st = (res if stats else (res, None))
     out = out.reshape(np.shape(x)[:-1] + (problem.w.shape[0],))
     return (out, st) if stats else out
