@@ -150,7 +150,7 @@ def _pot_add_case(p, rng):
 
     return dict(x1=random_codes(rng, p["shape"], "int16"), x2=random_codes(rng, p["shape"], "int16"),
                 params=PotAddParams(p["input1_shift"], p["input2_shift"]), act_min=p["act_min"], act_max=p["act_max"],
-                subtract=p.get("subtract", False))
+                subtract=bool(p["subtract"]))
 
 
 def _register():
@@ -162,7 +162,8 @@ def _register():
         "pot_add", pot_add, ref.pot_add_oracle,
         lambda: [dict(x1=x, x2=x[::-1].copy(), params=PotAddParams(0, -1), subtract=sub) for sub in (False, True)],
         "LiteRT int16 ADD on power-of-two scales (shift, saturating add)", generate=_pot_add_case,
-        params={"shape": [3, 257], "input1_shift": 0, "input2_shift": -1, "act_min": -32768, "act_max": 32767},
+        params={"shape": [3, 257], "input1_shift": 0, "input2_shift": -1, "act_min": -32768, "act_max": 32767,
+                "subtract": False},
         cases=(SuiteCase("pot-add-saturate", {"input2_shift": 0}, 1900),
                SuiteCase("pot-add-ties-shift3-relu", {"input1_shift": -3, "input2_shift": 0, "act_min": 0}, 1901),
                SuiteCase("pot-sub-saturate-shift2", {"input1_shift": 0, "input2_shift": -2, "subtract": True}, 1902),
