@@ -14,8 +14,10 @@ mask.
   lane; ``|u * b| <= 255 * 128`` so the pair sum is exact (the instruction's only overflow,
   ``-32768 * -32768 * 2``, cannot occur). Rows go in pairs, 16 columns at a time, to fit 16 ymm.
 
-Each tile holds one loop nest per (``nvec``, rows of a short last tile) and branches to the one
-that fits, so narrow weights and short tiles do no wasted work.
+Each tile holds one loop nest per (16-column vectors that hold stored columns, rows of a short last
+tile) and branches to the one that fits, so narrow weights, a narrow last panel and short tiles do
+no wasted work. Full vectors are stored plainly; only a partial one takes the masked store
+(``vpmaskmovd`` costs ~16 cycles per store on Zen 2, a plain store one).
 
 LLVM cannot select these instructions for a target without the feature: callers use a tile only
 when :data:`HAVE_VNNI` / :data:`HAVE_AVX2` is true.
@@ -99,24 +101,23 @@ class _Tile:
         cadd = b.gep(data(11, col_add, _I32), [n0])
         cmul = b.gep(data(12, col_mul, _I32), [n0])
         self.radd = b.gep(data(14, row_add, _I32), [m0])
-        nvs = _splat(b, b.trunc(i64(10, nv), _I32), _V16)
-        self.masks, self.adds, self.muls = [], [], []
-        for v in range(NV):
-            self.masks.append(b.icmp_signed("<", ir.Constant(_V16, list(range(16 * v, 16 * v + 16))), nvs))
-            self.adds.append(b.load(b.bitcast(b.gep(cadd, [_c(16 * v)]), _V16.as_pointer()), align=4))
-            self.muls.append(b.load(b.bitcast(b.gep(cmul, [_c(16 * v)]), _V16.as_pointer()), align=4))
+        self.nv = i64(10, nv)
+        # Vectors to compute: those holding stored columns (a narrow last panel computes fewer).
+        self.nrun = b.sdiv(b.add(self.nv, _c(15)), _c(16))
+        self.nvs = _splat(b, b.trunc(self.nv, _I32), _V16)
+        self.cadd, self.cmul = cadd, cmul
         self.masked_store = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [_V16, _V16.as_pointer(), _I32, ir.VectorType(_I1, 16)]),
             _MASKED_STORE)
 
-    def k_loops(self, nvec):
+    def k_loops(self):
         """Nested loops over segments and k-steps; yields (A row pointers as i8* of this step, B step pointer)."""
         b = self.builder
         with cgutils.for_range(b, self.nseg) as sloop:
             soff = b.load(b.gep(self.segp, [sloop.index]))
             with cgutils.for_range(b, self.k4) as kloop:
                 step = b.add(b.mul(sloop.index, self.k4), kloop.index)
-                bk = b.gep(self.bbase, [b.mul(step, _c(64 * nvec))])
+                bk = b.gep(self.bbase, [b.mul(step, b.mul(self.nvec, _c(64)))])  # the panel's own width
                 arows = [b.gep(p, [b.add(soff, b.mul(kloop.index, _c(4)))]) for p in self.row_ptrs]
                 yield arows, bk
 
@@ -129,9 +130,17 @@ class _Tile:
             crow = b.gep(self.cbase, [b.mul(_c(r), self.ldc)])
             for i, vec in enumerate(vecs):
                 v = v0 + i
-                val = b.add(b.add(vec, self.adds[v]), b.mul(rvs, self.muls[v]))
+                # The column terms are read here (L1), not held in registers across the k-loops.
+                add, mul = (b.load(b.bitcast(b.gep(p, [_c(16 * v)]), _V16.as_pointer()), align=4)
+                            for p in (self.cadd, self.cmul))
+                val = b.add(b.add(vec, add), b.mul(rvs, mul))
                 ptr = b.bitcast(b.gep(crow, [_c(16 * v)]), _V16.as_pointer())
-                b.call(self.masked_store, [val, ptr, ir.Constant(_I32, 4), self.masks[v]])
+                with b.if_else(b.icmp_signed(">=", self.nv, _c(16 * v + 16))) as (full, partial):
+                    with full:
+                        b.store(val, ptr, align=4)
+                    with partial:
+                        mask = b.icmp_signed("<", ir.Constant(_V16, list(range(16 * v, 16 * v + 16))), self.nvs)
+                        b.call(self.masked_store, [val, ptr, ir.Constant(_I32, 4), mask])
 
 
     def branch(self, selector, cases, emit):
@@ -153,7 +162,8 @@ class _Tile:
 _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``.
 
     ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]``
-    with ``a`` uint8, ``bp`` int8, ``nr = 16 * nvec``; rows ``r >= mv`` and columns ``j >= nv`` are not
+    with ``a`` uint8, ``bp`` int8, ``nr = 16 * nvec`` (the panel's width; only the ``ceil(nv / 16)``
+    vectors holding columns ``j < nv`` are computed); rows ``r >= mv`` and columns ``j >= nv`` are not
     stored (their ``rows`` entries must still point at readable memory); ``col_add`` and ``col_mul``
     are read for ``NR`` columns from ``n0``.
     """
@@ -171,7 +181,7 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         def emit_rows(nvec, mr):
             # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
             accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(nvec)] for _ in range(mr)]
-            for arows, bk in t.k_loops(nvec):
+            for arows, bk in t.k_loops():
                 bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(nvec)]
                 for r in range(mr):
                     word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
@@ -181,7 +191,7 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
             for r in range(mr):
                 t.store(r, [b.load(accs[r][v]) for v in range(nvec)])
 
-        t.branch(t.nvec, list(range(1, NV + 1)),
+        t.branch(t.nrun, list(range(1, NV + 1)),
                  lambda nvec: t.branch(t.mv, list(range(1, MR + 1)), lambda mr: emit_rows(nvec, mr)))
         return context.get_dummy_value()
 
@@ -204,7 +214,7 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         def row_pair(nvec, v, r0):
             # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
             accs = {r: [cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(4)] for r in (r0, r0 + 1)}
-            for arows, bk in t.k_loops(nvec):
+            for arows, bk in t.k_loops():
                 # 16 bytes = 4 columns x 4 k, widened to int16; A's 4 bytes repeated to match.
                 b16 = [b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), ir.VectorType(_I8, 16).as_pointer())
                        for i in range(4)]
@@ -233,7 +243,7 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
                     with b.if_then(b.icmp_signed("<", _c(r0), t.mv)):  # skip row pairs past a short last tile
                         row_pair(nvec, v, r0)
 
-        t.branch(t.nvec, list(range(1, NV + 1)), row_pairs)
+        t.branch(t.nrun, list(range(1, NV + 1)), row_pairs)
         return context.get_dummy_value()
 
     sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec)

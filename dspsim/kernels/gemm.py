@@ -50,6 +50,7 @@ from numba import njit
 
 from .._jit import get_num_threads, parallel_rows
 from ..fixedpoint import as_int_array, wrap_scalar
+from .. import _requant_simd
 from ..requant import requantize_value
 from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_vnni
 
@@ -89,21 +90,27 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _requant_block(epi, block, ldb, m0, mv, n0, nv, ldc, arith, float_bias, tie, wrap, per_channel, float_in):
+def _requant_block(epi, block, ldb, m0, mv, n0, nv, ldc, arith, float_bias, tie, wrap, per_channel, float_in, simd):
     """Rows ``[0, mv)``, columns ``[0, nv)`` of the int32 ``block`` (row stride ``ldb``) requantized into
     ``out[m0 + r, n0 + j]`` (``out`` flat with ``ldc`` columns), as :func:`dspsim.requant.requantize_into`
     computes them: wrapped to ``acc_bits`` when ``wrap``, :func:`dspsim.requant.requantize_value` with the
     scheme's constants (``arith`` ... ``per_channel``, folded by LLVM once inlined), clamped to
-    ``[lo, hi]``. ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out)``. Never raises."""
-    mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, out = epi
+    ``[lo, hi]``; with ``simd`` the front of each row runs in int32 lanes
+    (:func:`dspsim._requant_simd.requantize_blocks`, same values). ``epi = (mult, shift, scale, fb_a, fb_b,
+    zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, out)``. Never raises."""
+    mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, out = epi
     sh = 64 - acc_bits
     c0 = n0 if per_channel else 0
     # Slices everywhere: indices j >= 0 need no wraparound test, so the column loop vectorizes.
     mult, shift, scale, fb_a, fb_b = mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:]
+    lane_m, lane_l, lane_r = lane_m[n0:], lane_l[n0:], lane_r[n0:]
     for r in range(mv):
         src = block[r * ldb:r * ldb + nv]
         dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
-        for j in range(src.shape[0]):
+        j0 = 0
+        if simd == 1:  # a no-op (0) unless the output is int8 / uint8 / int16
+            j0 = _requant_simd.requantize_blocks(src, dst, lane_m, lane_l, lane_r, zp, lo, hi)
+        for j in range(j0, src.shape[0]):
             c = j if per_channel else 0
             if float_in:  # the int32 sum itself: int32 -> float vectorizes on AVX2, int64 -> float does not
                 v = requantize_value(src[j], arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c], fb_b[c],
@@ -130,7 +137,7 @@ def _make_driver(path, epilogue_key=None):
     every process; a closure over a dispatcher or an intrinsic would pickle a fresh uuid and miss the
     disk cache every time); the tile is chosen by a branch on the constant ``tile_id``, pruned at compile time.
     """
-    from ..requant import Arithmetic
+    from ..requant import Arithmetic, FloatBias
 
     tile_id = _TILE_IDS[path]
     fused = epilogue_key is not None
@@ -138,6 +145,8 @@ def _make_driver(path, epilogue_key=None):
     # The float schemes convert the sum to float first: the same value whether it arrives as int32 or int64.
     float_in = fused and not wrap and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32, Arithmetic.ONEDNN,
                                                 Arithmetic.ONNX_REFERENCE, Arithmetic.LITERT_FC)
+    simd = int(fused and _requant_simd.HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
+               and arith == Arithmetic.FIXED_POINT_DOUBLE and float_bias == FloatBias.NONE)
 
     @njit(cache=True, nogil=True)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
@@ -175,7 +184,7 @@ def _make_driver(path, epilogue_key=None):
                                 row_add, g * m_dim + m0, nvec)
                 if fused:
                     _requant_block(epi, block, nr, m0, mv, col, nv, ldc, arith, float_bias, tie, wrap, per_channel,
-                                   float_in)
+                                   float_in, simd)
 
     return drive
 
@@ -399,7 +408,8 @@ class FusedRequant:
     key : tuple
         The compile-time constants of the epilogue: (Arithmetic, FloatBias, tie, wrap, per_channel).
     params : tuple
-        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits)``: arrays of length ``channels``, then ints.
+        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r)``: arrays of length
+        ``channels``, ints, then the int32 lane parameters of :func:`dspsim._requant_simd.lane_parameters`.
     dtype : numpy dtype
         The output type.
     channels : int
@@ -424,8 +434,10 @@ class FusedRequant:
         arith, mult, shift, scale, _, tie = requant.arrays(n, func)
         key = (arith, fb_mode, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, acc_bits < 32,
                per_channel)
+        # The int32 lanes' (multiplier, left, right) per column, for the SIMD front of each row.
+        lanes = _requant_simd.lane_parameters(mult, shift, n, per_channel)
         params = (mult, shift, scale, np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32),
-                  int(zero_point), int(lo), int(hi), int(acc_bits))
+                  int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes
         return cls(key, params, np.dtype(out_dtype), int(n))
 
 
