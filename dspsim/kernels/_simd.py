@@ -76,7 +76,7 @@ class _Tile:
     """Pointers and loop-invariant vectors shared by the tiles' prologue and epilogue."""
 
     def __init__(self, context, builder, signature, args):
-        (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec) = args
+        (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec, weighted) = args
         at = signature.args
         self.builder = b = builder
 
@@ -98,6 +98,7 @@ class _Tile:
         self.ldc = i64(8, ldc)
         self.mv = i64(9, mv)
         self.nvec = i64(16, nvec)
+        self.weighted = i64(17, weighted)
         cadd = b.gep(data(11, col_add, _I32), [n0])
         cmul = b.gep(data(12, col_mul, _I32), [n0])
         self.radd = b.gep(data(14, row_add, _I32), [m0])
@@ -122,6 +123,16 @@ class _Tile:
                 yield arows, bk
 
     def store(self, r, vecs, v0=0):
+        """Row ``r``: :meth:`store_terms` with the ``row_add * col_mul`` term only when ``weighted`` (the
+        weights have a zero point; TFLite's symmetric weights have none, and skip the multiply)."""
+        b = self.builder
+        with b.if_else(b.icmp_signed("!=", self.weighted, _c(0))) as (with_rows, without):
+            for block, flag in ((with_rows, True), (without, False)):
+                with block:
+                    self.weighted_store = flag
+                    self.store_terms(r, vecs, v0)
+
+    def store_terms(self, r, vecs, v0=0):
         """Row ``r`` (if ``r < mv``): ``vecs[i]`` (the sums of columns ``16 * (v0 + i)`` on, 16 each)
         + the zero-point terms."""
         b = self.builder
@@ -133,7 +144,9 @@ class _Tile:
                 # The column terms are read here (L1), not held in registers across the k-loops.
                 add, mul = (b.load(b.bitcast(b.gep(p, [_c(16 * v)]), _V16.as_pointer()), align=4)
                             for p in (self.cadd, self.cmul))
-                val = b.add(b.add(vec, add), b.mul(rvs, mul))
+                val = b.add(vec, add)
+                if self.weighted_store:
+                    val = b.add(val, b.mul(rvs, mul))
                 ptr = b.bitcast(b.gep(crow, [_c(16 * v)]), _V16.as_pointer())
                 with b.if_else(b.icmp_signed(">=", self.nv, _c(16 * v + 16))) as (full, partial):
                     with full:
@@ -159,7 +172,8 @@ class _Tile:
         b.position_at_end(end)
 
 
-_TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``.
+_TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``
+    (the last term only when ``weighted`` is non-zero: otherwise ``col_mul`` must be zero).
 
     ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]``
     with ``a`` uint8, ``bp`` int8, ``nr = 16 * nvec`` (the panel's width; only the ``ceil(nv / 16)``
@@ -171,7 +185,7 @@ _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j
 
 @intrinsic
 def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
-              nvec):
+              nvec, weighted):
     def codegen(context, builder, signature, llargs):
         t = _Tile(context, builder, signature, llargs)
         b = builder
@@ -195,13 +209,14 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
                  lambda nvec: t.branch(t.mv, list(range(1, MR + 1)), lambda mr: emit_rows(nvec, mr)))
         return context.get_dummy_value()
 
-    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec)
+    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
+                     weighted)
     return sig, codegen
 
 
 @intrinsic
 def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
-              nvec):
+              nvec, weighted):
     def codegen(context, builder, signature, llargs):
         t = _Tile(context, builder, signature, llargs)
         b = builder
@@ -246,7 +261,8 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         t.branch(t.nrun, list(range(1, NV + 1)), row_pairs)
         return context.get_dummy_value()
 
-    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec)
+    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
+                     weighted)
     return sig, codegen
 
 

@@ -63,7 +63,8 @@ _MACS_PER_ELEMENT = 8  # a vectorized MAC costs about 1/8 of an element of an el
 # tiles and drivers (never raise)
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)
-def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec):
+def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
+                weighted):
     """Portable twin of :func:`dspsim.kernels._simd.tile_vnni`: same arguments, same result."""
     nr = 16 * nvec
     acc = np.empty(nr, np.int32)
@@ -84,7 +85,7 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
                     acc[j] = np.int32(acc[j] + np.int32(
                         a0 * np.int32(bq[4 * j]) + a1 * np.int32(bq[4 * j + 1])
                         + a2 * np.int32(bq[4 * j + 2]) + a3 * np.int32(bq[4 * j + 3])))
-        ra = int(row_add[m0 + r])
+        ra = int(row_add[m0 + r]) if weighted else 0
         for j in range(nv):
             c[c_off + r * ldc + j] = wrap_scalar(int(acc[j]) + int(col_add[n0 + j]) + ra * int(col_mul[n0 + j]), 32)
 
@@ -150,7 +151,7 @@ def _make_driver(path, epilogue_key=None):
 
     @njit(cache=True, nogil=True)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
-              row_add, n_chunks, epi, item0, item1):
+              row_add, weighted, n_chunks, epi, item0, item1):
         m_dim = row_off.shape[0]
         nr = 16 * nvec
         n_pan = (n_group + nr - 1) // nr
@@ -175,13 +176,13 @@ def _make_driver(path, epilogue_key=None):
                 dest, c_off, ld = (block, 0, nr) if fused else (out, m0 * ldc + col, ldc)
                 if tile_id == 2:
                     tile_vnni(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
-                              g * m_dim + m0, nvec)
+                              g * m_dim + m0, nvec, weighted)
                 elif tile_id == 1:
                     tile_avx2(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
-                              g * m_dim + m0, nvec)
+                              g * m_dim + m0, nvec, weighted)
                 else:
                     _tile_plain(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col,
-                                row_add, g * m_dim + m0, nvec)
+                                row_add, g * m_dim + m0, nvec, weighted)
                 if fused:
                     _requant_block(epi, block, nr, m0, mv, col, nv, ldc, arith, float_bias, tie, wrap, per_channel,
                                    float_in, simd)
@@ -483,7 +484,7 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
         n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
         c32, epi = (out.ravel(), ()) if epilogue is None else (no_out, epilogue.params + (out.ravel(),))
         args = (ubuf, row_off, group_stride, segs, k4, packed.data, packed.nvec, groups, n_group, c32,
-                col_add, col_mul, row_add, n_chunks, epi)
+                col_add, col_mul, row_add, int(weighted_rows), n_chunks, epi)
         parallel_rows(lambda i0, i1: drive(*args, i0, i1), panels * n_chunks, work)
         return out
 
