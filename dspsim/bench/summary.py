@@ -6,8 +6,9 @@ from .workloads import REQUANT_VARIANTS, SIZES
 
 TARGETS = (
     # (label, op, dspsim variant, peer engine or None for an absolute figure, threshold)
-    ("bit-exact dense >= 0.25x PyTorch FBGEMM", "fully_connected", "fbgemm", "torch-fbgemm", 0.25),
-    ("bit-exact conv >= 0.25x PyTorch FBGEMM", "conv2d", "fbgemm", "torch-fbgemm", 0.25),
+    ("bit-exact dense >= 1x PyTorch FBGEMM", "fully_connected", "fbgemm", "torch-fbgemm", 1.0),
+    ("bit-exact conv >= 1x PyTorch FBGEMM", "conv2d", "fbgemm", "torch-fbgemm", 1.0),
+    ("bit-exact depthwise >= 1x PyTorch FBGEMM", "depthwise_conv2d", "fbgemm", "torch-fbgemm", 1.0),
     ("quantize >= torch.quantize_per_tensor", "quantize", "torch", "torch", 1.0),
 ) + tuple((f"requantize[{v}] >= 4 Gelem/s", "requantize", v, None, 4.0) for v in REQUANT_VARIANTS)
 
