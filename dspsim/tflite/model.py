@@ -10,6 +10,8 @@ from . import builtins  # noqa: F401  (registers every builtin's Prepare)
 from .flatbuffer import ModelDef
 from .batching import batch_blocker, with_batch
 from .prepare import BUILTINS, ROUNDINGS, Engine, Graph, State, engine_of
+from .fusion import fuse
+from .views import choose_runs
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,7 @@ class _Step:
     shapes: tuple
     dtypes: tuple
     last_use: tuple = ()  # activations no later operator reads: released after this one (memory)
+    one_array: bool = False  # one output, an array tensor: the run loop's fast path
 
 
 class _Executor:
@@ -122,13 +125,20 @@ class _Executor:
     def __init__(self, mdef, engine, accumulator, rounding):
         self.mdef = mdef
         self.state = State()
-        self.graphs = [_prepare_subgraph(sg, Graph(mdef, engine, accumulator, rounding, sg, self.state, self.call))
-                       for sg in mdef.subgraphs]
-        self.steps = [self._steps(sg, plan) for sg, plan in zip(mdef.subgraphs, self.graphs)]
+        contexts = [Graph(mdef, engine, accumulator, rounding, sg, self.state, self.call) for sg in mdef.subgraphs]
+        self.graphs = [_prepare_subgraph(sg, g) for sg, g in zip(mdef.subgraphs, contexts)]
+        # run: the fused operators (dspsim.tflite.fusion); trace: every operator, each output observable
+        fused = [fuse(sg, plan, g) for sg, plan, g in zip(mdef.subgraphs, self.graphs, contexts)]
+        self.steps = [self._steps(sg, plan, runs)
+                      for sg, plan, runs in zip(mdef.subgraphs, fused, choose_runs(mdef, fused))]
+        self.trace_steps = self.steps if all(f is p for f, p in zip(fused, self.graphs)) else \
+            [self._steps(sg, plan, runs)
+             for sg, plan, runs in zip(mdef.subgraphs, self.graphs, choose_runs(mdef, self.graphs))]
         self.constants = [[t.data for t in sg.tensors] for sg in mdef.subgraphs]
+        self._peak = {}  # subgraph index -> peak_bytes
 
     @staticmethod
-    def _steps(sg, plan):
+    def _steps(sg, plan, runs):
         kept = set(sg.outputs) | {t.index for t in sg.tensors if t.data is not None or t.is_variable}
         last = {}
         for k, (op, _) in enumerate(plan):
@@ -138,13 +148,40 @@ class _Executor:
         release = [[] for _ in plan]
         for i, k in last.items():
             release[k].append(i)
-        return [_Step(op, prep.run, tuple(op.inputs), tuple(op.outputs),
+        return [_Step(op, run, tuple(op.inputs), tuple(op.outputs),
                       tuple(tuple(sg.tensors[i].shape) for i in op.outputs),
-                      tuple(sg.tensors[i].dtype for i in op.outputs), tuple(release[k]))
-                for k, (op, prep) in enumerate(plan)]
+                      tuple(sg.tensors[i].dtype for i in op.outputs), tuple(release[k]),
+                      len(op.outputs) == 1 and sg.tensors[op.outputs[0]].dtype is not None)
+                for k, ((op, _), run) in enumerate(zip(plan, runs))]
+
+    @staticmethod
+    def _store(sg, step, y, values, trace):
+        """Operator ``step``'s result ``y`` into ``values`` (and ``trace``): each output as its tensor's dtype,
+        its shape checked (a ValueError naming the operator otherwise); a resource handle as it is."""
+        outs = y if isinstance(y, (tuple, list)) else (() if y is None else (y,))
+        if len(outs) != len(step.outputs):
+            raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}) produced {len(outs)} "
+                             f"outputs, the model declares {len(step.outputs)}")
+        for i, v, shape, dtype in zip(step.outputs, outs, step.shapes, step.dtypes):
+            if dtype is not None:
+                if type(v) is not np.ndarray or v.dtype != dtype:
+                    v = np.asarray(v, dtype=dtype)
+                if v.shape != shape:
+                    raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}) computes shape "
+                                     f"{v.shape} for tensor {i} ({sg.tensors[i].name!r}), the model declares "
+                                     f"{shape}")
+            values[i] = v  # dtype None: a resource handle
+            if trace is not None and dtype is not None:
+                trace.append(TraceEntry(step.op.index, step.op.name, i, sg.tensors[i].name, v))
 
     def peak_bytes(self, index=0):
-        """The largest total size of the activations alive at once while subgraph ``index`` runs."""
+        """The largest total size of the activations alive at once while subgraph ``index`` runs (computed
+        once: ``run_batch`` asks on every call, and the walk over the steps costs hundreds of µs)."""
+        if index not in self._peak:
+            self._peak[index] = self._walk_peak(index)
+        return self._peak[index]
+
+    def _walk_peak(self, index):
         sg = self.mdef.subgraphs[index]
         size = {t.index: int(np.prod(t.shape)) * t.dtype.itemsize for t in sg.tensors if t.dtype is not None}
         live = sum(size.get(i, 0) for i in sg.inputs)
@@ -177,28 +214,21 @@ class _Executor:
             if trace is not None:
                 trace.append(TraceEntry(-1, "INPUT", i, sg.tensors[i].name, x))
         state = self.state
-        for step in self.steps[index]:
+        for step in (self.steps if trace is None else self.trace_steps)[index]:
             try:
                 y = step.run([values[i] if i >= 0 else None for i in step.inputs])
             except ValueError as exc:  # numpy's own complaints about a malformed model, named
                 if str(exc).startswith("Model.run"):
                     raise
                 raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}): {exc}") from None
-            outs = y if isinstance(y, (tuple, list)) else (() if y is None else (y,))
-            if len(outs) != len(step.outputs):
-                raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}) produced {len(outs)} "
-                                 f"outputs, the model declares {len(step.outputs)}")
-            for i, v, shape, dtype in zip(step.outputs, outs, step.shapes, step.dtypes):
-                if dtype is not None:
-                    if type(v) is not np.ndarray or v.dtype != dtype:
-                        v = np.asarray(v, dtype=dtype)
-                    if v.shape != shape:
-                        raise ValueError(f"Model.run: operator {step.op.index} ({step.op.name}) computes shape "
-                                         f"{v.shape} for tensor {i} ({sg.tensors[i].name!r}), the model declares "
-                                         f"{shape}")
-                values[i] = v  # dtype None: a resource handle
-                if trace is not None and dtype is not None:
-                    trace.append(TraceEntry(step.op.index, step.op.name, i, sg.tensors[i].name, v))
+            if step.one_array and type(y) is np.ndarray and y.shape == step.shapes[0] \
+                    and (y.dtype is step.dtypes[0] or y.dtype == step.dtypes[0]):  # the common case, checked
+                values[step.outputs[0]] = y
+                if trace is not None:
+                    trace.append(TraceEntry(step.op.index, step.op.name, step.outputs[0],
+                                            sg.tensors[step.outputs[0]].name, y))
+            elif y is not None or step.outputs:
+                self._store(sg, step, y, values, trace)
             if trace is None:
                 for i in step.last_use:
                     values[i] = None

@@ -146,10 +146,22 @@ def _reset_value(t):
 @dataclass(frozen=True)
 class Prepared:
     """One prepared operator: ``run(inputs) -> output`` and the integer parameters it runs with
-    (multipliers, shifts, zero points, activation bounds: what a test bench needs)."""
+    (multipliers, shifts, zero points, activation bounds: what a test bench needs).
+
+    ``view``, when not None, is a ``run`` that hands on its input's memory instead of a copy: a slice or
+    split whose outputs are windows of the input gives views (:func:`dspsim.kernels._plan.index_views`),
+    ASSIGN_VARIABLE stores the value itself. Only the model's executor takes it, where
+    :mod:`dspsim.tflite.views` finds it safe; every other caller runs the copying ``run``."""
 
     run: Callable
     params: dict = field(default_factory=dict)
+    view: Callable | None = None
+
+
+#: operators whose run reads a strided (non-contiguous) input as fast as a contiguous one and writes
+#: into none of its inputs: numpy slicing, ``np.concatenate``, ASSIGN_VARIABLE's copy. An output read
+#: only by these may be a view of its producer's input (:attr:`Prepared.view`).
+VIEW_READERS = frozenset({"STRIDED_SLICE", "SLICE", "SPLIT", "SPLIT_V", "CONCATENATION", "ASSIGN_VARIABLE"})
 
 
 BUILTINS: dict = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import shape as K
-from ...kernels._plan import index_plan
+from ...kernels._plan import index_plan, index_views
 from ..prepare import Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_shape, \
     constant, refuse
 
@@ -84,11 +84,19 @@ def _check_outputs(op, g, shapes):
 def _moved(op, g, fn, *args, data=0, **kw):
     """The lean ``run(inputs)`` of a data-movement op: ``fn``'s index rules turned into flat index maps
     at load (:func:`dspsim.kernels._plan.index_plan`; its refusals are load refusals), the output shapes
-    checked against the model's there; each run is one ``np.take`` per output."""
+    checked against the model's there; each run is one ``np.take`` (or window copy) per output."""
     t_in = g.tensor(op.inputs[data])
     run, shapes = at_prepare(op, index_plan, fn, tuple(t_in.shape), *args, **kw)
     _check_outputs(op, g, shapes)
     return lambda inputs: run(inputs[data])
+
+
+def _windowed(op, g, fn, params, *args, data=0, **kw):
+    """The :class:`Prepared` of a slicing op: :func:`_moved`'s copying run, and, where every output is a
+    window of the input, the run giving views (:func:`dspsim.kernels._plan.index_views`)."""
+    run = _moved(op, g, fn, *args, data=data, **kw)
+    views = index_views(fn, tuple(g.tensor(op.inputs[data]).shape), *args, **kw)
+    return Prepared(run, params, None if views is None else (lambda inputs: views(inputs[data])))
 
 
 @builtin("STRIDED_SLICE")
@@ -109,8 +117,8 @@ def prepare_strided_slice(op, g):
         # TFLM builds its parameters without these three (strided_slice_common.cc): ignored, and its
         # output shape check then refuses the model where they mattered
         kw.update(ellipsis_mask=0, new_axis_mask=0, offset=False)
-    return Prepared(_moved(op, g, K.strided_slice, begin, end, strides, **kw),
-                    dict(begin=begin, end=end, strides=strides, **kw))
+    return _windowed(op, g, K.strided_slice, dict(begin=begin, end=end, strides=strides, **kw), begin, end, strides,
+                     **kw)
 
 
 @builtin("SLICE")
@@ -119,7 +127,7 @@ def prepare_slice(op, g):
     _types(op, g)
     begin = _int_constant(op, g, 1, "begin")
     size = _int_constant(op, g, 2, "size")
-    return Prepared(_moved(op, g, K.slice_tensor, begin, size), {"begin": begin, "size": size})
+    return _windowed(op, g, K.slice_tensor, {"begin": begin, "size": size}, begin, size)
 
 
 def _scalar_axis(op, g, k):
@@ -139,7 +147,7 @@ def prepare_split(op, g):
     n = op.options.get("num_splits", 0)
     if n != len(op.outputs):
         refuse(op, f"num_splits {n} differs from the {len(op.outputs)} outputs")
-    return Prepared(_moved(op, g, K.split, axis, n, data=1), {"axis": axis, "num_splits": n})
+    return _windowed(op, g, K.split, {"axis": axis, "num_splits": n}, axis, n, data=1)
 
 
 @builtin("SPLIT_V")
@@ -152,7 +160,7 @@ def prepare_split_v(op, g):
     axis = _scalar_axis(op, g, 2)
     if sizes.size != len(op.outputs):
         refuse(op, f"size_splits has {sizes.size} entries for {len(op.outputs)} outputs")
-    return Prepared(_moved(op, g, K.split_v, sizes, axis), {"size_splits": sizes, "axis": axis})
+    return _windowed(op, g, K.split_v, {"size_splits": sizes, "axis": axis}, sizes, axis)
 
 
 @builtin("TRANSPOSE")

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...kernels._plan import contiguous_copy
 from ..prepare import Prepared, builtin, check_dtype, refuse
 
 
@@ -67,13 +68,15 @@ def prepare_read_variable(op, g):
     check_dtype(op, t_out, (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16), np.dtype(np.int32),
                             np.dtype(np.float32)), "output")
 
+    dtype, shape = t_out.dtype, tuple(t_out.shape)
+
     def run(inputs):
         key = _handle(op, inputs[0]).key
         if key not in g.state.resources:
             raise ValueError(f"Model.run: operator {op.index} ({op.name}): variable {'/'.join(key)!r} is read "
                              "before any ASSIGN_VARIABLE")
         v = g.state.resources[key]
-        if v.dtype != t_out.dtype or v.shape != tuple(t_out.shape):
+        if v.dtype != dtype or v.shape != shape:
             raise ValueError(f"Model.run: operator {op.index} ({op.name}): variable {'/'.join(key)!r} holds "
                              f"{v.dtype} {v.shape}, the output is {t_out.dtype} {tuple(t_out.shape)}")
         return v
@@ -90,6 +93,9 @@ def prepare_assign_variable(op, g):
         refuse(op, f"the value tensor {value_tensor} has unsupported type {g.tensor(value_tensor).type_name}")
 
     def run(inputs):
-        g.state.assign(_handle(op, inputs[0]).key, np.array(inputs[1], copy=True), value_tensor)
+        g.state.assign(_handle(op, inputs[0]).key, contiguous_copy(np.asarray(inputs[1])), value_tensor)
 
-    return Prepared(run)
+    def keep(inputs):  # the value itself: a view only the run loop holds (dspsim.tflite.views)
+        g.state.assign(_handle(op, inputs[0]).key, inputs[1], value_tensor)
+
+    return Prepared(run, view=keep)
