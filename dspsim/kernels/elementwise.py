@@ -25,6 +25,7 @@ from ..fixedpoint import (
     wrap_scalar,
 )
 from ..requant import Requant, output_range
+from ._add_simd import USE_LANES, add_lanes
 from ._common import check_tensor, zero_point
 from ._plan import broadcast_shape, check_spec, checked_pair, flat_operand
 from .requantize import _requantize_codes
@@ -89,8 +90,11 @@ def tflite_add_params(input1_scale, input2_scale, output_scale, left_shift=20) -
 
 
 @njit(cache=True)
-def _add(a, b, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out):
-    for i in range(out.size):
+def _add(a, b, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out, lane_multipliers):
+    i0 = 0
+    if USE_LANES:  # the front in int32 vector lanes (AVX2, jit only): the same values
+        i0 = add_lanes(a, b, lane_multipliers, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out)
+    for i in range(i0, out.size):
         v1 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(a[i]) - zp1) << left_shift, 32), m1, s1)
         v2 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(b[i]) - zp2) << left_shift, 32), m2, s2)
         v = multiply_by_quantized_multiplier_scalar(wrap_scalar(v1 + v2, 32), mo, so) + zo
@@ -179,10 +183,11 @@ def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, inp
         args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
     m1, s1, m2, s2, mo, so = args
     size, out_dtype = math.prod(shape), t.dtype
+    lanes = np.repeat(np.array([m1, m2, mo], np.int32), 8)  # each multiplier in 8 lanes (add_lanes)
 
     def run(x1, x2):
         out = np.empty(size, out_dtype)
-        _add(flat1(x1), flat2(x2), zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, out)
+        _add(flat1(x1), flat2(x2), zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, out, lanes)
         return out.reshape(shape)
 
     return run

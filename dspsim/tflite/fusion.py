@@ -15,6 +15,16 @@ and clamp, so the merged conv's outputs are the concatenation's codes, bit for b
 SPLIT_V's and STRIDED_SLICEs' channel-window copies (short strided rows: the slowest copies of the
 model), the CONCATENATION, and one depthwise call per part, for more (zero) MACs. Not fused under a
 simulated :class:`dspsim.Accumulator` (its event counts are per MAC) nor on 16x8 tensors.
+
+**Explicit padding (PAD + VALID conv).** MobileNetV2 pads before its stride-2 convs: a PAD / PADV2 of
+the height and width with the conv's input zero point ``zx``, then a CONV_2D or DEPTHWISE_CONV_2D with
+padding VALID. A padded tap adds ``(zx - zx) * w = 0`` to the int32 (16x8: int64) sum; the conv kernels
+with explicit pads ``((top, bottom), (left, right))`` add exactly 0 for a tap outside the input (TFLite
+skips it), so the conv with the PAD's pads computes the same sums, hence the same codes, without the
+padded copy. Fused where the PAD's only reader is that conv (the padded tensor is no subgraph output),
+the pad value equals the conv's input zero point (int8, and 16x8 with zero point 0), the batch and
+channel axes are unpadded, and the conv's input type is the PAD's input type. Not under a simulated
+:class:`dspsim.Accumulator` (the unfused conv counts MACs on the padded taps).
 """
 from __future__ import annotations
 
@@ -28,11 +38,13 @@ from .prepare import Prepared, at_run
 
 _SPLIT_DATA = {"SPLIT_V": 0, "SPLIT": 1}  # the data input of each splitting operator
 _SPLIT_AXIS = {"SPLIT_V": 2, "SPLIT": 0}  # its (constant) axis input
+_CONV_AXIS = {"CONV_2D": 0, "DEPTHWISE_CONV_2D": 3}  # the filter's output-channel axis
 
 
 def fuse(sg, plan, g):
     """``plan`` (``[(op, Prepared), ...]`` of subgraph ``sg``) with every split-depthwise group replaced
-    by one step at the place of its CONCATENATION; ``plan`` itself when nothing fuses."""
+    by one step at the place of its CONCATENATION and every PAD + VALID conv by one conv step at the
+    conv's place; ``plan`` itself when nothing fuses."""
     if g.accumulator is not None:
         return plan
     readers = {}
@@ -44,21 +56,27 @@ def fuse(sg, plan, g):
     for op, _ in plan:
         if op.name in _SPLIT_DATA:
             group = _split_depthwise(sg, op, readers, prepared)
-            step = None if group is None else _merged_or_none(sg, g, group)
+            step = None if group is None else _or_none(_merged_depthwise, sg, g, *group)
             if step is not None:
                 replaced.update(o.index for o in group[1])
                 fused_at[group[2].index] = step
+        elif op.name in ("PAD", "PADV2"):
+            conv = _only_reader(sg, op.outputs[0], readers)
+            step = None if conv is None else _or_none(_padded_conv, sg, g, op, prepared[op.index].params, conv)
+            if step is not None:
+                replaced.update((op.index, conv.index))
+                fused_at[conv.index] = step
     if not fused_at:
         return plan
     return [fused_at.get(op.index, (op, prep)) for op, prep in plan
             if op.index not in replaced or op.index in fused_at]
 
 
-def _merged_or_none(sg, g, group):
-    """:func:`_merged_depthwise`, or None where preparing the merged layer fails (the operators then run
-    as they are, each already prepared)."""
+def _or_none(build, *args):
+    """``build(*args)`` (a fused step or None), or None where preparing the fused layer fails (the
+    operators then run as they are, each already prepared)."""
     try:
-        return _merged_depthwise(sg, g, *group)
+        return build(*args)
     except (ValueError, TypeError, MemoryError):
         return None
 
@@ -153,4 +171,28 @@ def _merged_depthwise(sg, g, parts, ops, concat):
     if tuple(layer.out_shape) != tuple(sg.tensors[concat.outputs[0]].shape):
         return None
     op = dataclasses.replace(parts[0][0], inputs=(x,), outputs=tuple(concat.outputs), options={})
+    return op, Prepared(lambda inputs: at_run(op, layer.run, inputs[0], None))
+
+
+def _padded_conv(sg, g, pad, pad_params, conv):
+    """``(op, Prepared)`` of ``conv`` run on ``pad``'s input with ``pad``'s height and width pads, or None
+    where that is not the same computation (see the module docstring)."""
+    if conv.name not in _CONV_AXIS or conv.inputs[0] != pad.outputs[0] or conv.options.get("padding", 0) != 1:
+        return None
+    x = pad.inputs[0]
+    t_x, pads = sg.tensors[x], np.asarray(pad_params["paddings"])
+    if len(t_x.shape) != 4 or pads.shape != (4, 2) or pads[0].any() or pads[3].any():
+        return None
+    t_in, t_out, w, bias, quant = _conv_common(conv, g, _CONV_AXIS[conv.name])
+    if int(pad_params["pad_value"]) != quant["input_zero_point"] or t_x.dtype != t_in.dtype:
+        return None
+    quant["padding"] = tuple((int(a), int(b)) for a, b in pads[1:3])
+    if conv.name == "DEPTHWISE_CONV_2D":
+        layer = kernels.depthwise_conv2d_layer(t_x.shape, t_x.dtype, w, bias, depth_multiplier=w.shape[3] //
+                                               t_x.shape[3], **quant)
+    else:
+        layer = kernels.conv2d_layer(t_x.shape, t_x.dtype, w, bias, **quant)
+    if tuple(layer.out_shape) != tuple(t_out.shape):
+        return None
+    op = dataclasses.replace(conv, inputs=(x,), options={})
     return op, Prepared(lambda inputs: at_run(op, layer.run, inputs[0], None))

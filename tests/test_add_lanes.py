@@ -1,0 +1,110 @@
+"""TFLite ADD with its front in int32 vector lanes (dspsim.kernels._add_simd) against the Python-int oracle.
+
+``dspsim.kernels.elementwise.add`` runs the first ``8 * (n // 8)`` outputs in lanes (AVX2 hosts, jit on) and
+the rest in the scalar loop: every case here has a length that is no multiple of 8 or 32, so both paths and
+their seam are compared with ``dspsim.reference.add_oracle`` (plain Python ints). The cases: every pair of
+int8 codes, zero points at the type's extremes, the multipliers and shifts TFLite's Prepare produces over
+scale ratios from 1 to 2^-20, every right shift 0..31 with edge multipliers, a left shift that wraps int32,
+fused clamps, uint8 and int16 (the 16x8 general path, ``left_shift = 15``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import dspsim.reference as R
+from dspsim.kernels import _add_simd
+from dspsim.kernels._simd import HAVE_AVX2
+from dspsim.kernels.elementwise import AddParams, add, tflite_add_params
+
+INT32_MAX = (1 << 31) - 1
+RANGE = {np.int8: (-128, 127), np.uint8: (0, 255), np.int16: (-32768, 32767)}
+
+
+def _compare(x1, x2, p, z1, z2, zo, lo=None, hi=None):
+    kw = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
+    got = add(x1, x2, p, **kw)
+    want = R.add_oracle(x1, x2, p, **kw)
+    assert got.dtype == want.dtype
+    bad = np.flatnonzero(got.reshape(-1) != want.reshape(-1))
+    assert bad.size == 0, f"{bad.size} of {got.size} differ; first at {bad[0]}: {got.reshape(-1)[bad[0]]} " \
+                          f"!= {want.reshape(-1)[bad[0]]}"
+    return got.size
+
+
+def test_lanes_run_on_avx2_hosts_only():
+    import numba
+
+    assert _add_simd.USE_LANES == (HAVE_AVX2 and not numba.config.DISABLE_JIT)
+
+
+def test_every_pair_of_int8_codes_equals_the_oracle():
+    z1, z2, zo = -128, 127, -128  # zero points at the extremes: |x - zp| up to 255 (other ones: below)
+    codes = np.arange(-128, 128, dtype=np.int8)
+    x1, x2 = np.repeat(codes, 256), np.tile(codes, 256)  # 65536 pairs, a multiple of 32: append a tail
+    x1, x2 = np.concatenate([x1, codes[:13]]), np.concatenate([x2, codes[-13:]])
+    p = tflite_add_params(0.0213, 0.0471, 0.0625)
+    assert _compare(x1, x2, p, z1, z2, zo) == 65536 + 13
+
+
+@settings(max_examples=150, deadline=None)
+@given(ratio1=st.floats(2.0**-20, 1.0), ratio2=st.floats(2.0**-20, 1.0), out=st.floats(2.0**-12, 64.0),
+       dtype=st.sampled_from([np.int8, np.uint8]), n=st.integers(1, 83), data=st.data())
+def test_tflite_parameters_equal_the_oracle(ratio1, ratio2, out, dtype, n, data):
+    """Scales as models have them: each input scale a ratio of the larger one, any output scale Prepare takes."""
+    s1, s2 = np.float32(0.01 * ratio1), np.float32(0.01 * ratio2)
+    so = np.float32(0.01 * out / 2**8)
+    try:
+        p = tflite_add_params(s1, s2, so)
+    except ValueError:  # an output multiplier >= 1: TFLite's Prepare aborts
+        return
+    lo_t, hi_t = RANGE[dtype]
+    z1, z2, zo = (data.draw(st.sampled_from([lo_t, hi_t, 0, data.draw(st.integers(lo_t, hi_t))])) for _ in range(3))
+    lo = data.draw(st.integers(lo_t, hi_t))
+    hi = data.draw(st.integers(lo, hi_t))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x1, x2 = (rng.integers(lo_t, hi_t + 1, n).astype(dtype) for _ in range(2))
+    _compare(x1, x2, p, z1, z2, zo, lo, hi)
+
+
+@pytest.mark.parametrize("dtype,left_shift", [(np.int8, 20), (np.int16, 15), (np.int16, 22)])
+def test_every_right_shift_and_edge_multiplier_equals_the_oracle(dtype, left_shift):
+    """Each input and output shift 0..31 with multipliers 0, 1, 2^30, 2^31 - 1 and random ones; int16 with
+    ``left_shift`` 22 wraps ``(x - zp) << 22`` in int32, as TFLite's int32 arithmetic (and the oracle) does."""
+    rng = np.random.default_rng(left_shift)
+    lo_t, hi_t = RANGE[dtype]
+    edges = np.array([lo_t, lo_t + 1, -1, 0, 1, hi_t - 1, hi_t], dtype)
+    total = 0
+    for shift in range(32):
+        mults = [0, 1, 1 << 30, INT32_MAX, int(rng.integers(1 << 30, 1 << 31))]
+        m1, m2, mo = (mults[(shift + k) % 5] for k in range(3))
+        p = AddParams(left_shift, m1, -shift, m2, -((shift * 7) % 32), mo, -((shift * 13) % 32))
+        x1 = np.concatenate([np.repeat(edges, 7), rng.integers(lo_t, hi_t + 1, 42)]).astype(dtype)
+        x2 = np.concatenate([np.tile(edges, 7), rng.integers(lo_t, hi_t + 1, 42)]).astype(dtype)
+        z1, z2, zo = int(rng.integers(lo_t, hi_t + 1)), int(edges[shift % 7]), int(edges[-1 - shift % 7])
+        total += _compare(x1, x2, p, z1, z2, zo)
+    assert total == 32 * 91
+
+
+@settings(max_examples=60, deadline=None)
+@given(s1=st.floats(1e-5, 1e-2), s2=st.floats(1e-5, 1e-2), so=st.floats(1e-5, 1e-1), n=st.integers(1, 70),
+       seed=st.integers(0, 2**32 - 1))
+def test_int16_general_add_equals_the_oracle(s1, s2, so, n, seed):
+    """The 16x8 ADD of LiteRT's general path and TFLM (``left_shift = 15``), zero points 0, fused clamps."""
+    try:
+        p = tflite_add_params(s1, s2, so, left_shift=15)
+    except ValueError:
+        return
+    rng = np.random.default_rng(seed)
+    x1, x2 = (rng.integers(-32768, 32768, n).astype(np.int16) for _ in range(2))
+    lo = int(rng.integers(-32768, 0))
+    _compare(x1, x2, p, 0, 0, 0, lo, int(rng.integers(lo, 32768)))
+
+
+def test_broadcast_operands_go_through_the_lanes_as_flat_copies():
+    """(5, 1, 19) + (1, 7, 19): both operands broadcast to 665 flat values, then the same kernel."""
+    rng = np.random.default_rng(3)
+    x1, x2 = rng.integers(-128, 128, (5, 1, 19)).astype(np.int8), rng.integers(-128, 128, (1, 7, 19)).astype(np.int8)
+    assert _compare(x1, x2, tflite_add_params(0.05, 0.02, 0.04), 7, -128, 3, -100, 90) == 665
