@@ -109,24 +109,36 @@ def test_fused_gemm_equals_the_separate_requantize_pass_on_every_path(c, path):
     np.testing.assert_array_equal(fused(c, n, path).reshape(-1), want)
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(data=st.data(), m=st.integers(1, 13), n=st.sampled_from([8, 31, 32, 40, 64, 65, 96, 144, 150]),
-       od=st.sampled_from([np.int8, np.uint8, np.int16]), per_channel=st.booleans())
-def test_fused_double_rounding_in_int32_lanes_matches_the_oracle_on_every_width(data, m, n, od, per_channel):
-    # TFLite's default scheme runs the front of each tile row in int32 lanes (32, then 8 at a time) and
-    # the rest in the scalar loop; a narrow last panel computes only the vectors it stores.
+       od=st.sampled_from([np.int8, np.uint8, np.int16]), per_channel=st.booleans(),
+       kind=st.sampled_from(["double", "fbgemm", "fbgemm-float-bias", "xnnpack"]))
+def test_fused_requant_in_vector_lanes_matches_the_oracle_on_every_width(data, m, n, od, per_channel, kind):
+    # TFLite's default scheme runs the front of each tile row in int32 lanes (32, then 8 at a time), the
+    # float schemes (FBGEMM, XNNPACK / ONNX Runtime) the whole row in float32 lanes; a narrow last panel
+    # computes only the vectors it stores.
     k = data.draw(st.integers(1, 24))
     c = n if per_channel else 1
-    mult = data.draw(st.lists(st.sampled_from([1 << 30, (1 << 30) + 1, 1518500250, (1 << 31) - 1]), min_size=c,
-                              max_size=c))
-    shift = data.draw(st.lists(st.integers(-31, 30), min_size=c, max_size=c))
+    fbias = None
+    if kind == "double":
+        mult = data.draw(st.lists(st.sampled_from([1 << 30, (1 << 30) + 1, 1518500250, (1 << 31) - 1]), min_size=c,
+                                  max_size=c))
+        rq = Requant.fixed_point(mult, data.draw(st.lists(st.integers(-31, 30), min_size=c, max_size=c)), "double")
+    else:
+        s_w = data.draw(st.lists(st.floats(1e-3, 1.0), min_size=c, max_size=c))
+        s_out = data.draw(st.sampled_from([1e-7, 1e-3, 0.05, 1.0]))  # 1e-7: beyond int32 (x86 INT32_MIN)
+        rq = Requant.from_scales(0.02, s_w if per_channel else s_w[0], s_out, engine=kind.split("-")[0],
+                                 op="fully_connected")
+        if kind == "fbgemm-float-bias":
+            fbias = np.array(data.draw(st.lists(st.floats(-1e4, 1e4, width=32), min_size=n, max_size=n)), np.float32)
     lo_t, hi_t = OUT_RANGES[od]
     case = dict(a=codes(data.draw, np.int8, (m, k)), b=codes(data.draw, np.int8, (n, k)), zx=-1, zw=3,
-                bias=data.draw(st.lists(st.integers(-(1 << 31), (1 << 31) - 1), min_size=n, max_size=n)),
-                rq=Requant.fixed_point(mult, shift, "double"), fbias=None, zo=data.draw(st.integers(lo_t, hi_t)),
-                lo=lo_t, hi=hi_t, od=od, acc_bits=32)
+                bias=None if fbias is not None else data.draw(st.lists(st.integers(-(1 << 31), (1 << 31) - 1),
+                                                                       min_size=n, max_size=n)),
+                rq=rq, fbias=fbias, zo=data.draw(st.integers(lo_t, hi_t)), lo=lo_t, hi=hi_t, od=od, acc_bits=32)
     want, _, _ = ref.fully_connected(case["a"].tolist(), case["b"].tolist(), case["bias"], -1, 3, case["zo"],
-                                     oracle_requant(case["rq"]), lo_t, hi_t, acc_model=(32, "wrap", False))
+                                     oracle_requant(rq), lo_t, hi_t, acc_model=(32, "wrap", False),
+                                     float_bias=None if fbias is None else fbias.tolist())
     assert fused(case, n).tolist() == want
 
 

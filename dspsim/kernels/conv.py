@@ -16,7 +16,9 @@ from .._errors import names_its_errors
 
 from ._common import (ACT_TYPES16, ConvLayer, ConvProblem, check_tensor, geometry, probe_array, resolve_quant,
                       weights_and_pack)
-from .depthwise_core import depthwise_accumulate, prepare_depthwise_weights
+from ..requant import prepare_requantize_into
+from .depthwise_core import (depthwise_accumulate, prepare_depthwise_requantize, prepare_depthwise_weights,
+                             prepare_store_requant, takes_pairs)
 from .gemm import _choose_path, conv2d_s32, pack_weights, prepare_conv2d_s32
 
 _QUANT_DOC = """
@@ -144,10 +146,10 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
 def depthwise_conv2d_layer(x_shape, x_dtype, w, bias=None, **kw) -> ConvLayer:
     """:func:`depthwise_conv2d` prepared once for inputs of ``x_shape`` and ``x_dtype`` (keywords as
     :func:`depthwise_conv2d` except ``accumulator`` and ``stats``, which ``run`` takes); the weights'
-    layout for the direct loop is made here, once."""
+    layouts are made here, once, and the requantization is fused into the tap pairs' store where it can be."""
     problem = _depthwise_problem("depthwise_conv2d_layer", probe_array(x_shape, x_dtype, "depthwise_conv2d_layer"), w,
                                  bias, **kw)
-    return ConvLayer(problem, _depthwise_prepare_fast)
+    return ConvLayer(problem, _depthwise_prepare_fast, fused=True)
 
 
 def _depthwise_problem(func, x, w, bias, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,
@@ -177,12 +179,28 @@ def _depthwise_problem(func, x, w, bias, *, depth_multiplier=1, stride=1, paddin
     return ConvProblem.build(func, q, x, w4, bias, np.arange(n_oc) // mult, g, _depthwise_fast, exact_fast=True)
 
 
-def _depthwise_prepare_fast(p):
-    """:func:`_depthwise_fast` prepared for a layer: the weights' layout made once; ``run(x) -> (M, OC)``."""
-    g = p.geometry
-    weights = prepare_depthwise_weights(p.w[..., 0].transpose(1, 2, 0), p.quant.zw, p.w.shape[0] // p.x.shape[3])
-    return lambda x: depthwise_accumulate(x, weights, p.quant.zx, p.bias, g.stride, g.dilation, g.pad_top,
-                                          g.pad_left, g.out_h, g.out_w, 32)
+def _depthwise_prepare_fast(p, epilogue):
+    """:func:`_depthwise_fast` prepared for a layer, with the requantization of ``epilogue`` (a
+    :class:`~dspsim.kernels.gemm.FusedRequant`): ``run(x) -> (M, OC)`` codes. The weights' layouts are made once;
+    the sums are requantized in the tap pairs' store
+    (:func:`~dspsim.kernels.depthwise_core.prepare_depthwise_requantize`) where the scheme has lanes, else the int32
+    sums go through the requantization loop prepared here."""
+    g, q, n_oc = p.geometry, p.quant, p.w.shape[0]
+    weights = prepare_depthwise_weights(p.w[..., 0].transpose(1, 2, 0), q.zw, n_oc // p.x.shape[3])
+    geom = (g.stride, g.dilation, g.pad_top, g.pad_left, g.out_h, g.out_w)
+    store = prepare_store_requant(epilogue, weights)
+    if store is not None and takes_pairs(p.x.shape, weights, g.stride, g.dilation, g.out_h, g.out_w):
+        return prepare_depthwise_requantize(p.x.shape, weights, q.zx, p.bias, *geom, store)
+    requant = prepare_requantize_into(p.x.shape[0] * g.out_h * g.out_w * n_oc, n_oc, 32, False, q.requant,
+                                      p.float_bias, q.zo, q.lo, q.hi, p.func)
+
+    def run(x):
+        acc = depthwise_accumulate(x, weights, q.zx, p.bias, *geom, 32)
+        out = np.empty(acc.size, q.out_dtype)
+        requant(acc.reshape(-1), out)
+        return out.reshape(-1, n_oc)
+
+    return run
 
 
 def _depthwise_fast(p, exact_bits):

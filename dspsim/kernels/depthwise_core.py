@@ -18,7 +18,12 @@ whose inputs are adjacent (a row at stride 1; a (T, 1, C) stream under a (KH, 1)
 worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors too. ``M > 1``,
 hosts without AVX2, ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
 needs the exact value, summed in int64) take a direct loop over the valid taps, vectorised by LLVM
-(``vpmulld``).
+(``vpmulld``). A padded input is read through a cache-sized window of padded rows (:data:`RING_BYTES`).
+
+:func:`prepare_depthwise_requantize` (a prepared layer: ``dspsim.kernels.depthwise_conv2d_layer``) fuses
+the requantization into the pairs' store: each block of about :data:`CHUNK_VALUES` sums is requantized
+while it is in L1, by the int32 lanes of ``"double"`` or the float32 lanes of ``"fbgemm"``,
+``"onnxruntime"`` and ``"xnnpack"`` (:mod:`dspsim._requant_simd`), and the codes are the only output.
 """
 from __future__ import annotations
 
@@ -32,8 +37,10 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from .. import _requant_simd
 from .._jit import parallel_rows
 from ..fixedpoint import wrap_scalar
+from ..requant import Arithmetic
 from ._simd import HAVE_AVX2
 
 _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (8, 16, 32, 64))
@@ -259,32 +266,67 @@ def _direct_rows(xf, in_h, in_w, c, taps, zx, bias, mult, stride_h, stride_w, di
 
 
 @njit(cache=True, inline="always")
-def _pad_image(xf, b, in_h, in_w, c, pad_t, pad_l, zx, buf, h_p, w_p, py0, py1):
-    """Rows ``[py0, py1)`` of ``buf`` (HP, WP, C) flat = image ``b`` of the flat NHWC input ``xf`` at offset
-    (pad_t, pad_l), ``zx`` elsewhere (a tap there adds ``(zx - zx) * w = 0``, as TFLite's skipped tap); input
-    rows and columns past ``buf`` are not read."""
-    rows = buf[py0 * w_p * c:py1 * w_p * c]  # a slice: ``buf[i]`` with i from a variable start is not a memset
-    for i in range(rows.shape[0]):
-        rows[i] = zx
+def _load_rows(xf, b, in_h, in_w, c, pad_t, pad_l, zx, buf, w_p, py0, py1):
+    """Padded rows ``[py0, py1)`` of image ``b`` of the flat NHWC input ``xf`` (the image at (pad_t, pad_l)) into
+    rows ``0, 1, ...`` of ``buf`` (rows of (WP, C) flat): a row outside the image all ``zx`` (a tap there adds
+    ``(zx - zx) * w = 0``, as TFLite's skipped tap), else the image's columns only (the pad columns keep the
+    ``zx`` the buffer starts with); input columns past ``WP`` are not read."""
     n_x = max(min(in_w, w_p - pad_l), 0) * c
-    for iy in range(max(py0 - pad_t, 0), min(in_h, py1 - pad_t)):
-        src = xf[(b * in_h + iy) * in_w * c:(b * in_h + iy) * in_w * c + n_x]
-        dst = buf[((pad_t + iy) * w_p + pad_l) * c:((pad_t + iy) * w_p + pad_l) * c + n_x]
-        for i in range(n_x):
-            dst[i] = src[i]
+    for py in range(py0, py1):
+        row = buf[(py - py0) * w_p * c:(py - py0 + 1) * w_p * c]  # slices: plain memset / memcpy loops
+        iy = py - pad_t
+        if iy < 0 or iy >= in_h:
+            for i in range(row.shape[0]):
+                row[i] = zx
+        else:
+            src = xf[(b * in_h + iy) * in_w * c:(b * in_h + iy) * in_w * c + n_x]
+            dst = row[pad_l * c:pad_l * c + n_x]
+            for i in range(n_x):
+                dst[i] = src[i]
 
 
 @njit(cache=True, nogil=True)
-def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, taps, tap_sum, pairs16, pairs8, zx, bias, stride_h,
-               stride_w, dil_h, dil_w, out_h, out_w, acc, r0, r1):
-    """Int32 sums of output rows ``b*OH + oy`` in ``[r0, r1)`` into the flat ``acc`` by the tap pairs, ``M = 1``.
+def _store_lanes(blk, s0, n, lanes, out, o0):
+    """The vector front of ``blk[s0:s0 + n]`` (lane positions ``s0..``) requantized into ``out[o0:o0 + n]`` by the
+    lanes of :class:`StoreRequant` (``lanes[0]``: 1 the int32-lane fixed point, 2 the float lanes); returns how
+    many it did (``n - n % 8``). Not inlined: one compiled copy for every call site."""
+    kind, _, m, left, right, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
+    src, dst = blk[s0:s0 + n], out[o0:o0 + n]
+    if kind == _FIXED_LANES:
+        return _requant_simd.requantize_blocks(src, dst, m[s0:], left[s0:], right[s0:], zp, lo, hi)
+    return _requant_simd.requantize_float_row(src, dst, bias_a[s0:], bias_b[s0:], scale[s0:], zp, lo, hi,
+                                              clamp_in_float)
 
-    The windows cover ``(HP, WP)`` pixels from (-pad_t, -pad_l); when ``copy``, each image is first padded into
-    a scratch buffer (:func:`_pad_image`, cache-sized), else (no padding) the input ``xf`` is read in place.
-    Every tap is then inside the image. Output pixels whose inputs are adjacent form runs, worked 16 values at a
-    time across pixel boundaries: a row at ``stride_w = 1``; all rows of an image when ``OW = WP = 1`` and
-    ``stride_h = 1`` (a (T, 1, C) stream and a (KH, 1) kernel). Otherwise each pixel takes 16-channel blocks, an
-    8-channel block, and the rest directly.
+
+@njit(cache=True, nogil=True, inline="always")
+def _store_codes(blk, n, lanes, out, o0):
+    """The ``n`` int32 sums ``blk[:n]`` requantized into ``out[o0:o0 + n]``, all in vector lanes: a last ``n % 8``
+    by one more vector over the last 8 (it recomputes a few codes, the same), fewer than 8 through 8 lanes of
+    ``blk`` (which holds at least 16 values; those past ``n`` are discarded) and a scratch vector."""
+    if n >= 8:
+        if _store_lanes(blk, 0, n, lanes, out, o0) < n:
+            _store_lanes(blk, n - 8, 8, lanes, out, o0 + n - 8)
+    else:
+        codes = np.empty(8, out.dtype)
+        _store_lanes(blk, 0, 8, lanes, codes, 0)
+        for i in range(n):
+            out[o0 + i] = codes[i]
+
+
+@njit(cache=True, nogil=True)
+def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_sum, pairs16, pairs8, zx, bias,
+               stride_h, stride_w, dil_h, dil_w, out_h, out_w, acc, lanes, out, r0, r1):
+    """Int32 sums of output rows ``b*OH + oy`` in ``[r0, r1)`` into the flat ``acc`` by the tap pairs, ``M = 1``;
+    or, with fused ``lanes`` (a :class:`StoreRequant`'s, ``lanes[0] > 0``), their codes into the flat ``out``: the sums
+    of ``lanes[1]`` values at a time (a multiple of ``lcm(C, 16)``, so each block starts at channel 0 and phase 0) go
+    to an L1-sized block, requantized from there (:func:`_store_codes`), and no int32 array is written.
+
+    The windows cover ``(HP, WP)`` pixels from (-pad_t, -pad_l); when ``copy``, they read a window of ``ring``
+    padded rows (:func:`_load_rows`, cache-sized, reloaded from the first row that an output row needs when it
+    needs one past the window), else (no padding) the input ``xf`` in place. Every tap is then inside. Output
+    pixels whose inputs are adjacent form runs, worked 16 values at a time across pixel boundaries: a row at
+    ``stride_w = 1``; all rows of an image when ``OW = WP = 1`` and ``stride_h = 1`` (a (T, 1, C) stream and a
+    (KH, 1) kernel). Otherwise each pixel takes 16-channel blocks, an 8-channel block, and the rest directly.
     """
     n_oc = bias.shape[0]
     k_h, k_w = taps.shape[0], taps.shape[1]
@@ -305,32 +347,55 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, taps, tap_sum, p
     n16 = c // 16
     n8 = pairs8.shape[0]
     column = out_w == 1 and ww == 1 and stride_h == 1
-    buf = np.empty(h_p * w_p * c if copy else 0, xf.dtype)
-    padded = -1  # the image in buf
+    buf = np.empty(ring * w_p * c if copy else 0, xf.dtype)
+    for i in range(buf.shape[0]):  # the pad columns, once
+        buf[i] = zx
+    k_rows = (k_h - 1) * dil_h + 1  # padded rows that one output row reads
+    held_b, held0, held1 = -1, 0, 0  # buf holds padded rows [held0, held1) of image held_b
+    fused = lanes[0] != 0
+    chunk = lanes[1]
+    blk = np.empty(chunk if fused else 0, np.int32)
+    sums = blk if fused else acc  # where the pairs store (chosen once: no array tuples in the loops)
     r = r0
     while r < r1:
         b = r // out_h
-        if copy and b != padded:  # pad the rows of image b that this call's output rows read
-            oy_end = min(r1, (b + 1) * out_h) - b * out_h
-            _pad_image(xf, b, in_h, in_w, c, pad_t, pad_l, zx, buf, h_p, w_p, (r % out_h) * stride_h,
-                       min(h_p, (oy_end - 1) * stride_h + (k_h - 1) * dil_h + 1))
-            padded = b
-        img = buf if copy else xf
-        base = ((0 if copy else b * in_h) + (r % out_h) * stride_h) * ww * c
-        a0 = r * out_w * n_oc
+        py0 = (r % out_h) * stride_h
         r_end = min(r1, (b + 1) * out_h) if column else r + 1
+        if copy:
+            if column:
+                r_end = min(r_end, r + ring - k_rows + 1)  # the output rows whose inputs the window holds
+            if b != held_b or (r_end - 1 - b * out_h) * stride_h + k_rows > held1:
+                held_b, held0, held1 = b, py0, min(h_p, py0 + ring)
+                _load_rows(xf, b, in_h, in_w, c, pad_t, pad_l, zx, buf, w_p, held0, held1)
+            base = (py0 - held0) * ww * c
+        else:
+            base = (b * in_h + py0) * ww * c
+        img = buf if copy else xf
+        a0 = r * out_w * n_oc
         if column or stride_w == 1:
             n_run = (r_end - r) * out_w * c
-            _pair_sums16(img, base, offs, n_pairs, pairs16, 0, init_run, 0, acc, a0, n_run // 16, period)
-            _run_direct(img, base, offs, n_taps, taps, k_w, init, c, acc, a0, n_run // 16 * 16, n_run)
+            step = chunk if fused else max(n_run, 1)
+            for s0 in range(0, n_run, step):
+                n = min(step, n_run - s0)
+                d0 = 0 if fused else a0 + s0
+                _pair_sums16(img, base + s0, offs, n_pairs, pairs16, 0, init_run, 0, sums, d0, n // 16, period)
+                _run_direct(img, base + s0, offs, n_taps, taps, k_w, init, c, sums, d0, n // 16 * 16, n)
+                if fused:
+                    _store_codes(blk, n, lanes, out, a0 + s0)
         else:
-            for ox in range(out_w):
-                px, a_px = base + ox * stride_w * c, a0 + ox * n_oc
-                _pair_sums16(img, px, offs, n_pairs, pairs16, 0, init_run, 0, acc, a_px, n16, period)
-                if n8 > 0:
-                    _pair_sums8(img, px + 16 * n16, offs, n_pairs, pairs8, 0, init, 16 * n16, acc, a_px + 16 * n16, 1,
-                                1)
-                _run_direct(img, px, offs, n_taps, taps, k_w, init, c, acc, a_px, 16 * n16 + 8 * n8, c)
+            step = chunk // n_oc if fused else out_w
+            for ox0 in range(0, out_w, step):
+                ox1 = min(out_w, ox0 + step)
+                for ox in range(ox0, ox1):
+                    px = base + ox * stride_w * c
+                    a_px = (ox - ox0) * n_oc if fused else a0 + ox * n_oc
+                    _pair_sums16(img, px, offs, n_pairs, pairs16, 0, init_run, 0, sums, a_px, n16, period)
+                    if n8 > 0:
+                        _pair_sums8(img, px + 16 * n16, offs, n_pairs, pairs8, 0, init, 16 * n16, sums,
+                                    a_px + 16 * n16, 1, 1)
+                    _run_direct(img, px, offs, n_taps, taps, k_w, init, c, sums, a_px, 16 * n16 + 8 * n8, c)
+                if fused:
+                    _store_codes(blk, (ox1 - ox0) * n_oc, lanes, out, a0 + ox0 * n_oc)
         r = r_end
 
 
@@ -357,15 +422,11 @@ def depthwise_accumulate(x, weights: DepthwiseWeights, input_zero_point, bias, s
     wide = exact_bits != 32
     acc = np.empty((n_b * out_h * out_w, n_oc), np.int64 if wide else np.int32)
     work = acc.size * k_h * k_w
-    # the padded input the pairs read: just the rows and columns the windows cover
-    h_p = (out_h - 1) * stride[0] + (k_h - 1) * dilation[0] + 1
-    w_p = (out_w - 1) * stride[1] + (k_w - 1) * dilation[1] + 1
-    if USE_PAIRS and not wide and weights.depth_multiplier == 1 and h_p * w_p <= 4 * in_h * in_w + 4096:
-        copy = pad_top > 0 or pad_left > 0 or h_p > in_h or w_p > in_w
-        args = (x.reshape(-1), in_h, in_w, c, pad_top, pad_left, h_p, w_p, copy, weights.taps, weights.tap_sum,
-                weights.pairs16, weights.pairs8, int(input_zero_point), bias, stride[0], stride[1], dilation[0],
-                dilation[1], out_h, out_w, acc.reshape(-1))
-        parallel_rows(lambda r0, r1: _pair_rows(*args, r0, r1), n_b * out_h, work)
+    if not wide and takes_pairs(x.shape, weights, stride, dilation, out_h, out_w):
+        args = (x.reshape(-1),) + _pair_args(x.shape, weights, input_zero_point, bias, stride, dilation, pad_top,
+                                             pad_left, out_h, out_w, acc.reshape(-1), _UNFUSED)
+        no_out = np.empty(0, x.dtype)
+        parallel_rows(lambda r0, r1: _pair_rows(*args, no_out, r0, r1), n_b * out_h, work)
         return acc
     args = (x.reshape(-1), in_h, in_w, c, weights.taps64 if wide else weights.taps, int(input_zero_point), bias,
             weights.depth_multiplier, stride[0], stride[1], dilation[0], dilation[1], pad_top, pad_left, out_h, out_w,
@@ -373,3 +434,108 @@ def depthwise_accumulate(x, weights: DepthwiseWeights, input_zero_point, bias, s
     parallel_rows(lambda r0, r1: _direct_rows(*args, r0, r1), n_b * out_h, work)
     return acc
 
+
+
+RING_BYTES = 1 << 16
+"""About the size of the window of padded input rows that the tap pairs read (a cache-sized copy)."""
+
+
+def _padded_extent(kernel, stride, dilation, out_h, out_w):
+    """(HP, WP): the rows and columns of the padded input that the windows cover."""
+    return ((out_h - 1) * stride[0] + (kernel[0] - 1) * dilation[0] + 1,
+            (out_w - 1) * stride[1] + (kernel[1] - 1) * dilation[1] + 1)
+
+
+def takes_pairs(x_shape, weights: DepthwiseWeights, stride, dilation, out_h, out_w) -> bool:
+    """Whether the int32 sums of this layer take the ``vpmaddwd`` tap pairs: AVX2 and jit, ``M = 1``, and a
+    padded copy of at most ``4 * H * W + 4096`` pixels (not mostly padding, as a huge dilation makes it)."""
+    h_p, w_p = _padded_extent(weights.kernel, stride, dilation, out_h, out_w)
+    return USE_PAIRS and weights.depth_multiplier == 1 and h_p * w_p <= 4 * x_shape[1] * x_shape[2] + 4096
+
+
+def _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w, acc,
+               lanes):
+    """The arguments of :func:`_pair_rows` but the input, the output and the row range."""
+    _, in_h, in_w, c = x_shape
+    h_p, w_p = _padded_extent(weights.kernel, stride, dilation, out_h, out_w)
+    copy = pad_top > 0 or pad_left > 0 or h_p > in_h or w_p > in_w
+    k_rows = (weights.kernel[0] - 1) * dilation[0] + 1
+    ring = min(h_p, max(k_rows, RING_BYTES // (w_p * c)))
+    return (in_h, in_w, c, pad_top, pad_left, h_p, w_p, copy, ring, weights.taps, weights.tap_sum, weights.pairs16,
+            weights.pairs8, int(input_zero_point), bias, stride[0], stride[1], dilation[0], dilation[1], out_h, out_w,
+            acc, lanes)
+
+
+# --------------------------------------------------------------------------------------------
+# the requantization fused into the tap pairs' store
+# --------------------------------------------------------------------------------------------
+_FIXED_LANES, _FLOAT_LANES = 1, 2  # lanes[0] of StoreRequant: requantize_blocks / requantize_float_row
+CHUNK_VALUES = 4096
+"""About how many int32 sums a block holds before its requantization (16 KB, with its 48 KB of lane parameters
+in L1 / L2; smaller blocks cost more per block than they save); the block is a multiple of ``lcm(C, 16)`` values."""
+_NO_INT, _NO_FLOAT = np.empty(0, np.int32), np.empty(0, np.float32)
+_UNFUSED = (0, 0, _NO_INT, _NO_INT, _NO_INT, _NO_FLOAT, _NO_FLOAT, _NO_FLOAT, 0, 0, 0, False)
+
+
+@dataclass(frozen=True, eq=False)
+class StoreRequant:
+    """A requantization fused into the store of the tap pairs (:func:`prepare_store_requant`), for one layer.
+
+    Attributes
+    ----------
+    lanes : tuple
+        ``(kind, chunk, m, left, right, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the
+        int32-lane fixed point (:func:`dspsim._requant_simd.requantize_blocks` with ``m, left, right``), kind 2
+        the float lanes (:func:`dspsim._requant_simd.requantize_float_row` with ``bias_a, bias_b, scale,
+        clamp_in_float``); the arrays hold the parameters of the ``chunk`` positions of a block (channel
+        ``j % C``), the others are empty.
+    dtype : numpy dtype
+        The output type.
+    """
+
+    lanes: tuple
+    dtype: np.dtype
+
+
+def prepare_store_requant(epilogue, weights: DepthwiseWeights):
+    """The :class:`StoreRequant` of ``epilogue`` (a :class:`dspsim.kernels.gemm.FusedRequant` for ``OC``
+    channels) for a layer of these weights, or None where there are no lanes to fuse: schemes other than
+    ``"double"``, ``"fbgemm"``, ``"onnxruntime"`` and ``"xnnpack"``, sums wrapped to fewer than 32 bits, ``M > 1``,
+    no tap pairs on this host (the caller then requantizes the int32 sums of :func:`depthwise_accumulate`)."""
+    arith, float_bias, _, wrap, _ = epilogue.key
+    mult, shift, scale, fb_a, fb_b, zp, lo, hi = epilogue.params[:8]
+    if wrap or not USE_PAIRS or weights.depth_multiplier != 1:
+        return None
+    n = epilogue.channels
+    period = 16 * weights.pairs16.shape[0]  # lcm(C, 16)
+    chunk = period * max(1, CHUNK_VALUES // period)
+    if arith == Arithmetic.FIXED_POINT_DOUBLE:
+        ints = _requant_simd.lane_parameters(np.asarray(mult, np.int64), np.asarray(shift, np.int64), n, True)
+        lanes = (_FIXED_LANES, chunk) + tuple(np.tile(v, chunk // n) for v in ints) + (_NO_FLOAT,) * 3 + (False,)
+    else:
+        floats = _requant_simd.float_lane_parameters(arith, float_bias, scale, fb_a, fb_b)
+        if floats is None:
+            return None
+        lanes = (_FLOAT_LANES, chunk) + (_NO_INT,) * 3 + tuple(np.tile(v, chunk // n) for v in floats[:3]) + floats[3:]
+    return StoreRequant(lanes[:8] + (int(zp), int(lo), int(hi)) + lanes[8:], np.dtype(epilogue.dtype))
+
+
+def prepare_depthwise_requantize(x_shape, weights: DepthwiseWeights, input_zero_point, bias, stride, dilation, pad_top,
+                                 pad_left, out_h, out_w, store: StoreRequant):
+    """``run(x)``: the depthwise codes ``(B*OH*OW, OC)`` of ``store.dtype`` for inputs ``x`` of ``x_shape``, the int32
+    sums of :func:`depthwise_accumulate` requantized by ``store`` block by block while they are in L1 (no int32
+    array, no second pass); bit-identical to :func:`dspsim.requant.requantize_into` on ``depthwise_accumulate(...,
+    32)``. Arguments as :func:`depthwise_accumulate`, prepared once; only for layers that :func:`takes_pairs`."""
+    n_oc = weights.tap_sum.shape[0]
+    shape = (x_shape[0] * out_h * out_w, n_oc)
+    args = _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w,
+                      _NO_INT, store.lanes)
+    n_rows, work = x_shape[0] * out_h, shape[0] * n_oc * weights.taps.shape[0] * weights.taps.shape[1]
+
+    def run(x):
+        out = np.empty(shape, store.dtype)
+        xf, of = x.reshape(-1), out.reshape(-1)
+        parallel_rows(lambda r0, r1: _pair_rows(xf, *args, of, r0, r1), n_rows, work)
+        return out
+
+    return run

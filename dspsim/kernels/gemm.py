@@ -91,26 +91,40 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _requant_block(epi, block, ldb, m0, mv, n0, nv, ldc, arith, float_bias, tie, wrap, per_channel, float_in, simd):
+def _epilogue_columns(epi, n0, per_channel):
+    """``epi``'s per-column parameters from column ``n0`` on (slices, made once per column panel: a slice
+    costs a reference count, too much per tile), then its ints and the output."""
+    (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_ba, lane_bb, lane_s,
+     out) = epi
+    c0 = n0 if per_channel else 0
+    # Slices: indices j >= 0 need no wraparound test, so the column loop vectorizes.
+    return ((mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:], lane_m[n0:], lane_l[n0:], lane_r[n0:],
+             lane_ba[n0:], lane_bb[n0:], lane_s[n0:]), (zp, lo, hi, acc_bits, out))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bias, tie, wrap, per_channel, float_in,
+                   simd, float_simd, clamp_in_float):
     """Rows ``[0, mv)``, columns ``[0, nv)`` of the int32 ``block`` (row stride ``ldb``) requantized into
     ``out[m0 + r, n0 + j]`` (``out`` flat with ``ldc`` columns), as :func:`dspsim.requant.requantize_into`
     computes them: wrapped to ``acc_bits`` when ``wrap``, :func:`dspsim.requant.requantize_value` with the
     scheme's constants (``arith`` ... ``per_channel``, folded by LLVM once inlined), clamped to
     ``[lo, hi]``; with ``simd`` the front of each row runs in int32 lanes
-    (:func:`dspsim._requant_simd.requantize_blocks`, same values). ``epi = (mult, shift, scale, fb_a, fb_b,
-    zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, out)``. Never raises."""
-    mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, out = epi
+    (:func:`dspsim._requant_simd.requantize_blocks`), with ``float_simd`` the whole row in float32 lanes
+    (:func:`dspsim._requant_simd.requantize_float_row`): the same values. ``cols, rest =
+    _epilogue_columns(epi, n0, per_channel)`` with ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi,
+    acc_bits, lane_m, lane_l, lane_r, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
+    mult, shift, scale, fb_a, fb_b, lane_m, lane_l, lane_r, lane_ba, lane_bb, lane_s = cols
+    zp, lo, hi, acc_bits, out = rest
     sh = 64 - acc_bits
-    c0 = n0 if per_channel else 0
-    # Slices everywhere: indices j >= 0 need no wraparound test, so the column loop vectorizes.
-    mult, shift, scale, fb_a, fb_b = mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:]
-    lane_m, lane_l, lane_r = lane_m[n0:], lane_l[n0:], lane_r[n0:]
     for r in range(mv):
         src = block[r * ldb:r * ldb + nv]
         dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
         j0 = 0
         if simd == 1:  # a no-op (0) unless the output is int8 / uint8 / int16
             j0 = _requant_simd.requantize_blocks(src, dst, lane_m, lane_l, lane_r, zp, lo, hi)
+        if float_simd == 1:  # the whole row, or 0 for another output type
+            j0 = _requant_simd.requantize_float_row(src, dst, lane_ba, lane_bb, lane_s, zp, lo, hi, clamp_in_float)
         for j in range(j0, src.shape[0]):
             c = j if per_channel else 0
             if float_in:  # the int32 sum itself: int32 -> float vectorizes on AVX2, int64 -> float does not
@@ -148,6 +162,9 @@ def _make_driver(path, epilogue_key=None):
                                                 Arithmetic.ONNX_REFERENCE, Arithmetic.LITERT_FC)
     simd = int(fused and _requant_simd.HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
                and arith == Arithmetic.FIXED_POINT_DOUBLE and float_bias == FloatBias.NONE)
+    float_simd = int(fused and _requant_simd.HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
+                     and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32) and float_bias != FloatBias.ONEDNN)
+    clamp_in_float = arith == Arithmetic.FLOAT32
 
     @njit(cache=True, nogil=True)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
@@ -168,6 +185,8 @@ def _make_driver(path, epilogue_key=None):
             nv = min(nr, n_group - n0)
             col = g * n_group + n0
             b_off = (g * n_pan + pan) * panel_bytes
+            if fused:
+                cols, rest = _epilogue_columns(epi, col, per_channel)
             for t in range(item % n_chunks * chunk, min(m_tiles, (item % n_chunks + 1) * chunk)):
                 m0 = t * MR
                 mv = min(MR, m_dim - m0)
@@ -184,8 +203,8 @@ def _make_driver(path, epilogue_key=None):
                     _tile_plain(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col,
                                 row_add, g * m_dim + m0, nvec, weighted)
                 if fused:
-                    _requant_block(epi, block, nr, m0, mv, col, nv, ldc, arith, float_bias, tie, wrap, per_channel,
-                                   float_in, simd)
+                    _requant_block(cols, rest, block, nr, m0, mv, col, nv, ldc, arith, float_bias, tie, wrap,
+                                   per_channel, float_in, simd, float_simd, clamp_in_float)
 
     return drive
 
@@ -409,8 +428,9 @@ class FusedRequant:
     key : tuple
         The compile-time constants of the epilogue: (Arithmetic, FloatBias, tie, wrap, per_channel).
     params : tuple
-        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r)``: arrays of length
-        ``channels``, ints, then the int32 lane parameters of :func:`dspsim._requant_simd.lane_parameters`.
+        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_bias_a,
+        lane_bias_b, lane_scale)``: arrays of length ``channels``, ints, then the lane parameters of
+        :func:`dspsim._requant_simd.lane_parameters` and :func:`~dspsim._requant_simd.float_lane_parameters`.
     dtype : numpy dtype
         The output type.
     channels : int
@@ -435,10 +455,14 @@ class FusedRequant:
         arith, mult, shift, scale, _, tie = requant.arrays(n, func)
         key = (arith, fb_mode, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, acc_bits < 32,
                per_channel)
-        # The int32 lanes' (multiplier, left, right) per column, for the SIMD front of each row.
+        fb_a, fb_b = np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32)
+        # Per column: the int32 lanes' (multiplier, left, right) of the fixed-point front of each row, and
+        # the float lanes' (bias_a, bias_b, scale) of the float schemes (zeros for the other schemes).
         lanes = _requant_simd.lane_parameters(mult, shift, n, per_channel)
-        params = (mult, shift, scale, np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32),
-                  int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes
+        float_lanes = _requant_simd.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)
+        float_lanes = (np.zeros(n, np.float32),) * 3 if float_lanes is None else float_lanes[:3]
+        params = (mult, shift, scale, fb_a, fb_b, int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes + \
+            tuple(np.ascontiguousarray(np.broadcast_to(v, (n,)), np.float32) for v in float_lanes)
         return cls(key, params, np.dtype(out_dtype), int(n))
 
 
