@@ -78,6 +78,22 @@ def _mbqm_lanes(b, x, m, left, right):
     return b.add(b.ashr(h, right), b.zext(b.icmp_signed(">", b.and_(h, mask), threshold), _V8))
 
 
+def store_codes(b, qs, zpv, q_lo, q_hi, elem, ptr):
+    """Store the 8-lane int32 vectors ``qs`` as ``8 * len(qs)`` codes of the integer type ``elem`` at
+    ``ptr`` (an ``elem*``): each clamped to ``[q_lo, q_hi]`` (the output range minus the zero point)
+    BEFORE ``+ zpv``, so the int32 add cannot wrap; the store truncates."""
+    res = []
+    for q in qs:
+        q = b.select(b.icmp_signed("<", q, q_lo), q_lo, q)
+        q = b.select(b.icmp_signed(">", q, q_hi), q_hi, q)
+        res.append(b.add(q, zpv))
+    while len(res) > 1:  # concatenate: 8 -> 16 -> 32 lanes
+        w = 2 * res[0].type.count
+        res = [b.shuffle_vector(res[i], res[i + 1], _lanes(*range(w))) for i in range(0, len(res), 2)]
+    vt = ir.VectorType(elem, 8 * len(qs))
+    b.store(b.trunc(res[0], vt), b.bitcast(ptr, vt.as_pointer()), align=1)
+
+
 def _block(nvec):
     """An intrinsic for ``8 * nvec`` outputs from ``off``: ``out[off + i] = clamp(MBQM(acc[off + i],
     mult[off + i], left[off + i], right[off + i]) + zp, lo, hi)`` (parameters indexed like the row)."""
@@ -103,17 +119,8 @@ def _block(nvec):
 
             zpv = splat(5)
             q_lo, q_hi = b.sub(splat(6), zpv), b.sub(splat(7), zpv)
-            res = []
-            for k in range(nvec):
-                q = _mbqm_lanes(b, load(0, k), load(2, k), load(3, k), load(4, k))
-                q = b.select(b.icmp_signed("<", q, q_lo), q_lo, q)
-                q = b.select(b.icmp_signed(">", q, q_hi), q_hi, q)
-                res.append(b.add(q, zpv))
-            while len(res) > 1:  # concatenate: 8 -> 16 -> 32 lanes
-                w = 2 * res[0].type.count
-                res = [b.shuffle_vector(res[i], res[i + 1], _lanes(*range(w))) for i in range(0, len(res), 2)]
-            vt = ir.VectorType(elem, 8 * nvec)
-            b.store(b.trunc(res[0], vt), b.bitcast(base(8, elem), vt.as_pointer()), align=1)
+            qs = [_mbqm_lanes(b, load(0, k), load(2, k), load(3, k), load(4, k)) for k in range(nvec)]
+            store_codes(b, qs, zpv, q_lo, q_hi, elem, base(8, elem))
             return context.get_dummy_value()
 
         return types.void(acc, off, mult, left, right, zp, lo, hi, out), codegen
@@ -219,17 +226,9 @@ def _float_block(nvec):
                 y = b.fmul(raw, s)
                 y = b.select(b.fcmp_ordered("<", y, f_lo), f_lo, y)  # NaN stays NaN
                 y = b.select(b.fcmp_ordered(">", y, f_hi), f_hi, y)
-                q = b.call(cvt, [y])
-                q = b.select(b.icmp_signed("<", q, q_lo), q_lo, q)
-                q = b.select(b.icmp_signed(">", q, q_hi), q_hi, q)
-                res.append(b.add(q, zpv))
-            while len(res) > 1:  # concatenate: 8 -> 16 -> 32 lanes
-                w = 2 * res[0].type.count
-                res = [b.shuffle_vector(res[i], res[i + 1], _lanes(*range(w))) for i in range(0, len(res), 2)]
-            vt = ir.VectorType(elem, 8 * nvec)
+                res.append(b.call(cvt, [y]))
             data = context.make_array(at[9])(context, b, args[9]).data
-            b.store(b.trunc(res[0], vt), b.bitcast(b.gep(b.bitcast(data, elem.as_pointer()), [o]), vt.as_pointer()),
-                    align=1)
+            store_codes(b, res, zpv, q_lo, q_hi, elem, b.gep(b.bitcast(data, elem.as_pointer()), [o]))
             return context.get_dummy_value()
 
         return types.void(acc, off, bias_a, bias_b, scale, clamp, zp, lo, hi, out), codegen

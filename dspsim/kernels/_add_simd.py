@@ -46,7 +46,7 @@ def _add_block(nvec):
 
         def codegen(context, builder, sig, args):
             # imported here: dspsim._requant_simd imports dspsim.kernels, which imports this module
-            from .._requant_simd import _lanes, _mbqm_lanes
+            from .._requant_simd import _mbqm_lanes, store_codes
 
             bld = builder
             at = sig.args
@@ -78,15 +78,8 @@ def _add_block(nvec):
             for k in range(nvec):
                 v1 = _mbqm_lanes(bld, bld.sub(load(0, k), zp1v), m1v, ls, r1v)
                 v2 = _mbqm_lanes(bld, bld.sub(load(1, k), zp2v), m2v, ls, r2v)
-                q = _mbqm_lanes(bld, bld.add(v1, v2), mov, no_shift, rov)
-                q = bld.select(bld.icmp_signed("<", q, q_lo), q_lo, q)
-                q = bld.select(bld.icmp_signed(">", q, q_hi), q_hi, q)
-                res.append(bld.add(q, zov))
-            while len(res) > 1:  # concatenate: 8 -> 16 -> 32 lanes
-                w = 2 * res[0].type.count
-                res = [bld.shuffle_vector(res[i], res[i + 1], _lanes(*range(w))) for i in range(0, len(res), 2)]
-            vt = ir.VectorType(elem, 8 * nvec)
-            bld.store(bld.trunc(res[0], vt), bld.bitcast(base(13), vt.as_pointer()), align=1)
+                res.append(_mbqm_lanes(bld, bld.add(v1, v2), mov, no_shift, rov))
+            store_codes(bld, res, zov, q_lo, q_hi, elem, base(13))
             return context.get_dummy_value()
 
         return types.void(a, b, off, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out), codegen
