@@ -97,7 +97,7 @@ def dspsim_calls(model, x: np.ndarray):
 
 def dspsim_check_outputs(model, x: np.ndarray, batch1, batch_n):
     """dspsim's outputs to diff against the peer's, as (batch-1 outputs, batch-N outputs), each a list
-    over the model's outputs shaped like the peer's (:func:`dspsim.bench.model_peers.run_peer`).
+    over the model's outputs shaped like the peer's (:func:`dspsim.interpreters.run`).
 
     Stateless: the timed calls' results (``batch1``, ``batch_n``: the warm-up results). Streaming:
     every frame from a reset, stream 0 through ``run`` and all streams through ``run_batch``; the

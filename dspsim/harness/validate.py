@@ -10,8 +10,8 @@ by one frame). With a comparison it also traces every sample (every frame of eve
 * the real interpreter (``interpreter="litert"``: ai_edge_litert with ``OpResolverType.BUILTIN_REF``
   and ``experimental_preserve_all_tensors``; ``"tflm"``: tflite-micro's Python interpreter with
   ``InterpreterConfig.kPreserveAllTensors``), run in a subprocess of ``DSPSIM_INTERPRETER_PYTHON``
-  (default: this Python) as ``python validate.py interpreter-worker ...``: this file imports only
-  numpy and the standard library at the top, so that Python needs neither dspsim nor numba.
+  (default: this Python) by :func:`dspsim.interpreters.run_in` (that Python needs neither dspsim nor
+  numba).
 
 The chunks are the unit of work: run one after the other here, or on a Dask distributed cluster
 (``scheduler=ADDRESS``; for a streaming model a chunk is a set of whole streams). Each chunk's
@@ -44,7 +44,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -52,9 +51,10 @@ from pathlib import Path
 
 import numpy as np
 
-#: Interpreters ``--against-interpreter`` can run, with the package each needs.
-INTERPRETERS = {"litert": ("ai_edge_litert.interpreter", "ai-edge-litert"),
-                "tflm": ("tflite_micro.python.tflite_micro.runtime", "tflite-micro")}
+from ..interpreters import MODULE, PIP, Kind, WorkerFailed, run_in
+
+#: Interpreters ``--against-interpreter`` can run.
+INTERPRETERS = {"litert": Kind.LITERT_REF, "tflm": Kind.TFLM}
 #: How many differing sample indices a layer row lists (the count is always complete).
 SAMPLE_LIMIT = 1000
 #: Seconds to wait for a Dask scheduler to answer.
@@ -228,13 +228,20 @@ def _diff_stats(expected, actual):
 class _Tally:
     """The diff of one trace position (one tensor of one operator), summed over samples."""
 
-    def __init__(self, entry):
-        self.op_index, self.op, self.tensor, self.name = entry.op_index, entry.op, entry.tensor, entry.name
+    def __init__(self, op_index, op, tensor, name):
+        self.op_index, self.op, self.tensor, self.name = op_index, op, tensor, name
         self.count = self.mismatches = 0
         self.max_abs_diff, self.unit, self.histogram, self.samples = 0, "LSB", {}, []
 
     def add(self, sample, expected, actual):
         count, bad, mx, unit, hist = _diff_stats(expected, actual)
+        self._sum(count, bad, mx, unit, hist, [sample])
+
+    def merge(self, other: "_Tally") -> None:
+        """Add the tally of later samples (the next chunk)."""
+        self._sum(other.count, other.mismatches, other.max_abs_diff, other.unit, other.histogram, other.samples)
+
+    def _sum(self, count, bad, mx, unit, hist, samples):
         self.count += count
         self.unit = unit
         if bad:
@@ -242,8 +249,9 @@ class _Tally:
             self.max_abs_diff = _max(self.max_abs_diff, mx)
             for k, v in hist.items():
                 self.histogram[k] = self.histogram.get(k, 0) + v
-            if not self.samples or self.samples[-1] != sample:
-                self.samples.append(sample)
+            for s in samples:
+                if not self.samples or self.samples[-1] != s:
+                    self.samples.append(s)
 
 
 def _max(a, b):
@@ -289,14 +297,14 @@ def run_chunk(spec: ChunkSpec) -> dict:
                          if e.op_index >= 0 and not e.name.endswith(_STATE_WRITE)} | {o.index for o in model.outputs})
         ref_tensors = interpreter_tensors(spec.source.data, spec.interpreter, spec.arrays, spec.streaming, wanted,
                                           len(model.outputs), spec.python)
-    tallies, out_tallies = None, [_Tally(_Entry(-2, "OUTPUT", o.index, o.name)) for o in model.outputs]
+    tallies, out_tallies = None, [_Tally(-2, "OUTPUT", o.index, o.name) for o in model.outputs]
     for i in range(n):
         sample = spec.start + i
         mine = _traces(model, spec.arrays, spec.streaming, i)
         theirs = _traces(ref_model, spec.arrays, spec.streaming, i) if ref_model else None
         for t, trace in enumerate(mine):
             if tallies is None:
-                tallies = [_Tally(e) for e in trace if e.op_index >= 0]
+                tallies = [_Tally(e.op_index, e.op, e.tensor, e.name) for e in trace if e.op_index >= 0]
             rows = [e for e in trace if e.op_index >= 0]
             if theirs is not None:
                 ref = {(e.op_index, e.tensor, e.name): e.value for e in theirs[t]}
@@ -320,15 +328,6 @@ def run_chunk(spec: ChunkSpec) -> dict:
     res["tallies"], res["output_tallies"] = tallies, out_tallies
     return res
 
-
-@dataclass(frozen=True)
-class _Entry:
-    op_index: int
-    op: str
-    tensor: int
-    name: str
-
-
 # =============================================================================================
 # the real interpreter, in a subprocess
 # =============================================================================================
@@ -342,7 +341,7 @@ def check_interpreter(kind: str, python: str | None = None) -> None:
     if kind not in INTERPRETERS:
         raise ValidateError(f"--against-interpreter must be one of {sorted(INTERPRETERS)}, got {kind!r}")
     python = python or interpreter_python()
-    module, package = INTERPRETERS[kind]
+    module, package = MODULE[INTERPRETERS[kind]], PIP[INTERPRETERS[kind]]
     try:
         r = subprocess.run([python, "-c", f"import {module}"], capture_output=True, timeout=300)
     except OSError as exc:
@@ -353,93 +352,17 @@ def check_interpreter(kind: str, python: str | None = None) -> None:
 
 
 def interpreter_tensors(model_bytes, kind, arrays, streaming, tensors, n_outputs, python=None) -> dict:
-    """Run the real interpreter on a chunk in a subprocess: ``{tensor index: (n[, frames], ...),
-    "out<k>": ...}``, each stream on a fresh interpreter."""
+    """Run the real interpreter on a chunk in a subprocess (:func:`dspsim.interpreters.run_in`):
+    ``{tensor index: (n[, frames], ...), "out<k>": ...}``, each stream on a fresh interpreter."""
     if model_bytes is None:
         raise ValidateError("--against-interpreter needs a .tflite file")
-    with tempfile.TemporaryDirectory(prefix="dspsim-validate-") as d:
-        src, dst, mpath = Path(d) / "in.npz", Path(d) / "out.npz", Path(d) / "model.tflite"
-        mpath.write_bytes(model_bytes)
-        np.savez(src, tensors=np.asarray(tensors, np.int64), streaming=np.asarray(streaming),
-                 n_outputs=np.asarray(n_outputs),
-                 **{f"in{k}": a for k, a in enumerate(arrays)})
-        env = dict(os.environ, TF_ENABLE_ONEDNN_OPTS="0", TF_CPP_MIN_LOG_LEVEL="2")
-        r = subprocess.run([python or interpreter_python(), __file__, "interpreter-worker", kind, str(mpath), str(src),
-                            str(dst)], capture_output=True, text=True, env=env)
-        if r.returncode != 0 or not dst.exists():
-            lines = [ln for ln in r.stderr.strip().splitlines() if ln.strip()]
-            raise ValidateError(f"the {kind} interpreter failed (exit {r.returncode})"
-                               + (f": {lines[-1][:300]}" if lines else ""))
-        with np.load(dst) as z:
-            return {(int(k[1:]) if k.startswith("t") else k): z[k] for k in z.files}
-
-
-def _tflm(data):
-    from tflite_micro.python.tflite_micro import runtime
-
-    arena, err = max(1 << 20, 16 * len(data)), None
-    for _ in range(5):
-        try:
-            return runtime.Interpreter.from_bytes(data, arena_size=arena,
-                                                  intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
-        except RuntimeError as exc:
-            err, arena = exc, arena * 4
-    raise err
-
-
-class _LiteRT:
-    def __init__(self, data, n_out):
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
-        self.it = Interpreter(model_content=data, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
-                              experimental_preserve_all_tensors=True)
-        self.it.allocate_tensors()
-        self.ins, self.outs = self.it.get_input_details(), self.it.get_output_details()
-
-    def step(self, xs, tensors):
-        for d, x in zip(self.ins, xs):
-            self.it.set_tensor(d["index"], x)
-        self.it.invoke()
-        return ([self.it.get_tensor(d["index"]).copy() for d in self.outs],
-                {i: self.it.get_tensor(i).copy() for i in tensors})
-
-
-class _TFLM:
-    def __init__(self, data, n_out):
-        self.it, self.n_out = _tflm(data), n_out
-
-    def step(self, xs, tensors):
-        for k, x in enumerate(xs):
-            self.it.set_input(x, k)
-        self.it.invoke()
-        return ([np.array(self.it.get_output(k)) for k in range(self.n_out)],
-                {i: np.array(self.it.GetTensor(int(i), 0)["tensor_data"]) for i in tensors})
-
-
-def _interpreter_worker(kind, model_path, src, dst):
-    """Entry point under the interpreter's Python: every sample (every frame of every stream) of
-    ``src`` through the interpreter (a fresh one per stream); every requested tensor saved to ``dst``."""
-    data = Path(model_path).read_bytes()
-    make = _LiteRT if kind == "litert" else _TFLM
-    with np.load(src) as z:
-        tensors = [int(i) for i in z["tensors"]]
-        streaming, n_out = bool(z["streaming"]), int(z["n_outputs"])
-        arrays = [z[f"in{k}"] for k in range(len(z.files) - 3)]
-    outs, ts, it = [], {i: [] for i in tensors}, None
-    for s in range(arrays[0].shape[0]):
-        if streaming or it is None:  # a fresh state for every stream
-            it = make(data, n_out)
-        frames = [[a[s, t] for a in arrays] for t in range(arrays[0].shape[1])] if streaming else \
-            [[a[s] for a in arrays]]
-        steps = [it.step(xs, tensors) for xs in frames]
-        outs.append([np.stack([st[0][k] for st in steps]) if streaming else steps[0][0][k]
-                     for k in range(len(steps[0][0]))])
-        for i in tensors:
-            vals = [st[1][i] for st in steps]
-            ts[i].append(np.stack(vals) if streaming else vals[0])
-    res = {f"out{k}": np.stack([o[k] for o in outs]) for k in range(len(outs[0]))}
-    res.update({f"t{i}": np.stack(v) for i, v in ts.items()})
-    np.savez(dst, **res)
+    try:
+        res = run_in(python or interpreter_python(), INTERPRETERS[kind], model_bytes, arrays, streaming=streaming,
+                     n_outputs=n_outputs, tensors=tensors, preserve_all_tensors=True)
+    except WorkerFailed as exc:
+        raise ValidateError(f"the {kind} interpreter failed (exit {exc.returncode})"
+                            + (f": {exc.last_line[:300]}" if exc.last_line else "")) from None
+    return {(int(k[1:]) if k.startswith("t") else k): v for k, v in res.items()}
 
 
 # =============================================================================================
@@ -517,14 +440,7 @@ def _merge_tallies(into, new):
     if into is None:
         return new
     for a, b in zip(into, new):
-        a.count += b.count
-        a.mismatches += b.mismatches
-        a.unit = b.unit
-        if b.mismatches:
-            a.max_abs_diff = _max(a.max_abs_diff, b.max_abs_diff)
-            for k, v in b.histogram.items():
-                a.histogram[k] = a.histogram.get(k, 0) + v
-            a.samples.extend(b.samples)
+        a.merge(b)
     return into
 
 
@@ -752,6 +668,3 @@ def summary_lines(d: dict) -> list:
                  f"{n_out:,} output elements differ")
     return lines
 
-
-if __name__ == "__main__" and sys.argv[1:2] == ["interpreter-worker"]:
-    _interpreter_worker(*sys.argv[2:])

@@ -76,29 +76,62 @@ def tflite_softmax_params(*, input_scale, beta=1.0):
     return SoftmaxParams(int(m), int(shift), -radius)
 
 
+def _check_fields(func, params, ranges):
+    """ValueError naming ``params.<field>`` unless every ``(field, lo, hi)`` of ``ranges`` is an int in [lo, hi]."""
+    for name, lo, hi in ranges:
+        v = getattr(params, name)
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
+            raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
+
+
+def _q12_19_depth(func, x):
+    """The length of the last axis, refused from 4096 on: the int8 kernels' Q12.19 sum of exps (terms of at
+    most 1) holds fewer."""
+    depth = x.shape[-1]
+    if depth >= 1 << 12:
+        raise ValueError(f"{func}: the last axis has {depth} entries; the Q12.19 sum of exps holds fewer than 4096")
+    return depth
+
+
+@njit(cache=True, inline="always")
+def _diff_q5_26(d, multiplier, left_shift):
+    """An input difference ``d <= 0`` in Q5.26: ``MultiplyByQuantizedMultiplierGreaterThanOne``,
+    ``SRDHM(int32(d << left_shift), multiplier)`` (ties toward +inf; the shift wraps as int32 does). For
+    a ``multiplier >= 2^30`` it is also LOG_SOFTMAX's ``MultiplyByQuantizedMultiplier(d, multiplier,
+    left_shift)``: a left shift leaves its right shift 0, and SRDHM cannot saturate."""
+    return saturating_rounding_doubling_high_mul_scalar(wrap_scalar(d << left_shift, 32), multiplier)
+
+
+@njit(cache=True, inline="always")
+def _max_and_sum_of_exps(row, multiplier, left_shift, diff_min):
+    """An int8 row's max and ``sum exp_on_negative_values(Q5.26(d))`` in Q12.19 over ``d = q - max >=
+    diff_min`` (the shared first half of SOFTMAX and LOG_SOFTMAX; int32 wrapping, which fewer than 2^12
+    terms of at most 1 never reach)."""
+    max_in_row = np.int64(-128)
+    for c in range(row.shape[0]):
+        max_in_row = max(max_in_row, np.int64(row[c]))
+    sum_of_exps = np.int64(0)
+    for c in range(row.shape[0]):
+        d = np.int64(row[c]) - max_in_row
+        if d >= diff_min:
+            e = exp_on_negative_values(_diff_q5_26(d, multiplier, left_shift), 5)
+            sum_of_exps = wrap_scalar(sum_of_exps + rescale(e, 0, 12), 32)
+    return max_in_row, sum_of_exps
+
+
 @njit(cache=True)
 def _softmax_rows(x, depth, multiplier, left_shift, diff_min, out_bits, out):
     for r in range(x.shape[0] // depth):
         row = x[r * depth:(r + 1) * depth]
         orow = out[r * depth:(r + 1) * depth]
-        max_in_row = np.int64(-128)
-        for c in range(depth):
-            max_in_row = max(max_in_row, np.int64(row[c]))
-        sum_of_exps = np.int64(0)
-        for c in range(depth):
-            d = np.int64(row[c]) - max_in_row
-            if d >= diff_min:
-                scaled = saturating_rounding_doubling_high_mul_scalar(wrap_scalar(d << left_shift, 32), multiplier)
-                e = exp_on_negative_values(scaled, 5)
-                sum_of_exps = wrap_scalar(sum_of_exps + rescale(e, 0, 12), 32)
+        max_in_row, sum_of_exps = _max_and_sum_of_exps(row, multiplier, left_shift, diff_min)
         shifted_scale, num_bits_over_unit = get_reciprocal(sum_of_exps, 12)
         exponent = num_bits_over_unit + 31 - out_bits
         out_min = -(np.int64(1) << (out_bits - 1))
         for c in range(depth):
             d = np.int64(row[c]) - max_in_row
             if d >= diff_min:
-                scaled = saturating_rounding_doubling_high_mul_scalar(wrap_scalar(d << left_shift, 32), multiplier)
-                e = exp_on_negative_values(scaled, 5)
+                e = exp_on_negative_values(_diff_q5_26(d, multiplier, left_shift), 5)
                 o = rounding_divide_by_pot_scalar(saturating_rounding_doubling_high_mul_scalar(shifted_scale, e), exponent) + out_min
                 orow[c] = min(max(o, out_min), -out_min - 1)
             else:
@@ -131,14 +164,9 @@ def softmax(x, *, params, out_dtype=None):
         out_dtype = "int8"
     if not isinstance(params, SoftmaxParams):
         raise TypeError(f"{func}: params must be a SoftmaxParams for an int8 x, got {type(params).__name__}")
-    for name, v, lo, hi in (("input_multiplier", params.input_multiplier, 1 << 30, (1 << 31) - 1),
-                            ("input_left_shift", params.input_left_shift, 0, 31),
-                            ("diff_min", params.diff_min, -(1 << 31), 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
-    depth = x.shape[-1]
-    if depth >= 1 << 12:
-        raise ValueError(f"{func}: the last axis has {depth} entries; the Q12.19 sum of exps holds fewer than 4096")
+    _check_fields(func, params, (("input_multiplier", 1 << 30, (1 << 31) - 1), ("input_left_shift", 0, 31),
+                                 ("diff_min", -(1 << 31), 0)))
+    depth = _q12_19_depth(func, x)
     if out_dtype not in ("int8", "int16"):
         raise ValueError(f"{func}: out_dtype must be 'int8' or 'int16', got {out_dtype!r}")
     flat = np.ascontiguousarray(x).reshape(-1)
@@ -319,10 +347,7 @@ def _softmax_int16(func, x, params, out_dtype):
         raise TypeError(f"{func}: params must be an Int16SoftmaxParams for an int16 x, got {type(params).__name__}")
     if out_dtype not in (None, "int16"):
         raise ValueError(f"{func}: an int16 x gives an int16 output (SoftmaxInt16), got out_dtype {out_dtype!r}")
-    for name, v, lo, hi in (("input_multiplier", params.input_multiplier, 0, (1 << 31) - 1),
-                            ("input_left_shift", params.input_left_shift, -31, 30)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
+    _check_fields(func, params, (("input_multiplier", 0, (1 << 31) - 1), ("input_left_shift", -31, 30)))
     if x.shape[-1] > 1 << 16:
         raise ValueError(f"{func}: the last axis has {x.shape[-1]} entries; the int32 sum of Q0.15 exps holds "
                          "at most 65536")
@@ -369,15 +394,7 @@ def _log_softmax_rows(x, depth, multiplier, shift, rev_multiplier, rev_shift, di
     for r in range(x.shape[0] // depth):
         row = x[r * depth:(r + 1) * depth]
         orow = out[r * depth:(r + 1) * depth]
-        max_in_row = np.int64(-128)
-        for c in range(depth):
-            max_in_row = max(max_in_row, np.int64(row[c]))
-        sum_of_exps = np.int64(0)
-        for c in range(depth):
-            d = np.int64(row[c]) - max_in_row
-            if d >= diff_min:
-                e = exp_on_negative_values(multiply_by_quantized_multiplier_scalar(d, multiplier, shift), 5)
-                sum_of_exps = wrap_scalar(sum_of_exps + rescale(e, 0, 12), 32)
+        max_in_row, sum_of_exps = _max_and_sum_of_exps(row, multiplier, shift, diff_min)
         log_sum = log_x_for_x_greater_than_or_equal_to_1(sum_of_exps, 12, 5)
         shifted_log_sum = wrap_scalar(log_sum - (1 << 31), 32)
         adjusted_diff_min = max(diff_min - 1,
@@ -385,7 +402,7 @@ def _log_softmax_rows(x, depth, multiplier, shift, rev_multiplier, rev_shift, di
         for c in range(depth):
             d = np.int64(row[c]) - max_in_row
             if d > adjusted_diff_min:
-                q5 = multiply_by_quantized_multiplier_scalar(d, multiplier, shift)
+                q5 = _diff_q5_26(d, multiplier, shift)
                 o = rounding_divide_by_pot_scalar(wrap_scalar(q5 - log_sum, 32), 22) + 127
                 orow[c] = min(max(o, -128), 127)
             else:
@@ -408,16 +425,10 @@ def log_softmax(x, *, params):
         raise ValueError(f"{func}: x must have rank >= 1")
     if not isinstance(params, LogSoftmaxParams):
         raise TypeError(f"{func}: params must be a LogSoftmaxParams, got {type(params).__name__}")
-    for name, v, lo, hi in (("input_multiplier", params.input_multiplier, 1 << 30, (1 << 31) - 1),
-                            ("input_left_shift", params.input_left_shift, 0, 30),
-                            ("reverse_scaling_divisor", params.reverse_scaling_divisor, 0, (1 << 31) - 1),
-                            ("reverse_scaling_right_shift", params.reverse_scaling_right_shift, 0, 31),
-                            ("diff_min", params.diff_min, -(1 << 31), 0)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
-    depth = x.shape[-1]
-    if depth >= 1 << 12:
-        raise ValueError(f"{func}: the last axis has {depth} entries; the Q12.19 sum of exps holds fewer than 4096")
+    _check_fields(func, params, (("input_multiplier", 1 << 30, (1 << 31) - 1), ("input_left_shift", 0, 30),
+                                 ("reverse_scaling_divisor", 0, (1 << 31) - 1), ("reverse_scaling_right_shift", 0, 31),
+                                 ("diff_min", -(1 << 31), 0)))
+    depth = _q12_19_depth(func, x)
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, np.int8)
     _log_softmax_rows(flat, depth, int(params.input_multiplier), int(params.input_left_shift),

@@ -28,6 +28,7 @@ import sys
 
 import numpy as np
 
+from ..interpreters import Interpreter, Kind
 from . import load_model
 from .prepare import Engine
 
@@ -126,40 +127,29 @@ def _diff(a, b):
     return int(np.count_nonzero(d)), float(d.max(initial=0))
 
 
-def _litert(path, inputs, resolver, preserve):
-    from ai_edge_litert.interpreter import Interpreter
-
-    it = Interpreter(model_path=path, experimental_op_resolver_type=resolver,
-                     experimental_preserve_all_tensors=preserve)
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return it
-
-
 def _compare(path, model, inputs, traces):
     """The comparison report (a dict) against LiteRT's three kernel sets."""
-    from ai_edge_litert.interpreter import OpResolverType
-
-    ref = _litert(path, inputs, OpResolverType.BUILTIN_REF, True)
-    builtin = _litert(path, inputs, OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES, True)
+    with open(path, "rb") as f:
+        data = f.read()
+    ref, builtin = (Interpreter(kind, data, len(model.outputs), preserve_all_tensors=True)
+                    for kind in (Kind.LITERT_REF, Kind.LITERT_BUILTIN))
+    for it in (ref, builtin):
+        it.invoke(inputs)
     layers = []
     first = None
     for k, e in enumerate(traces[model.engine]):
         if e.op_index < 0:
             continue
-        n, lsb = _diff(e.value, ref.get_tensor(e.tensor))
+        n, lsb = _diff(e.value, ref.tensor(e.tensor))
         row = {"op_index": e.op_index, "op": e.op, "tensor": e.tensor, "name": e.name, "size": int(e.value.size),
                "mismatches": n, "max_diff": lsb, "bit_exact": n == 0,
                "builtin_matches": [eng for eng, tr in traces.items()
-                                   if _diff(tr[k].value, builtin.get_tensor(e.tensor))[0] == 0]}
+                                   if _diff(tr[k].value, builtin.tensor(e.tensor))[0] == 0]}
         if n and first is None:
             first = row
         layers.append(row)
     try:
-        xnn = _litert(path, inputs, OpResolverType.AUTO, False)
-        xnn_out = [xnn.get_tensor(d["index"]) for d in xnn.get_output_details()]
+        xnn_out = Interpreter(Kind.LITERT_DEFAULT, data, len(model.outputs)).invoke(inputs)
         out_idx = [i.index for i in model.outputs]
         xnnpack = {eng: sum(_diff(next(e.value for e in tr if e.tensor == i), o)[0] for i, o in zip(out_idx, xnn_out))
                    for eng, tr in traces.items()}
