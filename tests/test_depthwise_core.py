@@ -13,7 +13,7 @@ from dspsim.requant import Requant
 from test_requant import oracle_requant
 
 RANGES = {"int8": (-128, 127), "uint8": (0, 255)}
-# 1 and 3 (runs only), 7 (direct), 8/9 (an 8-block), 16/17/24 (16-blocks, tails), 33 (two 16-blocks + tail)
+# 1 and 3 (runs only), 7 (direct), 8/9 (two overlapping 8-blocks), 16/17/24 (16-blocks, tails), 33 (two 16-blocks + tail)
 CHANNELS = [1, 3, 7, 8, 9, 16, 17, 24, 33]
 
 

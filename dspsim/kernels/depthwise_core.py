@@ -15,7 +15,9 @@ paired with a zero weight). Each product is at most ``255 * 255`` in magnitude a
 ``2 * 255 * 255 < 2^31``: exact; the int32 lane adds wrap modulo 2^32 like a C ``int32`` accumulator
 (``-fwrapv``), so the result is exact modulo 2^32, as the bias-first TFLite sum is. Output pixels
 whose inputs are adjacent (a row at stride 1; a (T, 1, C) stream under a (KH, 1) kernel) are one run
-worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors too. ``M > 1``,
+worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors too; a run's (or a pixel's)
+last ``n % 16`` values take one more block over its last 16 values, overlapping the previous one (the same sums
+recomputed), so C = 30 or 60 stays in the pairs. ``M > 1``,
 hosts without AVX2, ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
 needs the exact value, summed in int64) take a direct loop over the valid taps, vectorised by LLVM
 (``vpmulld``). A padded input is read through a cache-sized window of padded rows (:data:`RING_BYTES`).
@@ -64,8 +66,8 @@ class DepthwiseWeights:
         For the ``vpmaddwd`` pairs, ``P = ceil(KH*KW / 2)``, over one period of the channels of a run of
         adjacent pixels: entry ``[k, p, 2j + h]`` is the weight of tap ``2p + h`` (taps in (fy, fx) order;
         0 past the last) of channel ``(16k + j) % C``.
-    pairs8 : ndarray (1 or 0, P, 16) of int16
-        The same for the 8 channels ``16 * (C // 16)`` on of one pixel (when ``C % 16 >= 8``).
+    pairs8 : ndarray (2 or 0, P, 16) of int16
+        The same for the channels ``0..7`` and ``C-8..C-1`` of one pixel when ``8 <= C < 16`` (else empty).
     depth_multiplier : int
     """
 
@@ -102,12 +104,12 @@ def prepare_depthwise_weights(w, weight_zero_point, depth_multiplier=1) -> Depth
     # [pair, h, channel] -> [channel block, pair, channel in block, h]
     c = n_oc if depth_multiplier == 1 else 0  # the pairs serve M = 1 only
     period = c * 16 // math.gcd(c, 16) // 16 if c else 0  # blocks of 16 in one period of the channels
-    n16, n8 = c // 16, (c % 16) // 8
     pairs = padded.reshape(n_pairs, 2, n_oc)
     pairs16 = pairs[:, :, np.arange(16 * period) % max(c, 1)].reshape(n_pairs, 2, period, 16).transpose(2, 0, 3, 1)
-    pairs8 = pairs[:, :, 16 * n16:16 * n16 + 8 * n8].reshape(n_pairs, 2, n8, 8).transpose(2, 0, 3, 1)
+    eights = np.r_[0:8, c - 8:c] if 8 <= c < 16 else np.arange(0)  # a pixel's first and last 8 channels
+    pairs8 = pairs[:, :, eights].reshape(n_pairs, 2, eights.size // 8, 8).transpose(2, 0, 3, 1)
     pairs16 = pairs16.reshape(period, n_pairs, 32)
-    pairs8 = pairs8.reshape(n8, n_pairs, 16)
+    pairs8 = pairs8.reshape(eights.size // 8, n_pairs, 16)
     return DepthwiseWeights(np.ascontiguousarray(diff.astype(np.int32)), np.ascontiguousarray(diff),
                             flat.sum(axis=0), np.ascontiguousarray(pairs16), np.ascontiguousarray(pairs8),
                             int(depth_multiplier))
@@ -251,6 +253,19 @@ def _run_direct(xf, base, offs, n_taps, taps, k_w, init, c, acc, a0, q0, q1):
         acc[a0 + q] = wrap_scalar(s, 32)
 
 
+@njit(cache=True, inline="always")
+def _short_run(img, base, offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, n):
+    """The sums of a run of ``n < 16`` values at ``img[base:]`` (whole pixels, channel 0 first) into ``sums[d0 + q]``:
+    one pixel of ``8 <= C < 16`` as two overlapping 8-channel blocks (it recomputes ``16 - C`` sums, the same
+    values), else directly (:func:`_run_direct`). Called only on this rare branch: an inlined call with array
+    arguments costs their reference counts (~100 ns per call, a third of a 256-stream microWakeWord layer)."""
+    if n == c and pairs8.shape[0] == 2:
+        _pair_sums8(img, base, offs, n_pairs, pairs8, 0, init, 0, sums, d0, 1, 1)
+        _pair_sums8(img, base + c - 8, offs, n_pairs, pairs8, n_pairs * 16, init, c - 8, sums, d0 + c - 8, 1, 1)
+    else:
+        _run_direct(img, base, offs, n_taps, taps, k_w, init, c, sums, d0, 0, n)
+
+
 @njit(cache=True, nogil=True)
 def _direct_rows(xf, in_h, in_w, c, taps, zx, bias, mult, stride_h, stride_w, dil_h, dil_w, pad_t, pad_l, out_h,
                  out_w, acc, r0, r1):
@@ -318,15 +333,19 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
                stride_h, stride_w, dil_h, dil_w, out_h, out_w, acc, lanes, out, r0, r1):
     """Int32 sums of output rows ``b*OH + oy`` in ``[r0, r1)`` into the flat ``acc`` by the tap pairs, ``M = 1``;
     or, with fused ``lanes`` (a :class:`StoreRequant`'s, ``lanes[0] > 0``), their codes into the flat ``out``: the sums
-    of ``lanes[1]`` values at a time (a multiple of ``lcm(C, 16)``, so each block starts at channel 0 and phase 0) go
-    to an L1-sized block, requantized from there (:func:`_store_codes`), and no int32 array is written.
+    of consecutive runs and pixels (each a multiple of ``C`` values, starting at channel 0; a run cut at ``lanes[1]``
+    values, a multiple of ``lcm(C, 16)``, so it restarts at phase 0) fill an L1-sized block of up to ``lanes[1]``,
+    requantized from there when the next would not fit (:func:`_store_codes`; one block serves many one-pixel
+    images, as the 256 streams of a microWakeWord layer), and no int32 array is written.
 
     The windows cover ``(HP, WP)`` pixels from (-pad_t, -pad_l); when ``copy``, they read a window of ``ring``
     padded rows (:func:`_load_rows`, cache-sized, reloaded from the first row that an output row needs when it
     needs one past the window), else (no padding) the input ``xf`` in place. Every tap is then inside. Output
     pixels whose inputs are adjacent form runs, worked 16 values at a time across pixel boundaries: a row at
     ``stride_w = 1``; all rows of an image when ``OW = WP = 1`` and ``stride_h = 1`` (a (T, 1, C) stream and a
-    (KH, 1) kernel). Otherwise each pixel takes 16-channel blocks, an 8-channel block, and the rest directly.
+    (KH, 1) kernel). Otherwise each pixel is a run of ``C`` values. A run's last ``n % 16`` values take one more
+    16-value block over its last 16 (overlapping: it recomputes a few sums, the same values), so any ``C >= 16``
+    stays in the pairs; a run shorter than 16 takes :func:`_short_run`.
     """
     n_oc = bias.shape[0]
     k_h, k_w = taps.shape[0], taps.shape[1]
@@ -345,7 +364,8 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
     for j in range(16 * period):
         init_run[j] = init[j % c]
     n16 = c // 16
-    n8 = pairs8.shape[0]
+    # a run's last n % 16 values (n >= 16, whole pixels) are channels (j - 16) mod C: the period's last block
+    tail_w, tail_i = (period - 1) * n_pairs * 32, 16 * (period - 1)
     column = out_w == 1 and ww == 1 and stride_h == 1
     buf = np.empty(ring * w_p * c if copy else 0, xf.dtype)
     for i in range(buf.shape[0]):  # the pad columns, once
@@ -356,6 +376,8 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
     chunk = lanes[1]
     blk = np.empty(chunk if fused else 0, np.int32)
     sums = blk if fused else acc  # where the pairs store (chosen once: no array tuples in the loops)
+    filled = 0  # blk holds the sums of the 'filled' outputs before the next one (consecutive rows share a block)
+    img = buf if copy else xf  # the image the windows read (chosen once, as sums)
     r = r0
     while r < r1:
         b = r // out_h
@@ -370,33 +392,40 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
             base = (py0 - held0) * ww * c
         else:
             base = (b * in_h + py0) * ww * c
-        img = buf if copy else xf
         a0 = r * out_w * n_oc
         if column or stride_w == 1:
             n_run = (r_end - r) * out_w * c
             step = chunk if fused else max(n_run, 1)
             for s0 in range(0, n_run, step):
                 n = min(step, n_run - s0)
-                d0 = 0 if fused else a0 + s0
+                if fused and filled + n > chunk:
+                    _store_codes(blk, filled, lanes, out, a0 + s0 - filled)
+                    filled = 0
+                d0 = filled if fused else a0 + s0
                 _pair_sums16(img, base + s0, offs, n_pairs, pairs16, 0, init_run, 0, sums, d0, n // 16, period)
-                _run_direct(img, base + s0, offs, n_taps, taps, k_w, init, c, sums, d0, n // 16 * 16, n)
-                if fused:
-                    _store_codes(blk, n, lanes, out, a0 + s0)
+                if n % 16 != 0 and n > 16:  # the last 16 values again: one overlapping block
+                    _pair_sums16(img, base + s0 + n - 16, offs, n_pairs, pairs16, tail_w, init_run, tail_i, sums,
+                                 d0 + n - 16, 1, 1)
+                elif n % 16 != 0:
+                    _short_run(img, base + s0, offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, n)
+                filled += n
         else:
-            step = chunk // n_oc if fused else out_w
-            for ox0 in range(0, out_w, step):
-                ox1 = min(out_w, ox0 + step)
-                for ox in range(ox0, ox1):
-                    px = base + ox * stride_w * c
-                    a_px = (ox - ox0) * n_oc if fused else a0 + ox * n_oc
-                    _pair_sums16(img, px, offs, n_pairs, pairs16, 0, init_run, 0, sums, a_px, n16, period)
-                    if n8 > 0:
-                        _pair_sums8(img, px + 16 * n16, offs, n_pairs, pairs8, 0, init, 16 * n16, sums,
-                                    a_px + 16 * n16, 1, 1)
-                    _run_direct(img, px, offs, n_taps, taps, k_w, init, c, sums, a_px, 16 * n16 + 8 * n8, c)
-                if fused:
-                    _store_codes(blk, (ox1 - ox0) * n_oc, lanes, out, a0 + ox0 * n_oc)
+            for ox in range(out_w):
+                if fused and filled + n_oc > chunk:
+                    _store_codes(blk, filled, lanes, out, a0 + ox * n_oc - filled)
+                    filled = 0
+                px = base + ox * stride_w * c
+                d0 = filled if fused else a0 + ox * n_oc
+                _pair_sums16(img, px, offs, n_pairs, pairs16, 0, init_run, 0, sums, d0, n16, period)
+                if c % 16 != 0 and c > 16:
+                    _pair_sums16(img, px + c - 16, offs, n_pairs, pairs16, tail_w, init_run, tail_i, sums, d0 + c - 16,
+                                 1, 1)
+                elif c % 16 != 0:
+                    _short_run(img, px, offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, c)
+                filled += n_oc
         r = r_end
+    if fused and filled > 0:
+        _store_codes(blk, filled, lanes, out, r1 * out_w * n_oc - filled)
 
 
 def depthwise_accumulate(x, weights: DepthwiseWeights, input_zero_point, bias, stride, dilation, pad_top, pad_left,
