@@ -8,7 +8,6 @@ MobileNetV2 224 (where the development models are), whose fused ``run`` must giv
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 
@@ -23,6 +22,7 @@ from dspsim.tflite.model import Model
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
 from golden_io import load_real_model  # noqa: E402
+from test_stream_views import _fused_run  # noqa: E402  (the run loop's steps, every tensor recorded)
 
 CODES = {"PAD": 34, "PADV2": 60, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4}
 MOBILENET = "mobilenet_v2_quantized_1x3x224x224"
@@ -71,26 +71,6 @@ def pad_conv_model(kind="CONV_2D", pads=((0, 0), (1, 1), (0, 1), (0, 0)), wide=F
                                dict(conv, stride_h=1, stride_w=1, padding=1)))
         outputs += (len(tensors) - 1,)
     return ModelDef(3, [SubgraphDef(0, "main", tensors, (0,), outputs, ops)], None)
-
-
-def _fused_run(model, inputs, batch=None):
-    """``run`` (or ``run_batch``) with every tensor its steps compute recorded: (outputs, {tensor: value})."""
-    ex = model._exec if batch is None else model._executor(batch)  # the run loop's steps: no public hook
-    seen, steps = {}, ex.steps[0]
-
-    def recording(step):
-        def run(xs):
-            y = step.run(xs)
-            for i, v in zip(step.outputs, y if isinstance(y, (tuple, list)) else (y,)):
-                seen[i] = v.copy()
-            return y
-        return dataclasses.replace(step, run=run)
-
-    ex.steps[0] = [recording(s) for s in steps]
-    try:
-        return (model.run(inputs) if batch is None else model.run_batch(inputs)), seen
-    finally:
-        ex.steps[0] = steps
 
 
 def _fused_ops(model):

@@ -129,10 +129,9 @@ class _Tile:
         with b.if_else(b.icmp_signed("!=", self.weighted, _c(0))) as (with_rows, without):
             for block, flag in ((with_rows, True), (without, False)):
                 with block:
-                    self.weighted_store = flag
-                    self.store_terms(r, vecs, v0)
+                    self.store_terms(r, vecs, v0, flag)
 
-    def store_terms(self, r, vecs, v0=0):
+    def store_terms(self, r, vecs, v0, weighted):
         """Row ``r`` (if ``r < mv``): ``vecs[i]`` (the sums of columns ``16 * (v0 + i)`` on, 16 each)
         + the zero-point terms."""
         b = self.builder
@@ -145,7 +144,7 @@ class _Tile:
                 add, mul = (b.load(b.bitcast(b.gep(p, [_c(16 * v)]), _V16.as_pointer()), align=4)
                             for p in (self.cadd, self.cmul))
                 val = b.add(vec, add)
-                if self.weighted_store:
+                if weighted:
                     val = b.add(val, b.mul(rvs, mul))
                 ptr = b.bitcast(b.gep(crow, [_c(16 * v)]), _V16.as_pointer())
                 with b.if_else(b.icmp_signed(">=", self.nv, _c(16 * v + 16))) as (full, partial):
