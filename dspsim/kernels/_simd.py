@@ -1,22 +1,27 @@
 """SIMD tiles for the exact int8 GEMM cores, written in LLVM IR through numba intrinsics.
 
-Both tiles compute an ``MR x nr`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes, ``B`` packed
-``[K/4][nr][4]`` signed bytes, ``nr = 16 * nvec`` columns, ``nvec`` in 1..NV) exactly: every product
-fits its lane and the int32 lane adds wrap modulo 2^32, like a C int32 accumulator built with
-``-fwrapv``. They store ``acc + col_add[n] + row_add[m] * col_mul[n]`` (modulo 2^32) under a column
-mask.
+Both tiles compute an ``MR x nr`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes, ``nr = 16 *
+nvec`` columns, ``nvec`` in 1..NV) exactly: every product fits its lane and the int32 lane adds wrap
+modulo 2^32, like a C int32 accumulator built with ``-fwrapv``. They store ``acc + col_add[n] +
+row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
 
-* :func:`tile_vnni` (AVX-512 VNNI): ``vpdpbusd`` multiplies 4 unsigned by 4 signed bytes and adds
-  the 4 products to an int32 lane without intermediate saturation (``vpdpbusds`` is the saturating
-  variant; ``vpmaddubsw`` saturates int16 pairs and is not used). 64 exact MACs per instruction;
-  the ``MR * nvec`` accumulators stay in zmm registers.
-* :func:`tile_avx2` (AVX2): ``vpmaddwd`` on bytes widened to int16 adds two products into an int32
+* :func:`tile_vnni` (AVX-512 VNNI, ``B`` packed ``[K/4][nr][4]`` signed bytes): ``vpdpbusd``
+  multiplies 4 unsigned by 4 signed bytes and adds the 4 products to an int32 lane without
+  intermediate saturation (``vpdpbusds`` is the saturating variant; ``vpmaddubsw`` saturates int16
+  pairs and is not used). 64 exact MACs per instruction; the ``MR * nvec`` accumulators stay in zmm
+  registers.
+* :func:`tile_avx2` (AVX2, ``B`` as :meth:`dspsim.kernels.gemm.PackedWeights.pairs`: int16 pairs
+  ``(k0, k2)``, ``(k1, k3)`` of every column): ``vpmaddwd`` adds two int16 products into an int32
   lane; ``|u * b| <= 255 * 128`` so the pair sum is exact (the instruction's only overflow,
-  ``-32768 * -32768 * 2``, cannot occur). Rows go in pairs, 16 columns at a time, to fit 16 ymm.
+  ``-32768 * -32768 * 2``, cannot occur). A row's 4 bytes are broadcast once per k-step and split
+  into its even and odd bytes (``vpand``, ``vpsrlw``: int16 pairs ``(a0, a2)``, ``(a1, a3)``), so
+  each lane is one column's sum and no reduction is needed; all ``MR`` rows of a 16-column slice
+  (12 accumulators) share each B load. One loop nest per row count of a short last tile; the
+  slices run in a loop.
 
-Each tile holds one loop nest per (16-column vectors that hold stored columns, rows of a short last
-tile) and branches to the one that fits, so narrow weights, a narrow last panel and short tiles do
-no wasted work. Full vectors are stored plainly; only a partial one takes the masked store
+The VNNI tile holds one loop nest per (16-column vectors that hold stored columns, rows of a short
+last tile) and branches to the one that fits, so narrow weights, a narrow last panel and short tiles
+do no wasted work. Full vectors are stored plainly; only a partial one takes the masked store
 (``vpmaskmovd`` costs ~16 cycles per store on Zen 2, a plain store one).
 
 LLVM cannot select these instructions for a target without the feature: callers use a tile only
@@ -75,7 +80,8 @@ def _splat(builder, value, vtype):
 class _Tile:
     """Pointers and loop-invariant vectors shared by the tiles' prologue and epilogue."""
 
-    def __init__(self, context, builder, signature, args):
+    def __init__(self, context, builder, signature, args, b_elem):
+        """``b_elem``: the IR type of ``bp``'s entries (bytes for VNNI, int16 for AVX2)."""
         (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec, weighted) = args
         at = signature.args
         self.builder = b = builder
@@ -90,7 +96,7 @@ class _Tile:
         self.segp = data(2, segs, _I64)
         self.nseg = cgutils.unpack_tuple(b, context.make_array(at[2])(context, builder, segs).shape, 1)[0]
         self.k4 = i64(3, k4)
-        self.bbase = b.gep(data(4, bp, _I8), [b_off])
+        self.bbase = b.gep(data(4, bp, b_elem), [b_off])
         abase = data(0, a, _I8)
         rowp = data(1, rows, _I64)
         self.row_ptrs = [b.gep(abase, [b.load(b.gep(rowp, [_c(r)]))]) for r in range(MR)]
@@ -111,18 +117,19 @@ class _Tile:
             builder.module, ir.FunctionType(ir.VoidType(), [_V16, _V16.as_pointer(), _I32, ir.VectorType(_I1, 16)]),
             _MASKED_STORE)
 
-    def k_loops(self):
-        """Nested loops over segments and k-steps; yields (A row pointers as i8* of this step, B step pointer)."""
+    def k_loops(self, bbase, step_len, mr=MR):
+        """Nested loops over segments and 4-byte k-steps; yields (the first ``mr`` A row pointers as i8*
+        of this step, ``bbase + step * step_len``: the B step pointer)."""
         b = self.builder
         with cgutils.for_range(b, self.nseg) as sloop:
             soff = b.load(b.gep(self.segp, [sloop.index]))
             with cgutils.for_range(b, self.k4) as kloop:
                 step = b.add(b.mul(sloop.index, self.k4), kloop.index)
-                bk = b.gep(self.bbase, [b.mul(step, b.mul(self.nvec, _c(64)))])  # the panel's own width
-                arows = [b.gep(p, [b.add(soff, b.mul(kloop.index, _c(4)))]) for p in self.row_ptrs]
+                bk = b.gep(bbase, [b.mul(step, step_len)])
+                arows = [b.gep(p, [b.add(soff, b.mul(kloop.index, _c(4)))]) for p in self.row_ptrs[:mr]]
                 yield arows, bk
 
-    def store(self, r, vecs, v0=0):
+    def store(self, r, vecs, v0):
         """Row ``r``: :meth:`store_terms` with the ``row_add * col_mul`` term only when ``weighted`` (the
         weights have a zero point; TFLite's symmetric weights have none, and skip the multiply)."""
         b = self.builder
@@ -132,26 +139,28 @@ class _Tile:
                     self.store_terms(r, vecs, v0, flag)
 
     def store_terms(self, r, vecs, v0, weighted):
-        """Row ``r`` (if ``r < mv``): ``vecs[i]`` (the sums of columns ``16 * (v0 + i)`` on, 16 each)
-        + the zero-point terms."""
+        """Row ``r`` (if ``r < mv``): ``vecs[i]`` (the sums of columns ``16 * (v0 + i)`` on, 16 each;
+        ``v0`` an int or an i64 IR value) + the zero-point terms."""
         b = self.builder
+        v0 = _c(v0) if isinstance(v0, int) else v0
         with b.if_then(b.icmp_signed("<", _c(r), self.mv)):
             rvs = _splat(b, b.load(b.gep(self.radd, [_c(r)])), _V16)
             crow = b.gep(self.cbase, [b.mul(_c(r), self.ldc)])
             for i, vec in enumerate(vecs):
-                v = v0 + i
+                col = b.mul(b.add(v0, _c(i)), _c(16))
                 # The column terms are read here (L1), not held in registers across the k-loops.
-                add, mul = (b.load(b.bitcast(b.gep(p, [_c(16 * v)]), _V16.as_pointer()), align=4)
+                add, mul = (b.load(b.bitcast(b.gep(p, [col]), _V16.as_pointer()), align=4)
                             for p in (self.cadd, self.cmul))
                 val = b.add(vec, add)
                 if weighted:
                     val = b.add(val, b.mul(rvs, mul))
-                ptr = b.bitcast(b.gep(crow, [_c(16 * v)]), _V16.as_pointer())
-                with b.if_else(b.icmp_signed(">=", self.nv, _c(16 * v + 16))) as (full, partial):
+                ptr = b.bitcast(b.gep(crow, [col]), _V16.as_pointer())
+                with b.if_else(b.icmp_signed(">=", self.nv, b.add(col, _c(16)))) as (full, partial):
                     with full:
                         b.store(val, ptr, align=4)
                     with partial:
-                        mask = b.icmp_signed("<", ir.Constant(_V16, list(range(16 * v, 16 * v + 16))), self.nvs)
+                        cols = b.add(_splat(b, b.trunc(col, _I32), _V16), ir.Constant(_V16, list(range(16))))
+                        mask = b.icmp_signed("<", cols, self.nvs)
                         b.call(self.masked_store, [val, ptr, ir.Constant(_I32, 4), mask])
 
 
@@ -174,9 +183,10 @@ class _Tile:
 _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``
     (the last term only when ``weighted`` is non-zero: otherwise ``col_mul`` must be zero).
 
-    ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]``
-    with ``a`` uint8, ``bp`` int8, ``nr = 16 * nvec`` (the panel's width; only the ``ceil(nv / 16)``
-    vectors holding columns ``j < nv`` are computed); rows ``r >= mv`` and columns ``j >= nv`` are not
+    ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * B[s*4*k4 + q, j]`` with ``a`` uint8 and
+    ``B`` the panel at ``bp[b_off:]``: int8 ``bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]`` (VNNI), int16
+    pairs (AVX2, :meth:`~dspsim.kernels.gemm.PackedWeights.pairs`); ``nr = 16 * nvec`` (the panel's
+    width; only the ``ceil(nv / 16)`` vectors holding columns ``j < nv`` are computed); rows ``r >= mv`` and columns ``j >= nv`` are not
     stored (their ``rows`` entries must still point at readable memory); ``col_add`` and ``col_mul``
     are read for ``NR`` columns from ``n0``.
     """
@@ -186,7 +196,7 @@ _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j
 def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
               nvec, weighted):
     def codegen(context, builder, signature, llargs):
-        t = _Tile(context, builder, signature, llargs)
+        t = _Tile(context, builder, signature, llargs, _I8)
         b = builder
         dpbusd = cgutils.get_or_insert_function(
             b.module, ir.FunctionType(_V16, [_V16, _OPND, _OPND]), "llvm.x86.avx512.vpdpbusd.512")
@@ -194,7 +204,7 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         def emit_rows(nvec, mr):
             # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
             accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(nvec)] for _ in range(mr)]
-            for arows, bk in t.k_loops():
+            for arows, bk in t.k_loops(t.bbase, b.mul(t.nvec, _c(64))):  # the panel's own width
                 bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(nvec)]
                 for r in range(mr):
                     word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
@@ -202,7 +212,7 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
                     for v in range(nvec):
                         b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
             for r in range(mr):
-                t.store(r, [b.load(accs[r][v]) for v in range(nvec)])
+                t.store(r, [b.load(accs[r][v]) for v in range(nvec)], 0)
 
         t.branch(t.nrun, list(range(1, NV + 1)),
                  lambda nvec: t.branch(t.mv, list(range(1, MR + 1)), lambda mr: emit_rows(nvec, mr)))
@@ -217,47 +227,35 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
 def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
               nvec, weighted):
     def codegen(context, builder, signature, llargs):
-        t = _Tile(context, builder, signature, llargs)
+        t = _Tile(context, builder, signature, llargs, _I16)
         b = builder
         v8, v16w = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16)
         pmaddwd = cgutils.get_or_insert_function(b.module, ir.FunctionType(v8, [v16w, v16w]), "llvm.x86.avx2.pmadd.wd")
+        slice_len = b.mul(b.mul(t.nseg, t.k4), _c(64))  # int16 entries of one 16-column slice
+        low_bytes = ir.Constant(v16w, [0xFF] * 16)
+        eight = ir.Constant(v16w, [8] * 16)
 
-        def lanes(*idx):
-            return ir.Constant(ir.VectorType(_I32, len(idx)), list(idx))
+        def rows_block(mr):
+            # All mr rows at once: acc[r][h] lane j = the sum of column 16v + 8h + j (no reduction).
+            with cgutils.for_range(b, t.nrun) as vloop:
+                bslice = b.gep(t.bbase, [b.mul(vloop.index, slice_len)])
+                accs = [[cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(2)] for _ in range(mr)]
+                for arows, bk in t.k_loops(bslice, _c(64), mr):
+                    for r in range(mr):
+                        # A's 4 bytes in every lane (one broadcast load), split into int16 pairs
+                        # (a0, a2) and (a1, a3): B holds (k0, k2) and (k1, k3) pairs to match.
+                        four = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
+                        words = b.bitcast(_splat(b, four, v8), v16w)
+                        for e, pat in enumerate((b.and_(words, low_bytes), b.lshr(words, eight))):
+                            for h in range(2):
+                                bv = b.load(b.bitcast(b.gep(bk, [_c(32 * e + 16 * h)]), v16w.as_pointer()), align=2)
+                                b.store(b.add(b.load(accs[r][h]), b.call(pmaddwd, [pat, bv])), accs[r][h])
+                for r in range(mr):
+                    lo, hi = (b.load(accs[r][h]) for h in range(2))
+                    t.store(r, [b.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(_I32, 16), list(range(16))))],
+                            vloop.index)
 
-        def row_pair(nvec, v, r0):
-            # acc[r][i] lane 2*col + h holds the products of k-pair h of column 16v + 4i + col.
-            accs = {r: [cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(4)] for r in (r0, r0 + 1)}
-            for arows, bk in t.k_loops():
-                # 16 bytes = 4 columns x 4 k, widened to int16; A's 4 bytes repeated to match.
-                b16 = [b.bitcast(b.gep(bk, [_c(64 * v + 16 * i)]), ir.VectorType(_I8, 16).as_pointer())
-                       for i in range(4)]
-                bw = [b.sext(b.load(p, align=1), v16w) for p in b16]
-                for r in accs:
-                    four = b.load(b.bitcast(arows[r], ir.VectorType(_I8, 4).as_pointer()), align=1)
-                    four = b.zext(four, ir.VectorType(_I16, 4))
-                    pat = b.shuffle_vector(four, ir.Constant(four.type, None), lanes(*[0, 1, 2, 3] * 4))
-                    for i in range(4):
-                        b.store(b.add(b.load(accs[r][i]), b.call(pmaddwd, [pat, bw[i]])), accs[r][i])
-            for r in accs:
-                cols = []  # column sums = even + odd lanes
-                for i in range(4):
-                    acc = b.load(accs[r][i])
-                    cols.append(b.add(b.shuffle_vector(acc, acc, lanes(0, 2, 4, 6)),
-                                      b.shuffle_vector(acc, acc, lanes(1, 3, 5, 7))))
-                lo = b.shuffle_vector(cols[0], cols[1], lanes(*range(8)))
-                hi = b.shuffle_vector(cols[2], cols[3], lanes(*range(8)))
-                t.store(r, [b.shuffle_vector(lo, hi, lanes(*range(16)))], v)
-
-        def row_pairs(nvec):
-            # 16 columns at a time, all row pairs of the tile in turn: that column slice of the B panel
-            # (K * 16 bytes) is read from L2 once and then from L1.
-            for v in range(nvec):
-                for r0 in range(0, MR, 2):
-                    with b.if_then(b.icmp_signed("<", _c(r0), t.mv)):  # skip row pairs past a short last tile
-                        row_pair(nvec, v, r0)
-
-        t.branch(t.nrun, list(range(1, NV + 1)), row_pairs)
+        t.branch(t.mv, list(range(1, MR + 1)), rows_block)
         return context.get_dummy_value()
 
     sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,

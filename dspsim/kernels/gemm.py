@@ -16,8 +16,9 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
   convolution they are copied once into a zero-point-padded NHWC buffer, and each output pixel's
   window is addressed in place (implicit GEMM: one K-segment per filter tap, no im2col);
 * a tile computes ``MR`` rows by ``nr`` columns with the accumulators in registers, using the AVX-512
-  VNNI instruction ``vpdpbusd`` or, without VNNI, AVX2 ``vpmaddwd`` (:mod:`dspsim.kernels._simd`);
-  a plain numba loop is the portable fallback;
+  VNNI instruction ``vpdpbusd`` or, without VNNI, AVX2 ``vpmaddwd`` on int16 pairs of the weights
+  (:meth:`PackedWeights.pairs`, made once on first use) (:mod:`dspsim.kernels._simd`); a plain numba
+  loop is the portable fallback;
 * the zero-point algebra is folded into the tile's store. With ``alpha = za + offset``
   (``offset`` 128 for int8 activations, 0 for uint8) and padded taps holding ``u = alpha``::
 
@@ -301,6 +302,19 @@ class PackedWeights:
     def n_group(self) -> int:
         return self.shape[0] // self.groups
 
+    def pairs(self) -> np.ndarray:
+        """The weights for the AVX2 tile (:func:`dspsim.kernels._simd.tile_avx2`), made once and kept
+        in :attr:`cache`: int16, each panel's 16-column slices one after another, each
+        ``[taps][channels_padded / 4][2][16][2]``: for every 4 k-entries, the pairs (k0, k2) then
+        (k1, k3) of each column side by side, as ``vpmaddwd`` multiplies them with A's even and odd
+        bytes; zeros past the real sizes."""
+        if "pairs" not in self.cache:
+            out = np.zeros(self.data.shape[0], np.int16)
+            _pack_pairs(self.data, self.groups * -(-self.n_group // (16 * self.nvec)),
+                        self.taps * self.channels_padded, 16 * self.nvec, out)
+            self.cache["pairs"] = out
+        return self.cache["pairs"]
+
 
 @names_its_errors
 def pack_weights(w, *, groups: int = 1) -> PackedWeights:
@@ -352,6 +366,19 @@ def _pack(w4, groups, nr, data):
         for t in range(taps):
             for q in range(k4):
                 data[base + (t * k4 + q) * nr] = w4[n, t, q]
+
+
+@njit(cache=True)
+def _pack_pairs(data, n_panels, k_total, nr, out):
+    """``data`` (:func:`_pack`'s ``[g][panel][tap][cp/4][nr][4]`` bytes) re-laid into ``out``:
+    ``[g][panel][nr/16][tap][cp/4][2][16][2]`` int16, entry ``k`` of a 4-block at ``[k % 2][.][k // 2]``.
+    Never raises."""
+    for pan in range(n_panels):
+        base = pan * k_total * nr
+        for k in range(k_total):
+            for j in range(nr):
+                out[base + (j // 16 * k_total + k - k % 4) * 16 + k % 2 * 32 + j % 16 * 2 + k % 4 // 2] = \
+                    data[base + (k // 4 * nr + j) * 4 + k % 4]
 
 
 @njit(cache=True)
@@ -496,6 +523,7 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
     work = m_dim * n_total * k_real // _MACS_PER_ELEMENT
     no_out = np.empty(0, np.int32)  # a fused driver writes epilogue's array instead
     k4 = packed.channels_padded // 4
+    weights = packed.pairs() if path == "avx2" else packed.data
 
     def run(ubuf):
         row_add = zero_rows
@@ -507,7 +535,7 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
         threads = get_num_threads()
         n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
         c32, epi = (out.ravel(), ()) if epilogue is None else (no_out, epilogue.params + (out.ravel(),))
-        args = (ubuf, row_off, group_stride, segs, k4, packed.data, packed.nvec, groups, n_group, c32,
+        args = (ubuf, row_off, group_stride, segs, k4, weights, packed.nvec, groups, n_group, c32,
                 col_add, col_mul, row_add, int(weighted_rows), n_chunks, epi)
         parallel_rows(lambda i0, i1: drive(*args, i0, i1), panels * n_chunks, work)
         return out
