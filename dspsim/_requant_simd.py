@@ -4,11 +4,13 @@ The same formula as :func:`dspsim.fixedpoint.multiply_by_quantized_multiplier_sc
 the clamp, for int32 accumulators (no saturation needed) and int8 / uint8 / int16 outputs, 8 lanes per
 vector:
 
-* ``x << left`` in int32 lanes (wraps, as TFLite's ``x * (1 << left)``);
+* ``x << left`` in int32 lanes (wraps, as TFLite's ``x * (1 << left)``), skipped for a block of
+  lanes that all have ``left = 0`` (multipliers below 1: the common case);
 * SRDHM ``(x * m + 2^30) >> 31``, ties toward +inf: ``vpmuldq`` on the even and the odd lanes (exact
   int64 products; ``m`` in [0, 2^31) so the one saturating case cannot occur), the high halves
   re-interleaved;
-* RoundingDivideByPOT by ``right``, ties away from zero (gemmlowp's mask / threshold form);
+* RoundingDivideByPOT by ``right``, ties away from zero (gemmlowp's mask / threshold form, the mask
+  ``(1 << right) - 1`` precomputed per position by :func:`lane_parameters`);
 * the clamp to ``[lo - zp, hi - zp]`` BEFORE ``+ zp``: the int32 add cannot wrap, and the value is the
   int64 ``min(max(v + zp, lo), hi)`` of the scalar loop; the store truncates it to the output type.
 
@@ -56,26 +58,36 @@ def _lanes(*idx):
     return ir.Constant(ir.VectorType(_I32, len(idx)), list(idx))
 
 
-def _mbqm_lanes(b, x, m, left, right):
-    """RoundingDivideByPOT(SRDHM(x << left, m), right) of 8 int32 lanes."""
-    x = b.shl(x, left)
+def _mbqm_lanes(b, x, m, left, right, mask=None):
+    """RoundingDivideByPOT(SRDHM(x << left, m), right) of 8 int32 lanes (``left`` None: no left shift;
+    ``mask``: ``(1 << right) - 1``, computed here when None).
+
+    Zen 2 runs vector shifts on one pipe, a variable shift in two cycles: the odd lanes move down by a
+    shuffle, the mask comes precomputed and the left shift only when a lane has one."""
+    if left is not None:
+        x = b.shl(x, left)
 
     def q(v):
         return ir.Constant(_V4Q, [v] * 4)
 
-    # The even lanes are the low halves of 4 int64 lanes (sign-extended in place), the odd ones their high halves
-    # (arithmetic >> 32): both products are one vpmuldq each, no shuffles. (p + 2^30) >> 31 lands in the low half
-    # of an even product's lane; (p + 2^30) << 1 puts the same bits in the high half of an odd one's; a blend joins.
-    xq, mq = b.bitcast(x, _V4Q), b.bitcast(m, _V4Q)
-    even = b.mul(b.ashr(b.shl(xq, q(32)), q(32)), b.ashr(b.shl(mq, q(32)), q(32)))
-    odd = b.mul(b.ashr(xq, q(32)), b.ashr(mq, q(32)))
+    def low_halves(v):  # lanes 0, 2, 4, 6 sign-extended to int64 (vpmuldq reads only those)
+        return b.ashr(b.shl(b.bitcast(v, _V4Q), q(32)), q(32))
+
+    def odd_down(v):  # lanes 1, 3, 5, 7 moved into the low halves: a shuffle, not a shift
+        return b.shuffle_vector(v, v, _lanes(1, 1, 3, 3, 5, 5, 7, 7))
+
+    # (p + 2^30) >> 31 lands in the low half of an even product's lane; (p + 2^30) << 1 puts the same bits in
+    # the high half of an odd one's; a blend joins them.
+    even = b.mul(low_halves(x), low_halves(m))
+    odd = b.mul(low_halves(odd_down(x)), low_halves(odd_down(m)))
     he = b.bitcast(b.lshr(b.add(even, q(1 << 30)), q(31)), _V8)
     ho = b.bitcast(b.shl(b.add(odd, q(1 << 30)), q(1)), _V8)
     h = b.shuffle_vector(he, ho, _lanes(0, 9, 2, 11, 4, 13, 6, 15))
     one, zero = ir.Constant(_V8, [1] * 8), ir.Constant(_V8, [0] * 8)
-    mask = b.sub(b.shl(one, right), one)
-    threshold = b.add(b.ashr(mask, one), b.zext(b.icmp_signed("<", h, zero), _V8))
-    return b.add(b.ashr(h, right), b.zext(b.icmp_signed(">", b.and_(h, mask), threshold), _V8))
+    if mask is None:
+        mask = b.sub(b.shl(one, right), one)
+    threshold = b.sub(b.lshr(mask, one), b.sext(b.icmp_signed("<", h, zero), _V8))
+    return b.sub(b.ashr(h, right), b.sext(b.icmp_signed(">", b.and_(h, mask), threshold), _V8))
 
 
 def store_codes(b, qs, zpv, q_lo, q_hi, elem, ptr):
@@ -96,10 +108,11 @@ def store_codes(b, qs, zpv, q_lo, q_hi, elem, ptr):
 
 def _block(nvec):
     """An intrinsic for ``8 * nvec`` outputs from ``off``: ``out[off + i] = clamp(MBQM(acc[off + i],
-    mult[off + i], left[off + i], right[off + i]) + zp, lo, hi)`` (parameters indexed like the row)."""
+    mult[off + i], left[off + i], right[off + i]) + zp, lo, hi)`` (parameters indexed like the row;
+    ``mask = (1 << right) - 1``)."""
 
     @intrinsic
-    def block(typingctx, acc, off, mult, left, right, zp, lo, hi, out):
+    def block(typingctx, acc, off, mult, left, right, mask, zp, lo, hi, out):
         elem = ir.IntType(_OUT_BITS[out.dtype])
 
         def codegen(context, builder, sig, args):
@@ -117,13 +130,23 @@ def _block(nvec):
             def splat(i):
                 return _splat(b, context.cast(b, args[i], at[i], types.int32), _V8)
 
-            zpv = splat(5)
-            q_lo, q_hi = b.sub(splat(6), zpv), b.sub(splat(7), zpv)
-            qs = [_mbqm_lanes(b, load(0, k), load(2, k), load(3, k), load(4, k)) for k in range(nvec)]
-            store_codes(b, qs, zpv, q_lo, q_hi, elem, base(8, elem))
+            zpv = splat(6)
+            q_lo, q_hi = b.sub(splat(7), zpv), b.sub(splat(8), zpv)
+            lefts = [load(3, k) for k in range(nvec)]
+            any_left = lefts[0]
+            for v in lefts[1:]:
+                any_left = b.or_(any_left, v)
+            wide = ir.IntType(256)
+            # Multipliers below 1 (the common case) shift nothing left: the variable shift is skipped.
+            with b.if_else(b.icmp_signed("!=", b.bitcast(any_left, wide), ir.Constant(wide, 0))) as (some, none):
+                for block_, ls in ((some, lefts), (none, [None] * nvec)):
+                    with block_:
+                        qs = [_mbqm_lanes(b, load(0, k), load(2, k), ls[k], load(4, k), load(5, k))
+                              for k in range(nvec)]
+                        store_codes(b, qs, zpv, q_lo, q_hi, elem, base(9, elem))
             return context.get_dummy_value()
 
-        return types.void(acc, off, mult, left, right, zp, lo, hi, out), codegen
+        return types.void(acc, off, mult, left, right, mask, zp, lo, hi, out), codegen
 
     return block
 
@@ -132,9 +155,10 @@ _block32 = _block(4)
 _block8 = _block(1)
 
 
-def requantize_blocks(row, orow, mult, left, right, zp, lo, hi):
+def requantize_blocks(row, orow, mult, left, right, mask, zp, lo, hi):
     """The vector front of one row: outputs ``[0, returned)`` done (a multiple of 8), the rest for the
-    scalar loop. ``mult``, ``left``, ``right`` are int32 per-position parameters (at least ``len(row)``);
+    scalar loop. ``mult``, ``left``, ``right``, ``mask`` are the int32 per-position parameters of
+    :func:`lane_parameters` (at least ``len(row)``);
     ``zp``, ``lo``, ``hi`` inside the output type. 0 when ``row`` is not C-contiguous int32 or ``orow``
     not C-contiguous int8 / uint8 / int16 (jit only)."""
     raise NotImplementedError("requantize_blocks is a jit primitive")
@@ -145,19 +169,19 @@ def _c_array(t, dtypes):
 
 
 @overload(requantize_blocks, jit_options={"cache": True}, inline="always")
-def _requantize_blocks(row, orow, mult, left, right, zp, lo, hi):
+def _requantize_blocks(row, orow, mult, left, right, mask, zp, lo, hi):
     if not (_c_array(row, (types.int32,)) and _c_array(orow, tuple(_OUT_BITS)) and
-            all(_c_array(p, (types.int32,)) for p in (mult, left, right))):
-        return lambda row, orow, mult, left, right, zp, lo, hi: 0
+            all(_c_array(p, (types.int32,)) for p in (mult, left, right, mask))):
+        return lambda row, orow, mult, left, right, mask, zp, lo, hi: 0
 
-    def impl(row, orow, mult, left, right, zp, lo, hi):
+    def impl(row, orow, mult, left, right, mask, zp, lo, hi):
         n = row.shape[0]
         n32 = n - n % 32
         for j in range(0, n32, 32):
-            _block32(row, j, mult, left, right, zp, lo, hi, orow)
+            _block32(row, j, mult, left, right, mask, zp, lo, hi, orow)
         n8 = n - n % 8
         for j in range(n32, n8, 8):
-            _block8(row, j, mult, left, right, zp, lo, hi, orow)
+            _block8(row, j, mult, left, right, mask, zp, lo, hi, orow)
         return n8
 
     return impl
@@ -165,17 +189,19 @@ def _requantize_blocks(row, orow, mult, left, right, zp, lo, hi):
 
 @njit(cache=True, nogil=True)
 def lane_parameters(mult, shift, n, per_channel):
-    """int32 ``(multiplier, left shift, right shift)`` for the ``n`` positions of a row: channel ``j``'s
-    values (``per_channel``) or the first ones broadcast."""
+    """int32 ``(multiplier, left shift, right shift, (1 << right shift) - 1)`` for the ``n`` positions
+    of a row: channel ``j``'s values (``per_channel``) or the first ones broadcast."""
     m = np.empty(n, np.int32)
     left = np.empty(n, np.int32)
     right = np.empty(n, np.int32)
+    mask = np.empty(n, np.int32)
     for j in range(n):
         c = j if per_channel else 0
         m[j] = mult[c]
         left[j] = max(shift[c], 0)
         right[j] = max(-shift[c], 0)
-    return m, left, right
+        mask[j] = (np.int64(1) << right[j]) - 1
+    return m, left, right, mask
 
 
 # --------------------------------------------------------------------------------------------

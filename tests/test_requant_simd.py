@@ -28,8 +28,8 @@ def scalar_rows(acc, n, mult, shift, zp, lo, hi, out):
 
 @njit
 def vector_row(row, orow, mult, shift, zp, lo, hi):
-    m, left, right = simd.lane_parameters(mult, shift, row.shape[0], True)
-    return simd.requantize_blocks(row, orow, m, left, right, zp, lo, hi)
+    m, left, right, mask = simd.lane_parameters(mult, shift, row.shape[0], True)
+    return simd.requantize_blocks(row, orow, m, left, right, mask, zp, lo, hi)
 
 
 def edge_accumulators():

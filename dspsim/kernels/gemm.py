@@ -95,12 +95,12 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
 def _epilogue_columns(epi, n0, per_channel):
     """``epi``'s per-column parameters from column ``n0`` on (slices, made once per column panel: a slice
     costs a reference count, too much per tile), then its ints and the output."""
-    (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_ba, lane_bb, lane_s,
-     out) = epi
+    (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_mask, lane_ba, lane_bb,
+     lane_s, out) = epi
     c0 = n0 if per_channel else 0
     # Slices: indices j >= 0 need no wraparound test, so the column loop vectorizes.
     return ((mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:], lane_m[n0:], lane_l[n0:], lane_r[n0:],
-             lane_ba[n0:], lane_bb[n0:], lane_s[n0:]), (zp, lo, hi, acc_bits, out))
+             lane_mask[n0:], lane_ba[n0:], lane_bb[n0:], lane_s[n0:]), (zp, lo, hi, acc_bits, out))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -114,8 +114,8 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
     (:func:`dspsim._requant_simd.requantize_blocks`), with ``float_simd`` the whole row in float32 lanes
     (:func:`dspsim._requant_simd.requantize_float_row`): the same values. ``cols, rest =
     _epilogue_columns(epi, n0, per_channel)`` with ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi,
-    acc_bits, lane_m, lane_l, lane_r, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
-    mult, shift, scale, fb_a, fb_b, lane_m, lane_l, lane_r, lane_ba, lane_bb, lane_s = cols
+    acc_bits, lane_m, lane_l, lane_r, lane_mask, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
+    mult, shift, scale, fb_a, fb_b, lane_m, lane_l, lane_r, lane_mask, lane_ba, lane_bb, lane_s = cols
     zp, lo, hi, acc_bits, out = rest
     sh = 64 - acc_bits
     for r in range(mv):
@@ -123,7 +123,7 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
         dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
         j0 = 0
         if simd == 1:  # a no-op (0) unless the output is int8 / uint8 / int16
-            j0 = _requant_simd.requantize_blocks(src, dst, lane_m, lane_l, lane_r, zp, lo, hi)
+            j0 = _requant_simd.requantize_blocks(src, dst, lane_m, lane_l, lane_r, lane_mask, zp, lo, hi)
         if float_simd == 1:  # the whole row, or 0 for another output type
             j0 = _requant_simd.requantize_float_row(src, dst, lane_ba, lane_bb, lane_s, zp, lo, hi, clamp_in_float)
         for j in range(j0, src.shape[0]):
@@ -455,7 +455,7 @@ class FusedRequant:
     key : tuple
         The compile-time constants of the epilogue: (Arithmetic, FloatBias, tie, wrap, per_channel).
     params : tuple
-        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_bias_a,
+        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_mask, lane_bias_a,
         lane_bias_b, lane_scale)``: arrays of length ``channels``, ints, then the lane parameters of
         :func:`dspsim._requant_simd.lane_parameters` and :func:`~dspsim._requant_simd.float_lane_parameters`.
     dtype : numpy dtype
@@ -500,11 +500,13 @@ def _check_epilogue(epilogue, n, func):
         raise ValueError(f"{func}: epilogue is prepared for {epilogue.channels} channels, the output has {n}")
 
 
-def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epilogue=None):
+def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epilogue=None, tap_run=1):
     """The shared tail of both cores, prepared once per shape: ``run(ubuf) -> (M, N) int32``, or the
     codes of ``epilogue`` (a :class:`FusedRequant`) in its dtype.
 
-    Zero-point terms folded into the store, then the threaded driver."""
+    ``segs``: each tap's offset; ``tap_run`` consecutive taps lie side by side in ``ubuf`` (a kernel
+    row of a dense convolution) and the tile reads them as one K-segment. Zero-point terms folded into
+    the store, then the threaded driver."""
     groups, n_group = packed.groups, packed.n_group
     m_dim, n_total = row_off.shape[0], packed.shape[0]
     k_real = packed.taps * packed.channels
@@ -522,7 +524,8 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
     drive = _driver(path, None if epilogue is None else epilogue.key)
     work = m_dim * n_total * k_real // _MACS_PER_ELEMENT
     no_out = np.empty(0, np.int32)  # a fused driver writes epilogue's array instead
-    k4 = packed.channels_padded // 4
+    k4 = tap_run * packed.channels_padded // 4
+    tile_segs = np.ascontiguousarray(segs[::tap_run])
     weights = packed.pairs() if path == "avx2" else packed.data
 
     def run(ubuf):
@@ -535,7 +538,7 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
         threads = get_num_threads()
         n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
         c32, epi = (out.ravel(), ()) if epilogue is None else (no_out, epilogue.params + (out.ravel(),))
-        args = (ubuf, row_off, group_stride, segs, k4, weights, packed.nvec, groups, n_group, c32,
+        args = (ubuf, row_off, group_stride, tile_segs, k4, weights, packed.nvec, groups, n_group, c32,
                 col_add, col_mul, row_add, int(weighted_rows), n_chunks, epi)
         parallel_rows(lambda i0, i1: drive(*args, i0, i1), panels * n_chunks, work)
         return out
@@ -650,18 +653,25 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
 
 
 @njit(cache=True, nogil=True)
-def _padded_codes(x, offset, alpha, pt, pl, out):
-    """``out`` = the unsigned codes ``x ^ offset`` at ``[:, pt:pt+H, pl:pl+W, :, :C]``, ``alpha`` elsewhere."""
-    out[...] = alpha
-    n, h, w, g, c = x.shape
-    for b in range(n):
+def _padded_codes(x, offset, alpha, h, w, c, pt, pl, out):
+    """``out (N, HP, WP, G, CP)`` = the unsigned codes ``x ^ offset`` of ``x (N, H, W, G, C)`` (both
+    C-contiguous, given flat) at ``[:, pt:pt+H, pl:pl+W, :, :C]``, ``alpha`` elsewhere."""
+    n_img = x.shape[0] // (h * w * c)  # c: G * C, the input's channels
+    _, hp, wp, g, cp = out.shape
+    ch = c // g
+    flat = out.ravel()
+    flat[:] = alpha
+    for b in range(n_img):
         for y in range(h):
-            for xx in range(w):
-                for k in range(g):
-                    src = x[b, y, xx, k]
-                    dst = out[b, pt + y, pl + xx, k]
-                    for j in range(c):
-                        dst[j] = src[j] ^ offset
+            src = x[(b * h + y) * w * c:(b * h + y + 1) * w * c]  # one input row
+            dst = flat[((b * hp + pt + y) * wp + pl) * g * cp:((b * hp + pt + y) * wp + pl + w) * g * cp]
+            if ch == cp:
+                for i in range(w * c):
+                    dst[i] = src[i] ^ offset
+            else:
+                for p in range(w * g):
+                    for j in range(ch):
+                        dst[p * cp + j] = src[p * ch + j] ^ offset
 
 
 def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw, bias, path, epilogue=None):
@@ -679,7 +689,8 @@ def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw
     row_off = ((np.arange(n_img)[:, None, None] * hp + np.arange(oh)[None, :, None] * sh) * pix
                + np.arange(ow)[None, None, :] * (sw * groups * cp)).astype(np.int64).ravel()
     segs = ((np.arange(kh)[:, None] * (dh * pix)) + np.arange(kw)[None, :] * (dw * groups * cp)).astype(np.int64).ravel()
-    tail = _prepare_run(row_off, cp, segs, packed, alpha, zw, bias, path, epilogue)
+    # Without groups and dilation along W, a kernel row's taps are one run of kw * cp bytes.
+    tail = _prepare_run(row_off, cp, segs, packed, alpha, zw, bias, path, epilogue, kw if groups == 1 and dw == 1 else 1)
     direct = (pt, pb, pl, pr) == (0, 0, 0, 0) and cp == ch and groups == 1
 
     def run(x):
@@ -689,8 +700,8 @@ def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw
             ubuf = np.bitwise_xor(x.view(np.uint8), np.uint8(offset), out=np.empty(x.shape, np.uint8))
         else:
             ubuf = np.empty((n_img, hp, wp, groups, cp), np.uint8)
-            _padded_codes(x.view(np.uint8).reshape(n_img, h, wd, groups, ch), np.uint8(offset), np.uint8(alpha), pt,
-                          pl, ubuf)
+            _padded_codes(np.ascontiguousarray(x).view(np.uint8).ravel(), np.uint8(offset), np.uint8(alpha), h, wd,
+                          groups * ch, pt, pl, ubuf)
         return tail(ubuf.ravel()).reshape(n_img, oh, ow, n_out)
 
     return run
