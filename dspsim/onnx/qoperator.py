@@ -45,24 +45,19 @@ def _check_engine(node, ctx):
 # ------------------------------------------------------------------------------------------------
 # QOperator ops (com.microsoft)
 # ------------------------------------------------------------------------------------------------
-def _qlinear_add(node, ctx):
-    _check_engine(node, ctx)
+def _qlinear_binary(kernel):
+    """QLinearAdd / QLinearMul: ``kernel`` (``mlas.qlinear_add`` or ``mlas.qlinear_mul``) on
+    ``(A, A_scale, A_zp, B, B_scale, B_zp, C_scale[, C_zp])``."""
 
-    def run(i):
-        dt = _int8_out(np.asarray(i[0]).dtype, node)
-        return [mlas.qlinear_add(i[0], _scalar(i[1]), _scalar(i[2]), i[3], _scalar(i[4]), _scalar(i[5]),
-                                 _scalar(i[6]), _scalar(_opt(i, 7) if _opt(i, 7) is not None else 0), dt)]
-    return _guard(node, run)
+    def build(node, ctx):
+        _check_engine(node, ctx)
 
-
-def _qlinear_mul(node, ctx):
-    _check_engine(node, ctx)
-
-    def run(i):
-        dt = _int8_out(np.asarray(i[0]).dtype, node)
-        return [mlas.qlinear_mul(i[0], _scalar(i[1]), _scalar(i[2]), i[3], _scalar(i[4]), _scalar(i[5]),
-                                 _scalar(i[6]), _scalar(_opt(i, 7) if _opt(i, 7) is not None else 0), dt)]
-    return _guard(node, run)
+        def run(i):
+            dt = _int8_out(np.asarray(i[0]).dtype, node)
+            return [kernel(i[0], _scalar(i[1]), _scalar(i[2]), i[3], _scalar(i[4]), _scalar(i[5]), _scalar(i[6]),
+                           _scalar(_opt(i, 7) if _opt(i, 7) is not None else 0), dt)]
+        return _guard(node, run)
+    return build
 
 
 def _qlinear_global_average_pool(node, ctx):
@@ -568,8 +563,8 @@ def _u8_to_s8(node, ctx):
 PREPARE_QOP = {
     "_S8ToU8": _s8_to_u8,
     "_U8ToS8": _u8_to_s8,
-    "QLinearAdd": _qlinear_add,
-    "QLinearMul": _qlinear_mul,
+    "QLinearAdd": _qlinear_binary(mlas.qlinear_add),
+    "QLinearMul": _qlinear_binary(mlas.qlinear_mul),
     "QLinearGlobalAveragePool": _qlinear_global_average_pool,
     "QLinearAveragePool": _qlinear_average_pool,
     "QLinearSigmoid": _table_op(lambda node: mlas.mlas_logistic),

@@ -288,6 +288,20 @@ def _int8_operand(a, func, name):
     return a
 
 
+def _matmul_operands(a, b, func):
+    """``(a, b, a2, b2, (M, K, N))``: the int8 / uint8 operands of an ONNX integer MatMul, with a 1-D
+    ``a`` as one row and a 1-D ``b`` as one column (numpy's matmul rule), their K checked to agree."""
+    a = _int8_operand(a, func, "a")
+    b = _int8_operand(b, func, "b")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    m, k = a2.shape[-2:]
+    k2, n = b2.shape[-2:]
+    if k != k2:
+        raise ValueError(f"{func}: a has K={k} but b has K={k2}")
+    return a, b, a2, b2, (m, k, n)
+
+
 def _zero_points(zp, dtype, n_allowed, func, name):
     """int64 zero points of ``dtype`` (same type as the operand), 1 or ``n_allowed`` values."""
     if zp is None:
@@ -351,14 +365,7 @@ def matmul_integer(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-r
     """
     func = "dspsim.onnx.matmul_integer"
     _engine(engine, func)
-    a = _int8_operand(a, func, "a")
-    b = _int8_operand(b, func, "b")
-    a2 = a[None, :] if a.ndim == 1 else a
-    b2 = b[:, None] if b.ndim == 1 else b
-    m, k = a2.shape[-2:]
-    k2, n = b2.shape[-2:]
-    if k != k2:
-        raise ValueError(f"{func}: a has K={k} but b has K={k2}")
+    a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
     za = _zero_points(a_zero_point, a.dtype, m, func, "a_zero_point")
     zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
     try:
@@ -592,14 +599,7 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     """
     func = "dspsim.onnx.qlinear_matmul"
     _engine(engine, func)
-    a = _int8_operand(a, func, "a")
-    b = _int8_operand(b, func, "b")
-    a2 = a[None, :] if a.ndim == 1 else a
-    b2 = b[:, None] if b.ndim == 1 else b
-    m, k = a2.shape[-2:]
-    k2, n = b2.shape[-2:]
-    if k != k2:
-        raise ValueError(f"{func}: a has K={k} but b has K={k2}")
+    a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
     za = _scalar_zp(a_zero_point, a.dtype, func, "a_zero_point")
     zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
     zy_arr = np.asarray(y_zero_point)
