@@ -66,6 +66,14 @@ def broadcast_pair(func, x1, x2, allowed):
     return np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1), a.shape
 
 
+def int_in_range(value, lo, hi, func, name):
+    """``value`` as an int: a Python or numpy integer (not a bool) in [``lo``, ``hi``], else a ValueError
+    "``func``: ``name`` must be an int in [lo, hi]"."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not lo <= value <= hi:
+        raise ValueError(f"{func}: {name} must be an int in [{lo}, {hi}], got {value!r}")
+    return int(value)
+
+
 def zero_point(value, dtype, func, name):
     """A zero point as an int inside the range of ``dtype``."""
     info = np.iinfo(dtype)

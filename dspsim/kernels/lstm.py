@@ -49,7 +49,7 @@ from numba import njit
 from ..fixedpoint import rounding_divide_by_pot_scalar, as_int_array, multiply_by_quantized_multiplier_scalar, \
     quantize_multiplier
 from .._errors import check_flag, names_its_errors
-from ._common import check_tensor, zero_point
+from ._common import check_tensor, int_in_range, zero_point
 from .nonlinear_int16 import (SIGMOID_TABLE_UINT16, _logistic16, _lut_logistic_scalar, _lut_tanh_scalar,
                               _rescale_input, _tanh16, check_lut_input_rescale, checked_log2)
 
@@ -310,9 +310,7 @@ def _per_gate(values, func, name, lo, hi):
 
 
 def _scalar(v, func, name, lo, hi):
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-        raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
-    return int(v)
+    return int_in_range(v, lo, hi, func, f"params.{name}")
 
 
 def lstm(x, input_weights, recurrent_weights, bias, output_state, cell_state, params):

@@ -42,7 +42,7 @@ from ..fixedpoint import (
     tflite_round,
 )
 from .._errors import names_its_errors
-from ._common import check_tensor, zero_point
+from ._common import check_tensor, int_in_range, zero_point
 from ._plan import check_spec, flat_operand
 from .elementwise import _float_scale
 
@@ -248,8 +248,7 @@ def _tflm_sigmoid_family(func, is_tanh, x, input_zero_point, input_multiplier, i
     for name, v, lo, hi in (("input_multiplier", input_multiplier, 0, (1 << 31) - 1),
                             ("input_left_shift", input_left_shift, 0, 30),
                             ("input_range_radius", input_range_radius, 0, (1 << 31) - 1)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{func}: {name} must be an int in [{lo}, {hi}], got {v!r}")
+        int_in_range(v, lo, hi, func, name)
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, np.int8)
     _tflm_sigmoid(flat, zi, int(input_range_radius), int(input_multiplier), int(input_left_shift), is_tanh, out)
@@ -368,8 +367,7 @@ def hard_swish_plan(shape, dtype, *, params):
                             ("reluish_multiplier_fixedpoint_int16", params.reluish_multiplier_fixedpoint_int16, 0,
                              32767),
                             ("reluish_multiplier_exponent", params.reluish_multiplier_exponent, -31, 15)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
+        int_in_range(v, lo, hi, func, f"params.{name}")
     args = (zi, zo, int(params.output_multiplier_fixedpoint_int16), int(params.output_multiplier_exponent),
             int(params.reluish_multiplier_fixedpoint_int16), int(params.reluish_multiplier_exponent))
     size = math.prod(shape)
@@ -452,14 +450,9 @@ def prelu_plan(shape, alpha_shape, dtype, *, params):
     zi = zero_point(params.input_zero_point, np.int8, func, "params.input_zero_point")
     za = zero_point(params.alpha_zero_point, np.int8, func, "params.alpha_zero_point")
     zo = zero_point(params.output_zero_point, np.int8, func, "params.output_zero_point")
-    for name in ("multiplier_1", "multiplier_2"):
-        v = getattr(params, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not 0 <= v < 1 << 31:
-            raise ValueError(f"{func}: params.{name} must be an int in [0, 2^31), got {v!r}")
-    for name in ("shift_1", "shift_2"):
-        v = getattr(params, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not -31 <= v <= 30:
-            raise ValueError(f"{func}: params.{name} must be an int in [-31, 30], got {v!r}")
+    for name, lo, hi in (("multiplier_1", 0, (1 << 31) - 1), ("multiplier_2", 0, (1 << 31) - 1), ("shift_1", -31, 30),
+                         ("shift_2", -31, 30)):
+        int_in_range(getattr(params, name), lo, hi, func, f"params.{name}")
     args = (zi, za, zo, int(params.multiplier_1), int(params.shift_1), int(params.multiplier_2), int(params.shift_2))
     flat_alpha, size = flat_operand(alpha_shape, shape), math.prod(shape)
 
@@ -521,11 +514,8 @@ def rsqrt_plan(shape, dtype, *, input_zero_point, output_zero_point, multiplier,
     shape, _ = check_spec(func, "x", shape, dtype, _INT8)
     zi = zero_point(input_zero_point, np.int8, func, "input_zero_point")
     zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
-    if isinstance(multiplier, bool) or not isinstance(multiplier, (int, np.integer)) or not 0 <= multiplier < 1 << 31:
-        raise ValueError(f"{func}: multiplier must be an int in [0, 2^31), got {multiplier!r}")
-    if isinstance(shift, bool) or not isinstance(shift, (int, np.integer)) or not -11 <= shift <= 30:
-        raise ValueError(f"{func}: shift must be an int in [-11, 30], got {shift!r}")
-    m, s, size = int(multiplier), int(shift), math.prod(shape)
+    m, s = int_in_range(multiplier, 0, (1 << 31) - 1, func, "multiplier"), int_in_range(shift, -11, 30, func, "shift")
+    size = math.prod(shape)
 
     def run(x):
         flat = np.ravel(x)

@@ -30,7 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..fixedpoint import rounding_divide_by_pot_scalar, saturating_rounding_doubling_high_mul16_scalar
-from ._common import check_tensor
+from ._common import check_tensor, int_in_range
 from ._plan import check_spec
 
 _INT16 = (np.dtype(np.int16),)
@@ -118,8 +118,7 @@ def check_lut_input_rescale(func, input_multiplier, input_left_shift):
     """
     for name, v, lo, hi in (("input_multiplier", input_multiplier, 0, _INT32_MAX),
                             ("input_left_shift", input_left_shift, 0, 31)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{func}: {name} must be an int in [{lo}, {hi}], got {v!r}")
+        int_in_range(v, lo, hi, func, name)
     m, s = int(input_multiplier), int(input_left_shift)
     if m == 0:
         m, s = 3 << s, 0
@@ -325,9 +324,7 @@ def _fixedpoint16_loop(x, integer_bits, is_tanh, out):
 
 def _fixedpoint16_family(func, is_tanh, x, integer_bits, max_bits):
     x = check_tensor(x, func, "x", allowed=_INT16)
-    if isinstance(integer_bits, bool) or not isinstance(integer_bits, (int, np.integer)) or \
-            not 0 <= integer_bits <= max_bits:
-        raise ValueError(f"{func}: integer_bits must be an int in [0, {max_bits}], got {integer_bits!r}")
+    int_in_range(integer_bits, 0, max_bits, func, "integer_bits")
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, np.int16)
     _fixedpoint16_loop(flat, int(integer_bits), is_tanh, out)

@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import names_its_errors
+from ._common import int_in_range
 from ..fixedpoint import (CHUNK, Rounding, multiply_by_quantized_multiplier_scalar,
                           multiply_by_quantized_multiplier_single_scalar, rounding_right_shift_scalar,
                           saturating_rounding_doubling_high_mul_scalar, wrap_scalar)
@@ -93,10 +94,8 @@ def tflite_requantize_plan(shape, dtype, *, input_zero_point, output_zero_point,
     for name, v in (("input_zero_point", input_zero_point), ("output_zero_point", output_zero_point)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not -(1 << 16) <= v <= (1 << 16):
             raise ValueError(f"{func}: {name} must be an int of at most 16 bits, got {v!r}")
-    if not (isinstance(multiplier, (int, np.integer)) and 0 <= multiplier < 1 << 31):
-        raise ValueError(f"{func}: multiplier must be an int in [0, 2^31), got {multiplier!r}")
-    if not (isinstance(shift, (int, np.integer)) and -31 <= shift <= 30):
-        raise ValueError(f"{func}: shift must be an int in [-31, 30], got {shift!r}")
+    int_in_range(multiplier, 0, (1 << 31) - 1, func, "multiplier")
+    int_in_range(shift, -31, 30, func, "shift")
     info = np.iinfo(dt)
     shape = tuple(int(d) for d in shape)
     size = math.prod(shape)

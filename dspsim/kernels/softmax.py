@@ -36,7 +36,7 @@ from ..fixedpoint import (
     wrap_scalar,
 )
 from .._errors import names_its_errors
-from ._common import check_tensor, zero_point
+from ._common import check_tensor, int_in_range, zero_point
 from .elementwise import _float_scale
 from .nonlinear import libm_f32
 
@@ -79,9 +79,7 @@ def tflite_softmax_params(*, input_scale, beta=1.0):
 def _check_fields(func, params, ranges):
     """ValueError naming ``params.<field>`` unless every ``(field, lo, hi)`` of ``ranges`` is an int in [lo, hi]."""
     for name, lo, hi in ranges:
-        v = getattr(params, name)
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or not lo <= v <= hi:
-            raise ValueError(f"{func}: params.{name} must be an int in [{lo}, {hi}], got {v!r}")
+        int_in_range(getattr(params, name), lo, hi, func, f"params.{name}")
 
 
 def _q12_19_depth(func, x):
