@@ -24,7 +24,6 @@ extrapolation onto one tap) combination of input codes.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit
@@ -60,37 +59,44 @@ def _spec_args(func, shape, dtype, size, align_corners, half_pixel_centers, allo
 
 
 def _c_div(a, b):
-    """C's integer division (truncates toward zero)."""
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b > 0) else -q
+    """C's integer division (truncates toward zero) of the int64 array ``a`` by ``b > 0``."""
+    q = np.abs(a) // b
+    return np.where(a >= 0, q, -q)
 
 
 # --------------------------------------------------------------------------------------------
 # nearest neighbour
 # --------------------------------------------------------------------------------------------
-def nearest_source_index(i, in_size, out_size, align_corners, half_pixel_centers):
-    """``GetNearestNeighbor`` of ``internal/reference/resize_nearest_neighbor.h`` in float32."""
+def nearest_source_indices(in_size, out_size, align_corners, half_pixel_centers):
+    """``GetNearestNeighbor`` of ``internal/reference/resize_nearest_neighbor.h`` in float32, for every
+    output index ``0 .. out_size - 1`` at once (numpy float32 operations: the same roundings)."""
     f = np.float32
     scale = (f(in_size - 1) / f(out_size - 1)) if align_corners and out_size > 1 else f(in_size) / f(out_size)
-    v = f(f(i) + f(0.5 if half_pixel_centers else 0.0)) * f(scale)
+    v = (np.arange(out_size).astype(f) + f(0.5 if half_pixel_centers else 0.0)) * f(scale)
     if align_corners:  # TfLiteRound: half away from zero (v >= 0; |v| + 0.5 is exact in double)
-        src = int(math.floor(float(v) + 0.5))
+        src = np.floor(v.astype(np.float64) + 0.5).astype(np.int64)
     else:
-        src = int(np.floor(v))
-    src = min(src, in_size - 1)
-    return max(0, src) if half_pixel_centers else src
+        src = np.floor(v).astype(np.int64)
+    src = np.minimum(src, in_size - 1)
+    return np.maximum(src, 0) if half_pixel_centers else src
 
 
-def _nearest_plan(func, shape, dtype, size, align_corners, half_pixel_centers, index):
-    """The lean ``run(x)`` of a nearest-neighbour resize whose source index along each axis is ``index(i,
-    in_size, out_size)``: one fancy index through the precomputed rows and columns."""
+def _fixed_16_16_indices(in_size, out_size):
+    """LiteRT's optimized 8-bit rule ``min((i * ((in << 16) // out + 1)) >> 16, in - 1)`` for every output
+    index, exact in int64: the scale split into its integer and 16-bit fraction parts."""
+    scale = (in_size << 16) // out_size + 1
+    i = np.arange(out_size, dtype=np.int64)
+    return np.minimum(i * (scale >> 16) + ((i * (scale & 0xFFFF)) >> 16), in_size - 1)
+
+
+def _nearest_plan(func, shape, dtype, size, align_corners, half_pixel_centers, indices):
+    """The lean ``run(x)`` of a nearest-neighbour resize whose source indices along an axis are ``indices(in_size,
+    out_size)``: one fancy index through the precomputed rows and columns (no per-element map)."""
     shape, _, oh, ow, _, _ = _spec_args(func, shape, dtype, size, align_corners, half_pixel_centers, _NN_TYPES)
-    n, h, w, c = shape
-    ys = np.array([index(i, h, oh) for i in range(oh)], np.intp)
-    xs = np.array([index(i, w, ow) for i in range(ow)], np.intp)
-    flat = ((np.arange(n, dtype=np.intp)[:, None, None, None] * h + ys[None, :, None, None]) * w
-            + xs[None, None, :, None]) * c + np.arange(c, dtype=np.intp)  # the flat source of each output code
-    return lambda x: np.take(x, flat)
+    _, h, w, _ = shape
+    ys = indices(h, oh).astype(np.intp)[:, None]
+    xs = indices(w, ow).astype(np.intp)[None, :]
+    return lambda x: x[:, ys, xs]
 
 
 def resize_nearest_neighbor_plan(shape, dtype, size, *, align_corners=False, half_pixel_centers=False):
@@ -100,7 +106,7 @@ def resize_nearest_neighbor_plan(shape, dtype, size, *, align_corners=False, hal
     align_corners = check_flag(align_corners, func, "align_corners")
     half_pixel_centers = check_flag(half_pixel_centers, func, "half_pixel_centers")
     return _nearest_plan(func, shape, dtype, size, align_corners, half_pixel_centers,
-                         lambda i, n, m: nearest_source_index(i, n, m, align_corners, half_pixel_centers))
+                         lambda n, m: nearest_source_indices(n, m, align_corners, half_pixel_centers))
 
 
 def optimized_resize_nearest_neighbor_plan(shape, dtype, size, *, align_corners=False, half_pixel_centers=False):
@@ -112,8 +118,7 @@ def optimized_resize_nearest_neighbor_plan(shape, dtype, size, *, align_corners=
     if align_corners or half_pixel_centers or np.dtype(dtype).itemsize != 1:
         return resize_nearest_neighbor_plan(shape, dtype, size, align_corners=align_corners,
                                             half_pixel_centers=half_pixel_centers)
-    return _nearest_plan(func, shape, dtype, size, False, False,
-                         lambda i, n, m: min((i * ((n << 16) // m + 1)) >> 16, n - 1))
+    return _nearest_plan(func, shape, dtype, size, False, False, _fixed_16_16_indices)
 
 
 @names_its_errors
@@ -154,13 +159,9 @@ def _integer_axis(in_size, out_size, align_corners, half_pixel_centers):
         scale_10 = ((1 << 10) * (in_size - 1) + (out_size - 1) // 2) // (out_size - 1)
     else:
         scale_10 = ((1 << 10) * in_size + out_size // 2) // out_size
-    pos, lo, hi = [], [], []
-    for i in range(out_size):
-        p = i * scale_10 + scale_10 // 2 - (1 << 9) if half_pixel_centers else i * scale_10
-        pos.append(p)
-        lo.append(max(_c_div(p, 1 << 10), 0))
-        hi.append(min(_c_div(p + (1 << 10) - 1, 1 << 10), in_size - 1))
-    return (np.array(pos, np.int64), np.array(lo, np.int64), np.array(hi, np.int64))
+    i = np.arange(out_size, dtype=np.int64)
+    pos = i * scale_10 + scale_10 // 2 - (1 << 9) if half_pixel_centers else i * scale_10
+    return (pos, np.maximum(_c_div(pos, 1 << 10), 0), np.minimum(_c_div(pos + (1 << 10) - 1, 1 << 10), in_size - 1))
 
 
 @njit(cache=True)
@@ -231,18 +232,14 @@ def _xnnpack_axis(in_size, out_size, align_corners, half_pixel_centers):
     adj = 1 if align_corners and out_size != 1 else 0
     scale = f(f(in_size - adj) / f(out_size - adj))
     top_max = f(in_size - 1)
-    lo, hi, w = [], [], []
     offset = f(f(f(0.5) * scale) - f(0.5))
-    for i in range(out_size):
-        if align_corners or not half_pixel_centers:
-            p = min(f(f(i) * scale), top_max)
-        else:
-            p = min(max(f(f(f(i) * scale) + offset), f(0.0)), top_max)
-        t = int(p)
-        lo.append(t)
-        hi.append(min(t + 1, in_size - 1))
-        w.append(int(np.rint(f(f(p - f(t)) * f(2048.0)))))  # lrintf: ties to even
-    return np.array(lo, np.int64), np.array(hi, np.int64), np.array(w, np.int64)
+    p = np.arange(out_size).astype(f) * scale  # float32 operations throughout: the same roundings
+    if not align_corners and half_pixel_centers:
+        p = np.maximum(p + offset, f(0.0))
+    p = np.minimum(p, top_max)
+    t = p.astype(np.int64)  # p >= 0: truncation is the C cast
+    w = np.rint((p - t.astype(f)) * f(2048.0)).astype(np.int64)  # lrintf: ties to even
+    return t, np.minimum(t + 1, in_size - 1), w
 
 
 @njit(cache=True)
