@@ -217,6 +217,14 @@ def check_dtype(op, t, allowed, what):
     return t.dtype
 
 
+def check_last_axis(op, t):
+    """Refuse an input of rank 0: the op normalizes over its last axis (LiteRT's SoftmaxPrepare requires
+    ``NumDimensions(input) >= 1``; the LOG_SOFTMAX and L2_NORMALIZATION kernels index dimension ``rank - 1``,
+    undefined at rank 0)."""
+    if len(t.shape) == 0:
+        refuse(op, "a rank-0 input has no last axis to normalize over (SoftmaxPrepare: NumDimensions(input) >= 1)")
+
+
 def check_arity(op, n_in, n_out=1):
     ok_in = op.inputs and len(op.inputs) in (n_in if isinstance(n_in, tuple) else (n_in,))
     if not ok_in or len(op.outputs) != n_out:

@@ -15,7 +15,7 @@ from ...kernels import nonlinear
 from ...kernels import nonlinear_int16 as nl16
 from ...kernels.normalization import l2_normalization
 from ..prepare import (Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_int_types,
-                       per_tensor_quant, refuse)
+                       check_last_axis, per_tensor_quant, refuse)
 from ._lean import binary_run, unary_run
 
 _INT8 = (np.dtype(np.int8),)
@@ -151,6 +151,7 @@ def prepare_rsqrt(op, g):
 @builtin("L2_NORMALIZATION")
 def prepare_l2_normalization(op, g):
     q = _unary_quant(op, g)
+    check_last_axis(op, g.tensor(op.inputs[0]))
     if op.options.get("fused_activation_function", 0) != 0:
         refuse(op, "a fused activation is not supported (l2norm.cc requires NONE)")
     if g.engine == Engine.TFLM:

@@ -13,7 +13,7 @@ from ...kernels.softmax import (Int16SoftmaxPrepare, log_softmax, optimized_log_
                                optimized_softmax_table, softmax, tflite_int16_softmax_params, tflite_log_softmax_params,
                                tflite_softmax_params)
 from ..prepare import (Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_int_types,
-                       per_tensor_quant, refuse)
+                       check_last_axis, per_tensor_quant, refuse)
 
 _INT8 = (np.dtype(np.int8),)
 _INT16 = (np.dtype(np.int16),)
@@ -22,6 +22,7 @@ _INT16 = (np.dtype(np.int16),)
 @builtin("SOFTMAX")
 def prepare_softmax(op, g):
     check_arity(op, 1)
+    check_last_axis(op, g.tensor(op.inputs[0]))
     if check_dtype(op, g.tensor(op.inputs[0]), _INT8 + _INT16, "input") == np.int16:
         return _prepare_int16_softmax(op, g)
     out_dtype = check_dtype(op, g.tensor(op.outputs[0]), (np.dtype(np.int8), np.dtype(np.int16)), "output")
@@ -67,6 +68,7 @@ def _prepare_int16_softmax(op, g):
 @builtin("LOG_SOFTMAX")
 def prepare_log_softmax(op, g):
     check_arity(op, 1)
+    check_last_axis(op, g.tensor(op.inputs[0]))
     check_int_types(op, g, allowed=_INT8)
     s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
