@@ -51,6 +51,16 @@ MODULE = {Kind.LITERT_REF: "ai_edge_litert.interpreter", Kind.LITERT_BUILTIN: "a
           Kind.LITERT_DEFAULT: "ai_edge_litert.interpreter", Kind.TFLM: "tflite_micro.python.tflite_micro.runtime"}
 PIP = {Kind.LITERT_REF: "ai-edge-litert", Kind.LITERT_BUILTIN: "ai-edge-litert", Kind.LITERT_DEFAULT: "ai-edge-litert",
        Kind.TFLM: "tflite-micro"}
+INTERPRETER_PYTHON = "DSPSIM_INTERPRETER_PYTHON"
+"""The environment variable naming a Python that has the interpreters' packages (``dspsim validate``, and
+``dspsim bench`` where its own variable is unset)."""
+
+
+def worker_python(variable: str | None = None) -> str | None:
+    """The Python named by ``variable`` (a peer's own), else by :data:`INTERPRETER_PYTHON`, else None."""
+    return (os.environ.get(variable) if variable else None) or os.environ.get(INTERPRETER_PYTHON) or None
+
+
 #: The environment of a worker: TensorFlow's oneDNN rewrites off, its info logging quiet.
 WORKER_ENV = {"TF_ENABLE_ONEDNN_OPTS": "0", "TF_CPP_MIN_LOG_LEVEL": "2"}
 

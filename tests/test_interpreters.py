@@ -95,6 +95,24 @@ def test_a_failing_worker_reports_its_exit_status_and_last_stderr_line():
                               [0], 1, sys.executable)
 
 
+def test_a_peer_variable_wins_over_the_shared_interpreter_python(monkeypatch):
+    from dspsim.bench import model_peers
+
+    for var in ("DSPSIM_TFLM_PYTHON", "DSPSIM_LITERT_PYTHON", it.INTERPRETER_PYTHON):
+        monkeypatch.delenv(var, raising=False)
+    assert it.worker_python("DSPSIM_TFLM_PYTHON") is None and v.interpreter_python() == sys.executable
+    monkeypatch.setenv(it.INTERPRETER_PYTHON, "/opt/shared/python")
+    assert it.worker_python("DSPSIM_TFLM_PYTHON") == "/opt/shared/python" == v.interpreter_python()
+    monkeypatch.setenv("DSPSIM_TFLM_PYTHON", "/opt/tflm/python")
+    assert it.worker_python("DSPSIM_TFLM_PYTHON") == "/opt/tflm/python"
+    assert it.worker_python("DSPSIM_LITERT_PYTHON") == "/opt/shared/python"
+    monkeypatch.setattr(model_peers, "_importable", lambda package: False)  # as in a venv without the peers
+    assert model_peers.where("tflm") == "/opt/tflm/python" and model_peers.where("litert-ref") == "/opt/shared/python"
+    monkeypatch.delenv(it.INTERPRETER_PYTHON)
+    with pytest.raises(model_peers.PeerUnavailable, match="DSPSIM_LITERT_PYTHON or DSPSIM_INTERPRETER_PYTHON"):
+        model_peers.where("litert-default")
+
+
 # ---------------------------------------------------------------------------------------------
 # live: the interpreters themselves, in a worker under DSPSIM_LITERT_PYTHON / DSPSIM_TFLM_PYTHON
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,8 @@ peer                      runs                                           compare
 ========================= ============================================== =============================
 
 Each peer runs in-process when its package is importable, else in a worker process under the
-interpreter named by ``DSPSIM_TFLM_PYTHON`` (tflm) or ``DSPSIM_LITERT_PYTHON`` (both LiteRT peers):
+interpreter named by ``DSPSIM_TFLM_PYTHON`` (tflm) or ``DSPSIM_LITERT_PYTHON`` (both LiteRT peers), else by
+``DSPSIM_INTERPRETER_PYTHON`` (as ``dspsim validate``):
 :mod:`dspsim.interpreters` (the peers are three of its kinds) computes the outputs of the check
 inputs and times one inference by the rule of :mod:`dspsim.bench.timing` (loaded by path in the worker).
 
@@ -57,9 +58,11 @@ def where(peer: str) -> str:
     package, var = PACKAGE[peer]
     if _importable(package):
         return "in-process"
-    if os.environ.get(var):
-        return os.environ[var]
-    raise PeerUnavailable(f"{package} not importable (set {var} to a python that has it)")
+    python = interpreters.worker_python(var)
+    if python:
+        return python
+    raise PeerUnavailable(f"{package} not importable (set {var} or {interpreters.INTERPRETER_PYTHON} to a python "
+                          "that has it)")
 
 
 def peer_outputs_and_timing(peer: str, model_path, x: np.ndarray, n_out: int, stateful: bool, threads: int,

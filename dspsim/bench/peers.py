@@ -36,6 +36,7 @@ import warnings
 import numpy as np
 
 from ..cpu import host_has_vnni
+from ..interpreters import worker_python
 
 from .litert import litert_invoker, litert_model, litert_subprocess
 from .timing import error_status
@@ -57,8 +58,9 @@ def available() -> dict:
             out[name] = getattr(mod, "__version__", "installed")
         except Exception as exc:
             out[name] = f"missing ({type(exc).__name__})"
-    if out["ai_edge_litert"].startswith("missing") and os.environ.get("DSPSIM_LITERT_PYTHON"):
-        out["ai_edge_litert"] = f"worker process: {os.environ['DSPSIM_LITERT_PYTHON']}"
+    worker = worker_python("DSPSIM_LITERT_PYTHON")
+    if out["ai_edge_litert"].startswith("missing") and worker:
+        out["ai_edge_litert"] = f"worker process: {worker}"
     return out
 
 
@@ -365,10 +367,10 @@ def _litert(case, p, threads):
         import ai_edge_litert  # noqa: F401
         runner = Runner("", litert_invoker(litert_model(op, arrays), arrays["x"], threads))
     except ImportError:
-        python = os.environ.get("DSPSIM_LITERT_PYTHON")
+        python = worker_python("DSPSIM_LITERT_PYTHON")
         if not python:
-            raise Unavailable("ai_edge_litert not importable (set DSPSIM_LITERT_PYTHON to a python that has it)") \
-                from None
+            raise Unavailable("ai_edge_litert not importable (set DSPSIM_LITERT_PYTHON or DSPSIM_INTERPRETER_PYTHON "
+                              "to a python that has it)") from None
         runner = Runner("", measure=lambda repeats, budget: litert_subprocess(
             python, op, arrays, threads, repeats, budget))
     if op == "fully_connected":  # LiteRT's reference FC requantizes in double (docs/engines.md)

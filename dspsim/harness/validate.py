@@ -41,7 +41,6 @@ ones (:func:`dspsim.harness.compare.compare`).
 """
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import threading
@@ -51,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..interpreters import MODULE, PIP, Kind, WorkerFailed, run_in
+from ..interpreters import MODULE, PIP, Kind, WorkerFailed, run_in, worker_python
 
 #: Interpreters ``--against-interpreter`` can run.
 INTERPRETERS = {"litert": Kind.LITERT_REF, "tflm": Kind.TFLM}
@@ -333,7 +332,7 @@ def run_chunk(spec: ChunkSpec) -> dict:
 # =============================================================================================
 def interpreter_python() -> str:
     """The Python that runs the interpreter: ``DSPSIM_INTERPRETER_PYTHON``, else this one."""
-    return os.environ.get("DSPSIM_INTERPRETER_PYTHON") or sys.executable
+    return worker_python() or sys.executable
 
 
 def check_interpreter(kind: str, python: str | None = None) -> None:
