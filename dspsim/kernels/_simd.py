@@ -186,9 +186,9 @@ _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j
     ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * B[s*4*k4 + q, j]`` with ``a`` uint8 and
     ``B`` the panel at ``bp[b_off:]``: int8 ``bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]`` (VNNI), int16
     pairs (AVX2, :meth:`~dspsim.kernels.gemm.PackedWeights.pairs`); ``nr = 16 * nvec`` (the panel's
-    width; only the ``ceil(nv / 16)`` vectors holding columns ``j < nv`` are computed); rows ``r >= mv`` and columns ``j >= nv`` are not
-    stored (their ``rows`` entries must still point at readable memory); ``col_add`` and ``col_mul``
-    are read for ``NR`` columns from ``n0``.
+    width; only the ``ceil(nv / 16)`` vectors holding columns ``j < nv`` are computed); rows ``r >= mv``
+    and columns ``j >= nv`` are not stored (their ``rows`` entries must still point at readable
+    memory); ``col_add`` and ``col_mul`` are read for ``NR`` columns from ``n0``.
     """
 
 

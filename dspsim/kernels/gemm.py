@@ -690,7 +690,8 @@ def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw
                + np.arange(ow)[None, None, :] * (sw * groups * cp)).astype(np.int64).ravel()
     segs = ((np.arange(kh)[:, None] * (dh * pix)) + np.arange(kw)[None, :] * (dw * groups * cp)).astype(np.int64).ravel()
     # Without groups and dilation along W, a kernel row's taps are one run of kw * cp bytes.
-    tail = _prepare_run(row_off, cp, segs, packed, alpha, zw, bias, path, epilogue, kw if groups == 1 and dw == 1 else 1)
+    tap_run = kw if groups == 1 and dw == 1 else 1
+    tail = _prepare_run(row_off, cp, segs, packed, alpha, zw, bias, path, epilogue, tap_run)
     direct = (pt, pb, pl, pr) == (0, 0, 0, 0) and cp == ch and groups == 1
 
     def run(x):
