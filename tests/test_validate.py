@@ -257,7 +257,10 @@ def test_ctrl_c_exits_130_and_leaves_no_report(tmp_path):
     out, js = tmp_path / "report", tmp_path / "r.json"
     p = subprocess.Popen([sys.executable, "-m", "dspsim.cli", "validate", str(MOBILENET), "--data",
                           str(tmp_path / "x.npy"), "--against", "xnnpack", "--chunk", "1", "--out", str(out),
-                          "--json", str(js)], stderr=subprocess.PIPE, text=True)
+                          "--json", str(js)], stderr=subprocess.PIPE, text=True,
+                         # Ctrl-C at a terminal: a shell that started pytest in the background (no job
+                         # control) ignores SIGINT, and a child Python that inherits that never sees it
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     # the first chunk's outputs exist: the run is inside its loop (past loading and any numba cache reads)
     while not list(tmp_path.glob(".report.tmp-*/output_*.npy")) and time.monotonic() < deadline and p.poll() is None:
