@@ -43,7 +43,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .kernels._simd import HAVE_AVX2, _I32, _I64, _splat
+from .kernels._simd import HAVE_AVX2, _I8, _I16, _I32, _I64, _splat
 
 __all__ = ["HAVE_AVX2", "float_lane_parameters", "lane_parameters", "requantize_blocks",
            "requantize_float_row"]
@@ -52,69 +52,135 @@ _V8 = ir.VectorType(_I32, 8)
 _V4 = ir.VectorType(_I32, 4)
 _V4Q = ir.VectorType(_I64, 4)
 _OUT_BITS = {types.int8: 8, types.uint8: 8, types.int16: 16}
+_OUT_TYPE = {t: ir.IntType(bits) for t, bits in _OUT_BITS.items()}
 
 
 def _lanes(*idx):
     return ir.Constant(ir.VectorType(_I32, len(idx)), list(idx))
 
 
-def _mbqm_lanes(b, x, m, left, right, mask=None):
-    """RoundingDivideByPOT(SRDHM(x << left, m), right) of 8 int32 lanes (``left`` None: no left shift;
-    ``mask``: ``(1 << right) - 1``, computed here when None).
+def _q(v):
+    return ir.Constant(_V4Q, [v] * 4)
+
+
+def _low_halves(b, v):
+    """Lanes 0, 2, 4, 6 of ``v`` sign-extended to int64 (``vpmuldq`` reads only those)."""
+    return b.ashr(b.shl(b.bitcast(v, _V4Q), _q(32)), _q(32))
+
+
+def _odd_down(b, v):
+    """Lanes 1, 3, 5, 7 moved into the low halves: a shuffle, not a shift."""
+    return b.shuffle_vector(v, v, _lanes(1, 1, 3, 3, 5, 5, 7, 7))
+
+
+def _mbqm_lanes(b, x, m, left, right):
+    """RoundingDivideByPOT(SRDHM(x << left, m), right) of 8 int32 lanes, every shift (``left`` None: no left
+    shift): the two roundings one after the other, as TFLite writes them.
 
     Zen 2 runs vector shifts on one pipe, a variable shift in two cycles: the odd lanes move down by a
-    shuffle, the mask comes precomputed and the left shift only when a lane has one."""
+    shuffle and the left shift comes only when a lane has one."""
     if left is not None:
         x = b.shl(x, left)
-
-    def q(v):
-        return ir.Constant(_V4Q, [v] * 4)
-
-    def low_halves(v):  # lanes 0, 2, 4, 6 sign-extended to int64 (vpmuldq reads only those)
-        return b.ashr(b.shl(b.bitcast(v, _V4Q), q(32)), q(32))
-
-    def odd_down(v):  # lanes 1, 3, 5, 7 moved into the low halves: a shuffle, not a shift
-        return b.shuffle_vector(v, v, _lanes(1, 1, 3, 3, 5, 5, 7, 7))
-
     # (p + 2^30) >> 31 lands in the low half of an even product's lane; (p + 2^30) << 1 puts the same bits in
     # the high half of an odd one's; a blend joins them.
-    even = b.mul(low_halves(x), low_halves(m))
-    odd = b.mul(low_halves(odd_down(x)), low_halves(odd_down(m)))
-    he = b.bitcast(b.lshr(b.add(even, q(1 << 30)), q(31)), _V8)
-    ho = b.bitcast(b.shl(b.add(odd, q(1 << 30)), q(1)), _V8)
+    even = b.mul(_low_halves(b, x), _low_halves(b, m))
+    odd = b.mul(_low_halves(b, _odd_down(b, x)), _low_halves(b, _odd_down(b, m)))
+    he = b.bitcast(b.lshr(b.add(even, _q(1 << 30)), _q(31)), _V8)
+    ho = b.bitcast(b.shl(b.add(odd, _q(1 << 30)), _q(1)), _V8)
     h = b.shuffle_vector(he, ho, _lanes(0, 9, 2, 11, 4, 13, 6, 15))
     one, zero = ir.Constant(_V8, [1] * 8), ir.Constant(_V8, [0] * 8)
-    if mask is None:
-        mask = b.sub(b.shl(one, right), one)
+    mask = b.sub(b.shl(one, right), one)
     threshold = b.sub(b.lshr(mask, one), b.sext(b.icmp_signed("<", h, zero), _V8))
     return b.sub(b.ashr(h, right), b.sext(b.icmp_signed(">", b.and_(h, mask), threshold), _V8))
 
 
-def store_codes(b, qs, zpv, q_lo, q_hi, elem, ptr):
-    """Store the 8-lane int32 vectors ``qs`` as ``8 * len(qs)`` codes of the integer type ``elem`` at
-    ``ptr`` (an ``elem*``): each clamped to ``[q_lo, q_hi]`` (the output range minus the zero point)
-    BEFORE ``+ zpv``, so the int32 add cannot wrap; the store truncates."""
-    res = []
-    for q in qs:
-        q = b.select(b.icmp_signed("<", q, q_lo), q_lo, q)
-        q = b.select(b.icmp_signed(">", q, q_hi), q_hi, q)
-        res.append(b.add(q, zpv))
-    while len(res) > 1:  # concatenate: 8 -> 16 -> 32 lanes
-        w = 2 * res[0].type.count
-        res = [b.shuffle_vector(res[i], res[i + 1], _lanes(*range(w))) for i in range(0, len(res), 2)]
-    vt = ir.VectorType(elem, 8 * len(qs))
-    b.store(b.trunc(res[0], vt), b.bitcast(ptr, vt.as_pointer()), align=1)
+def _mbqm_lanes_one_floor(b, x, m, right, rounding):
+    """The same value as :func:`_mbqm_lanes` with ``left = 0`` and ``right`` in [2, 31], in one floor.
+
+    With ``p = x * m`` (exact int64) and ``s`` its sign, SRDHM then RoundingDivideByPOT are
+    ``floor((p + 2^30 + 2^(30 + right) - s * 2^31) / 2^(31 + right))``: SRDHM is ``floor((p + 2^30) / 2^31)``
+    (ties toward +inf) and the second rounding, ties away from zero, adds ``2^(right - 1)`` less one for a
+    negative value; the floor of a floor by a power of two is the floor of the whole. (For ``-2^30 <= p < 0``
+    SRDHM is 0 and so is the formula with either sign.) As ``2^(30 + right)`` is a multiple of ``2^32``,
+    that is ``(hi + 2^(right - 2)) >> (right - 1)``, ``hi`` the high half of ``p +- 2^30`` (a blend on the
+    product's sign bit): no 64-bit shift, no mask, no threshold. ``|hi| <= 2^30 + 1``: nothing wraps.
+    ``rounding`` holds ``2^(right - 2)`` per lane (:func:`lane_parameters`)."""
+    def high_after_nudge(p):
+        return b.add(p, b.select(b.icmp_signed("<", p, _q(0)), _q(-(1 << 30)), _q(1 << 30)))
+
+    even = high_after_nudge(b.mul(_low_halves(b, x), _low_halves(b, m)))
+    odd = high_after_nudge(b.mul(_low_halves(b, _odd_down(b, x)), _low_halves(b, _odd_down(b, m))))
+    hi = b.shuffle_vector(b.bitcast(even, _V8), b.bitcast(odd, _V8), _lanes(1, 9, 3, 11, 5, 13, 7, 15))
+    return b.ashr(b.add(hi, rounding), b.sub(right, ir.Constant(_V8, [1] * 8)))
+
+
+def _x86(b, name, ret, *args):
+    return b.call(cgutils.get_or_insert_function(b.module, ir.FunctionType(ret, [a.type for a in args]), name),
+                  list(args))
+
+
+def store_codes(b, qs, zp, lo, hi, dtype, ptr):
+    """Store the 8-lane int32 vectors ``qs`` (1 or 4 of them) as ``8 * len(qs)`` codes ``min(max(q + zp, lo),
+    hi)`` of ``dtype`` (int8, uint8, int16) at ``ptr`` (that type's pointer); ``zp``, ``lo``, ``hi`` int32
+    scalars inside the type.
+
+    8-bit codes: saturating packs to int16, ``+ zp`` saturating in int16, a saturating pack to 8 bits, then
+    the clamp in bytes (4 int32 vectors in 9 instructions). Every saturation keeps the side a value is on:
+    a value past the int16 range stays past the 8-bit range after ``+ zp`` (``|zp| < 256``), so the clamp
+    gives what it gives on the exact int64 ``q + zp``. int16 codes: the int32 clamp to ``[lo - zp, hi - zp]``
+    before ``+ zp`` (the add cannot wrap), the store truncates."""
+    elem = ir.IntType(_OUT_BITS[dtype])
+    n = 8 * len(qs)
+    if elem.width == 16:
+        zpv = _splat(b, zp, _V8)
+        q_lo, q_hi = b.sub(_splat(b, lo, _V8), zpv), b.sub(_splat(b, hi, _V8), zpv)
+        res = []
+        for q in qs:
+            q = b.select(b.icmp_signed("<", q, q_lo), q_lo, q)
+            q = b.select(b.icmp_signed(">", q, q_hi), q_hi, q)
+            res.append(b.add(q, zpv))
+        while len(res) > 1:  # concatenate: 8 -> 16 -> 32 lanes
+            w = 2 * res[0].type.count
+            res = [b.shuffle_vector(res[i], res[i + 1], _lanes(*range(w))) for i in range(0, len(res), 2)]
+        codes = b.trunc(res[0], ir.VectorType(elem, n))
+    else:
+        unsigned = dtype == types.uint8
+        w16 = _I16
+        if len(qs) == 1:  # 128-bit packs: the 8 codes in order in the low half
+            v4 = ir.VectorType(_I32, 4)
+            halves = [b.shuffle_vector(qs[0], qs[0], _lanes(*r)) for r in ((0, 1, 2, 3), (4, 5, 6, 7))]
+            words = _x86(b, "llvm.x86.sse2.packssdw.128", ir.VectorType(w16, 8), *halves)
+            v16, wide = ir.VectorType(w16, 8), ir.VectorType(_I8, 16)
+        else:  # 256-bit packs work in 128-bit halves: one dword permutation puts the 32 codes in order
+            assert len(qs) == 4
+            v16, wide = ir.VectorType(w16, 16), ir.VectorType(_I8, 32)
+            words = [_x86(b, "llvm.x86.avx2.packssdw", v16, qs[i], qs[i + 1]) for i in (0, 2)]
+        sadd = lambda v: _x86(b, f"llvm.sadd.sat.v{v.type.count}i16", v.type, v,  # noqa: E731
+                              _splat(b, b.trunc(zp, w16), v.type))
+        pack8 = ("llvm.x86.sse2.packuswb.128" if unsigned else "llvm.x86.sse2.packsswb.128") if len(qs) == 1 \
+            else ("llvm.x86.avx2.packuswb" if unsigned else "llvm.x86.avx2.packsswb")
+        if len(qs) == 1:
+            w = sadd(words)
+            codes = b.shuffle_vector(_x86(b, pack8, wide, w, w), ir.Constant(wide, None), _lanes(*range(8)))
+        else:
+            packed = b.bitcast(_x86(b, pack8, wide, sadd(words[0]), sadd(words[1])), _V8)
+            codes = b.bitcast(b.shuffle_vector(packed, packed, _lanes(0, 4, 1, 5, 2, 6, 3, 7)), wide)
+        vt = codes.type
+        lo8, hi8 = _splat(b, b.trunc(lo, _I8), vt), _splat(b, b.trunc(hi, _I8), vt)
+        less, more = (b.icmp_unsigned, b.icmp_unsigned) if unsigned else (b.icmp_signed, b.icmp_signed)
+        codes = b.select(less("<", codes, lo8), lo8, codes)
+        codes = b.select(more(">", codes, hi8), hi8, codes)
+    vt = ir.VectorType(elem, n)
+    b.store(codes, b.bitcast(ptr, vt.as_pointer()), align=1)
 
 
 def _block(nvec):
     """An intrinsic for ``8 * nvec`` outputs from ``off``: ``out[off + i] = clamp(MBQM(acc[off + i],
     mult[off + i], left[off + i], right[off + i]) + zp, lo, hi)`` (parameters indexed like the row;
-    ``mask = (1 << right) - 1``)."""
+    ``rounding`` as :func:`lane_parameters` gives it)."""
 
     @intrinsic
-    def block(typingctx, acc, off, mult, left, right, mask, zp, lo, hi, out):
-        elem = ir.IntType(_OUT_BITS[out.dtype])
-
+    def block(typingctx, acc, off, mult, left, right, rounding, zp, lo, hi, out):
         def codegen(context, builder, sig, args):
             b = builder
             at = sig.args
@@ -127,26 +193,26 @@ def _block(nvec):
             def load(i, k):
                 return b.load(b.bitcast(b.gep(base(i, _I32), [ir.Constant(_I64, 8 * k)]), _V8.as_pointer()), align=4)
 
-            def splat(i):
-                return _splat(b, context.cast(b, args[i], at[i], types.int32), _V8)
+            def scalar(i):
+                return context.cast(b, args[i], at[i], types.int32)
 
-            zpv = splat(6)
-            q_lo, q_hi = b.sub(splat(7), zpv), b.sub(splat(8), zpv)
-            lefts = [load(3, k) for k in range(nvec)]
-            any_left = lefts[0]
-            for v in lefts[1:]:
-                any_left = b.or_(any_left, v)
-            wide = ir.IntType(256)
-            # Multipliers below 1 (the common case) shift nothing left: the variable shift is skipped.
-            with b.if_else(b.icmp_signed("!=", b.bitcast(any_left, wide), ir.Constant(wide, 0))) as (some, none):
-                for block_, ls in ((some, lefts), (none, [None] * nvec)):
-                    with block_:
-                        qs = [_mbqm_lanes(b, load(0, k), load(2, k), ls[k], load(4, k), load(5, k))
-                              for k in range(nvec)]
-                        store_codes(b, qs, zpv, q_lo, q_hi, elem, base(9, elem))
+            roundings = [load(5, k) for k in range(nvec)]
+            any_other = roundings[0]
+            for v in roundings[1:]:
+                any_other = b.or_(any_other, v)
+            signs = b.bitcast(b.icmp_signed("<", any_other, ir.Constant(_V8, [0] * 8)), ir.IntType(8))
+            # Right shifts in [2, 31] (the common case: multipliers below 1/4) take the one-floor form.
+            with b.if_else(b.icmp_unsigned("==", signs, ir.Constant(ir.IntType(8), 0))) as (one_floor, other):
+                with one_floor:
+                    qs = [_mbqm_lanes_one_floor(b, load(0, k), load(2, k), load(4, k), roundings[k])
+                          for k in range(nvec)]
+                    store_codes(b, qs, scalar(6), scalar(7), scalar(8), at[9].dtype, base(9, _OUT_TYPE[at[9].dtype]))
+                with other:
+                    qs = [_mbqm_lanes(b, load(0, k), load(2, k), load(3, k), load(4, k)) for k in range(nvec)]
+                    store_codes(b, qs, scalar(6), scalar(7), scalar(8), at[9].dtype, base(9, _OUT_TYPE[at[9].dtype]))
             return context.get_dummy_value()
 
-        return types.void(acc, off, mult, left, right, mask, zp, lo, hi, out), codegen
+        return types.void(acc, off, mult, left, right, rounding, zp, lo, hi, out), codegen
 
     return block
 
@@ -155,9 +221,9 @@ _block32 = _block(4)
 _block8 = _block(1)
 
 
-def requantize_blocks(row, orow, mult, left, right, mask, zp, lo, hi):
+def requantize_blocks(row, orow, mult, left, right, rounding, zp, lo, hi):
     """The vector front of one row: outputs ``[0, returned)`` done (a multiple of 8), the rest for the
-    scalar loop. ``mult``, ``left``, ``right``, ``mask`` are the int32 per-position parameters of
+    scalar loop. ``mult``, ``left``, ``right``, ``rounding`` are the int32 per-position parameters of
     :func:`lane_parameters` (at least ``len(row)``);
     ``zp``, ``lo``, ``hi`` inside the output type. 0 when ``row`` is not C-contiguous int32 or ``orow``
     not C-contiguous int8 / uint8 / int16 (jit only)."""
@@ -169,19 +235,19 @@ def _c_array(t, dtypes):
 
 
 @overload(requantize_blocks, jit_options={"cache": True}, inline="always")
-def _requantize_blocks(row, orow, mult, left, right, mask, zp, lo, hi):
+def _requantize_blocks(row, orow, mult, left, right, rounding, zp, lo, hi):
     if not (_c_array(row, (types.int32,)) and _c_array(orow, tuple(_OUT_BITS)) and
-            all(_c_array(p, (types.int32,)) for p in (mult, left, right, mask))):
-        return lambda row, orow, mult, left, right, mask, zp, lo, hi: 0
+            all(_c_array(p, (types.int32,)) for p in (mult, left, right, rounding))):
+        return lambda row, orow, mult, left, right, rounding, zp, lo, hi: 0
 
-    def impl(row, orow, mult, left, right, mask, zp, lo, hi):
+    def impl(row, orow, mult, left, right, rounding, zp, lo, hi):
         n = row.shape[0]
         n32 = n - n % 32
         for j in range(0, n32, 32):
-            _block32(row, j, mult, left, right, mask, zp, lo, hi, orow)
+            _block32(row, j, mult, left, right, rounding, zp, lo, hi, orow)
         n8 = n - n % 8
         for j in range(n32, n8, 8):
-            _block8(row, j, mult, left, right, mask, zp, lo, hi, orow)
+            _block8(row, j, mult, left, right, rounding, zp, lo, hi, orow)
         return n8
 
     return impl
@@ -189,19 +255,21 @@ def _requantize_blocks(row, orow, mult, left, right, mask, zp, lo, hi):
 
 @njit(cache=True, nogil=True)
 def lane_parameters(mult, shift, n, per_channel):
-    """int32 ``(multiplier, left shift, right shift, (1 << right shift) - 1)`` for the ``n`` positions
-    of a row: channel ``j``'s values (``per_channel``) or the first ones broadcast."""
+    """int32 ``(multiplier, left shift, right shift, rounding)`` for the ``n`` positions of a row: channel
+    ``j``'s values (``per_channel``) or the first ones broadcast. ``rounding`` is ``2^(right - 2)`` where the
+    right shift is in [2, 31] (the one-floor lanes), -1 elsewhere (a block with one such position takes the
+    two-rounding lanes)."""
     m = np.empty(n, np.int32)
     left = np.empty(n, np.int32)
     right = np.empty(n, np.int32)
-    mask = np.empty(n, np.int32)
+    rounding = np.empty(n, np.int32)
     for j in range(n):
         c = j if per_channel else 0
         m[j] = mult[c]
         left[j] = max(shift[c], 0)
         right[j] = max(-shift[c], 0)
-        mask[j] = (np.int64(1) << right[j]) - 1
-    return m, left, right, mask
+        rounding[j] = (1 << (right[j] - 2)) if 2 <= right[j] <= 31 else -1
+    return m, left, right, rounding
 
 
 # --------------------------------------------------------------------------------------------
@@ -220,7 +288,7 @@ def _float_block(nvec):
 
     @intrinsic
     def block(typingctx, acc, off, bias_a, bias_b, scale, clamp, zp, lo, hi, out):
-        elem = ir.IntType(_OUT_BITS[out.dtype])
+        elem = _OUT_TYPE[out.dtype]
         wide_scale = scale.dtype == types.float64
 
         def codegen(context, builder, sig, args):
@@ -254,7 +322,8 @@ def _float_block(nvec):
                 y = b.select(b.fcmp_ordered(">", y, f_hi), f_hi, y)
                 res.append(b.call(cvt, [y]))
             data = context.make_array(at[9])(context, b, args[9]).data
-            store_codes(b, res, zpv, q_lo, q_hi, elem, b.gep(b.bitcast(data, elem.as_pointer()), [o]))
+            store_codes(b, res, *(context.cast(b, args[i], at[i], types.int32) for i in (6, 7, 8)), at[9].dtype,
+                        b.gep(b.bitcast(data, elem.as_pointer()), [o]))
             return context.get_dummy_value()
 
         return types.void(acc, off, bias_a, bias_b, scale, clamp, zp, lo, hi, out), codegen

@@ -28,8 +28,8 @@ def scalar_rows(acc, n, mult, shift, zp, lo, hi, out):
 
 @njit
 def vector_row(row, orow, mult, shift, zp, lo, hi):
-    m, left, right, mask = simd.lane_parameters(mult, shift, row.shape[0], True)
-    return simd.requantize_blocks(row, orow, m, left, right, mask, zp, lo, hi)
+    m, left, right, rounding = simd.lane_parameters(mult, shift, row.shape[0], True)
+    return simd.requantize_blocks(row, orow, m, left, right, rounding, zp, lo, hi)
 
 
 def edge_accumulators():
@@ -83,6 +83,32 @@ def test_per_tensor_parameters_broadcast_to_the_lanes():
             assert np.array_equal(prepared(acc, 1, [m], [s], zp, lo, hi, np.int8), want), (m, s, zp, lo, hi)
 
 
+@pytest.mark.parametrize("out_name", list(OUT))
+def test_one_floor_lanes_equal_both_roundings_for_every_right_shift_from_2(out_name):
+    """Rows whose every block has right shifts in [2, 31] take the one-floor lanes: each shift on every edge
+    accumulator, with the edge multipliers 0, 1, 2^30, 2^31 - 1 and random ones, per tensor and per channel."""
+    rng = np.random.default_rng(7)
+    edges = edge_accumulators()
+    for right in range(2, 32):
+        mult = np.concatenate([[0, 1, 1 << 30, INT32_MAX], rng.integers(1 << 30, 1 << 31, 28)]).astype(np.int64)
+        shift = np.full(32, -right, np.int64)
+        acc = np.repeat(edges, 32).astype(np.int32)
+        for zp, lo, hi in CLAMPS[out_name]:
+            want = np.empty(acc.size, OUT[out_name])
+            scalar_rows(acc, 32, mult, shift, zp, lo, hi, want)
+            assert np.array_equal(prepared(acc, 32, mult, shift, zp, lo, hi, OUT[out_name]), want), (right, zp)
+            one = np.full(1, mult[3])  # per tensor: INT32_MAX
+            scalar_rows(acc, 1, one, shift[:1], zp, lo, hi, want)
+            assert np.array_equal(prepared(acc, 1, one, shift[:1], zp, lo, hi, OUT[out_name]), want), (right, zp)
+
+
+def test_lane_rounding_marks_the_shifts_the_one_floor_lanes_take():
+    _, left, right, rounding = simd.lane_parameters(np.full(64, 1 << 30), np.arange(-33, 31), 64, True)
+    assert np.array_equal(right - left, -np.arange(-33, 31))
+    takes = (right >= 2) & (right <= 31)
+    assert np.array_equal(rounding[takes], 1 << (right[takes] - 2)) and np.all(rounding[~takes] == -1)
+
+
 @settings(max_examples=300, deadline=None)
 @given(data=st.data(), n=st.integers(1, 200), rows=st.integers(1, 3), out_name=st.sampled_from(list(OUT)),
        per_channel=st.booleans())
@@ -120,3 +146,4 @@ def test_blocks_compile_to_vpmuldq_on_32_bit_lanes():
     fresh(np.ones(64, np.int32), np.zeros(64, np.int8), mult, shift, 0, -128, 127)
     asm = next(iter(fresh.inspect_asm().values()))
     assert "vpmuldq" in asm and "vpsravd" in asm  # even/odd int64 products; per-lane int32 shift
+    assert "vpacksswb" in asm and "vpaddsw" in asm  # the saturating packs of store_codes

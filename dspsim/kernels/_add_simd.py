@@ -69,17 +69,17 @@ def _add_block(nvec):
                 ptr = bld.gep(bld.bitcast(data, _I32.as_pointer()), [ir.Constant(_I64, 8 * k)])
                 return bld.load(bld.bitcast(ptr, _V8.as_pointer()), align=4)
 
-            zp1v, zp2v, zov, ls = splat(4), splat(5), splat(6), splat(7)
+            zp1v, zp2v, ls = splat(4), splat(5), splat(7)
             r1v, r2v, rov = splat(8), splat(9), splat(10)
             m1v, m2v, mov = multiplier(0), multiplier(1), multiplier(2)
             no_shift = ir.Constant(_V8, [0] * 8)
-            q_lo, q_hi = bld.sub(splat(11), zov), bld.sub(splat(12), zov)
             res = []
             for k in range(nvec):
                 v1 = _mbqm_lanes(bld, bld.sub(load(0, k), zp1v), m1v, ls, r1v)
                 v2 = _mbqm_lanes(bld, bld.sub(load(1, k), zp2v), m2v, ls, r2v)
                 res.append(_mbqm_lanes(bld, bld.add(v1, v2), mov, no_shift, rov))
-            store_codes(bld, res, zov, q_lo, q_hi, elem, base(13))
+            store_codes(bld, res, *(context.cast(bld, args[i], at[i], types.int32) for i in (6, 11, 12)), at[13].dtype,
+                        base(13))
             return context.get_dummy_value()
 
         return types.void(a, b, off, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out), codegen

@@ -305,10 +305,10 @@ def _store_lanes(blk, s0, n, lanes, out, o0):
     """The vector front of ``blk[s0:s0 + n]`` (lane positions ``s0..``) requantized into ``out[o0:o0 + n]`` by the
     lanes of :class:`StoreRequant` (``lanes[0]``: 1 the int32-lane fixed point, 2 the float lanes); returns how
     many it did (``n - n % 8``). Not inlined: one compiled copy for every call site."""
-    kind, _, m, left, right, mask, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
+    kind, _, m, left, right, rounding, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
     src, dst = blk[s0:s0 + n], out[o0:o0 + n]
     if kind == _FIXED_LANES:
-        return _requant_simd.requantize_blocks(src, dst, m[s0:], left[s0:], right[s0:], mask[s0:], zp, lo, hi)
+        return _requant_simd.requantize_blocks(src, dst, m[s0:], left[s0:], right[s0:], rounding[s0:], zp, lo, hi)
     return _requant_simd.requantize_float_row(src, dst, bias_a[s0:], bias_b[s0:], scale[s0:], zp, lo, hi,
                                               clamp_in_float)
 
@@ -513,8 +513,8 @@ class StoreRequant:
     Attributes
     ----------
     lanes : tuple
-        ``(kind, chunk, m, left, right, mask, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the
-        int32-lane fixed point (:func:`dspsim._requant_simd.requantize_blocks` with ``m, left, right, mask``), kind 2
+        ``(kind, chunk, m, left, right, rounding, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the
+        int32-lane fixed point (:func:`dspsim._requant_simd.requantize_blocks` with ``m, left, right, rounding``), kind 2
         the float lanes (:func:`dspsim._requant_simd.requantize_float_row` with ``bias_a, bias_b, scale,
         clamp_in_float``); the arrays hold the parameters of the ``chunk`` positions of a block (channel
         ``j % C``), the others are empty.

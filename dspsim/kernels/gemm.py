@@ -95,12 +95,12 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
 def _epilogue_columns(epi, n0, per_channel):
     """``epi``'s per-column parameters from column ``n0`` on (slices, made once per column panel: a slice
     costs a reference count, too much per tile), then its ints and the output."""
-    (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_mask, lane_ba, lane_bb,
+    (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_rounding, lane_ba, lane_bb,
      lane_s, out) = epi
     c0 = n0 if per_channel else 0
     # Slices: indices j >= 0 need no wraparound test, so the column loop vectorizes.
     return ((mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:], lane_m[n0:], lane_l[n0:], lane_r[n0:],
-             lane_mask[n0:], lane_ba[n0:], lane_bb[n0:], lane_s[n0:]), (zp, lo, hi, acc_bits, out))
+             lane_rounding[n0:], lane_ba[n0:], lane_bb[n0:], lane_s[n0:]), (zp, lo, hi, acc_bits, out))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -114,8 +114,8 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
     (:func:`dspsim._requant_simd.requantize_blocks`), with ``float_simd`` the whole row in float32 lanes
     (:func:`dspsim._requant_simd.requantize_float_row`): the same values. ``cols, rest =
     _epilogue_columns(epi, n0, per_channel)`` with ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi,
-    acc_bits, lane_m, lane_l, lane_r, lane_mask, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
-    mult, shift, scale, fb_a, fb_b, lane_m, lane_l, lane_r, lane_mask, lane_ba, lane_bb, lane_s = cols
+    acc_bits, lane_m, lane_l, lane_r, lane_rounding, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
+    mult, shift, scale, fb_a, fb_b, lane_m, lane_l, lane_r, lane_rounding, lane_ba, lane_bb, lane_s = cols
     zp, lo, hi, acc_bits, out = rest
     sh = 64 - acc_bits
     for r in range(mv):
@@ -123,7 +123,7 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
         dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
         j0 = 0
         if simd == 1:  # a no-op (0) unless the output is int8 / uint8 / int16
-            j0 = _requant_simd.requantize_blocks(src, dst, lane_m, lane_l, lane_r, lane_mask, zp, lo, hi)
+            j0 = _requant_simd.requantize_blocks(src, dst, lane_m, lane_l, lane_r, lane_rounding, zp, lo, hi)
         if float_simd == 1:  # the whole row, or 0 for another output type
             j0 = _requant_simd.requantize_float_row(src, dst, lane_ba, lane_bb, lane_s, zp, lo, hi, clamp_in_float)
         for j in range(j0, src.shape[0]):
@@ -455,7 +455,7 @@ class FusedRequant:
     key : tuple
         The compile-time constants of the epilogue: (Arithmetic, FloatBias, tie, wrap, per_channel).
     params : tuple
-        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_mask, lane_bias_a,
+        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_rounding, lane_bias_a,
         lane_bias_b, lane_scale)``: arrays of length ``channels``, ints, then the lane parameters of
         :func:`dspsim._requant_simd.lane_parameters` and :func:`~dspsim._requant_simd.float_lane_parameters`.
     dtype : numpy dtype
