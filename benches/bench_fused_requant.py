@@ -6,7 +6,7 @@ int32 matrix and the second pass over it (``requantize_into``) disappear. Here t
 public kernel resolves for the same arguments (``fully_connected`` / ``conv2d`` of the bench case), and
 its output must equal that kernel's, bit for bit; FBGEMM (``quantized::linear`` / ``quantized::conv2d``,
 prepacked, channels-last) is timed beside it for speed. Sizes and threads as in conftest.py
-(``DSPSIM_BENCH_SIZE``, ``DSPSIM_BENCH_THREADS``); run with ``--benchmark-enable`` to time.
+(``DSPSIM_BENCH_SIZE``, ``DSPSIM_BENCH_THREADS``); run with ``-n 0 --benchmark-enable`` to time.
 """
 import numpy as np
 import pytest

@@ -7,7 +7,9 @@ the timer, so both report the same operation timed the same way.
 By default (pyproject's ``--benchmark-disable``) every bench runs once, at the ``quick`` size, as an
 ordinary test, so CI keeps the benches from rotting; nothing asserts on time. Real measurements::
 
-    DSPSIM_BENCH_SIZE=medium pytest benches --benchmark-enable [--benchmark-json out.json]
+    DSPSIM_BENCH_SIZE=medium pytest benches -n 0 --benchmark-enable [--benchmark-json out.json]
+
+(``-n 0``: pyproject's addopts start xdist workers, under which pytest-benchmark does not time.)
 
 Environment: ``DSPSIM_BENCH_SIZE`` = comma-separated sizes among quick, small, medium, large
 (default quick); ``DSPSIM_BENCH_THREADS`` = threads for numba, torch and ONNX Runtime (default 2).
