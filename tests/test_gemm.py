@@ -131,6 +131,23 @@ def test_strided_and_read_only_inputs_are_read_by_value():
                                   conv_ref(x, w, pads=(1, 1, 1, 1), zx=5))
 
 
+@pytest.mark.parametrize("path", PATHS)
+def test_unpadded_int8_inputs_are_read_in_place_and_left_unchanged(path):
+    """The tiles read int8 codes as ``byte ^ 0x80`` from the input itself (a GEMM, an unpadded conv, a weighted
+    one that needs row sums): the results are exact and the input keeps every code, -128 and 127 included."""
+    rng = np.random.default_rng(6)
+    a = rand(rng, np.int8, (13, 40))
+    a[0, :2] = -128, 127
+    x = rand(rng, np.int8, (2, 5, 7, 40))
+    w = rand(rng, np.int8, (24, 1, 1, 40))
+    keep_a, keep_x = a.copy(), x.copy()
+    np.testing.assert_array_equal(gemm_s32(a, w.reshape(24, 40), a_zero_point=-7, path=path),
+                                  gemm_ref(a, w.reshape(24, 40), -7))
+    np.testing.assert_array_equal(conv2d_s32(x, w, input_zero_point=3, weight_zero_point=2, path=path),
+                                  conv_ref(x, w, zx=3, zw=2))
+    assert np.array_equal(a, keep_a) and np.array_equal(x, keep_x)
+
+
 def test_gemm_packed_weights_equal_raw_weights():
     rng = np.random.default_rng(1)
     a, b = rand(rng, np.int8, (9, 50)), rand(rng, np.int8, (70, 50))

@@ -1,7 +1,8 @@
 """SIMD tiles for the exact int8 GEMM cores, written in LLVM IR through numba intrinsics.
 
-Both tiles compute an ``MR x nr`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes, ``nr = 16 *
-nvec`` columns, ``nvec`` in 1..NV) exactly: every product fits its lane and the int32 lane adds wrap
+Both tiles compute an ``MR x nr`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes: the bytes in memory
+XOR ``flip``, 0x80 for int8 codes, so that no pass over the input makes them; ``nr = 16 * nvec`` columns,
+``nvec`` in 1..NV) exactly: every product fits its lane and the int32 lane adds wrap
 modulo 2^32, like a C int32 accumulator built with ``-fwrapv``. They store ``acc + col_add[n] +
 row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
 
@@ -82,7 +83,8 @@ class _Tile:
 
     def __init__(self, context, builder, signature, args, b_elem):
         """``b_elem``: the IR type of ``bp``'s entries (bytes for VNNI, int16 for AVX2)."""
-        (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec, weighted) = args
+        (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec, weighted,
+         flip) = args
         at = signature.args
         self.builder = b = builder
 
@@ -105,6 +107,9 @@ class _Tile:
         self.mv = i64(9, mv)
         self.nvec = i64(16, nvec)
         self.weighted = i64(17, weighted)
+        # the byte XORed into each of A's bytes, in all four bytes of a k-step's word
+        flip8 = context.cast(builder, flip, at[18], types.uint8)
+        self.flip_word = b.mul(b.zext(flip8, _I32), ir.Constant(_I32, 0x01010101))
         cadd = b.gep(data(11, col_add, _I32), [n0])
         cmul = b.gep(data(12, col_mul, _I32), [n0])
         self.radd = b.gep(data(14, row_add, _I32), [m0])
@@ -183,7 +188,7 @@ class _Tile:
 _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``
     (the last term only when ``weighted`` is non-zero: otherwise ``col_mul`` must be zero).
 
-    ``sum = sum_s sum_{q < 4*k4} a[rows[r] + segs[s] + q] * B[s*4*k4 + q, j]`` with ``a`` uint8 and
+    ``sum = sum_s sum_{q < 4*k4} (a[rows[r] + segs[s] + q] ^ flip) * B[s*4*k4 + q, j]`` with ``a`` uint8 and
     ``B`` the panel at ``bp[b_off:]``: int8 ``bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]`` (VNNI), int16
     pairs (AVX2, :meth:`~dspsim.kernels.gemm.PackedWeights.pairs`); ``nr = 16 * nvec`` (the panel's
     width; only the ``ceil(nv / 16)`` vectors holding columns ``j < nv`` are computed); rows ``r >= mv``
@@ -194,7 +199,7 @@ _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j
 
 @intrinsic
 def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
-              nvec, weighted):
+              nvec, weighted, flip):
     def codegen(context, builder, signature, llargs):
         t = _Tile(context, builder, signature, llargs, _I8)
         b = builder
@@ -207,7 +212,7 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
             for arows, bk in t.k_loops(t.bbase, b.mul(t.nvec, _c(64))):  # the panel's own width
                 bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(nvec)]
                 for r in range(mr):
-                    word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
+                    word = b.xor(b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1), t.flip_word)
                     splat = b.bitcast(_splat(b, word, _V16), _OPND)
                     for v in range(nvec):
                         b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
@@ -219,13 +224,13 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         return context.get_dummy_value()
 
     sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
-                     weighted)
+                     weighted, flip)
     return sig, codegen
 
 
 @intrinsic
 def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
-              nvec, weighted):
+              nvec, weighted, flip):
     def codegen(context, builder, signature, llargs):
         t = _Tile(context, builder, signature, llargs, _I16)
         b = builder
@@ -244,7 +249,7 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
                     for r in range(mr):
                         # A's 4 bytes in every lane (one broadcast load), split into int16 pairs
                         # (a0, a2) and (a1, a3): B holds (k0, k2) and (k1, k3) pairs to match.
-                        four = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
+                        four = b.xor(b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1), t.flip_word)
                         words = b.bitcast(_splat(b, four, v8), v16w)
                         for e, pat in enumerate((b.and_(words, low_bytes), b.lshr(words, eight))):
                             for h in range(2):
@@ -259,7 +264,7 @@ def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
         return context.get_dummy_value()
 
     sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
-                     weighted)
+                     weighted, flip)
     return sig, codegen
 
 

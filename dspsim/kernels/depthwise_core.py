@@ -513,10 +513,10 @@ class StoreRequant:
     Attributes
     ----------
     lanes : tuple
-        ``(kind, chunk, m, left, right, rounding, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the
-        int32-lane fixed point (:func:`dspsim._requant_simd.requantize_blocks` with ``m, left, right, rounding``), kind 2
-        the float lanes (:func:`dspsim._requant_simd.requantize_float_row` with ``bias_a, bias_b, scale,
-        clamp_in_float``); the arrays hold the parameters of the ``chunk`` positions of a block (channel
+        ``(kind, chunk, m, left, right, rounding, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1
+        the int32-lane fixed point (:func:`dspsim._requant_simd.requantize_blocks` with ``m, left, right,
+        rounding``), kind 2 the float lanes (:func:`dspsim._requant_simd.requantize_float_row` with ``bias_a,
+        bias_b, scale, clamp_in_float``); the arrays hold the parameters of the ``chunk`` positions of a block (channel
         ``j % C``), the others are empty.
     dtype : numpy dtype
         The output type.

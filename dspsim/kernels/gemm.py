@@ -12,8 +12,9 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
 * the weights are packed once (:func:`pack_weights`) into panels of ``nr`` output columns laid out
   ``[K/4][nr][4]``, each K-run padded with zeros to a multiple of 4 (``nr`` is 64, or 16/32/48 for
   narrower weights, so that few columns are computed in vain);
-* the activations become unsigned bytes ``u = a + 128`` (int8) or ``u = a`` (uint8); for a
-  convolution they are copied once into a zero-point-padded NHWC buffer, and each output pixel's
+* the tiles read the activations as unsigned bytes ``u = a + 128`` (int8: the byte XOR 0x80 as it is
+  loaded, no pass over the input) or ``u = a`` (uint8); a padded convolution copies them once into a
+  zero-point-padded NHWC buffer, an unpadded one reads its input as it is, and each output pixel's
   window is addressed in place (implicit GEMM: one K-segment per filter tap, no im2col);
 * a tile computes ``MR`` rows by ``nr`` columns with the accumulators in registers, using the AVX-512
   VNNI instruction ``vpdpbusd`` or, without VNNI, AVX2 ``vpmaddwd`` on int16 pairs of the weights
@@ -65,7 +66,7 @@ _MACS_PER_ELEMENT = 8  # a vectorized MAC costs about 1/8 of an element of an el
 # --------------------------------------------------------------------------------------------
 @njit(cache=True)
 def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
-                weighted):
+                weighted, flip):
     """Portable twin of :func:`dspsim.kernels._simd.tile_vnni`: same arguments, same result."""
     nr = 16 * nvec
     acc = np.empty(nr, np.int32)
@@ -76,10 +77,10 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
             for q in range(k4):
                 step = b_off + (s * k4 + q) * 4 * nr
                 bq = bp[step:step + 4 * nr]
-                a0 = np.int32(a[base + 4 * q])
-                a1 = np.int32(a[base + 4 * q + 1])
-                a2 = np.int32(a[base + 4 * q + 2])
-                a3 = np.int32(a[base + 4 * q + 3])
+                a0 = np.int32(a[base + 4 * q] ^ flip)
+                a1 = np.int32(a[base + 4 * q + 1] ^ flip)
+                a2 = np.int32(a[base + 4 * q + 2] ^ flip)
+                a3 = np.int32(a[base + 4 * q + 3] ^ flip)
                 # |4 products| <= 4 * 255 * 128 < 2^31; the int32 add wraps like the VNNI lane.
                 # Every term is cast to int32 so that LLVM keeps 32-bit lanes (vpmaddwd, vpdpwssd).
                 for j in range(nr):
@@ -168,7 +169,7 @@ def _make_driver(path, epilogue_key=None):
     clamp_in_float = arith == Arithmetic.FLOAT32
 
     @njit(cache=True, nogil=True)
-    def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
+    def drive(a, flip, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
               row_add, weighted, n_chunks, epi, item0, item1):
         m_dim = row_off.shape[0]
         nr = 16 * nvec
@@ -196,13 +197,13 @@ def _make_driver(path, epilogue_key=None):
                 dest, c_off, ld = (block, 0, nr) if fused else (out, m0 * ldc + col, ldc)
                 if tile_id == 2:
                     tile_vnni(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
-                              g * m_dim + m0, nvec, weighted)
+                              g * m_dim + m0, nvec, weighted, flip)
                 elif tile_id == 1:
                     tile_avx2(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
-                              g * m_dim + m0, nvec, weighted)
+                              g * m_dim + m0, nvec, weighted, flip)
                 else:
                     _tile_plain(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col,
-                                row_add, g * m_dim + m0, nvec, weighted)
+                                row_add, g * m_dim + m0, nvec, weighted, flip)
                 if fused:
                     _requant_block(cols, rest, block, nr, m0, mv, col, nv, ldc, arith, float_bias, tie, wrap,
                                    per_channel, float_in, simd, float_simd, clamp_in_float)
@@ -226,8 +227,8 @@ PATHS = tuple(p for p in ("vnni", "avx2", "plain") if p in _RUNNABLE and (p == "
 
 
 @njit(cache=True)
-def _window_sums(ubuf, row_off, segs, cp, channels, groups, out):
-    """``out[g, m] = sum over taps of the group's real channels of ubuf`` (exact, int64).
+def _window_sums(ubuf, flip, row_off, segs, cp, channels, groups, out):
+    """``out[g, m] = sum over taps of the group's real channels of ubuf ^ flip`` (exact, int64).
 
     ``ubuf`` holds pixels of ``groups * cp`` bytes; row and tap offsets are whole pixels, so the
     channel sum of each pixel is taken once and each window adds ``len(segs)`` of them.
@@ -240,7 +241,7 @@ def _window_sums(ubuf, row_off, segs, cp, channels, groups, out):
             px = ubuf[p * pix + g * cp:p * pix + g * cp + channels]  # a slice: unit-stride vector loads
             s = 0
             for c in range(channels):
-                s += np.int64(px[c])
+                s += np.int64(px[c] ^ flip)
             csum[g, p] = s
     tap_pix = segs // pix
     for g in range(groups):
@@ -500,13 +501,20 @@ def _check_epilogue(epilogue, n, func):
         raise ValueError(f"{func}: epilogue is prepared for {epilogue.channels} channels, the output has {n}")
 
 
-def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epilogue=None, tap_run=1):
+def _flip(dtype):
+    """The byte XORed into each input byte to give the tiles' unsigned code: 128 for int8, 0 for uint8."""
+    return 128 if np.dtype(dtype) == np.int8 else 0
+
+
+def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epilogue=None, tap_run=1, flip=0):
     """The shared tail of both cores, prepared once per shape: ``run(ubuf) -> (M, N) int32``, or the
     codes of ``epilogue`` (a :class:`FusedRequant`) in its dtype.
 
-    ``segs``: each tap's offset; ``tap_run`` consecutive taps lie side by side in ``ubuf`` (a kernel
-    row of a dense convolution) and the tile reads them as one K-segment. Zero-point terms folded into
-    the store, then the threaded driver."""
+    ``ubuf`` holds the input's bytes as they are; the tiles read each one XOR ``flip`` (128 for int8
+    codes: the unsigned code ``x + 128``, whose zero point is ``alpha``). ``segs``: each tap's offset;
+    ``tap_run`` consecutive taps lie side by side in ``ubuf`` (a kernel row of a dense convolution) and
+    the tile reads them as one K-segment. Zero-point terms folded into the store, then the threaded
+    driver."""
     groups, n_group = packed.groups, packed.n_group
     m_dim, n_total = row_off.shape[0], packed.shape[0]
     k_real = packed.taps * packed.channels
@@ -527,18 +535,19 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
     k4 = tap_run * packed.channels_padded // 4
     tile_segs = np.ascontiguousarray(segs[::tap_run])
     weights = packed.pairs() if path == "avx2" else packed.data
+    flip = np.uint8(flip)
 
     def run(ubuf):
         row_add = zero_rows
         if weighted_rows:
             sums = np.zeros((groups, m_dim), np.int64)
-            _window_sums(ubuf, row_off, segs, packed.channels_padded, packed.channels, groups, sums)
+            _window_sums(ubuf, flip, row_off, segs, packed.channels_padded, packed.channels, groups, sums)
             row_add = sums.astype(np.int32).ravel()
         out = np.empty((m_dim, n_total), np.int32 if epilogue is None else epilogue.dtype)
         threads = get_num_threads()
         n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
         c32, epi = (out.ravel(), ()) if epilogue is None else (no_out, epilogue.params + (out.ravel(),))
-        args = (ubuf, row_off, group_stride, tile_segs, k4, weights, packed.nvec, groups, n_group, c32,
+        args = (ubuf, flip, row_off, group_stride, tile_segs, k4, weights, packed.nvec, groups, n_group, c32,
                 col_add, col_mul, row_add, int(weighted_rows), n_chunks, epi)
         parallel_rows(lambda i0, i1: drive(*args, i0, i1), panels * n_chunks, work)
         return out
@@ -582,19 +591,16 @@ def prepare_gemm_s32(m_dim, dtype, packed, alpha, zb, bias, path, epilogue=None)
     """:func:`gemm_s32` for ``m_dim`` rows of ``dtype`` (int8/uint8) on ``packed``, prepared once from
     validated arguments (``alpha``: the unsigned code of the zero point, ``zb``/``bias`` (N,) int64):
     ``run(a) -> (M, N) int32`` (or ``epilogue``'s codes)."""
-    offset = 128 if dtype == np.int8 else 0
     kp, k_dim = packed.channels_padded, packed.shape[1]
     tail = _prepare_run(np.arange(m_dim, dtype=np.int64) * kp, 0, np.zeros(1, np.int64), packed, alpha, zb, bias, path,
-                        epilogue)
+                        epilogue, flip=_flip(dtype))
 
     def run(a):
-        if kp != k_dim:
+        if kp != k_dim:  # the padding columns meet zero weights: any byte will do
             ubuf = np.zeros((m_dim, kp), np.uint8)
-            ubuf[:, :k_dim] = a.view(np.uint8) ^ np.uint8(offset)
-        elif offset:
-            ubuf = np.bitwise_xor(a.view(np.uint8), np.uint8(offset), out=np.empty((m_dim, kp), np.uint8))
-        else:
-            ubuf = np.require(a, requirements=["C", "W"])  # read-only input would need another compile
+            ubuf[:, :k_dim] = a.view(np.uint8)
+        else:  # the input itself (a read-only one would need another compile)
+            ubuf = np.require(a.view(np.uint8), requirements=["C", "W"])
         return tail(ubuf.ravel())
 
     return run
@@ -653,32 +659,30 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
 
 
 @njit(cache=True, nogil=True)
-def _padded_codes(x, offset, alpha, h, w, c, pt, pl, out):
-    """``out (N, HP, WP, G, CP)`` = the unsigned codes ``x ^ offset`` of ``x (N, H, W, G, C)`` (both
-    C-contiguous, given flat) at ``[:, pt:pt+H, pl:pl+W, :, :C]``, ``alpha`` elsewhere."""
+def _padded_codes(x, fill, h, w, c, pt, pl, out):
+    """``out (N, HP, WP, G, CP)`` = the bytes of ``x (N, H, W, G, C)`` (both C-contiguous, given flat) at
+    ``[:, pt:pt+H, pl:pl+W, :, :C]``, ``fill`` (the zero point's byte) elsewhere."""
     n_img = x.shape[0] // (h * w * c)  # c: G * C, the input's channels
     _, hp, wp, g, cp = out.shape
     ch = c // g
     flat = out.ravel()
-    flat[:] = alpha
+    flat[:] = fill
     for b in range(n_img):
         for y in range(h):
             src = x[(b * h + y) * w * c:(b * h + y + 1) * w * c]  # one input row
             dst = flat[((b * hp + pt + y) * wp + pl) * g * cp:((b * hp + pt + y) * wp + pl + w) * g * cp]
             if ch == cp:
-                for i in range(w * c):
-                    dst[i] = src[i] ^ offset
+                dst[:] = src
             else:
                 for p in range(w * g):
-                    for j in range(ch):
-                        dst[p * cp + j] = src[p * ch + j] ^ offset
+                    dst[p * cp:p * cp + ch] = src[p * ch:(p + 1) * ch]
 
 
 def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw, bias, path, epilogue=None):
     """:func:`conv2d_s32` for inputs of ``x_shape`` and ``dtype`` on ``packed``, prepared once from
     validated arguments (pairs of ints, ``pads`` (top, bottom, left, right), ``alpha`` the unsigned
     code of the input zero point, ``zw``/``bias`` (O,) int64): ``run(x) -> (N, OH, OW, O) int32``."""
-    offset = 128 if dtype == np.int8 else 0
+    flip = _flip(dtype)
     (sh, sw), (dh, dw), (pt, pb, pl, pr) = stride, dilation, pads
     n_img, h, wd, _ = x_shape
     n_out, kh, kw, ch = packed.shape
@@ -691,17 +695,17 @@ def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw
     segs = ((np.arange(kh)[:, None] * (dh * pix)) + np.arange(kw)[None, :] * (dw * groups * cp)).astype(np.int64).ravel()
     # Without groups and dilation along W, a kernel row's taps are one run of kw * cp bytes.
     tap_run = kw if groups == 1 and dw == 1 else 1
-    tail = _prepare_run(row_off, cp, segs, packed, alpha, zw, bias, path, epilogue, tap_run)
+    tail = _prepare_run(row_off, cp, segs, packed, alpha, zw, bias, path, epilogue, tap_run, flip)
     direct = (pt, pb, pl, pr) == (0, 0, 0, 0) and cp == ch and groups == 1
 
     def run(x):
         # Padded buffer: every tap outside the image (and every padding channel) holds u = alpha,
         # i.e. x = zx, so it adds (x - zx) * (w - zw) = 0 once the zero-point terms are folded in.
-        if direct:  # no padding: the input's unsigned codes are the buffer
-            ubuf = np.bitwise_xor(x.view(np.uint8), np.uint8(offset), out=np.empty(x.shape, np.uint8))
+        if direct:  # no padding: the input is the buffer
+            ubuf = np.require(x.view(np.uint8), requirements=["C", "W"])
         else:
             ubuf = np.empty((n_img, hp, wp, groups, cp), np.uint8)
-            _padded_codes(np.ascontiguousarray(x).view(np.uint8).ravel(), np.uint8(offset), np.uint8(alpha), h, wd,
+            _padded_codes(np.ascontiguousarray(x).view(np.uint8).ravel(), np.uint8(alpha ^ flip), h, wd,
                           groups * ch, pt, pl, ubuf)
         return tail(ubuf.ravel()).reshape(n_img, oh, ow, n_out)
 
