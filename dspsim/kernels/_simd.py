@@ -188,7 +188,9 @@ class _Tile:
 _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``
     (the last term only when ``weighted`` is non-zero: otherwise ``col_mul`` must be zero).
 
-    ``sum = sum_s sum_{q < 4*k4} (a[rows[r] + segs[s] + q] ^ flip) * B[s*4*k4 + q, j]`` with ``a`` uint8 and
+    ``sum = sum_s sum_{q < 4*k4} (a[rows[r] + segs[s] + q] ^ flip) * B[s*4*k4 + q, j]`` with ``a`` uint8 (the
+    AVX2 tiles ignore ``flip``: :func:`tile_avx2` reads the bytes as uint8, :func:`tile_avx2_signed` as int8,
+    so its sum is the flip = 0x80 sum less ``128 * sum_q B[q, j]``, which the caller adds to ``col_add``) and
     ``B`` the panel at ``bp[b_off:]``: int8 ``bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]`` (VNNI), int16
     pairs (AVX2, :meth:`~dspsim.kernels.gemm.PackedWeights.pairs`); ``nr = 16 * nvec`` (the panel's
     width; only the ``ceil(nv / 16)`` vectors holding columns ``j < nv`` are computed); rows ``r >= mv``
@@ -228,44 +230,59 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
     return sig, codegen
 
 
-@intrinsic
-def tile_avx2(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
-              nvec, weighted, flip):
-    def codegen(context, builder, signature, llargs):
-        t = _Tile(context, builder, signature, llargs, _I16)
-        b = builder
-        v8, v16w = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16)
-        pmaddwd = cgutils.get_or_insert_function(b.module, ir.FunctionType(v8, [v16w, v16w]), "llvm.x86.avx2.pmadd.wd")
-        slice_len = b.mul(b.mul(t.nseg, t.k4), _c(64))  # int16 entries of one 16-column slice
-        low_bytes = ir.Constant(v16w, [0xFF] * 16)
-        eight = ir.Constant(v16w, [8] * 16)
+def _make_tile_avx2(signed):
+    """The AVX2 tile reading A's bytes as uint8 (zero-extended) or, ``signed``, as int8 (sign-extended)."""
 
-        def rows_block(mr):
-            # All mr rows at once: acc[r][h] lane j = the sum of column 16v + 8h + j (no reduction).
-            with cgutils.for_range(b, t.nrun) as vloop:
-                bslice = b.gep(t.bbase, [b.mul(vloop.index, slice_len)])
-                accs = [[cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(2)] for _ in range(mr)]
-                for arows, bk in t.k_loops(bslice, _c(64), mr):
+    @intrinsic
+    def tile(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
+                  nvec, weighted, flip):
+        def codegen(context, builder, signature, llargs):
+            t = _Tile(context, builder, signature, llargs, _I16)
+            b = builder
+            v8, v16w = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16)
+            pmaddwd = cgutils.get_or_insert_function(b.module, ir.FunctionType(v8, [v16w, v16w]),
+                                                     "llvm.x86.avx2.pmadd.wd")
+            slice_len = b.mul(b.mul(t.nseg, t.k4), _c(64))  # int16 entries of one 16-column slice
+            low_bytes = ir.Constant(v16w, [0xFF] * 16)
+            eight = ir.Constant(v16w, [8] * 16)
+
+            def rows_block(mr):
+                # All mr rows at once: acc[r][h] lane j = the sum of column 16v + 8h + j (no reduction).
+                with cgutils.for_range(b, t.nrun) as vloop:
+                    bslice = b.gep(t.bbase, [b.mul(vloop.index, slice_len)])
+                    accs = [[cgutils.alloca_once_value(b, ir.Constant(v8, [0] * 8)) for _ in range(2)]
+                            for _ in range(mr)]
+                    for arows, bk in t.k_loops(bslice, _c(64), mr):
+                        for r in range(mr):
+                            # A's 4 bytes in every lane (one broadcast load), split into int16 pairs
+                            # (a0, a2) and (a1, a3): B holds (k0, k2) and (k1, k3) pairs to match.
+                            four = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
+                            words = b.bitcast(_splat(b, four, v8), v16w)
+                            if signed:  # the bytes sign-extended: (u - 128) * b summed, see _TILE_DOC
+                                pairs = (b.ashr(b.shl(words, eight), eight), b.ashr(words, eight))
+                            else:
+                                pairs = (b.and_(words, low_bytes), b.lshr(words, eight))
+                            for e, pat in enumerate(pairs):
+                                for h in range(2):
+                                    bv = b.load(b.bitcast(b.gep(bk, [_c(32 * e + 16 * h)]), v16w.as_pointer()),
+                                                align=2)
+                                    b.store(b.add(b.load(accs[r][h]), b.call(pmaddwd, [pat, bv])), accs[r][h])
                     for r in range(mr):
-                        # A's 4 bytes in every lane (one broadcast load), split into int16 pairs
-                        # (a0, a2) and (a1, a3): B holds (k0, k2) and (k1, k3) pairs to match.
-                        four = b.xor(b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1), t.flip_word)
-                        words = b.bitcast(_splat(b, four, v8), v16w)
-                        for e, pat in enumerate((b.and_(words, low_bytes), b.lshr(words, eight))):
-                            for h in range(2):
-                                bv = b.load(b.bitcast(b.gep(bk, [_c(32 * e + 16 * h)]), v16w.as_pointer()), align=2)
-                                b.store(b.add(b.load(accs[r][h]), b.call(pmaddwd, [pat, bv])), accs[r][h])
-                for r in range(mr):
-                    lo, hi = (b.load(accs[r][h]) for h in range(2))
-                    t.store(r, [b.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(_I32, 16), list(range(16))))],
-                            vloop.index)
+                        lo, hi = (b.load(accs[r][h]) for h in range(2))
+                        t.store(r, [b.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(_I32, 16), list(range(16))))],
+                                vloop.index)
 
-        t.branch(t.mv, list(range(1, MR + 1)), rows_block)
-        return context.get_dummy_value()
+            t.branch(t.mv, list(range(1, MR + 1)), rows_block)
+            return context.get_dummy_value()
 
-    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
-                     weighted, flip)
-    return sig, codegen
+        sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
+                         weighted, flip)
+        return sig, codegen
+
+    return tile
 
 
-tile_vnni.__doc__ = tile_avx2.__doc__ = _TILE_DOC
+tile_avx2 = _make_tile_avx2(False)
+tile_avx2_signed = _make_tile_avx2(True)
+
+tile_vnni.__doc__ = tile_avx2.__doc__ = tile_avx2_signed.__doc__ = _TILE_DOC

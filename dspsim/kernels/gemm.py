@@ -54,7 +54,7 @@ from .._jit import get_num_threads, parallel_rows
 from ..fixedpoint import as_int_array, wrap_scalar
 from .. import _requant_simd
 from ..requant import requantize_value
-from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_vnni
+from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_avx2_signed, tile_vnni
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
@@ -143,8 +143,10 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
 _TILE_IDS = {"plain": 0, "avx2": 1, "vnni": 2}
 
 
-def _make_driver(path, epilogue_key=None):
-    """The blocked GEMM driver around the tile of ``path``, over the work items ``[item0, item1)``.
+def _make_driver(path, epilogue_key=None, flip=0):
+    """The blocked GEMM driver around the tile of ``path``, over the work items ``[item0, item1)``; the
+    tiles read each byte of ``a`` XOR ``flip`` (the AVX2 path: :func:`~dspsim.kernels._simd.tile_avx2_signed`
+    when ``flip`` is 128, see :func:`_prepare_run`).
 
     Without ``epilogue_key`` the tile stores the int32 sums into ``out`` (M, N). With one (a
     :attr:`FusedRequant.key`) each tile stores into an L1-resident ``MR x nr`` block, which
@@ -156,7 +158,7 @@ def _make_driver(path, epilogue_key=None):
     """
     from ..requant import Arithmetic, FloatBias
 
-    tile_id = _TILE_IDS[path]
+    tile_id = 3 if path == "avx2" and flip else _TILE_IDS[path]
     fused = epilogue_key is not None
     arith, float_bias, tie, wrap, per_channel = epilogue_key if fused else (0, 0, 0, False, False)
     # The float schemes convert the sum to float first: the same value whether it arrives as int32 or int64.
@@ -169,7 +171,7 @@ def _make_driver(path, epilogue_key=None):
     clamp_in_float = arith == Arithmetic.FLOAT32
 
     @njit(cache=True, nogil=True)
-    def drive(a, flip, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
+    def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
               row_add, weighted, n_chunks, epi, item0, item1):
         m_dim = row_off.shape[0]
         nr = 16 * nvec
@@ -198,6 +200,9 @@ def _make_driver(path, epilogue_key=None):
                 if tile_id == 2:
                     tile_vnni(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
                               g * m_dim + m0, nvec, weighted, flip)
+                elif tile_id == 3:  # int8 codes sign-extended in the tile: col_add holds + 128 * sum b
+                    tile_avx2_signed(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col,
+                                     row_add, g * m_dim + m0, nvec, weighted, flip)
                 elif tile_id == 1:
                     tile_avx2(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
                               g * m_dim + m0, nvec, weighted, flip)
@@ -212,13 +217,13 @@ def _make_driver(path, epilogue_key=None):
 
 
 _RUNNABLE = ("plain",) + (("avx2",) if HAVE_AVX2 else ()) + (("vnni",) if HAVE_VNNI else ())
-_DRIVERS = {}  # path or (path, FusedRequant.key) -> driver, made on first use
+_DRIVERS = {}  # (path, FusedRequant.key or None, flip) -> driver, made on first use
 
 
-def _driver(path, epilogue_key=None):
-    key = path if epilogue_key is None else (path, epilogue_key)
+def _driver(path, epilogue_key=None, flip=0):
+    key = (path, epilogue_key, flip)
     if key not in _DRIVERS:
-        _DRIVERS[key] = _make_driver(path, epilogue_key)
+        _DRIVERS[key] = _make_driver(path, epilogue_key, flip)
     return _DRIVERS[key]
 
 
@@ -520,8 +525,10 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
     k_real = packed.taps * packed.channels
     # col_add = bias - alpha*sum_k b + K*alpha*zb, then reduced mod 2^32; exact in int64 since
     # |bias| < 2^31 and both products are at most 255 * 128 * K in magnitude.
+    # The AVX2 tile sums int8 codes as they are, (u - 128) * b: it gets the 128 * sum_k b back here.
+    signed = 128 if path == "avx2" and flip else 0
     col_add = np.zeros(n_total + NR, np.int32)
-    col_add[:n_total] = (bias - alpha * packed.sums + k_real * alpha * zb).astype(np.int32)
+    col_add[:n_total] = (bias - (alpha - signed) * packed.sums + k_real * alpha * zb).astype(np.int32)
     col_mul = np.zeros(n_total + NR, np.int32)
     col_mul[:n_total] = -zb
     weighted_rows = bool(zb.any())
@@ -529,13 +536,13 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
     # Work items are (group, panel, row chunk), panel-major so that a thread keeps its B panel in
     # cache; rows are split into chunks only when there are fewer than 8 panels per thread.
     panels = groups * -(-n_group // (16 * packed.nvec))
-    drive = _driver(path, None if epilogue is None else epilogue.key)
+    drive = _driver(path, None if epilogue is None else epilogue.key, int(flip))
+    flip = np.uint8(flip)
     work = m_dim * n_total * k_real // _MACS_PER_ELEMENT
     no_out = np.empty(0, np.int32)  # a fused driver writes epilogue's array instead
     k4 = tap_run * packed.channels_padded // 4
     tile_segs = np.ascontiguousarray(segs[::tap_run])
     weights = packed.pairs() if path == "avx2" else packed.data
-    flip = np.uint8(flip)
 
     def run(ubuf):
         row_add = zero_rows
@@ -547,7 +554,7 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
         threads = get_num_threads()
         n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
         c32, epi = (out.ravel(), ()) if epilogue is None else (no_out, epilogue.params + (out.ravel(),))
-        args = (ubuf, flip, row_off, group_stride, tile_segs, k4, weights, packed.nvec, groups, n_group, c32,
+        args = (ubuf, row_off, group_stride, tile_segs, k4, weights, packed.nvec, groups, n_group, c32,
                 col_add, col_mul, row_add, int(weighted_rows), n_chunks, epi)
         parallel_rows(lambda i0, i1: drive(*args, i0, i1), panels * n_chunks, work)
         return out
