@@ -46,7 +46,7 @@ from numba.extending import intrinsic, overload
 from .kernels._simd import HAVE_AVX2, _I8, _I16, _I32, _I64, _splat
 
 __all__ = ["HAVE_AVX2", "float_lane_parameters", "lane_parameters", "requantize_blocks",
-           "requantize_float_row"]
+           "requantize_float_row", "requantize_float_rows", "requantize_rows"]
 
 _V8 = ir.VectorType(_I32, 8)
 _V4 = ir.VectorType(_I32, 4)
@@ -175,26 +175,28 @@ def store_codes(b, qs, zp, lo, hi, dtype, ptr):
 
 
 def _block(nvec):
-    """An intrinsic for ``8 * nvec`` outputs from ``off``: ``out[off + i] = clamp(MBQM(acc[off + i],
-    mult[off + i], left[off + i], right[off + i]) + zp, lo, hi)`` (parameters indexed like the row;
-    ``rounding`` as :func:`lane_parameters` gives it)."""
+    """An intrinsic for ``8 * nvec`` outputs: ``out[o_off + i] = clamp(MBQM(acc[a_off + i], mult[p], left[p],
+    right[p]) + zp, lo, hi)`` with ``p = p_off + i`` (``rounding`` as :func:`lane_parameters` gives it)."""
 
     @intrinsic
-    def block(typingctx, acc, off, mult, left, right, rounding, zp, lo, hi, out):
+    def block(typingctx, acc, a_off, mult, left, right, rounding, p_off, zp, lo, hi, out, o_off):
         def codegen(context, builder, sig, args):
             b = builder
             at = sig.args
-            o = context.cast(b, args[1], at[1], types.int64)
 
-            def base(i, t):
+            def base(i, t, off):
                 data = context.make_array(at[i])(context, b, args[i]).data
-                return b.gep(b.bitcast(data, t.as_pointer()), [o])
+                return b.gep(b.bitcast(data, t.as_pointer()), [context.cast(b, args[off], at[off], types.int64)])
 
             def load(i, k):
-                return b.load(b.bitcast(b.gep(base(i, _I32), [ir.Constant(_I64, 8 * k)]), _V8.as_pointer()), align=4)
+                ptr = b.gep(base(i, _I32, 1 if i == 0 else 6), [ir.Constant(_I64, 8 * k)])
+                return b.load(b.bitcast(ptr, _V8.as_pointer()), align=4)
 
             def scalar(i):
                 return context.cast(b, args[i], at[i], types.int32)
+
+            def store(qs):
+                store_codes(b, qs, scalar(7), scalar(8), scalar(9), at[10].dtype, base(10, _OUT_TYPE[at[10].dtype], 11))
 
             roundings = [load(5, k) for k in range(nvec)]
             any_other = roundings[0]
@@ -204,15 +206,13 @@ def _block(nvec):
             # Right shifts in [2, 31] (the common case: multipliers below 1/4) take the one-floor form.
             with b.if_else(b.icmp_unsigned("==", signs, ir.Constant(ir.IntType(8), 0))) as (one_floor, other):
                 with one_floor:
-                    qs = [_mbqm_lanes_one_floor(b, load(0, k), load(2, k), load(4, k), roundings[k])
-                          for k in range(nvec)]
-                    store_codes(b, qs, scalar(6), scalar(7), scalar(8), at[9].dtype, base(9, _OUT_TYPE[at[9].dtype]))
+                    store([_mbqm_lanes_one_floor(b, load(0, k), load(2, k), load(4, k), roundings[k])
+                           for k in range(nvec)])
                 with other:
-                    qs = [_mbqm_lanes(b, load(0, k), load(2, k), load(3, k), load(4, k)) for k in range(nvec)]
-                    store_codes(b, qs, scalar(6), scalar(7), scalar(8), at[9].dtype, base(9, _OUT_TYPE[at[9].dtype]))
+                    store([_mbqm_lanes(b, load(0, k), load(2, k), load(3, k), load(4, k)) for k in range(nvec)])
             return context.get_dummy_value()
 
-        return types.void(acc, off, mult, left, right, rounding, zp, lo, hi, out), codegen
+        return types.void(acc, a_off, mult, left, right, rounding, p_off, zp, lo, hi, out, o_off), codegen
 
     return block
 
@@ -230,24 +230,47 @@ def requantize_blocks(row, orow, mult, left, right, rounding, zp, lo, hi):
     raise NotImplementedError("requantize_blocks is a jit primitive")
 
 
+def requantize_rows(block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi):
+    """:func:`requantize_blocks` of ``rows`` rows of ``n`` values, row ``r`` at ``block[r * ldb:]`` into
+    ``out[o0 + r * ldc:]`` (flat arrays, offsets instead of slices: a slice costs a reference count, which a
+    6-row tile cannot afford per row); returns the columns done in every row (jit only)."""
+    raise NotImplementedError("requantize_rows is a jit primitive")
+
+
 def _c_array(t, dtypes):
     return isinstance(t, types.Array) and t.ndim == 1 and t.layout == "C" and t.dtype in dtypes
 
 
+def _fixed_lanes_apply(acc, out, params):
+    return _c_array(acc, (types.int32,)) and _c_array(out, tuple(_OUT_BITS)) and \
+        all(_c_array(p, (types.int32,)) for p in params)
+
+
 @overload(requantize_blocks, jit_options={"cache": True}, inline="always")
 def _requantize_blocks(row, orow, mult, left, right, rounding, zp, lo, hi):
-    if not (_c_array(row, (types.int32,)) and _c_array(orow, tuple(_OUT_BITS)) and
-            all(_c_array(p, (types.int32,)) for p in (mult, left, right, rounding))):
+    if not _fixed_lanes_apply(row, orow, (mult, left, right, rounding)):
         return lambda row, orow, mult, left, right, rounding, zp, lo, hi: 0
 
     def impl(row, orow, mult, left, right, rounding, zp, lo, hi):
-        n = row.shape[0]
+        return requantize_rows(row, 0, 1, row.shape[0], orow, 0, 0, mult, left, right, rounding, zp, lo, hi)
+
+    return impl
+
+
+@overload(requantize_rows, jit_options={"cache": True}, inline="always")
+def _requantize_rows(block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi):
+    if not _fixed_lanes_apply(block, out, (mult, left, right, rounding)):
+        return lambda block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi: 0
+
+    def impl(block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi):
         n32 = n - n % 32
-        for j in range(0, n32, 32):
-            _block32(row, j, mult, left, right, rounding, zp, lo, hi, orow)
         n8 = n - n % 8
-        for j in range(n32, n8, 8):
-            _block8(row, j, mult, left, right, rounding, zp, lo, hi, orow)
+        for r in range(rows):
+            a, o = r * ldb, o0 + r * ldc
+            for j in range(0, n32, 32):
+                _block32(block, a + j, mult, left, right, rounding, j, zp, lo, hi, out, o + j)
+            for j in range(n32, n8, 8):
+                _block8(block, a + j, mult, left, right, rounding, j, zp, lo, hi, out, o + j)
         return n8
 
     return impl
@@ -281,24 +304,25 @@ _V8D = ir.VectorType(_F64, 8)
 
 
 def _float_block(nvec):
-    """An intrinsic for ``8 * nvec`` outputs from ``off``: ``y = f32(fma(bias_a, bias_b, float32(acc)) *
-    scale)``, clamped in float to ``[lo - zp, hi - zp]`` when ``clamp`` (else to +-inf: not at all), ``q =
-    cvtps2dq(y)``, ``out = min(max(q, lo - zp), hi - zp) + zp`` (array parameters indexed like the row;
-    ``scale`` float32, or float64 holding float32 values)."""
+    """An intrinsic for ``8 * nvec`` outputs: ``y = f32(fma(bias_a, bias_b, float32(acc)) * scale)``, clamped in
+    float to ``[lo - zp, hi - zp]`` when ``clamp`` (else to +-inf: not at all), ``q = cvtps2dq(y)``,
+    ``out = min(max(q, lo - zp), hi - zp) + zp``: ``acc`` from ``a_off``, the parameter arrays from ``p_off``,
+    ``out`` from ``o_off`` (``scale`` float32, or float64 holding float32 values)."""
 
     @intrinsic
-    def block(typingctx, acc, off, bias_a, bias_b, scale, clamp, zp, lo, hi, out):
+    def block(typingctx, acc, a_off, bias_a, bias_b, scale, p_off, clamp, zp, lo, hi, out, o_off):
         elem = _OUT_TYPE[out.dtype]
         wide_scale = scale.dtype == types.float64
 
         def codegen(context, builder, sig, args):
             b = builder
             at = sig.args
-            o = context.cast(b, args[1], at[1], types.int64)
+            a_off, p_off, o_off = (context.cast(b, args[i], at[i], types.int64) for i in (1, 5, 11))
 
             def load(i, k, t, vt):
                 data = context.make_array(at[i])(context, b, args[i]).data
-                ptr = b.gep(b.bitcast(data, t.as_pointer()), [b.add(o, ir.Constant(_I64, 8 * k))])
+                start = b.add(a_off if i == 0 else p_off, ir.Constant(_I64, 8 * k))
+                ptr = b.gep(b.bitcast(data, t.as_pointer()), [start])
                 return b.load(b.bitcast(ptr, vt.as_pointer()), align=4)
 
             def splat(i, t, vt):
@@ -306,9 +330,9 @@ def _float_block(nvec):
 
             fma = cgutils.get_or_insert_function(b.module, ir.FunctionType(_V8F, [_V8F] * 3), "llvm.fma.v8f32")
             cvt = cgutils.get_or_insert_function(b.module, ir.FunctionType(_V8, [_V8F]), "llvm.x86.avx.cvt.ps2dq.256")
-            zpv = splat(6, types.int32, _V8)
-            q_lo, q_hi = b.sub(splat(7, types.int32, _V8), zpv), b.sub(splat(8, types.int32, _V8), zpv)
-            clamp_ = context.cast(b, args[5], at[5], types.boolean)
+            zpv = splat(7, types.int32, _V8)
+            q_lo, q_hi = b.sub(splat(8, types.int32, _V8), zpv), b.sub(splat(9, types.int32, _V8), zpv)
+            clamp_ = context.cast(b, args[6], at[6], types.boolean)
             inf = ir.Constant(_V8F, float("inf"))
             f_lo = b.select(clamp_, b.sitofp(q_lo, _V8F), b.fneg(inf))  # int -> float exact: |q| < 2^17
             f_hi = b.select(clamp_, b.sitofp(q_hi, _V8F), inf)
@@ -321,12 +345,12 @@ def _float_block(nvec):
                 y = b.select(b.fcmp_ordered("<", y, f_lo), f_lo, y)  # NaN stays NaN
                 y = b.select(b.fcmp_ordered(">", y, f_hi), f_hi, y)
                 res.append(b.call(cvt, [y]))
-            data = context.make_array(at[9])(context, b, args[9]).data
-            store_codes(b, res, *(context.cast(b, args[i], at[i], types.int32) for i in (6, 7, 8)), at[9].dtype,
-                        b.gep(b.bitcast(data, elem.as_pointer()), [o]))
+            data = context.make_array(at[10])(context, b, args[10]).data
+            store_codes(b, res, *(context.cast(b, args[i], at[i], types.int32) for i in (7, 8, 9)), at[10].dtype,
+                        b.gep(b.bitcast(data, elem.as_pointer()), [o_off]))
             return context.get_dummy_value()
 
-        return types.void(acc, off, bias_a, bias_b, scale, clamp, zp, lo, hi, out), codegen
+        return types.void(acc, a_off, bias_a, bias_b, scale, p_off, clamp, zp, lo, hi, out, o_off), codegen
 
     return block
 
@@ -352,21 +376,44 @@ def requantize_float_row(row, orow, bias_a, bias_b, scale, zp, lo, hi, clamp_in_
     raise NotImplementedError("requantize_float_row is a jit primitive")
 
 
+def requantize_float_rows(block, ldb, rows, n, out, o0, ldc, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float):
+    """:func:`requantize_float_row` of ``rows`` rows of ``n`` values, row ``r`` at ``block[r * ldb:]`` into
+    ``out[o0 + r * ldc:]`` (as :func:`requantize_rows`); returns the columns done in every row (jit only)."""
+    raise NotImplementedError("requantize_float_rows is a jit primitive")
+
+
+def _float_lanes_apply(acc, out, bias_a, bias_b, scale):
+    return _c_array(acc, (types.int32,)) and _c_array(out, tuple(_OUT_BITS)) and \
+        _c_array(bias_a, (types.float32,)) and _c_array(bias_b, (types.float32,)) and \
+        _c_array(scale, (types.float32, types.float64))
+
+
 @overload(requantize_float_row, jit_options={"cache": True}, inline="always")
 def _requantize_float_row(row, orow, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float):
-    if not (_c_array(row, (types.int32,)) and _c_array(orow, tuple(_OUT_BITS)) and
-            _c_array(bias_a, (types.float32,)) and _c_array(bias_b, (types.float32,)) and
-            _c_array(scale, (types.float32, types.float64))):
+    if not _float_lanes_apply(row, orow, bias_a, bias_b, scale):
         return lambda row, orow, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float: 0
 
     def impl(row, orow, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float):
-        n = row.shape[0]
+        return requantize_float_rows(row, 0, 1, row.shape[0], orow, 0, 0, bias_a, bias_b, scale, zp, lo, hi,
+                                     clamp_in_float)
+
+    return impl
+
+
+@overload(requantize_float_rows, jit_options={"cache": True}, inline="always")
+def _requantize_float_rows(block, ldb, rows, n, out, o0, ldc, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float):
+    if not _float_lanes_apply(block, out, bias_a, bias_b, scale):
+        return lambda block, ldb, rows, n, out, o0, ldc, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float: 0
+
+    def impl(block, ldb, rows, n, out, o0, ldc, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float):
         n32 = n - n % 32
-        for j in range(0, n32, 32):
-            _float_block32(row, j, bias_a, bias_b, scale, clamp_in_float, zp, lo, hi, orow)
         n8 = n - n % 8
-        for j in range(n32, n8, 8):
-            _float_block8(row, j, bias_a, bias_b, scale, clamp_in_float, zp, lo, hi, orow)
+        for r in range(rows):
+            a, o = r * ldb, o0 + r * ldc
+            for j in range(0, n32, 32):
+                _float_block32(block, a + j, bias_a, bias_b, scale, j, clamp_in_float, zp, lo, hi, out, o + j)
+            for j in range(n32, n8, 8):
+                _float_block8(block, a + j, bias_a, bias_b, scale, j, clamp_in_float, zp, lo, hi, out, o + j)
         return n8
 
     return impl

@@ -112,21 +112,25 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
     computes them: wrapped to ``acc_bits`` when ``wrap``, :func:`dspsim.requant.requantize_value` with the
     scheme's constants (``arith`` ... ``per_channel``, folded by LLVM once inlined), clamped to
     ``[lo, hi]``; with ``simd`` the front of each row runs in int32 lanes
-    (:func:`dspsim._requant_simd.requantize_blocks`), with ``float_simd`` the whole row in float32 lanes
-    (:func:`dspsim._requant_simd.requantize_float_row`): the same values. ``cols, rest =
+    (:func:`dspsim._requant_simd.requantize_rows`), with ``float_simd`` in float32 lanes
+    (:func:`dspsim._requant_simd.requantize_float_rows`): the same values. ``cols, rest =
     _epilogue_columns(epi, n0, per_channel)`` with ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi,
     acc_bits, lane_m, lane_l, lane_r, lane_rounding, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
     mult, shift, scale, fb_a, fb_b, lane_m, lane_l, lane_r, lane_rounding, lane_ba, lane_bb, lane_s = cols
     zp, lo, hi, acc_bits, out = rest
     sh = 64 - acc_bits
+    j0 = 0  # the lanes take the front of every row (a no-op, 0, unless the output is int8 / uint8 / int16)
+    if simd == 1:
+        j0 = _requant_simd.requantize_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lane_m, lane_l, lane_r,
+                                           lane_rounding, zp, lo, hi)
+    if float_simd == 1:
+        j0 = _requant_simd.requantize_float_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lane_ba, lane_bb,
+                                                 lane_s, zp, lo, hi, clamp_in_float)
+    if j0 == nv:
+        return
     for r in range(mv):
-        src = block[r * ldb:r * ldb + nv]
+        src = block[r * ldb:r * ldb + nv]  # slices: the column loop vectorizes without index wraparound tests
         dst = out[(m0 + r) * ldc + n0:(m0 + r) * ldc + n0 + nv]
-        j0 = 0
-        if simd == 1:  # a no-op (0) unless the output is int8 / uint8 / int16
-            j0 = _requant_simd.requantize_blocks(src, dst, lane_m, lane_l, lane_r, lane_rounding, zp, lo, hi)
-        if float_simd == 1:  # the whole row, or 0 for another output type
-            j0 = _requant_simd.requantize_float_row(src, dst, lane_ba, lane_bb, lane_s, zp, lo, hi, clamp_in_float)
         for j in range(j0, src.shape[0]):
             c = j if per_channel else 0
             if float_in:  # the int32 sum itself: int32 -> float vectorizes on AVX2, int64 -> float does not
