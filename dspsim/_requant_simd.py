@@ -4,18 +4,19 @@ The same formula as :func:`dspsim.fixedpoint.multiply_by_quantized_multiplier_sc
 the clamp, for int32 accumulators (no saturation needed) and int8 / uint8 / int16 outputs, 8 lanes per
 vector:
 
-* ``x << left`` in int32 lanes (wraps, as TFLite's ``x * (1 << left)``), skipped for a block of
-  lanes that all have ``left = 0`` (multipliers below 1: the common case);
-* SRDHM ``(x * m + 2^30) >> 31``, ties toward +inf: ``vpmuldq`` on the even and the odd lanes (exact
-  int64 products; ``m`` in [0, 2^31) so the one saturating case cannot occur), the high halves
-  re-interleaved;
-* RoundingDivideByPOT by ``right``, ties away from zero (gemmlowp's mask / threshold form, the mask
-  ``(1 << right) - 1`` precomputed per position by :func:`lane_parameters`);
-* the clamp to ``[lo - zp, hi - zp]`` BEFORE ``+ zp``: the int32 add cannot wrap, and the value is the
-  int64 ``min(max(v + zp, lo), hi)`` of the scalar loop; the store truncates it to the output type.
+* SRDHM ``(x * m + 2^30) >> 31``, ties toward +inf, then RoundingDivideByPOT by ``right``, ties away from
+  zero, on exact int64 products (``vpmuldq`` on the even and the odd lanes; ``m`` in [0, 2^31), so the
+  one saturating case cannot occur);
+* where every lane of a block has ``right`` in [2, 31] (multipliers below 1/4: the common case) the two
+  roundings are one floor, :func:`_mbqm_lanes_one_floor`; elsewhere :func:`_mbqm_lanes` writes them as
+  TFLite does, ``x << left`` first in int32 lanes (wrapping, as TFLite's ``x * (1 << left)``), then
+  gemmlowp's mask / threshold form of the second rounding;
+* the codes stored by :func:`store_codes`: the value is the int64 ``min(max(v + zp, lo), hi)`` of the
+  scalar loop (8-bit codes through saturating packs, int16 through the int32 clamp).
 
 :func:`requantize_blocks` runs the vector blocks over the front of a row (32 outputs per step, then 8)
-and returns where the caller's scalar loop takes over; for other dtypes it does nothing (returns 0).
+and returns where the caller's scalar loop takes over; for other dtypes it does nothing (returns 0);
+:func:`requantize_rows` does the same for the rows of a block given by offsets.
 The IR is plain LLVM vector code, fast with AVX2 (:data:`dspsim.kernels._simd.HAVE_AVX2`): callers
 use it only there and keep the scalar loop elsewhere.
 
@@ -33,7 +34,7 @@ The float-scale schemes FBGEMM (``Arithmetic.FBGEMM``, every float-bias mode) an
 * ``vcvtps2dq``: ties to even (the default MXCSR, as FBGEMM's ``_mm256_cvtps_epi32``), and a value
   outside int32 (or NaN) becomes INT32_MIN, the x86 "integer indefinite" that FBGEMM then clamps to
   ``lo``: a huge positive value comes out as act_min, as in FBGEMM;
-* the int32 clamp to ``[lo - zp, hi - zp]`` before ``+ zp`` (no wrap), the store truncates.
+* :func:`store_codes` (the same clamp as the fixed-point lanes).
 """
 from __future__ import annotations
 
@@ -145,31 +146,30 @@ def store_codes(b, qs, zp, lo, hi, dtype, ptr):
         codes = b.trunc(res[0], ir.VectorType(elem, n))
     else:
         unsigned = dtype == types.uint8
-        w16 = _I16
+        width = "128" if len(qs) == 1 else "256"
+        words_t = ir.VectorType(_I16, 8 if len(qs) == 1 else 16)
+        bytes_t = ir.VectorType(_I8, 16 if len(qs) == 1 else 32)
+        packssdw = {"128": "llvm.x86.sse2.packssdw.128", "256": "llvm.x86.avx2.packssdw"}[width]
+        pack8 = {("128", False): "llvm.x86.sse2.packsswb.128", ("128", True): "llvm.x86.sse2.packuswb.128",
+                 ("256", False): "llvm.x86.avx2.packsswb", ("256", True): "llvm.x86.avx2.packuswb"}[width, unsigned]
+        zp16 = _splat(b, b.trunc(zp, _I16), words_t)
+
+        def plus_zp(words):
+            return _x86(b, f"llvm.sadd.sat.v{words_t.count}i16", words_t, words, zp16)
+
         if len(qs) == 1:  # 128-bit packs: the 8 codes in order in the low half
-            v4 = ir.VectorType(_I32, 4)
             halves = [b.shuffle_vector(qs[0], qs[0], _lanes(*r)) for r in ((0, 1, 2, 3), (4, 5, 6, 7))]
-            words = _x86(b, "llvm.x86.sse2.packssdw.128", ir.VectorType(w16, 8), *halves)
-            v16, wide = ir.VectorType(w16, 8), ir.VectorType(_I8, 16)
+            words = plus_zp(_x86(b, packssdw, words_t, *halves))
+            codes = b.shuffle_vector(_x86(b, pack8, bytes_t, words, words), ir.Constant(bytes_t, None),
+                                     _lanes(*range(8)))
         else:  # 256-bit packs work in 128-bit halves: one dword permutation puts the 32 codes in order
-            assert len(qs) == 4
-            v16, wide = ir.VectorType(w16, 16), ir.VectorType(_I8, 32)
-            words = [_x86(b, "llvm.x86.avx2.packssdw", v16, qs[i], qs[i + 1]) for i in (0, 2)]
-        sadd = lambda v: _x86(b, f"llvm.sadd.sat.v{v.type.count}i16", v.type, v,  # noqa: E731
-                              _splat(b, b.trunc(zp, w16), v.type))
-        pack8 = ("llvm.x86.sse2.packuswb.128" if unsigned else "llvm.x86.sse2.packsswb.128") if len(qs) == 1 \
-            else ("llvm.x86.avx2.packuswb" if unsigned else "llvm.x86.avx2.packsswb")
-        if len(qs) == 1:
-            w = sadd(words)
-            codes = b.shuffle_vector(_x86(b, pack8, wide, w, w), ir.Constant(wide, None), _lanes(*range(8)))
-        else:
-            packed = b.bitcast(_x86(b, pack8, wide, sadd(words[0]), sadd(words[1])), _V8)
-            codes = b.bitcast(b.shuffle_vector(packed, packed, _lanes(0, 4, 1, 5, 2, 6, 3, 7)), wide)
-        vt = codes.type
-        lo8, hi8 = _splat(b, b.trunc(lo, _I8), vt), _splat(b, b.trunc(hi, _I8), vt)
-        less, more = (b.icmp_unsigned, b.icmp_unsigned) if unsigned else (b.icmp_signed, b.icmp_signed)
-        codes = b.select(less("<", codes, lo8), lo8, codes)
-        codes = b.select(more(">", codes, hi8), hi8, codes)
+            words = [plus_zp(_x86(b, packssdw, words_t, qs[i], qs[i + 1])) for i in (0, 2)]
+            packed = b.bitcast(_x86(b, pack8, bytes_t, *words), _V8)
+            codes = b.bitcast(b.shuffle_vector(packed, packed, _lanes(0, 4, 1, 5, 2, 6, 3, 7)), bytes_t)
+        lo8, hi8 = (_splat(b, b.trunc(v, _I8), codes.type) for v in (lo, hi))
+        compare = b.icmp_unsigned if unsigned else b.icmp_signed
+        codes = b.select(compare("<", codes, lo8), lo8, codes)
+        codes = b.select(compare(">", codes, hi8), hi8, codes)
     vt = ir.VectorType(elem, n)
     b.store(codes, b.bitcast(ptr, vt.as_pointer()), align=1)
 

@@ -11,7 +11,8 @@ Per lane the formula of :func:`dspsim.kernels.elementwise.add` (``MBQM`` = Multi
 * ``<< left_shift`` and ``v1 + v2`` in int32 lanes: they wrap as the scalar loop's ``wrap_scalar(., 32)`` does
   (for TFLite's own parameters nothing wraps: ``255 << 20`` and ``65535 << 15`` fit);
 * SRDHM ties toward +inf, RoundingDivideByPOT ties away from zero (``_mbqm_lanes``);
-* the clamp to ``[lo - zo, hi - zo]`` before ``+ zo`` (the int32 add cannot wrap), the store truncates.
+* ``clamp(v + zo, lo, hi)`` as the int64 scalar loop computes it, stored by
+  :func:`dspsim._requant_simd.store_codes` (saturating packs for 8-bit codes).
 
 :func:`add_lanes` runs the blocks over the front of the flat operands (32 outputs per step, then 8) and returns
 where the caller's scalar loop takes over. Plain LLVM vector code, fast with AVX2: :data:`USE_LANES` is true
