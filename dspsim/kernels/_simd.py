@@ -1,7 +1,8 @@
 """SIMD tiles for the exact int8 GEMM cores, written in LLVM IR through numba intrinsics.
 
-Both tiles compute an ``MR x nr`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes: the bytes in memory
-XOR ``flip``, 0x80 for int8 codes, so that no pass over the input makes them; ``nr = 16 * nvec`` columns,
+The tiles compute an ``MR x nr`` block of ``C = A_u8 . B_s8^T`` (``A`` unsigned bytes: the bytes in memory
+XOR ``flip``, 0x80 for int8 codes, so that no pass over the input makes them; :func:`tile_avx2_signed`
+sums the int8 codes themselves and leaves ``128 * sum B`` to the caller; ``nr = 16 * nvec`` columns,
 ``nvec`` in 1..NV) exactly: every product fits its lane and the int32 lane adds wrap
 modulo 2^32, like a C int32 accumulator built with ``-fwrapv``. They store ``acc + col_add[n] +
 row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
@@ -15,7 +16,8 @@ row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
   ``(k0, k2)``, ``(k1, k3)`` of every column): ``vpmaddwd`` adds two int16 products into an int32
   lane; ``|u * b| <= 255 * 128`` so the pair sum is exact (the instruction's only overflow,
   ``-32768 * -32768 * 2``, cannot occur). A row's 4 bytes are broadcast once per k-step and split
-  into its even and odd bytes (``vpand``, ``vpsrlw``: int16 pairs ``(a0, a2)``, ``(a1, a3)``), so
+  into its even and odd bytes (``vpand``, ``vpsrlw``: int16 pairs ``(a0, a2)``, ``(a1, a3)``; sign-extended by
+  ``vpsllw``/``vpsraw`` in :func:`tile_avx2_signed`, for int8 codes), so
   each lane is one column's sum and no reduction is needed; all ``MR`` rows of a 16-column slice
   (12 accumulators) share each B load. One loop nest per row count of a short last tile; the
   slices run in a loop.
@@ -235,7 +237,7 @@ def _make_tile_avx2(signed):
 
     @intrinsic
     def tile(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
-                  nvec, weighted, flip):
+             nvec, weighted, flip):
         def codegen(context, builder, signature, llargs):
             t = _Tile(context, builder, signature, llargs, _I16)
             b = builder

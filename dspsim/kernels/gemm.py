@@ -13,7 +13,8 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
   ``[K/4][nr][4]``, each K-run padded with zeros to a multiple of 4 (``nr`` is 64, or 16/32/48 for
   narrower weights, so that few columns are computed in vain);
 * the tiles read the activations as unsigned bytes ``u = a + 128`` (int8: the byte XOR 0x80 as it is
-  loaded, no pass over the input) or ``u = a`` (uint8); a padded convolution copies them once into a
+  loaded, or on AVX2 the int8 code itself with ``128 * sum_k b`` folded into the store; no pass over the
+  input) or ``u = a`` (uint8); a padded convolution copies them once into a
   zero-point-padded NHWC buffer, an unpadded one reads its input as it is, and each output pixel's
   window is addressed in place (implicit GEMM: one K-segment per filter tap, no im2col);
 * a tile computes ``MR`` rows by ``nr`` columns with the accumulators in registers, using the AVX-512
