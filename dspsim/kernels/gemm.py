@@ -670,6 +670,16 @@ def conv2d_s32(x, w, *, stride=1, dilation=1, pads=(0, 0, 0, 0), groups=1, input
                               _choose_path(path, _CONV), epilogue)(x)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _spread_pixels(src, dst, n_pixels, ch, cp, fill):
+    """``n_pixels`` pixels of ``ch`` bytes from ``src`` into ``cp``-byte pixels of ``dst``, the bytes past ``ch``
+    set to ``fill``: indices, not a slice per pixel (a slice costs more than its few bytes), from the rows'
+    starts (LLVM vectorizes the loop with constant counts and no offsets, ~10x)."""
+    for p in range(n_pixels):
+        for q in range(cp):
+            dst[p * cp + q] = src[p * ch + q] if q < ch else fill
+
+
 @njit(cache=True, nogil=True)
 def _padded_codes(x, fill, h, w, c, pt, pl, out):
     """``out (N, HP, WP, G, CP)`` = the bytes of ``x (N, H, W, G, C)`` (both C-contiguous, given flat) at
@@ -681,13 +691,17 @@ def _padded_codes(x, fill, h, w, c, pt, pl, out):
     flat[:] = fill
     for b in range(n_img):
         for y in range(h):
-            src = x[(b * h + y) * w * c:(b * h + y + 1) * w * c]  # one input row
-            dst = flat[((b * hp + pt + y) * wp + pl) * g * cp:((b * hp + pt + y) * wp + pl + w) * g * cp]
+            s0 = (b * h + y) * w * c  # one input row
+            d0 = ((b * hp + pt + y) * wp + pl) * g * cp
+            src, dst = x[s0:s0 + w * c], flat[d0:d0 + w * g * cp]
             if ch == cp:
                 dst[:] = src
+            elif cp == 4 and ch == 3:  # RGB images (constant counts: the pixel loop vectorizes)
+                _spread_pixels(src, dst, w * g, 3, 4, fill)
+            elif cp == 4 and ch == 1:  # grayscale images, spectrograms
+                _spread_pixels(src, dst, w * g, 1, 4, fill)
             else:
-                for p in range(w * g):
-                    dst[p * cp:p * cp + ch] = src[p * ch:(p + 1) * ch]
+                _spread_pixels(src, dst, w * g, ch, cp, fill)
 
 
 def prepare_conv2d_s32(x_shape, dtype, packed, stride, dilation, pads, alpha, zw, bias, path, epilogue=None):
