@@ -8,7 +8,10 @@ vector:
   zero, on exact int64 products (``vpmuldq`` on the even and the odd lanes; ``m`` in [0, 2^31), so the
   one saturating case cannot occur);
 * where every lane of a block has ``right`` in [2, 31] (multipliers below 1/4: the common case) the two
-  roundings are one floor, :func:`_mbqm_lanes_one_floor`; elsewhere :func:`_mbqm_lanes` writes them as
+  roundings are one floor, :func:`_mbqm_lanes_one_floor`; for 8-bit codes that floor is first taken in
+  float32 lanes, :func:`_mbqm_lanes_float`, which flags every lane it cannot prove exact (a value within
+  ``2^-12`` of an integer: ~1 lane in 2000), and a block with a flagged lane takes the exact lanes; elsewhere
+  :func:`_mbqm_lanes` writes them as
   TFLite does, ``x << left`` first in int32 lanes (wrapping, as TFLite's ``x * (1 << left)``), then
   gemmlowp's mask / threshold form of the second rounding;
 * the codes stored by :func:`store_codes`: the value is the int64 ``min(max(v + zp, lo), hi)`` of the
@@ -16,7 +19,8 @@ vector:
 
 :func:`requantize_blocks` runs the vector blocks over the front of a row (32 outputs per step, then 8)
 and returns where the caller's scalar loop takes over; for other dtypes it does nothing (returns 0);
-:func:`requantize_rows` does the same for the rows of a block given by offsets.
+:func:`requantize_rows` does the same for the rows of a block given by offsets. Both read the parameters of
+each position from one array, :func:`lane_parameters`.
 The IR is plain LLVM vector code, fast with AVX2 (:data:`dspsim.kernels._simd.HAVE_AVX2`): callers
 use it only there and keep the scalar loop elsewhere.
 
@@ -46,7 +50,7 @@ from numba.extending import intrinsic, overload
 
 from .kernels._simd import HAVE_AVX2, _I8, _I16, _I32, _I64, _splat
 
-__all__ = ["HAVE_AVX2", "float_lane_parameters", "lane_parameters", "requantize_blocks",
+__all__ = ["HAVE_AVX2", "LANE_ROWS", "float_lane_parameters", "lane_parameters", "requantize_blocks",
            "requantize_float_row", "requantize_float_rows", "requantize_rows"]
 
 _V8 = ir.VectorType(_I32, 8)
@@ -54,6 +58,15 @@ _V4 = ir.VectorType(_I32, 4)
 _V4Q = ir.VectorType(_I64, 4)
 _OUT_BITS = {types.int8: 8, types.uint8: 8, types.int16: 16}
 _OUT_TYPE = {t: ir.IntType(bits) for t, bits in _OUT_BITS.items()}
+_F32 = ir.FloatType()
+_V8F = ir.VectorType(_F32, 8)
+
+LANE_ROWS = 7
+"""Rows of the :func:`lane_parameters` array: multiplier, left shift, right shift, rounding, then the float32
+bits of :func:`_mbqm_lanes_float`'s scale and its nudges for ``x >= 0`` and ``x < 0``."""
+_MULT, _LEFT, _RIGHT, _ROUNDING, _SCALE, _NUDGE_POS, _NUDGE_NEG = range(LANE_ROWS)
+FLOAT_MARGIN = 2.0 ** -12
+"""The float lanes' margin: a value whose float32 estimate lies within it of an integer takes the exact lanes."""
 
 
 def _lanes(*idx):
@@ -113,6 +126,29 @@ def _mbqm_lanes_one_floor(b, x, m, right, rounding):
     odd = high_after_nudge(b.mul(_low_halves(b, _odd_down(b, x)), _low_halves(b, _odd_down(b, m))))
     hi = b.shuffle_vector(b.bitcast(even, _V8), b.bitcast(odd, _V8), _lanes(1, 9, 3, 11, 5, 13, 7, 15))
     return b.ashr(b.add(hi, rounding), b.sub(right, ir.Constant(_V8, [1] * 8)))
+
+
+def _mbqm_lanes_float(b, x, scale, nudge_pos, nudge_neg):
+    """The one-floor value of :func:`_mbqm_lanes_one_floor` in float32 lanes, where it can be proven, for
+    8-bit codes: ``(q, flagged)``, ``q`` exact in every lane that ``flagged`` (an ``<8 x i1>``) leaves false.
+
+    The exact value is ``floor(T)``, ``T = x * s + e`` with ``s = m / 2^(31 + right)`` and ``e = 1/2 + 2^-(1 + right)``
+    for ``x >= 0``, ``1/2 - 2^-(1 + right)`` for ``x < 0`` (the one floor's numerator over its divisor). The
+    lanes compute ``y = fma(f32(x), f32(s), f32(e + margin))`` (``margin = 2^-12``, :data:`FLOAT_MARGIN`) and
+    ``floor(y)``, flagging ``y - floor(y) < 2 * margin``. Where ``|x * s| <= 2^10``, ``|y - (T + margin)| <=
+    2^10 * (2 * 2^-24 + 2^-48) + 2^-25 + (2^10 + 2) * 2^-24 < margin`` (the roundings of ``x``, ``s``, ``e +
+    margin`` and of the fma), so an unflagged lane has ``floor(y) < T < floor(y) + 1``: ``floor(y) = floor(T)``,
+    ties included (an exact tie, ``T`` an integer, is always flagged). Where ``|x * s| > 2^10`` the floor may be
+    off, by less than ``|x * s| * 2^-22``, but it and the exact value have the same sign and exceed 1000 in
+    magnitude: both saturate any 8-bit code (``|zp| < 256``); ``|y| < 2^29`` (``s < 1/4``), so the
+    conversion does not overflow."""
+    fma = cgutils.get_or_insert_function(b.module, ir.FunctionType(_V8F, [_V8F] * 3), "llvm.fma.v8f32")
+    floor = cgutils.get_or_insert_function(b.module, ir.FunctionType(_V8F, [_V8F]), "llvm.floor.v8f32")
+    nudge = b.select(b.icmp_signed("<", x, ir.Constant(_V8, [0] * 8)), nudge_neg, nudge_pos)
+    y = b.call(fma, [b.sitofp(x, _V8F), scale, nudge])
+    whole = b.call(floor, [y])
+    flagged = b.fcmp_ordered("<", b.fsub(y, whole), ir.Constant(_V8F, [2 * FLOAT_MARGIN] * 8))
+    return b.fptosi(whole, _V8), flagged
 
 
 def _x86(b, name, ret, *args):
@@ -175,11 +211,13 @@ def store_codes(b, qs, zp, lo, hi, dtype, ptr):
 
 
 def _block(nvec):
-    """An intrinsic for ``8 * nvec`` outputs: ``out[o_off + i] = clamp(MBQM(acc[a_off + i], mult[p], left[p],
-    right[p]) + zp, lo, hi)`` with ``p = p_off + i`` (``rounding`` as :func:`lane_parameters` gives it)."""
+    """An intrinsic for ``8 * nvec`` outputs: ``out[o_off + i] = clamp(MBQM(acc[a_off + i], ...) + zp, lo, hi)``
+    with the parameters of position ``p = p_off + i``, ``lanes[:, p]`` (:func:`lane_parameters`)."""
 
     @intrinsic
-    def block(typingctx, acc, a_off, mult, left, right, rounding, p_off, zp, lo, hi, out, o_off):
+    def block(typingctx, acc, a_off, lanes, p_off, zp, lo, hi, out, o_off):
+        eight_bit = _OUT_BITS[out.dtype] == 8
+
         def codegen(context, builder, sig, args):
             b = builder
             at = sig.args
@@ -188,31 +226,60 @@ def _block(nvec):
                 data = context.make_array(at[i])(context, b, args[i]).data
                 return b.gep(b.bitcast(data, t.as_pointer()), [context.cast(b, args[off], at[off], types.int64)])
 
-            def load(i, k):
-                ptr = b.gep(base(i, _I32, 1 if i == 0 else 6), [ir.Constant(_I64, 8 * k)])
+            params = context.make_array(at[2])(context, b, args[2])
+            row_len = cgutils.unpack_tuple(b, params.shape, 2)[1]
+            p_base = b.gep(b.bitcast(params.data, _I32.as_pointer()), [context.cast(b, args[3], at[3], types.int64)])
+
+            def load(k):
+                ptr = b.gep(base(0, _I32, 1), [ir.Constant(_I64, 8 * k)])
                 return b.load(b.bitcast(ptr, _V8.as_pointer()), align=4)
+
+            def param(row, k, vt=_V8):
+                ptr = b.gep(p_base, [b.add(b.mul(row_len, ir.Constant(_I64, row)), ir.Constant(_I64, 8 * k))])
+                return b.load(b.bitcast(ptr, vt.as_pointer()), align=4)
 
             def scalar(i):
                 return context.cast(b, args[i], at[i], types.int32)
 
             def store(qs):
-                store_codes(b, qs, scalar(7), scalar(8), scalar(9), at[10].dtype, base(10, _OUT_TYPE[at[10].dtype], 11))
+                store_codes(b, qs, scalar(4), scalar(5), scalar(6), at[7].dtype, base(7, _OUT_TYPE[at[7].dtype], 8))
 
-            roundings = [load(5, k) for k in range(nvec)]
+            xs = [load(k) for k in range(nvec)]
+            roundings = [param(_ROUNDING, k) for k in range(nvec)]
             any_other = roundings[0]
             for v in roundings[1:]:
                 any_other = b.or_(any_other, v)
             signs = b.bitcast(b.icmp_signed("<", any_other, ir.Constant(_V8, [0] * 8)), ir.IntType(8))
+
+            def exact_one_floor():
+                store([_mbqm_lanes_one_floor(b, xs[k], param(_MULT, k), param(_RIGHT, k), roundings[k])
+                       for k in range(nvec)])
+
             # Right shifts in [2, 31] (the common case: multipliers below 1/4) take the one-floor form.
             with b.if_else(b.icmp_unsigned("==", signs, ir.Constant(ir.IntType(8), 0))) as (one_floor, other):
                 with one_floor:
-                    store([_mbqm_lanes_one_floor(b, load(0, k), load(2, k), load(4, k), roundings[k])
-                           for k in range(nvec)])
+                    if eight_bit:  # float32 lanes first; a block with a flagged lane takes the exact ones
+                        qs, flagged = zip(*(_mbqm_lanes_float(b, xs[k], *(param(r, k, _V8F) for r in
+                                                                          (_SCALE, _NUDGE_POS, _NUDGE_NEG)))
+                                            for k in range(nvec)))
+                        any_flagged = flagged[0]
+                        for f in flagged[1:]:
+                            any_flagged = b.or_(any_flagged, f)
+                        any_flagged = b.icmp_unsigned("!=", b.bitcast(any_flagged, ir.IntType(8)),
+                                                      ir.Constant(ir.IntType(8), 0))
+                        with b.if_else(any_flagged) as (exact, fast):
+                            with exact:
+                                exact_one_floor()
+                            with fast:
+                                store(list(qs))
+                    else:
+                        exact_one_floor()
                 with other:
-                    store([_mbqm_lanes(b, load(0, k), load(2, k), load(3, k), load(4, k)) for k in range(nvec)])
+                    store([_mbqm_lanes(b, xs[k], param(_MULT, k), param(_LEFT, k), param(_RIGHT, k))
+                           for k in range(nvec)])
             return context.get_dummy_value()
 
-        return types.void(acc, a_off, mult, left, right, rounding, p_off, zp, lo, hi, out, o_off), codegen
+        return types.void(acc, a_off, lanes, p_off, zp, lo, hi, out, o_off), codegen
 
     return block
 
@@ -221,16 +288,15 @@ _block32 = _block(4)
 _block8 = _block(1)
 
 
-def requantize_blocks(row, orow, mult, left, right, rounding, zp, lo, hi):
+def requantize_blocks(row, orow, lanes, p0, zp, lo, hi):
     """The vector front of one row: outputs ``[0, returned)`` done (a multiple of 8), the rest for the
-    scalar loop. ``mult``, ``left``, ``right``, ``rounding`` are the int32 per-position parameters of
-    :func:`lane_parameters` (at least ``len(row)``);
-    ``zp``, ``lo``, ``hi`` inside the output type. 0 when ``row`` is not C-contiguous int32 or ``orow``
-    not C-contiguous int8 / uint8 / int16 (jit only)."""
+    scalar loop. Output ``j`` takes the parameters ``lanes[:, p0 + j]`` of :func:`lane_parameters` (at least
+    ``p0 + len(row)`` positions); ``zp``, ``lo``, ``hi`` inside the output type. 0 when ``row`` is not
+    C-contiguous int32 or ``orow`` not C-contiguous int8 / uint8 / int16 (jit only)."""
     raise NotImplementedError("requantize_blocks is a jit primitive")
 
 
-def requantize_rows(block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi):
+def requantize_rows(block, ldb, rows, n, out, o0, ldc, lanes, p0, zp, lo, hi):
     """:func:`requantize_blocks` of ``rows`` rows of ``n`` values, row ``r`` at ``block[r * ldb:]`` into
     ``out[o0 + r * ldc:]`` (flat arrays, offsets instead of slices: a slice costs a reference count, which a
     6-row tile cannot afford per row); returns the columns done in every row (jit only)."""
@@ -241,36 +307,36 @@ def _c_array(t, dtypes):
     return isinstance(t, types.Array) and t.ndim == 1 and t.layout == "C" and t.dtype in dtypes
 
 
-def _fixed_lanes_apply(acc, out, params):
+def _fixed_lanes_apply(acc, out, lanes):
     return _c_array(acc, (types.int32,)) and _c_array(out, tuple(_OUT_BITS)) and \
-        all(_c_array(p, (types.int32,)) for p in params)
+        isinstance(lanes, types.Array) and lanes.ndim == 2 and lanes.layout == "C" and lanes.dtype == types.int32
 
 
 @overload(requantize_blocks, jit_options={"cache": True}, inline="always")
-def _requantize_blocks(row, orow, mult, left, right, rounding, zp, lo, hi):
-    if not _fixed_lanes_apply(row, orow, (mult, left, right, rounding)):
-        return lambda row, orow, mult, left, right, rounding, zp, lo, hi: 0
+def _requantize_blocks(row, orow, lanes, p0, zp, lo, hi):
+    if not _fixed_lanes_apply(row, orow, lanes):
+        return lambda row, orow, lanes, p0, zp, lo, hi: 0
 
-    def impl(row, orow, mult, left, right, rounding, zp, lo, hi):
-        return requantize_rows(row, 0, 1, row.shape[0], orow, 0, 0, mult, left, right, rounding, zp, lo, hi)
+    def impl(row, orow, lanes, p0, zp, lo, hi):
+        return requantize_rows(row, 0, 1, row.shape[0], orow, 0, 0, lanes, p0, zp, lo, hi)
 
     return impl
 
 
 @overload(requantize_rows, jit_options={"cache": True}, inline="always")
-def _requantize_rows(block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi):
-    if not _fixed_lanes_apply(block, out, (mult, left, right, rounding)):
-        return lambda block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi: 0
+def _requantize_rows(block, ldb, rows, n, out, o0, ldc, lanes, p0, zp, lo, hi):
+    if not _fixed_lanes_apply(block, out, lanes):
+        return lambda block, ldb, rows, n, out, o0, ldc, lanes, p0, zp, lo, hi: 0
 
-    def impl(block, ldb, rows, n, out, o0, ldc, mult, left, right, rounding, zp, lo, hi):
+    def impl(block, ldb, rows, n, out, o0, ldc, lanes, p0, zp, lo, hi):
         n32 = n - n % 32
         n8 = n - n % 8
         for r in range(rows):
             a, o = r * ldb, o0 + r * ldc
             for j in range(0, n32, 32):
-                _block32(block, a + j, mult, left, right, rounding, j, zp, lo, hi, out, o + j)
+                _block32(block, a + j, lanes, p0 + j, zp, lo, hi, out, o + j)
             for j in range(n32, n8, 8):
-                _block8(block, a + j, mult, left, right, rounding, j, zp, lo, hi, out, o + j)
+                _block8(block, a + j, lanes, p0 + j, zp, lo, hi, out, o + j)
         return n8
 
     return impl
@@ -278,28 +344,34 @@ def _requantize_rows(block, ldb, rows, n, out, o0, ldc, mult, left, right, round
 
 @njit(cache=True, nogil=True)
 def lane_parameters(mult, shift, n, per_channel):
-    """int32 ``(multiplier, left shift, right shift, rounding)`` for the ``n`` positions of a row: channel
-    ``j``'s values (``per_channel``) or the first ones broadcast. ``rounding`` is ``2^(right - 2)`` where the
-    right shift is in [2, 31] (the one-floor lanes), -1 elsewhere (a block with one such position takes the
-    two-rounding lanes)."""
-    m = np.empty(n, np.int32)
-    left = np.empty(n, np.int32)
-    right = np.empty(n, np.int32)
-    rounding = np.empty(n, np.int32)
+    """The int32 ``(LANE_ROWS, n)`` parameters of the ``n`` positions of a row: channel ``j``'s (``per_channel``)
+    or the first ones broadcast. Rows: the multiplier, the left and the right shift, the rounding
+    ``2^(right - 2)`` where the right shift is in [2, 31] (the one-floor lanes; -1 elsewhere: a block with one
+    such position takes the two-rounding lanes), then the float32 bits of :func:`_mbqm_lanes_float`'s
+    ``f32(m / 2^(31 + right))`` and ``f32(1/2 +- 2^-(1 + right) + margin)`` (zero off the one-floor shifts)."""
+    lanes = np.zeros((LANE_ROWS, n), np.int32)
+    floats = np.zeros((3, n), np.float32)
     for j in range(n):
         c = j if per_channel else 0
-        m[j] = mult[c]
-        left[j] = max(shift[c], 0)
-        right[j] = max(-shift[c], 0)
-        rounding[j] = (1 << (right[j] - 2)) if 2 <= right[j] <= 31 else -1
-    return m, left, right, rounding
+        right = max(-shift[c], 0)
+        lanes[_MULT, j] = mult[c]
+        lanes[_LEFT, j] = max(shift[c], 0)
+        lanes[_RIGHT, j] = right
+        lanes[_ROUNDING, j] = -1
+        if 2 <= right <= 31:
+            lanes[_ROUNDING, j] = 1 << (right - 2)
+            # float64 sums and products of powers of two and a 31-bit integer are exact: one rounding each
+            floats[0, j] = mult[c] * 2.0 ** -(31 + right)
+            floats[1, j] = 0.5 + 2.0 ** -(1 + right) + FLOAT_MARGIN
+            floats[2, j] = 0.5 - 2.0 ** -(1 + right) + FLOAT_MARGIN
+    lanes[_SCALE:] = floats.view(np.int32)
+    return lanes
 
 
 # --------------------------------------------------------------------------------------------
 # float-scale schemes (FBGEMM, ONNX Runtime / XNNPACK) in float32 lanes
 # --------------------------------------------------------------------------------------------
-_F32, _F64 = ir.FloatType(), ir.DoubleType()
-_V8F = ir.VectorType(_F32, 8)
+_F64 = ir.DoubleType()
 _V8D = ir.VectorType(_F64, 8)
 
 

@@ -401,13 +401,13 @@ def _make_rows(arith, float_bias, tie, wrap, per_channel, count):
         n_hi = 0
         n_sat = 0
         if simd == 1:
-            lane_m, lane_l, lane_r, lane_rounding = _requant_simd.lane_parameters(mult, shift, n, per_channel)
+            lanes = _requant_simd.lane_parameters(mult, shift, n, per_channel)
         for r in range(r0, r1):
             row = acc[r * n:(r + 1) * n]  # row slices: with ``r * n + j`` indices LLVM does not vectorize
             orow = out[r * n:(r + 1) * n]
             j0 = 0
             if simd == 1:  # a no-op (0) unless acc is int32 and out int8 / uint8 / int16
-                j0 = _requant_simd.requantize_blocks(row, orow, lane_m, lane_l, lane_r, lane_rounding, zp, lo, hi)
+                j0 = _requant_simd.requantize_blocks(row, orow, lanes, 0, zp, lo, hi)
             for j in range(j0, row.shape[0]):
                 a = np.int64(row[j])
                 if wrap:

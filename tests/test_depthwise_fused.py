@@ -278,7 +278,7 @@ def test_store_requant_is_prepared_only_for_schemes_with_lanes():
                Requant.float_scale(0.1, "onnxruntime")):
         assert store(rq).lanes[0] == 2
     s = store(Requant.from_scales(0.1, np.full(8, 0.2), 0.3, engine="fbgemm"), np.ones(8, np.float32))
-    assert s.lanes[0] == 2 and s.lanes[1] % 16 == 0 and s.lanes[7].tolist() == [1.0] * s.lanes[1]
+    assert s.lanes[0] == 2 and s.lanes[1] % 16 == 0 and s.lanes[4].tolist() == [1.0] * s.lanes[1]
     for rq in (Requant.fixed_point(1 << 30, -3, "single"), Requant.shift_only(-2),
                Requant.float_scale(0.1, "onnx-reference"), Requant.from_scales(0.1, 0.2, 0.3, engine="onednn")):
         assert store(rq) is None

@@ -28,8 +28,7 @@ def scalar_rows(acc, n, mult, shift, zp, lo, hi, out):
 
 @njit
 def vector_row(row, orow, mult, shift, zp, lo, hi):
-    m, left, right, rounding = simd.lane_parameters(mult, shift, row.shape[0], True)
-    return simd.requantize_blocks(row, orow, m, left, right, rounding, zp, lo, hi)
+    return simd.requantize_blocks(row, orow, simd.lane_parameters(mult, shift, row.shape[0], True), 0, zp, lo, hi)
 
 
 def edge_accumulators():
@@ -103,10 +102,52 @@ def test_one_floor_lanes_equal_both_roundings_for_every_right_shift_from_2(out_n
 
 
 def test_lane_rounding_marks_the_shifts_the_one_floor_lanes_take():
-    _, left, right, rounding = simd.lane_parameters(np.full(64, 1 << 30), np.arange(-33, 31), 64, True)
+    _, left, right, rounding = simd.lane_parameters(np.full(64, 1 << 30), np.arange(-33, 31), 64, True)[:4]
     assert np.array_equal(right - left, -np.arange(-33, 31))
     takes = (right >= 2) & (right <= 31)
     assert np.array_equal(rounding[takes], 1 << (right[takes] - 2)) and np.all(rounding[~takes] == -1)
+
+
+def tie_accumulators(mult, right, zp_range=300):
+    """For each channel, the accumulators whose one-floor numerator ``x * m + 2^30 + 2^(30 + right) - [x < 0] * 2^31``
+    lies within 2 of a multiple of ``2^(31 + right)`` (exact ties and their neighbours), for codes in
+    ``[-zp_range, zp_range]``: the values the float lanes must flag."""
+    out = []
+    d = 1 << (31 + right)
+    for m in mult:
+        m = int(m)
+        for q in range(-zp_range, zp_range + 1, 7):
+            for x0 in {(q * d - (1 << 30) - (1 << (30 + right))) // max(m, 1), (q * d - (1 << (30 + right)) + (1 << 30)) // max(m, 1)}:
+                out += [x0 + k for k in range(-2, 3) if INT32_MIN <= x0 + k <= INT32_MAX]
+    return np.array(out, np.int64)
+
+
+@pytest.mark.parametrize("out_name", ["int8", "uint8"])
+def test_float_lanes_flag_every_tie_and_its_neighbours(out_name):
+    """8-bit codes take the float32 lanes first: on accumulators at and next to exact ties of the one floor, for
+    every right shift in [2, 31] and multipliers 2^30 (power-of-two scales: many ties), 2^31 - 1 and random,
+    they equal the scalar primitive (a flagged block falls back to the exact lanes)."""
+    rng = np.random.default_rng(11)
+    for right in range(2, 32):
+        mult = np.array([1 << 30, INT32_MAX] + rng.integers(1 << 30, 1 << 31, 6).tolist(), np.int64)
+        shift = np.full(8, -right, np.int64)
+        acc = tie_accumulators(mult, right)
+        acc = np.resize(acc, -(-acc.size // 8) * 8).astype(np.int32)  # whole rows of the 8 channels
+        for zp, lo, hi in CLAMPS[out_name]:
+            want = np.empty(acc.size, OUT[out_name])
+            scalar_rows(acc, 8, mult, shift, zp, lo, hi, want)
+            assert np.array_equal(prepared(acc, 8, mult, shift, zp, lo, hi, OUT[out_name]), want), (right, zp)
+
+
+def test_float_lane_parameters_are_the_one_floor_scale_and_nudges():
+    mult, shift = np.array([1 << 30, INT32_MAX, 5, 1 << 30]), np.array([-2, -31, -7, 0])
+    lanes = simd.lane_parameters(mult, shift, 4, True)
+    scale, pos, neg = lanes[4:].view(np.float32)
+    right = np.array([2, 31, 7])
+    np.testing.assert_array_equal(scale[:3], (mult[:3] * 2.0 ** -(31 + right)).astype(np.float32))
+    np.testing.assert_array_equal(pos[:3], (0.5 + 2.0 ** -(1 + right) + simd.FLOAT_MARGIN).astype(np.float32))
+    np.testing.assert_array_equal(neg[:3], (0.5 - 2.0 ** -(1 + right) + simd.FLOAT_MARGIN).astype(np.float32))
+    assert scale[3] == pos[3] == neg[3] == 0  # shift 0: not a one-floor position
 
 
 @settings(max_examples=300, deadline=None)
@@ -147,3 +188,4 @@ def test_blocks_compile_to_vpmuldq_on_32_bit_lanes():
     asm = next(iter(fresh.inspect_asm().values()))
     assert "vpmuldq" in asm and "vpsravd" in asm  # even/odd int64 products; per-lane int32 shift
     assert "vpacksswb" in asm and "vpaddsw" in asm  # the saturating packs of store_codes
+    assert "vfmadd" in asm and "vroundps" in asm  # the float32 lanes of 8-bit codes

@@ -305,10 +305,10 @@ def _store_lanes(blk, s0, n, lanes, out, o0):
     """The vector front of ``blk[s0:s0 + n]`` (lane positions ``s0..``) requantized into ``out[o0:o0 + n]`` by the
     lanes of :class:`StoreRequant` (``lanes[0]``: 1 the int32-lane fixed point, 2 the float lanes); returns how
     many it did (``n - n % 8``). Not inlined: one compiled copy for every call site."""
-    kind, _, m, left, right, rounding, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
+    kind, _, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
     src, dst = blk[s0:s0 + n], out[o0:o0 + n]
     if kind == _FIXED_LANES:
-        return _requant_simd.requantize_blocks(src, dst, m[s0:], left[s0:], right[s0:], rounding[s0:], zp, lo, hi)
+        return _requant_simd.requantize_blocks(src, dst, fixed, s0, zp, lo, hi)
     return _requant_simd.requantize_float_row(src, dst, bias_a[s0:], bias_b[s0:], scale[s0:], zp, lo, hi,
                                               clamp_in_float)
 
@@ -503,7 +503,8 @@ CHUNK_VALUES = 4096
 """About how many int32 sums a block holds before its requantization (16 KB, with its 48 KB of lane parameters
 in L1 / L2; smaller blocks cost more per block than they save); the block is a multiple of ``lcm(C, 16)`` values."""
 _NO_INT, _NO_FLOAT = np.empty(0, np.int32), np.empty(0, np.float32)
-_UNFUSED = (0, 0, _NO_INT, _NO_INT, _NO_INT, _NO_INT, _NO_FLOAT, _NO_FLOAT, _NO_FLOAT, 0, 0, 0, False)
+_NO_LANES = np.empty((0, 0), np.int32)  # the type of lane_parameters' array, no positions
+_UNFUSED = (0, 0, _NO_LANES, _NO_FLOAT, _NO_FLOAT, _NO_FLOAT, 0, 0, 0, False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -513,9 +514,9 @@ class StoreRequant:
     Attributes
     ----------
     lanes : tuple
-        ``(kind, chunk, m, left, right, rounding, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1
-        the int32-lane fixed point (:func:`dspsim._requant_simd.requantize_blocks` with ``m, left, right,
-        rounding``), kind 2 the float lanes (:func:`dspsim._requant_simd.requantize_float_row` with ``bias_a,
+        ``(kind, chunk, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the int32-lane fixed
+        point (:func:`dspsim._requant_simd.requantize_blocks` with ``fixed``, a ``(LANE_ROWS, chunk)`` array of
+        :func:`~dspsim._requant_simd.lane_parameters`), kind 2 the float lanes (:func:`dspsim._requant_simd.requantize_float_row` with ``bias_a,
         bias_b, scale, clamp_in_float``); the arrays hold the parameters of the ``chunk`` positions of a block (channel
         ``j % C``), the others are empty.
     dtype : numpy dtype
@@ -540,13 +541,13 @@ def prepare_store_requant(epilogue, weights: DepthwiseWeights):
     chunk = period * max(1, CHUNK_VALUES // period)
     if arith == Arithmetic.FIXED_POINT_DOUBLE:
         ints = _requant_simd.lane_parameters(np.asarray(mult, np.int64), np.asarray(shift, np.int64), n, True)
-        lanes = (_FIXED_LANES, chunk) + tuple(np.tile(v, chunk // n) for v in ints) + (_NO_FLOAT,) * 3 + (False,)
+        lanes = (_FIXED_LANES, chunk, np.tile(ints, (1, chunk // n))) + (_NO_FLOAT,) * 3 + (False,)
     else:
         floats = _requant_simd.float_lane_parameters(arith, float_bias, scale, fb_a, fb_b)
         if floats is None:
             return None
-        lanes = (_FLOAT_LANES, chunk) + (_NO_INT,) * 4 + tuple(np.tile(v, chunk // n) for v in floats[:3]) + floats[3:]
-    return StoreRequant(lanes[:9] + (int(zp), int(lo), int(hi)) + lanes[9:], np.dtype(epilogue.dtype))
+        lanes = (_FLOAT_LANES, chunk, _NO_LANES) + tuple(np.tile(v, chunk // n) for v in floats[:3]) + floats[3:]
+    return StoreRequant(lanes[:6] + (int(zp), int(lo), int(hi)) + lanes[6:], np.dtype(epilogue.dtype))
 
 
 def prepare_depthwise_requantize(x_shape, weights: DepthwiseWeights, input_zero_point, bias, stride, dilation, pad_top,

@@ -96,13 +96,13 @@ def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, co
 @njit(cache=True, nogil=True, inline="always")
 def _epilogue_columns(epi, n0, per_channel):
     """``epi``'s per-column parameters from column ``n0`` on (slices, made once per column panel: a slice
-    costs a reference count, too much per tile), then its ints and the output."""
-    (mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_rounding, lane_ba, lane_bb,
-     lane_s, out) = epi
+    costs a reference count, too much per tile; the int32 lanes' array is whole, read from ``n0``), then its
+    ints and the output."""
+    mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lanes, lane_ba, lane_bb, lane_s, out = epi
     c0 = n0 if per_channel else 0
     # Slices: indices j >= 0 need no wraparound test, so the column loop vectorizes.
-    return ((mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:], lane_m[n0:], lane_l[n0:], lane_r[n0:],
-             lane_rounding[n0:], lane_ba[n0:], lane_bb[n0:], lane_s[n0:]), (zp, lo, hi, acc_bits, out))
+    return ((mult[c0:], shift[c0:], scale[c0:], fb_a[c0:], fb_b[c0:], lanes, lane_ba[n0:], lane_bb[n0:], lane_s[n0:]),
+            (zp, lo, hi, acc_bits, out))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -116,14 +116,13 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
     (:func:`dspsim._requant_simd.requantize_rows`), with ``float_simd`` in float32 lanes
     (:func:`dspsim._requant_simd.requantize_float_rows`): the same values. ``cols, rest =
     _epilogue_columns(epi, n0, per_channel)`` with ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi,
-    acc_bits, lane_m, lane_l, lane_r, lane_rounding, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
-    mult, shift, scale, fb_a, fb_b, lane_m, lane_l, lane_r, lane_rounding, lane_ba, lane_bb, lane_s = cols
+    acc_bits, lanes, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
+    mult, shift, scale, fb_a, fb_b, lanes, lane_ba, lane_bb, lane_s = cols
     zp, lo, hi, acc_bits, out = rest
     sh = 64 - acc_bits
     j0 = 0  # the lanes take the front of every row (a no-op, 0, unless the output is int8 / uint8 / int16)
     if simd == 1:
-        j0 = _requant_simd.requantize_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lane_m, lane_l, lane_r,
-                                           lane_rounding, zp, lo, hi)
+        j0 = _requant_simd.requantize_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lanes, n0, zp, lo, hi)
     if float_simd == 1:
         j0 = _requant_simd.requantize_float_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lane_ba, lane_bb,
                                                  lane_s, zp, lo, hi, clamp_in_float)
@@ -466,9 +465,9 @@ class FusedRequant:
     key : tuple
         The compile-time constants of the epilogue: (Arithmetic, FloatBias, tie, wrap, per_channel).
     params : tuple
-        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lane_m, lane_l, lane_r, lane_rounding, lane_bias_a,
-        lane_bias_b, lane_scale)``: arrays of length ``channels``, ints, then the lane parameters of
-        :func:`dspsim._requant_simd.lane_parameters` and :func:`~dspsim._requant_simd.float_lane_parameters`.
+        ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lanes, lane_bias_a, lane_bias_b, lane_scale)``:
+        arrays of length ``channels``, ints, then the lane parameters of :func:`dspsim._requant_simd.lane_parameters`
+        (one ``(LANE_ROWS, channels)`` array) and :func:`~dspsim._requant_simd.float_lane_parameters`.
     dtype : numpy dtype
         The output type.
     channels : int
@@ -494,9 +493,9 @@ class FusedRequant:
         key = (arith, fb_mode, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, acc_bits < 32,
                per_channel)
         fb_a, fb_b = np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32)
-        # Per column: the int32 lanes' (multiplier, left, right) of the fixed-point front of each row, and
-        # the float lanes' (bias_a, bias_b, scale) of the float schemes (zeros for the other schemes).
-        lanes = _requant_simd.lane_parameters(mult, shift, n, per_channel)
+        # Per column: the int32 lanes' parameters of the fixed-point front of each row, and the float
+        # lanes' (bias_a, bias_b, scale) of the float schemes (zeros for the other schemes).
+        lanes = (_requant_simd.lane_parameters(mult, shift, n, per_channel),)
         float_lanes = _requant_simd.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)
         float_lanes = (np.zeros(n, np.float32),) * 3 if float_lanes is None else float_lanes[:3]
         params = (mult, shift, scale, fb_a, fb_b, int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes + \
