@@ -130,7 +130,8 @@ def _mbqm_lanes_one_floor(b, x, m, right, rounding):
 
 def _mbqm_lanes_float(b, x, scale, nudge_pos, nudge_neg):
     """The one-floor value of :func:`_mbqm_lanes_one_floor` in float32 lanes, where it can be proven, for
-    8-bit codes: ``(q, flagged)``, ``q`` exact in every lane that ``flagged`` (an ``<8 x i1>``) leaves false.
+    8-bit codes: ``(q, fraction)``, ``q`` exact in every lane whose ``fraction`` (``y - floor(y)``, float32) is at
+    least ``2 * margin`` (a lane below it is flagged).
 
     The exact value is ``floor(T)``, ``T = x * s + e`` with ``s = m / 2^(31 + right)`` and ``e = 1/2 + 2^-(1 + right)``
     for ``x >= 0``, ``1/2 - 2^-(1 + right)`` for ``x < 0`` (the one floor's numerator over its divisor). The
@@ -147,8 +148,7 @@ def _mbqm_lanes_float(b, x, scale, nudge_pos, nudge_neg):
     nudge = b.select(b.icmp_signed("<", x, ir.Constant(_V8, [0] * 8)), nudge_neg, nudge_pos)
     y = b.call(fma, [b.sitofp(x, _V8F), scale, nudge])
     whole = b.call(floor, [y])
-    flagged = b.fcmp_ordered("<", b.fsub(y, whole), ir.Constant(_V8F, [2 * FLOAT_MARGIN] * 8))
-    return b.fptosi(whole, _V8), flagged
+    return b.fptosi(whole, _V8), b.fsub(y, whole)
 
 
 def _x86(b, name, ret, *args):
@@ -210,6 +210,38 @@ def store_codes(b, qs, zp, lo, hi, dtype, ptr):
     b.store(codes, b.bitcast(ptr, vt.as_pointer()), align=1)
 
 
+def _exact_lanes(b, nvec, acc_ptr, p_base, row_len, out_ptr, zp, lo, hi, dtype):
+    """The exact lanes of ``8 * nvec`` outputs with builder ``b``: the one floor where every position has a
+    rounding (a right shift in [2, 31]), else the two roundings; ``acc_ptr`` (i32*), ``p_base`` (i32*: the
+    block's first position in row 0 of the lane parameters, rows ``row_len`` apart) and ``out_ptr`` (the output
+    type's pointer) at the block, ``zp``, ``lo``, ``hi`` i32."""
+    def load(k):
+        return b.load(b.bitcast(b.gep(acc_ptr, [ir.Constant(_I64, 8 * k)]), _V8.as_pointer()), align=4)
+
+    def param(row, k):
+        ptr = b.gep(p_base, [b.add(b.mul(row_len, ir.Constant(_I64, row)), ir.Constant(_I64, 8 * k))])
+        return b.load(b.bitcast(ptr, _V8.as_pointer()), align=4)
+
+    xs = [load(k) for k in range(nvec)]
+    roundings = [param(_ROUNDING, k) for k in range(nvec)]
+    with b.if_else(_all_one_floor(b, roundings)) as (one_floor, other):
+        with one_floor:
+            store_codes(b, [_mbqm_lanes_one_floor(b, xs[k], param(_MULT, k), param(_RIGHT, k), roundings[k])
+                            for k in range(nvec)], zp, lo, hi, dtype, out_ptr)
+        with other:
+            store_codes(b, [_mbqm_lanes(b, xs[k], param(_MULT, k), param(_LEFT, k), param(_RIGHT, k))
+                            for k in range(nvec)], zp, lo, hi, dtype, out_ptr)
+
+
+def _all_one_floor(b, roundings):
+    """i1: every lane of ``roundings`` is >= 0 (every position's right shift in [2, 31])."""
+    any_other = roundings[0]
+    for v in roundings[1:]:
+        any_other = b.or_(any_other, v)
+    signs = b.bitcast(b.icmp_signed("<", any_other, ir.Constant(_V8, [0] * 8)), ir.IntType(8))
+    return b.icmp_unsigned("==", signs, ir.Constant(ir.IntType(8), 0))
+
+
 def _block(nvec):
     """An intrinsic for ``8 * nvec`` outputs: ``out[o_off + i] = clamp(MBQM(acc[a_off + i], ...) + zp, lo, hi)``
     with the parameters of position ``p = p_off + i``, ``lanes[:, p]`` (:func:`lane_parameters`)."""
@@ -229,54 +261,38 @@ def _block(nvec):
             params = context.make_array(at[2])(context, b, args[2])
             row_len = cgutils.unpack_tuple(b, params.shape, 2)[1]
             p_base = b.gep(b.bitcast(params.data, _I32.as_pointer()), [context.cast(b, args[3], at[3], types.int64)])
+            acc_ptr, out_ptr = base(0, _I32, 1), base(7, _OUT_TYPE[at[7].dtype], 8)
+            zp, lo, hi = (context.cast(b, args[i], at[i], types.int32) for i in (4, 5, 6))
+            if not eight_bit:  # int16 codes: the exact lanes are the lanes
+                _exact_lanes(b, nvec, acc_ptr, p_base, row_len, out_ptr, zp, lo, hi, at[7].dtype)
+                return context.get_dummy_value()
 
-            def load(k):
-                ptr = b.gep(base(0, _I32, 1), [ir.Constant(_I64, 8 * k)])
-                return b.load(b.bitcast(ptr, _V8.as_pointer()), align=4)
-
-            def param(row, k, vt=_V8):
+            def param(row, k, vt):
                 ptr = b.gep(p_base, [b.add(b.mul(row_len, ir.Constant(_I64, row)), ir.Constant(_I64, 8 * k))])
                 return b.load(b.bitcast(ptr, vt.as_pointer()), align=4)
 
-            def scalar(i):
-                return context.cast(b, args[i], at[i], types.int32)
-
-            def store(qs):
-                store_codes(b, qs, scalar(4), scalar(5), scalar(6), at[7].dtype, base(7, _OUT_TYPE[at[7].dtype], 8))
-
-            xs = [load(k) for k in range(nvec)]
-            roundings = [param(_ROUNDING, k) for k in range(nvec)]
-            any_other = roundings[0]
-            for v in roundings[1:]:
-                any_other = b.or_(any_other, v)
-            signs = b.bitcast(b.icmp_signed("<", any_other, ir.Constant(_V8, [0] * 8)), ir.IntType(8))
-
-            def exact_one_floor():
-                store([_mbqm_lanes_one_floor(b, xs[k], param(_MULT, k), param(_RIGHT, k), roundings[k])
-                       for k in range(nvec)])
-
-            # Right shifts in [2, 31] (the common case: multipliers below 1/4) take the one-floor form.
-            with b.if_else(b.icmp_unsigned("==", signs, ir.Constant(ir.IntType(8), 0))) as (one_floor, other):
+            roundings = [param(_ROUNDING, k, _V8) for k in range(nvec)]
+            # Right shifts in [2, 31] (the common case: multipliers below 1/4): the float32 lanes, unless one
+            # flags its value; the rest takes the exact lanes, out of line.
+            with b.if_else(_all_one_floor(b, roundings), likely=True) as (one_floor, other):
                 with one_floor:
-                    if eight_bit:  # float32 lanes first; a block with a flagged lane takes the exact ones
-                        qs, flagged = zip(*(_mbqm_lanes_float(b, xs[k], *(param(r, k, _V8F) for r in
-                                                                          (_SCALE, _NUDGE_POS, _NUDGE_NEG)))
-                                            for k in range(nvec)))
-                        any_flagged = flagged[0]
-                        for f in flagged[1:]:
-                            any_flagged = b.or_(any_flagged, f)
-                        any_flagged = b.icmp_unsigned("!=", b.bitcast(any_flagged, ir.IntType(8)),
-                                                      ir.Constant(ir.IntType(8), 0))
-                        with b.if_else(any_flagged) as (exact, fast):
-                            with exact:
-                                exact_one_floor()
-                            with fast:
-                                store(list(qs))
-                    else:
-                        exact_one_floor()
+                    xs = [b.load(b.bitcast(b.gep(acc_ptr, [ir.Constant(_I64, 8 * k)]), _V8.as_pointer()), align=4)
+                          for k in range(nvec)]
+                    qs, fractions = zip(*(_mbqm_lanes_float(b, xs[k], *(param(r, k, _V8F) for r in
+                                                                        (_SCALE, _NUDGE_POS, _NUDGE_NEG)))
+                                          for k in range(nvec)))
+                    least = fractions[0]  # the block's smallest fractions, then one compare
+                    for f in fractions[1:]:
+                        least = b.select(b.fcmp_ordered("<", f, least), f, least)
+                    flagged = b.fcmp_ordered("<", least, ir.Constant(_V8F, [2 * FLOAT_MARGIN] * 8))
+                    any_flagged = b.icmp_unsigned("!=", b.bitcast(flagged, ir.IntType(8)), ir.Constant(ir.IntType(8), 0))
+                    with b.if_else(any_flagged, likely=False) as (exact, fast):
+                        with exact:
+                            _exact_lanes(b, nvec, acc_ptr, p_base, row_len, out_ptr, zp, lo, hi, at[7].dtype)
+                        with fast:
+                            store_codes(b, list(qs), zp, lo, hi, at[7].dtype, out_ptr)
                 with other:
-                    store([_mbqm_lanes(b, xs[k], param(_MULT, k), param(_LEFT, k), param(_RIGHT, k))
-                           for k in range(nvec)])
+                    _exact_lanes(b, nvec, acc_ptr, p_base, row_len, out_ptr, zp, lo, hi, at[7].dtype)
             return context.get_dummy_value()
 
         return types.void(acc, a_off, lanes, p_off, zp, lo, hi, out, o_off), codegen
