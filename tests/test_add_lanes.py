@@ -40,12 +40,15 @@ def test_lanes_run_on_avx2_hosts_only():
     assert _add_simd.USE_LANES == (HAVE_AVX2 and not numba.config.DISABLE_JIT)
 
 
-def test_every_pair_of_int8_codes_equals_the_oracle():
+@pytest.mark.parametrize("scales", [(0.0213, 0.0471, 0.0625), (0.0625, 0.125, 0.25), (0.5, 0.5, 0.75)])
+def test_every_pair_of_int8_codes_equals_the_oracle(scales):
+    """Power-of-two scales put many sums on exact ties of the output rounding: the float32 lanes of 8-bit codes
+    must flag every one of them."""
     z1, z2, zo = -128, 127, -128  # zero points at the extremes: |x - zp| up to 255 (other ones: below)
     codes = np.arange(-128, 128, dtype=np.int8)
     x1, x2 = np.repeat(codes, 256), np.tile(codes, 256)  # 65536 pairs, a multiple of 32: append a tail
     x1, x2 = np.concatenate([x1, codes[:13]]), np.concatenate([x2, codes[-13:]])
-    p = tflite_add_params(0.0213, 0.0471, 0.0625)
+    p = tflite_add_params(*scales)
     assert _compare(x1, x2, p, z1, z2, zo) == 65536 + 13
 
 

@@ -47,7 +47,7 @@ def _add_block(nvec):
 
         def codegen(context, builder, sig, args):
             # imported here: dspsim._requant_simd imports dspsim.kernels, which imports this module
-            from .._requant_simd import _mbqm_lanes, store_codes
+            from .._requant_simd import _V8F, FLOAT_MARGIN, _all_one_floor, _mbqm_lanes, _mbqm_lanes_float, store_codes
 
             bld = builder
             at = sig.args
@@ -65,22 +65,50 @@ def _add_block(nvec):
             def splat(i):
                 return _splat(bld, context.cast(bld, args[i], at[i], types.int32), _V8)
 
-            def multiplier(k):  # loaded in the block, not splat: see add_lanes
+            def multiplier(k, vt=_V8):  # loaded in the block, not splat: see add_lanes
                 data = context.make_array(at[3])(context, bld, args[3]).data
                 ptr = bld.gep(bld.bitcast(data, _I32.as_pointer()), [ir.Constant(_I64, 8 * k)])
-                return bld.load(bld.bitcast(ptr, _V8.as_pointer()), align=4)
+                return bld.load(bld.bitcast(ptr, vt.as_pointer()), align=4)
 
             zp1v, zp2v, ls = splat(4), splat(5), splat(7)
             r1v, r2v, rov = splat(8), splat(9), splat(10)
             m1v, m2v, mov = multiplier(0), multiplier(1), multiplier(2)
             no_shift = ir.Constant(_V8, [0] * 8)
-            res = []
+            sums = []
             for k in range(nvec):
                 v1 = _mbqm_lanes(bld, bld.sub(load(0, k), zp1v), m1v, ls, r1v)
                 v2 = _mbqm_lanes(bld, bld.sub(load(1, k), zp2v), m2v, ls, r2v)
-                res.append(_mbqm_lanes(bld, bld.add(v1, v2), mov, no_shift, rov))
-            store_codes(bld, res, *(context.cast(bld, args[i], at[i], types.int32) for i in (6, 11, 12)), at[13].dtype,
-                        base(13))
+                sums.append(bld.add(v1, v2))
+            zo, lo, hi = (context.cast(bld, args[i], at[i], types.int32) for i in (6, 11, 12))
+
+            def store(qs):
+                store_codes(bld, qs, zo, lo, hi, at[13].dtype, base(13))
+
+            def exact():
+                store([_mbqm_lanes(bld, v, mov, no_shift, rov) for v in sums])
+
+            if _BITS[out.dtype] != 8:
+                exact()
+                return context.get_dummy_value()
+            # 8-bit codes: the output's requantization in the float32 lanes of dspsim._requant_simd where its
+            # right shift is in [2, 31] and no lane is flagged, else exactly
+            with bld.if_else(_all_one_floor(bld, [multiplier(3)]), likely=True) as (one_floor, other):
+                with one_floor:
+                    qs, fractions = zip(*(_mbqm_lanes_float(bld, v, *(multiplier(r, _V8F) for r in (4, 5, 6)))
+                                          for v in sums))
+                    least = fractions[0]
+                    for f in fractions[1:]:
+                        least = bld.select(bld.fcmp_ordered("<", f, least), f, least)
+                    flagged = bld.fcmp_ordered("<", least, ir.Constant(_V8F, [2 * FLOAT_MARGIN] * 8))
+                    any_flagged = bld.icmp_unsigned("!=", bld.bitcast(flagged, ir.IntType(8)),
+                                                    ir.Constant(ir.IntType(8), 0))
+                    with bld.if_else(any_flagged, likely=False) as (flagged_block, fast):
+                        with flagged_block:
+                            exact()
+                        with fast:
+                            store(list(qs))
+                with other:
+                    exact()
             return context.get_dummy_value()
 
         return types.void(a, b, off, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out), codegen
@@ -95,7 +123,8 @@ _add_block8 = _add_block(1)
 def add_lanes(a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out):
     """The vector front of a flat ADD (jit only): outputs ``[0, returned)`` done (a multiple of 8), the rest for
     the scalar loop. ``a``, ``b``, ``out`` flat arrays of one dtype (int8, uint8 or int16) and ``out``'s length;
-    ``mults`` int32 ``[M1] * 8 + [M2] * 8 + [Mo] * 8``; the other parameters those of
+    ``mults`` int32 ``[M1] * 8 + [M2] * 8 + [Mo] * 8`` then rows 3-6 of the output's
+    :func:`dspsim._requant_simd.lane_parameters` (``Mo``, ``So``), 8 of each; the other parameters those of
     :func:`dspsim.kernels.elementwise.add_plan` (validated there: multipliers in [0, 2^31), shifts in [-31, 0],
     zero points and clamp inside the dtype). Returns 0 for other types or layouts.
 

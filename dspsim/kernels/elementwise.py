@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import _requant_simd
 from .._errors import names_its_errors
 from numba import njit
 
@@ -183,7 +184,9 @@ def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, inp
         args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
     m1, s1, m2, s2, mo, so = args
     size, out_dtype = math.prod(shape), t.dtype
-    lanes = np.repeat(np.array([m1, m2, mo], np.int32), 8)  # each multiplier in 8 lanes (add_lanes)
+    # each multiplier in 8 lanes, then the output's float32 lanes (add_lanes)
+    out_lanes = _requant_simd.lane_parameters(np.array([mo]), np.array([so]), 1, False)[3:, 0]
+    lanes = np.repeat(np.concatenate([np.array([m1, m2, mo], np.int32), out_lanes]), 8)
 
     def run(x1, x2):
         out = np.empty(size, out_dtype)
