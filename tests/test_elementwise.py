@@ -138,6 +138,15 @@ def test_mean_equals_oracle(h, w, zi, zo, ratio, seed):
     assert out.tolist() == want
 
 
+def test_mean_sum_wraps_as_the_int32_accumulator():
+    """2^17 int16 codes of 32767 sum past 2^31: TFLite's int32 accumulator wraps, and so does the mean's sum."""
+    x = np.full((1, 1 << 17), 32767, np.int16)
+    m, s = R.quantize_multiplier(0.7)
+    out = mean(x, 1, input_zero_point=0, output_zero_point=0, multiplier=m, shift=s)
+    assert out.tolist() == [R.tflite_mean([32767] * (1 << 17), 0, 0, m, s, -32768, 32767)]
+    assert sum([32767] * (1 << 17)) >= 1 << 31  # the case wraps
+
+
 def test_mean_of_three_truncates_the_multiplier():
     """n = 3: k = 1, M' = floor(2^31 / 3) (from M = 2^30 << 1); mean(1, 1, 2) = 4/3 -> 1; (2, 2, 3) -> 2."""
     x = np.array([[1, 1, 2], [2, 2, 3], [-1, -1, -2]], np.int8)

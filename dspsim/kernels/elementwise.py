@@ -536,7 +536,8 @@ def mean_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, multip
     offset = zi * n
 
     def run(x):
-        total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims) - offset  # the int32 wrap: in the core
+        # the int32 sum wraps as TFLite's accumulator (mod 2^32, as the core's wrap of the int64 difference)
+        total = x.sum(axis=axes, keepdims=keep_dims, dtype=np.int32).astype(np.int64) - offset
         out = np.empty(total.size, np.int64)
         _requantize_codes(np.ravel(total), *args, out)
         return out.astype(dt).reshape(np.shape(total))
