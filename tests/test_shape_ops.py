@@ -328,3 +328,27 @@ def test_block_ops_refuse_bad_shapes():
         K.depth_to_space(np.zeros((1, 1, 1, 6), np.int8), 2)
     with pytest.raises(ValueError, match="depth_to_space: block_size"):
         K.depth_to_space(np.zeros((1, 1, 1, 4), np.int8), 0)
+
+
+def test_batched_swap_plan_equals_transpose_on_every_perm_it_takes():
+    """Every permutation of 1- to 5-d shapes: the plan exists exactly for a kept batch then two swapped runs of
+    axes, and gives np.transpose's array."""
+    from itertools import permutations
+
+    from dspsim.kernels.shape import batched_swap_plan
+
+    rng = np.random.default_rng(5)
+    taken = 0
+    for rank in range(1, 6):
+        shape = tuple(int(d) for d in rng.integers(1, 5, rank))
+        x = rng.integers(-128, 128, shape).astype(np.int8)
+        for perm in permutations(range(rank)):
+            run = batched_swap_plan(shape, perm)
+            p = list(perm)
+            k = next((i for i in range(rank) if p[i] != i), rank)
+            rotation = k < rank and p[k:] == list(range(p[k], rank)) + list(range(k, p[k]))
+            assert (run is not None) == rotation, perm
+            if run is not None:
+                taken += 1
+                np.testing.assert_array_equal(run(x), np.transpose(x, perm))
+    assert taken == 20  # rank r has (r - 1) r / 2 of them

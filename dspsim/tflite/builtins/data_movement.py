@@ -168,7 +168,9 @@ def prepare_transpose(op, g):
     check_arity(op, 2)
     _types(op, g)
     perm = _int_constant(op, g, 1, "perm")
-    return Prepared(_moved(op, g, K.transpose, perm), {"perm": perm})
+    run = _moved(op, g, K.transpose, perm)  # the index rules checked on the model's shapes
+    swap = K.batched_swap_plan(tuple(g.tensor(op.inputs[0]).shape), perm)
+    return Prepared(run if swap is None else (lambda inputs: swap(inputs[0])), {"perm": perm})
 
 
 @builtin("GATHER")
