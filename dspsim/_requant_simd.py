@@ -151,6 +151,16 @@ def _mbqm_lanes_float(b, x, scale, nudge_pos, nudge_neg):
     return b.fptosi(whole, _V8), b.fsub(y, whole)
 
 
+def _any_flagged(b, fractions):
+    """i1: some lane of the ``fractions`` of :func:`_mbqm_lanes_float` (one vector per 8 codes of a block) is
+    below ``2 * margin``: the block's smallest fractions, then one compare."""
+    least = fractions[0]
+    for f in fractions[1:]:
+        least = b.select(b.fcmp_ordered("<", f, least), f, least)
+    flagged = b.fcmp_ordered("<", least, ir.Constant(_V8F, [2 * FLOAT_MARGIN] * 8))
+    return b.icmp_unsigned("!=", b.bitcast(flagged, ir.IntType(8)), ir.Constant(ir.IntType(8), 0))
+
+
 def _x86(b, name, ret, *args):
     return b.call(cgutils.get_or_insert_function(b.module, ir.FunctionType(ret, [a.type for a in args]), name),
                   list(args))
@@ -281,12 +291,7 @@ def _block(nvec):
                     qs, fractions = zip(*(_mbqm_lanes_float(b, xs[k], *(param(r, k, _V8F) for r in
                                                                         (_SCALE, _NUDGE_POS, _NUDGE_NEG)))
                                           for k in range(nvec)))
-                    least = fractions[0]  # the block's smallest fractions, then one compare
-                    for f in fractions[1:]:
-                        least = b.select(b.fcmp_ordered("<", f, least), f, least)
-                    flagged = b.fcmp_ordered("<", least, ir.Constant(_V8F, [2 * FLOAT_MARGIN] * 8))
-                    any_flagged = b.icmp_unsigned("!=", b.bitcast(flagged, ir.IntType(8)), ir.Constant(ir.IntType(8), 0))
-                    with b.if_else(any_flagged, likely=False) as (exact, fast):
+                    with b.if_else(_any_flagged(b, fractions), likely=False) as (exact, fast):
                         with exact:
                             _exact_lanes(b, nvec, acc_ptr, p_base, row_len, out_ptr, zp, lo, hi, at[7].dtype)
                         with fast:

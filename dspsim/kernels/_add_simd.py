@@ -47,7 +47,7 @@ def _add_block(nvec):
 
         def codegen(context, builder, sig, args):
             # imported here: dspsim._requant_simd imports dspsim.kernels, which imports this module
-            from .._requant_simd import _V8F, FLOAT_MARGIN, _all_one_floor, _mbqm_lanes, _mbqm_lanes_float, store_codes
+            from .._requant_simd import _V8F, _all_one_floor, _any_flagged, _mbqm_lanes, _mbqm_lanes_float, store_codes
 
             bld = builder
             at = sig.args
@@ -96,13 +96,7 @@ def _add_block(nvec):
                 with one_floor:
                     qs, fractions = zip(*(_mbqm_lanes_float(bld, v, *(multiplier(r, _V8F) for r in (4, 5, 6)))
                                           for v in sums))
-                    least = fractions[0]
-                    for f in fractions[1:]:
-                        least = bld.select(bld.fcmp_ordered("<", f, least), f, least)
-                    flagged = bld.fcmp_ordered("<", least, ir.Constant(_V8F, [2 * FLOAT_MARGIN] * 8))
-                    any_flagged = bld.icmp_unsigned("!=", bld.bitcast(flagged, ir.IntType(8)),
-                                                    ir.Constant(ir.IntType(8), 0))
-                    with bld.if_else(any_flagged, likely=False) as (flagged_block, fast):
+                    with bld.if_else(_any_flagged(bld, fractions), likely=False) as (flagged_block, fast):
                         with flagged_block:
                             exact()
                         with fast:
