@@ -85,24 +85,27 @@ def test_depthwise_core_matches_oracle_on_every_path(cs):
     assert np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("shape, k, stride, padding", [
-    ((3, 9, 10, 64), (3, 3), 1, "SAME"),     # runs of 4 blocks per pixel, N > 1
-    ((2, 9, 9, 40), (3, 3), 2, "SAME"),      # stride 2: two 16-blocks + an 8-block per pixel
-    ((4, 12, 1, 24), (5, 1), 1, "VALID"),    # microWakeWord-style (T, 1, C) with a (5, 1) kernel, C = 24
-    ((5, 7, 11, 8), (3, 3), 1, "SAME"),      # C = 8: a run of two pixels per block
+@pytest.mark.parametrize("shape, k, stride, padding, mult", [
+    ((3, 9, 10, 64), (3, 3), 1, "SAME", 1),     # runs of 4 blocks per pixel, N > 1
+    ((2, 9, 9, 40), (3, 3), 2, "SAME", 1),      # stride 2: two 16-blocks + an 8-block per pixel
+    ((4, 12, 1, 24), (5, 1), 1, "VALID", 1),    # microWakeWord-style (T, 1, C) with a (5, 1) kernel, C = 24
+    ((5, 7, 11, 8), (3, 3), 1, "SAME", 1),      # C = 8: a run of two pixels per block
+    ((2, 49, 40, 1), (10, 8), 2, "SAME", 8),    # micro_speech: 1 channel times 8, stride 2 (one 8-block per pixel)
+    ((2, 6, 7, 3), (3, 3), 2, "SAME", 4),       # M = 4 over 3 channels: 12 per pixel, two overlapping 8-blocks
+    ((1, 5, 9, 2), (3, 3), 1, "VALID", 3),      # M = 3, stride 1: runs of 6-channel pixels
 ])
-def test_depthwise_mcu_shapes_match_oracle(shape, k, stride, padding):
+def test_depthwise_mcu_shapes_match_oracle(shape, k, stride, padding, mult):
     rng = np.random.default_rng(sum(shape) + stride)
     c = shape[3]
     x = codes(rng, shape, "int8", True)
-    w = codes(rng, (1, *k, c), "int8", True)
-    bias = rng.integers(-(1 << 16), 1 << 16, c).astype(np.int32)
+    w = codes(rng, (1, *k, c * mult), "int8", True)
+    bias = rng.integers(-(1 << 16), 1 << 16, c * mult).astype(np.int32)
     rq = Requant.shift_only(-2)
-    got = dspsim.depthwise_conv2d(x, w, bias, stride=stride, padding=padding, input_zero_point=-128,
-                                  output_zero_point=0, requant=rq, out_dtype="int16")
+    got = dspsim.depthwise_conv2d(x, w, bias, depth_multiplier=mult, stride=stride, padding=padding,
+                                  input_zero_point=-128, output_zero_point=0, requant=rq, out_dtype="int16")
     g = dspsim.kernels._common.geometry(shape[1:3], k, stride, padding, 1, "test")
     want, _, _ = ref.depthwise_conv2d(x.tolist(), w.tolist(), bias.tolist(), -128, 0, 0, oracle_requant(rq), -32768,
-                                      32767, stride=g.stride, pads=g.pads, dilation=(1, 1))
+                                      32767, depth_multiplier=mult, stride=g.stride, pads=g.pads, dilation=(1, 1))
     assert np.array_equal(got, np.array(want))
 
 

@@ -162,6 +162,7 @@ def layer_cases(draw, out_types=("same",)):
     xd = draw(st.sampled_from(["int8", "uint8"]))
     return dict(
         b=draw(st.integers(1, 2)), h=draw(st.integers(1, 9)), w=draw(st.integers(1, 9)), c=c, k=(kh, kw),
+        mult=draw(st.sampled_from([1, 1, 1, 2, 3])) if c <= 9 else 1,
         stride=(draw(st.integers(1, 2)), draw(st.integers(1, 2))),
         dil=(draw(st.integers(1, 2)), draw(st.integers(1, 2))),
         pads=[draw(st.integers(0, 2)) for _ in range(4)], xd=xd,
@@ -177,22 +178,23 @@ def run_layer(cs):
     (kh, kw), (dh, dw), pads = cs["k"], cs["dil"], list(cs["pads"])
     if cs["h"] + pads[0] + pads[1] < (kh - 1) * dh + 1 or cs["w"] + pads[2] + pads[3] < (kw - 1) * dw + 1:
         pads = [(kh - 1) * dh, (kh - 1) * dh, (kw - 1) * dw, (kw - 1) * dw]
-    c = cs["c"]
+    c, mult = cs["c"], cs["mult"]
     x = codes(rng, (cs["b"], cs["h"], cs["w"], c), cs["xd"], cs["edge"])
-    w = codes(rng, (1, kh, kw, c), "int8", cs["edge"])
-    zw = [int(v) for v in rng.integers(-128, 128, c)] if cs["per_channel_zw"] else cs["zw"]
-    kw_q, bias, fbias = scheme_kwargs(cs["scheme"], rng, c)
+    w = codes(rng, (1, kh, kw, c * mult), "int8", cs["edge"])
+    zw = [int(v) for v in rng.integers(-128, 128, c * mult)] if cs["per_channel_zw"] else cs["zw"]
+    kw_q, bias, fbias = scheme_kwargs(cs["scheme"], rng, c * mult)
     out_name = cs["xd"] if cs["out"] == "same" else cs["out"]
     zo, lo, hi = CLAMPS[out_name][cs["clamp"] % len(CLAMPS[out_name])]
     top, bottom, left, right = pads
-    kw_all = dict(stride=cs["stride"], dilation=cs["dil"], padding=((top, bottom), (left, right)),
+    kw_all = dict(depth_multiplier=mult, stride=cs["stride"], dilation=cs["dil"], padding=((top, bottom), (left, right)),
                   input_zero_point=cs["zx"], weight_zero_point=zw, output_zero_point=zo, act_min=lo, act_max=hi,
                   out_dtype=out_name, **kw_q)
     layer = kernels.depthwise_conv2d_layer(x.shape, x.dtype, w, bias, **kw_all)
     got = layer.run(x)
     unfused = dspsim.depthwise_conv2d(x, w, bias, **kw_all)
     want, _, _ = ref.depthwise_conv2d(x.tolist(), w.tolist(), None if fbias is not None else bias.tolist(), cs["zx"],
-                                      zw, zo, oracle_requant(kw_q["requant"]), lo, hi, stride=cs["stride"],
+                                      zw, zo, oracle_requant(kw_q["requant"]), lo, hi, depth_multiplier=mult,
+                                      stride=cs["stride"],
                                       pads=tuple(pads), dilation=cs["dil"],
                                       float_bias=None if fbias is None else [Fraction(float(v)) for v in fbias])
     return got, unfused, np.array(want, np.int64)
@@ -283,4 +285,4 @@ def test_store_requant_is_prepared_only_for_schemes_with_lanes():
                Requant.float_scale(0.1, "onnx-reference"), Requant.from_scales(0.1, 0.2, 0.3, engine="onednn")):
         assert store(rq) is None
     assert store(Requant.fixed_point(1 << 30, -3), acc_bits=24) is None  # sums wrapped to 24 bits first
-    assert store(Requant.fixed_point(1 << 30, -3), w=wide) is None  # depth multiplier 2: the direct loop
+    assert store(Requant.fixed_point(1 << 30, -3), w=wide).lanes[0] == 1  # depth multiplier 2: expanded input

@@ -6,7 +6,7 @@ per layer; :func:`depthwise_accumulate` is the per-call core. Both take validate
 
 The sum of output channel ``oc = ic*M + m`` at output pixel ``(b, oy, ox)`` is TFLite's
 ``bias[oc] + sum over the taps inside the input of (x - zx) * (w - zw[oc])``. The tap-pair path
-(AVX2, ``M = 1``, int32) computes it as ``(bias[oc] - zx * sum_taps (w - zw)) + sum_taps x * (w - zw)``
+(AVX2, int32) computes it as ``(bias[oc] - zx * sum_taps (w - zw)) + sum_taps x * (w - zw)``
 over every tap of an input padded with the code ``zx`` (a padding tap adds ``(zx - zx) * w = 0``,
 exactly what TFLite's skipped tap adds); the first term once per call, the second with raw codes.
 Two taps at a time: their bytes are interleaved and widened to int16, and one ``vpmaddwd`` against
@@ -17,8 +17,9 @@ paired with a zero weight). Each product is at most ``255 * 255`` in magnitude a
 whose inputs are adjacent (a row at stride 1; a (T, 1, C) stream under a (KH, 1) kernel) are one run
 worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors too; a run's (or a pixel's)
 last ``n % 16`` values take one more block over its last 16 values, overlapping the previous one (the same sums
-recomputed), so C = 30 or 60 stays in the pairs. ``M > 1``,
-hosts without AVX2, ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
+recomputed), so C = 30 or 60 stays in the pairs. A depth multiplier ``M > 1`` takes the pairs on the input with
+each channel repeated M times (:func:`expand_channels`: micro_speech's 1 -> 8 channel layer, 198 -> 42 us). Hosts
+without AVX2, ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
 needs the exact value, summed in int64) take a direct loop over the valid taps, vectorised by LLVM
 (``vpmulld``). A padded input is read through a cache-sized window of padded rows (:data:`RING_BYTES`).
 
@@ -47,7 +48,7 @@ from ._simd import HAVE_AVX2
 
 _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (8, 16, 32, 64))
 USE_PAIRS = HAVE_AVX2 and not numba.config.DISABLE_JIT
-"""Whether int32 sums with ``M = 1`` take the ``vpmaddwd`` tap pairs (compiled code for an AVX2 target)."""
+"""Whether int32 sums take the ``vpmaddwd`` tap pairs (compiled code for an AVX2 target)."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +103,10 @@ def prepare_depthwise_weights(w, weight_zero_point, depth_multiplier=1) -> Depth
     padded = np.zeros((2 * n_pairs, n_oc), np.int16)
     padded[:k_h * k_w] = flat
     # [pair, h, channel] -> [channel block, pair, channel in block, h]
-    c = n_oc if depth_multiplier == 1 else 0  # the pairs serve M = 1 only
-    period = c * 16 // math.gcd(c, 16) // 16 if c else 0  # blocks of 16 in one period of the channels
+    c = n_oc  # the pairs see an input of M > 1 with every channel repeated M times (expand_channels)
+    period = c * 16 // math.gcd(c, 16) // 16  # blocks of 16 in one period of the channels
     pairs = padded.reshape(n_pairs, 2, n_oc)
-    pairs16 = pairs[:, :, np.arange(16 * period) % max(c, 1)].reshape(n_pairs, 2, period, 16).transpose(2, 0, 3, 1)
+    pairs16 = pairs[:, :, np.arange(16 * period) % c].reshape(n_pairs, 2, period, 16).transpose(2, 0, 3, 1)
     eights = np.r_[0:8, c - 8:c] if 8 <= c < 16 else np.arange(0)  # a pixel's first and last 8 channels
     pairs8 = pairs[:, :, eights].reshape(n_pairs, 2, eights.size // 8, 8).transpose(2, 0, 3, 1)
     pairs16 = pairs16.reshape(period, n_pairs, 32)
@@ -257,11 +258,12 @@ def _run_direct(xf, base, offs, n_taps, taps, k_w, init, c, acc, a0, q0, q1):
 def _short_run(img, base, offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, n):
     """The sums of a run of ``n < 16`` values at ``img[base:]`` (whole pixels, channel 0 first) into ``sums[d0 + q]``:
     one pixel of ``8 <= C < 16`` as two overlapping 8-channel blocks (it recomputes ``16 - C`` sums, the same
-    values), else directly (:func:`_run_direct`). Called only on this rare branch: an inlined call with array
+    values; one block when C = 8), else directly (:func:`_run_direct`). Called only on this rare branch: an inlined call with array
     arguments costs their reference counts (~100 ns per call, a third of a 256-stream microWakeWord layer)."""
     if n == c and pairs8.shape[0] == 2:
         _pair_sums8(img, base, offs, n_pairs, pairs8, 0, init, 0, sums, d0, 1, 1)
-        _pair_sums8(img, base + c - 8, offs, n_pairs, pairs8, n_pairs * 16, init, c - 8, sums, d0 + c - 8, 1, 1)
+        if c > 8:  # C = 8: the first block is the pixel
+            _pair_sums8(img, base + c - 8, offs, n_pairs, pairs8, n_pairs * 16, init, c - 8, sums, d0 + c - 8, 1, 1)
     else:
         _run_direct(img, base, offs, n_taps, taps, k_w, init, c, sums, d0, 0, n)
 
@@ -331,7 +333,8 @@ def _store_codes(blk, n, lanes, out, o0):
 @njit(cache=True, nogil=True)
 def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_sum, pairs16, pairs8, zx, bias,
                stride_h, stride_w, dil_h, dil_w, out_h, out_w, acc, lanes, out, r0, r1):
-    """Int32 sums of output rows ``b*OH + oy`` in ``[r0, r1)`` into the flat ``acc`` by the tap pairs, ``M = 1``;
+    """Int32 sums of output rows ``b*OH + oy`` in ``[r0, r1)`` into the flat ``acc`` by the tap pairs (``xf``: the
+    input of ``C`` channels, :func:`expand_channels` of the layer's);
     or, with fused ``lanes`` (a :class:`StoreRequant`'s, ``lanes[0] > 0``), their codes into the flat ``out``: the sums
     of consecutive runs and pixels (each a multiple of ``C`` values, starting at channel 0; a run cut at ``lanes[1]``
     values, a multiple of ``lcm(C, 16)``, so it restarts at phase 0) fill an L1-sized block of up to ``lanes[1]``,
@@ -452,8 +455,9 @@ def depthwise_accumulate(x, weights: DepthwiseWeights, input_zero_point, bias, s
     acc = np.empty((n_b * out_h * out_w, n_oc), np.int64 if wide else np.int32)
     work = acc.size * k_h * k_w
     if not wide and takes_pairs(x.shape, weights, stride, dilation, out_h, out_w):
-        args = (x.reshape(-1),) + _pair_args(x.shape, weights, input_zero_point, bias, stride, dilation, pad_top,
-                                             pad_left, out_h, out_w, acc.reshape(-1), _UNFUSED)
+        xe = expand_channels(x, weights.depth_multiplier)
+        args = (xe.reshape(-1),) + _pair_args(xe.shape, weights, input_zero_point, bias, stride, dilation, pad_top,
+                                              pad_left, out_h, out_w, acc.reshape(-1), _UNFUSED)
         no_out = np.empty(0, x.dtype)
         parallel_rows(lambda r0, r1: _pair_rows(*args, no_out, r0, r1), n_b * out_h, work)
         return acc
@@ -476,10 +480,17 @@ def _padded_extent(kernel, stride, dilation, out_h, out_w):
 
 
 def takes_pairs(x_shape, weights: DepthwiseWeights, stride, dilation, out_h, out_w) -> bool:
-    """Whether the int32 sums of this layer take the ``vpmaddwd`` tap pairs: AVX2 and jit, ``M = 1``, and a
-    padded copy of at most ``4 * H * W + 4096`` pixels (not mostly padding, as a huge dilation makes it)."""
+    """Whether the int32 sums of this layer take the ``vpmaddwd`` tap pairs: AVX2 and jit, and a padded copy of
+    at most ``4 * H * W + 4096`` pixels (not mostly padding, as a huge dilation makes it)."""
     h_p, w_p = _padded_extent(weights.kernel, stride, dilation, out_h, out_w)
-    return USE_PAIRS and weights.depth_multiplier == 1 and h_p * w_p <= 4 * x_shape[1] * x_shape[2] + 4096
+    return USE_PAIRS and h_p * w_p <= 4 * x_shape[1] * x_shape[2] + 4096
+
+
+def expand_channels(x, depth_multiplier):
+    """``x`` (B, H, W, C) with every channel repeated ``depth_multiplier`` times (channel ``ic * M + m`` is
+    ``x[..., ic]``): a depth multiplier M > 1 is then the tap pairs' ``M = 1`` over ``C * M`` channels, the same
+    products ``(x[ic] - zx) * (w[oc] - zw[oc])`` of output channel ``oc = ic * M + m``. ``x`` itself when M = 1."""
+    return x if depth_multiplier == 1 else np.repeat(x, depth_multiplier, axis=3)
 
 
 def _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w, acc,
@@ -530,11 +541,11 @@ class StoreRequant:
 def prepare_store_requant(epilogue, weights: DepthwiseWeights):
     """The :class:`StoreRequant` of ``epilogue`` (a :class:`dspsim.kernels.gemm.FusedRequant` for ``OC``
     channels) for a layer of these weights, or None where there are no lanes to fuse: schemes other than
-    ``"double"``, ``"fbgemm"``, ``"onnxruntime"`` and ``"xnnpack"``, sums wrapped to fewer than 32 bits, ``M > 1``,
+    ``"double"``, ``"fbgemm"``, ``"onnxruntime"`` and ``"xnnpack"``, sums wrapped to fewer than 32 bits,
     no tap pairs on this host (the caller then requantizes the int32 sums of :func:`depthwise_accumulate`)."""
     arith, float_bias, _, wrap, _ = epilogue.key
     mult, shift, scale, fb_a, fb_b, zp, lo, hi = epilogue.params[:8]
-    if wrap or not USE_PAIRS or weights.depth_multiplier != 1:
+    if wrap or not USE_PAIRS:
         return None
     n = epilogue.channels
     period = 16 * weights.pairs16.shape[0]  # lcm(C, 16)
@@ -556,15 +567,15 @@ def prepare_depthwise_requantize(x_shape, weights: DepthwiseWeights, input_zero_
     sums of :func:`depthwise_accumulate` requantized by ``store`` block by block while they are in L1 (no int32
     array, no second pass); bit-identical to :func:`dspsim.requant.requantize_into` on ``depthwise_accumulate(...,
     32)``. Arguments as :func:`depthwise_accumulate`, prepared once; only for layers that :func:`takes_pairs`."""
-    n_oc = weights.tap_sum.shape[0]
+    n_oc, m = weights.tap_sum.shape[0], weights.depth_multiplier
     shape = (x_shape[0] * out_h * out_w, n_oc)
-    args = _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w,
-                      _NO_INT, store.lanes)
+    args = _pair_args(tuple(x_shape[:3]) + (n_oc,), weights, input_zero_point, bias, stride, dilation, pad_top,
+                      pad_left, out_h, out_w, _NO_INT, store.lanes)
     n_rows, work = x_shape[0] * out_h, shape[0] * n_oc * weights.taps.shape[0] * weights.taps.shape[1]
 
     def run(x):
         out = np.empty(shape, store.dtype)
-        xf, of = x.reshape(-1), out.reshape(-1)
+        xf, of = expand_channels(x, m).reshape(-1), out.reshape(-1)
         parallel_rows(lambda r0, r1: _pair_rows(xf, *args, of, r0, r1), n_rows, work)
         return out
 
