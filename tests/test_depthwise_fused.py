@@ -178,7 +178,7 @@ def run_layer(cs):
     (kh, kw), (dh, dw), pads = cs["k"], cs["dil"], list(cs["pads"])
     if cs["h"] + pads[0] + pads[1] < (kh - 1) * dh + 1 or cs["w"] + pads[2] + pads[3] < (kw - 1) * dw + 1:
         pads = [(kh - 1) * dh, (kh - 1) * dh, (kw - 1) * dw, (kw - 1) * dw]
-    c, mult = cs["c"], cs["mult"]
+    c, mult = cs["c"], cs.get("mult", 1)  # the odd-channel cases keep M = 1
     x = codes(rng, (cs["b"], cs["h"], cs["w"], c), cs["xd"], cs["edge"])
     w = codes(rng, (1, kh, kw, c * mult), "int8", cs["edge"])
     zw = [int(v) for v in rng.integers(-128, 128, c * mult)] if cs["per_channel_zw"] else cs["zw"]
