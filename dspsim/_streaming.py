@@ -4,9 +4,9 @@ A plain store to a line that is not in cache first reads the line (read-for-owne
 that reads 64 MB of float32 and writes 16 MB of codes moves 96 MB. A non-temporal store writes whole
 lines straight to memory, so the output costs only its own 16 MB. The kernel writes each block of
 codes into a small buffer that stays in L1, then :func:`stream_lines` copies the buffer's full lines
-out with ``vmovntdq`` (64-byte lines, destination aligned to a line). :func:`store_fence`
-(a full fence: ``mfence`` on x86) orders those stores before every later load and store, so the
-thread that joins the workers sees every code.
+out with non-temporal stores (``vmovntdq`` / ``vmovntps``: 64-byte lines, destination aligned to a
+line). :func:`store_fence` (a full fence: ``mfence`` on x86) orders those stores before every later
+load and store, so the thread that joins the workers sees every code.
 
 Measured on dspsim's fused torch-mode quantizer (16M float32, 1 thread, AMD EPYC Zen 4):
 docs/engines.md, "quantize_per_tensor against torch.quantize_per_tensor".
@@ -32,7 +32,7 @@ def stream_lines(src, dst, d0, n_lines) -> None:
     through non-temporal stores; ``src`` and ``dst`` have one dtype and ``dst[d0]`` starts a line
     (``line_offset(dst, d0) == 0``).
 
-    Compiled: one 64-byte load and one ``vmovntdq`` store per line. This Python body is the
+    Compiled: one 64-byte load and one non-temporal store (``vmovntps`` on AVX-512) per line. This Python body is the
     NUMBA_DISABLE_JIT path: a plain copy.
     """
     n = LINE * n_lines // dst.itemsize

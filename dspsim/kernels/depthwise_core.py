@@ -456,7 +456,7 @@ def depthwise_accumulate(x, weights: DepthwiseWeights, input_zero_point, bias, s
     work = acc.size * k_h * k_w
     if not wide and takes_pairs(x.shape, weights, stride, dilation, out_h, out_w):
         xe = expand_channels(x, weights.depth_multiplier)
-        args = (xe.reshape(-1),) + _pair_args(xe.shape, weights, input_zero_point, bias, stride, dilation, pad_top,
+        args = (xe.reshape(-1),) + _pair_args(x.shape, weights, input_zero_point, bias, stride, dilation, pad_top,
                                               pad_left, out_h, out_w, acc.reshape(-1), _UNFUSED)
         no_out = np.empty(0, x.dtype)
         parallel_rows(lambda r0, r1: _pair_rows(*args, no_out, r0, r1), n_b * out_h, work)
@@ -495,8 +495,10 @@ def expand_channels(x, depth_multiplier):
 
 def _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w, acc,
                lanes):
-    """The arguments of :func:`_pair_rows` but the input, the output and the row range."""
-    _, in_h, in_w, c = x_shape
+    """The arguments of :func:`_pair_rows` but the input, the output and the row range (``x_shape`` the layer's
+    input; the pairs read its :func:`expand_channels`, of ``OC`` channels)."""
+    _, in_h, in_w, _ = x_shape
+    c = weights.tap_sum.shape[0]
     h_p, w_p = _padded_extent(weights.kernel, stride, dilation, out_h, out_w)
     copy = pad_top > 0 or pad_left > 0 or h_p > in_h or w_p > in_w
     k_rows = (weights.kernel[0] - 1) * dilation[0] + 1
@@ -569,8 +571,8 @@ def prepare_depthwise_requantize(x_shape, weights: DepthwiseWeights, input_zero_
     32)``. Arguments as :func:`depthwise_accumulate`, prepared once; only for layers that :func:`takes_pairs`."""
     n_oc, m = weights.tap_sum.shape[0], weights.depth_multiplier
     shape = (x_shape[0] * out_h * out_w, n_oc)
-    args = _pair_args(tuple(x_shape[:3]) + (n_oc,), weights, input_zero_point, bias, stride, dilation, pad_top,
-                      pad_left, out_h, out_w, _NO_INT, store.lanes)
+    args = _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w,
+                      _NO_INT, store.lanes)
     n_rows, work = x_shape[0] * out_h, shape[0] * n_oc * weights.taps.shape[0] * weights.taps.shape[1]
 
     def run(x):
