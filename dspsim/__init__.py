@@ -39,7 +39,8 @@ from .quantize import (  # quantize.py
     tflite_dequantize,
     tflite_quantize,
 )
-from .requant import Requant, requantize  # requant.py
+from .requant import Requant
+from .kernels.requantize import requantize
 from .accumulator import Accumulator, KernelStats  # accumulator.py
 from .kernels import (  # kernels/
     conv2d,

@@ -42,7 +42,7 @@ from numba.extending import overload
 
 from .dtypes import PLAIN_TYPES, TF_TYPES, IntType
 from ._jit import fma_f32, parallel_rows
-from ._streaming import LINE, line_offset, store_fence, stream_lines
+from .simd.streaming import LINE, line_offset, store_fence, stream_lines
 from .fixedpoint import Rounding, as_int_array, round_half_away_from_zero, rounding_mode, wrap_scalar
 
 _F0 = np.float32(0.0)
@@ -388,7 +388,7 @@ _tf_dequantize_kernel = _kernel(_tf_dequantize_loop)
 # affine kernels: PyTorch / FBGEMM, ONNX Runtime MLAS, TFLite reference, power of two
 # --------------------------------------------------------------------------------------------
 _STREAM_BLOCK = 256
-"""Codes of the fused torch loop per streaming block (:mod:`dspsim._streaming`): 4 cache lines. Blocks
+"""Codes of the fused torch loop per streaming block (:mod:`dspsim.simd.streaming`): 4 cache lines. Blocks
 of 128-512 codes are equally fast; 1024 loses a sixth of the gain and 4096 all of it (the loads and
 the line stores then come in long separate bursts)."""
 
@@ -413,7 +413,7 @@ def _torch_fused_run(x, out, i, end, inv, z32, lo_f, hi_f, type_lo, type_hi):
 
     The codes up to the first cache-line boundary of ``out`` are stored in place; the rest are made
     in blocks of :data:`_STREAM_BLOCK` in an L1 buffer whose full lines go out through streaming
-    stores (:mod:`dspsim._streaming`: no read-for-ownership of the output), a last partial line by
+    stores (:mod:`dspsim.simd.streaming`: no read-for-ownership of the output), a last partial line by
     plain stores. 16M floats, 1 thread, Zen 4: 3.3 -> 2.4 ms, where torch takes 3.6."""
     per_line = LINE // out.itemsize
     head = min((LINE - line_offset(out, i)) % LINE // out.itemsize, end - i)

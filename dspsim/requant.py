@@ -1,9 +1,9 @@
 """Requantization: from a wide integer accumulator to the output integer type.
 
 One frozen value type, :class:`Requant`, names a scheme and holds its parameters (one value, or one
-per output channel). :func:`requantize` is the one place where requantization happens; every kernel
-calls its numba core (:func:`requantize_value`, looped by :func:`requantize_into`) on each
-accumulator.
+per output channel); :func:`requantize_value` is its arithmetic on one accumulator, the numba core that
+every kernel calls (looped by :func:`dspsim.kernels.requantize.requantize_into`, whose public face is
+:func:`dspsim.requantize`).
 
 Schemes (``Requant.scheme``) and their exact arithmetic, ``acc`` being the accumulator after the
 bias (docs/semantics.md §2, 5, 6, 7):
@@ -49,7 +49,7 @@ ONNX's reference stays in float64.
 ``float(acc)`` is the int-to-float32 conversion (round to nearest even above 2^24). Float-scale
 schemes take the accumulator as the engine's int32 holds it. The fixed-point schemes take an int32:
 an accumulator wider than 32 bits is saturated to int32 first (a DSP's saturating store), and
-:func:`requantize` counts that.
+:func:`dspsim.requantize` counts that.
 
 Extension point: an engine whose kernel requantizes differently for one op gets a scheme name
 here, an :class:`Arithmetic` and a branch in :func:`requantize_value`; :meth:`Requant.from_scales` maps ``(engine, op)``
@@ -62,11 +62,9 @@ from enum import IntEnum
 
 import numpy as np
 
-from ._errors import names_its_errors
-import numba
 from numba import njit
 
-from ._jit import fma_f32, parallel_rows
+from ._jit import fma_f32
 from .dtypes import int_type
 from .fixedpoint import (
     _mbqm_int64,
@@ -378,97 +376,6 @@ def requantize_value(acc, arith, float_bias, tie, mult, shift, scale, fb_a, fb_b
     return _float_to_int_hte(y) + zp
 
 
-def _make_rows(arith, float_bias, tie, wrap, per_channel, count):
-    """A requantization loop whose arithmetic, float-bias mode and tie rule, and whether it wraps the
-    accumulator to ``acc_bits``, reads parameters per channel (else the first, hoisted out of the
-    loop) and counts clamps and saturations, are compile-time constants.
-
-    Each loop is straight, with no per-element tests of these, so LLVM vectorizes it (int64
-    multiplies and shifts, selects). ``nogil``: :func:`requantize_into` runs row ranges of one call
-    on several threads; ``cache=True`` keeps each compiled variant on disk.
-    """
-    fixed_point = arith <= Arithmetic.FIXED_POINT_SINGLE
-    # FIXED_POINT_DOUBLE of int32 accumulators (no wrap, no counts) runs the front of each row in int32
-    # vector lanes (dspsim._requant_simd; AVX2, jit only); an int constant, so the branch is pruned and
-    # the closure stays cacheable.
-    simd = int(_requant_simd.HAVE_AVX2 and not numba.config.DISABLE_JIT and arith == Arithmetic.FIXED_POINT_DOUBLE
-               and float_bias == FloatBias.NONE and not wrap and not count)
-
-    @njit(cache=True, nogil=True)
-    def rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out, r0, r1):
-        sh = 64 - acc_bits if wrap else 0
-        n_lo = 0
-        n_hi = 0
-        n_sat = 0
-        if simd == 1:
-            lanes = _requant_simd.lane_parameters(mult, shift, n, per_channel)
-        for r in range(r0, r1):
-            row = acc[r * n:(r + 1) * n]  # row slices: with ``r * n + j`` indices LLVM does not vectorize
-            orow = out[r * n:(r + 1) * n]
-            j0 = 0
-            if simd == 1:  # a no-op (0) unless acc is int32 and out int8 / uint8 / int16
-                j0 = _requant_simd.requantize_blocks(row, orow, lanes, 0, zp, lo, hi)
-            for j in range(j0, row.shape[0]):
-                a = np.int64(row[j])
-                if wrap:
-                    a = (a << sh) >> sh  # the accumulator wrapped to acc_bits
-                c = j if per_channel else 0
-                v = requantize_value(a, arith, float_bias, tie, mult[c], shift[c], scale[c], fb_a[c], fb_b[c], zp)
-                if count:
-                    if fixed_point:
-                        n_sat += (a > INT32_MAX) | (a < INT32_MIN)
-                    n_lo += v < lo
-                    n_hi += v > hi
-                orow[j] = min(max(v, lo), hi)
-        return n_lo, n_hi, n_sat
-
-    return rows
-
-
-_ROWS = {}
-
-
-def prepare_requantize_into(size, n, acc_bits, wraps, requant: "Requant", fb, zp, lo, hi, func, count=False):
-    """The requantization of :func:`requantize_into` for ``size`` accumulators, prepared once:
-    ``run(acc, out) -> (clamped low, clamped high, saturated)``.
-
-    ``wraps``: whether ``acc``'s dtype is wider than ``acc_bits`` (the loop then wraps first). A layer
-    prepared at load (a model's FULLY_CONNECTED or CONV_2D) pays for the parameter arrays and the
-    loop's selection once; each ``run`` only splits the rows over threads and calls the loop.
-    """
-    fb_a, fb_b, float_bias = fb
-    per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or float_bias != FloatBias.NONE
-    if not per_channel:
-        n = max(1, min(size, 1024))  # one parameter set: rows need not follow the channels
-    arith, mult, shift, scale, _, tie = requant.arrays(n, func)
-    key = (arith, float_bias, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, bool(wraps),
-           per_channel, bool(count))
-    if key not in _ROWS:
-        _ROWS[key] = _make_rows(*key)
-    rows = _ROWS[key]
-    n_rows = -(-size // n)
-
-    def run(acc, out):
-        parts = parallel_rows(lambda r0, r1: rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out,
-                                                  r0, r1), n_rows, size)
-        return parts[0] if len(parts) == 1 else tuple(sum(p[i] for p in parts) for i in range(3))
-
-    return run
-
-
-def requantize_into(acc, n, acc_bits, requant: "Requant", fb, zp, lo, hi, out, func, count=False):
-    """Requantize the flat, contiguous ``acc`` (int32 or int64; channel = index % ``n``) into ``out``.
-
-    The kernels' entry point (validated arguments only): ``acc`` is first wrapped to ``acc_bits``;
-    ``fb = (fb_a, fb_b, FloatBias)`` from :func:`float_bias_arrays`; ``zp``, ``lo``, ``hi`` the
-    output zero point and clamp. Returns (outputs clamped low, clamped high, accumulators saturated
-    to int32 by a fixed-point scheme) when ``count``, else zeros. Large tensors are split by rows
-    over threads (:func:`dspsim._jit.parallel_rows`).
-    """
-    return prepare_requantize_into(acc.shape[0], n, acc_bits, acc_bits < 8 * acc.itemsize, requant, fb, zp, lo, hi,
-                                   func, count)(acc, out)
-
-
 # --------------------------------------------------------------------------------------------
 # public
 # --------------------------------------------------------------------------------------------
@@ -502,56 +409,3 @@ def float_bias_arrays(bias, requant: Requant, n: int, func: str):
         if requant.reciprocal_bias:
             return b, (np.float32(1) / atw).astype(np.float32), FloatBias.FMA_RECIPROCAL
         return np.ascontiguousarray((b / atw).astype(np.float32)), atw, FloatBias.ADD_QUOTIENT
-
-
-@names_its_errors
-def requantize(acc, requant: Requant, output_zero_point=0, act_min=None, act_max=None, *, out_dtype="int8",
-               float_bias=None, axis=-1):
-    """Requantize accumulators: the scheme of ``requant``, ``+ output_zero_point``, clamp, cast.
-
-    Parameters
-    ----------
-    acc : integer array (int64 range)
-        Accumulators after the bias. Per-channel parameters run along ``axis`` (default last).
-    requant : Requant
-    output_zero_point : int, inside ``out_dtype``
-    act_min, act_max : int, optional
-        Activation clamp (default the full range of ``out_dtype``); ``act_min > act_max`` is refused.
-    out_dtype : "int8" | "uint8" | "int16"
-    float_bias : float array, optional
-        FBGEMM / oneDNN float bias (one per channel), added as the scheme says.
-
-    Returns an array of ``out_dtype``. Saturation: only the final clamp (and, for the fixed-point
-    schemes, int32 saturation of a wider accumulator).
-    """
-    func = "requantize"
-    if not isinstance(requant, Requant):
-        raise TypeError(f"{func}: requant must be a Requant, got {type(requant).__name__}")
-    t, lo, hi = output_range(out_dtype, act_min, act_max, func)
-    zp = int(as_int_array(output_zero_point, func, "output_zero_point", t.min, t.max))
-    a = np.asarray(acc)
-    if a.dtype not in (np.int32, np.int64):  # other integer types widen; floats, bools, uint64 > int64 refused
-        a = as_int_array(acc, func, "acc")
-    if a.ndim == 0:
-        a = a.reshape(1)
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{func}: axis must be an int, got {type(axis).__name__}")
-    if not -a.ndim <= axis < a.ndim:
-        raise ValueError(f"{func}: axis {axis} is out of bounds for an array of rank {a.ndim}")
-    a = np.moveaxis(a, int(axis), -1)
-    shape = a.shape
-    n = shape[-1]
-    per_channel = float_bias is not None or max(requant.channels, len(requant.act_times_w)) > 1
-    fb = float_bias_arrays(float_bias, requant, n if per_channel else 1, func)  # one set: no n-long copies
-    flat = np.ascontiguousarray(a).reshape(-1)
-    out = np.empty(flat.shape, t.dtype)
-    if flat.size:
-        requantize_into(flat, n, 64, requant, fb, zp, lo, hi, out, func)
-    out = np.moveaxis(out.reshape(shape), -1, axis)
-    if np.ndim(acc) == 0:
-        return int(out.reshape(-1)[0])
-    return out
-
-
-# Last: dspsim._requant_simd imports dspsim.kernels, whose modules import this one (resolved when `rows` compiles).
-from . import _requant_simd  # noqa: E402

@@ -1,4 +1,4 @@
-"""TFLite ADD with its front in int32 vector lanes (dspsim.kernels._add_simd) against the Python-int oracle.
+"""TFLite ADD with its front in int32 vector lanes (dspsim.simd.add_lanes) against the Python-int oracle.
 
 ``dspsim.kernels.elementwise.add`` runs the first ``8 * (n // 8)`` outputs in lanes (AVX2 hosts, jit on) and
 the rest in the scalar loop: every case here has a length that is no multiple of 8 or 32, so both paths and
@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim.reference as R
-from dspsim.kernels import _add_simd
-from dspsim.kernels._simd import HAVE_AVX2
+from dspsim.simd import add_lanes as _add_simd
+from dspsim.simd.cpu import HAVE_AVX2
 from dspsim.kernels.elementwise import AddParams, add, tflite_add_params
 
 INT32_MAX = (1 << 31) - 1

@@ -186,7 +186,7 @@ def test_live_onnx_qlinearconv_matches(engine):
     else:
         reference = pytest.importorskip("onnx.reference")
         want = reference.ReferenceEvaluator(model).run(None, feed)[0]
-    from dspsim.cpu import peer_accumulator
+    from dspsim.simd.cpu import peer_accumulator
 
     acc = peer_accumulator(engine) if engine == "onnxruntime" else None  # MLAS: vpmaddubsw without VNNI
     got = dspsim.conv2d(x, w, bias, stride=(2, 1), padding=((1, 1), (0, 2)), input_zero_point=zx, output_zero_point=zo,

@@ -1,7 +1,7 @@
-"""dspsim.cpu: the peers' accumulator on this CPU."""
+"""dspsim.simd.cpu: the peers' accumulator on this CPU."""
 import pytest
 
-from dspsim.cpu import host_has_vnni, peer_accumulator
+from dspsim.simd.cpu import host_has_vnni, peer_accumulator
 
 
 @pytest.mark.parametrize("engine", ["fbgemm", "onnxruntime"])

@@ -194,7 +194,7 @@ def test_live_onnxruntime_qlinearmatmul_matches():
     model.ir_version = 8
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run(None, {"x": x})[0]
-    from dspsim.cpu import peer_accumulator
+    from dspsim.simd.cpu import peer_accumulator
 
     got = dspsim.fully_connected(x, w, None, input_zero_point=zx, weight_zero_point=zw, output_zero_point=zo,
                                  input_scale=s_in, weight_scale=s_w, output_scale=s_out, requant="onnxruntime",

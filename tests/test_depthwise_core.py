@@ -152,5 +152,5 @@ def test_depthwise_accumulate_wraps_modulo_2_32_and_is_exact_in_int64(stride):
 
 def test_depthwise_pairs_path_is_compiled_on_avx2_hosts():
     """The vector path is the one the shape tests above exercise on this host (else they test the direct loop)."""
-    from dspsim.kernels._simd import HAVE_AVX2
+    from dspsim.simd.cpu import HAVE_AVX2
     assert core.USE_PAIRS == (HAVE_AVX2 and not __import__("numba").config.DISABLE_JIT)

@@ -1,5 +1,5 @@
 """The requantization fused into the depthwise tap pairs' store (depthwise_core.prepare_depthwise_requantize, the
-prepared ``depthwise_conv2d_layer``) and the float-scale lanes it uses (dspsim._requant_simd.requantize_float_row),
+prepared ``depthwise_conv2d_layer``) and the float-scale lanes it uses (dspsim.simd.requant_lanes.requantize_float_row),
 against the plain-Python oracle and against the unfused path (int32 sums, then the requantization loop).
 
 Compile budget: the layers here use the ``_pair_rows`` specializations the other depthwise tests compile too (int8 in
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 import dspsim
-from dspsim import _requant_simd as simd
+from dspsim.simd import requant_lanes as simd
 from dspsim import kernels
 from dspsim import reference as ref
 from dspsim.kernels import depthwise_core as core

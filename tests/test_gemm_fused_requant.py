@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from dspsim import reference as ref
 from dspsim.kernels import gemm as G
-from dspsim.requant import Requant, float_bias_arrays, requantize_into
+from dspsim.requant import Requant, float_bias_arrays
+from dspsim.kernels.requantize import requantize_into
 from test_requant import oracle_requant
 
 SETTINGS = settings(max_examples=30, deadline=None)  # each new scheme x output type compiles a driver

@@ -261,7 +261,7 @@ def test_16x8_conv_and_depthwise_match_oracle(depthwise, stride, padding, seed):
 
 
 def test_the_int64_scheme_reduces_the_multiplier_to_16_bits():
-    from dspsim.requant import Requant, requantize
+    from dspsim import Requant, requantize
 
     acc = np.array([3 * 2**20 + 1, -(2**40), 2**40 - 1, 12345678901], np.int64)
     m, s = 1518500250, -20  # reduced: (m + 2^15) >> 16 = 23170

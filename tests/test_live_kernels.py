@@ -206,7 +206,7 @@ DTYPES = [(np.uint8, np.uint8), (np.int8, np.int8), (np.uint8, np.int8)]
 
 def ort_accumulator(which, xdt, wdt):
     """ONNX Runtime's U8S8 GEMM/conv accumulator on this CPU (vpmaddubsw pair saturation without VNNI)."""
-    from dspsim.cpu import peer_accumulator
+    from dspsim.simd.cpu import peer_accumulator
 
     if which == "onnxruntime" and np.dtype(xdt) == np.uint8 and np.dtype(wdt) == np.int8:
         return peer_accumulator("onnxruntime")

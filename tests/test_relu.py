@@ -124,7 +124,7 @@ def test_refusals(call, exc, msg):
 def test_relu_loop_equals_requantize_of_the_difference_also_when_split_over_threads(dtype, pair, rounding):
     # 600001 elements (> 2^19: rows split over threads, a short last row); the identity pair takes the plain
     # clamp loop, other pairs the fixed-point one: both give requantize(x - zi) clamped
-    from dspsim.requant import Requant, requantize
+    from dspsim import Requant, requantize
     info = np.iinfo(dtype)
     x = np.random.default_rng(3).integers(info.min, info.max + 1, 600001).astype(dtype)
     zi, zo = (info.min + info.max) // 2 - 3, (info.min + info.max) // 2 + 5

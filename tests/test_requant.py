@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from dspsim import reference as ref
 from dspsim.fixedpoint import Rounding
-from dspsim.requant import Requant, requantize
+from dspsim import Requant, requantize
 
 SETTINGS = settings(max_examples=300, deadline=None)
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1

@@ -1,14 +1,15 @@
-"""The int32-lane FIXED_POINT_DOUBLE requantization (dspsim._requant_simd) against the scalar primitive, the oracle."""
+"""The int32-lane FIXED_POINT_DOUBLE requantization (dspsim.simd.requant_lanes) against the scalar primitive, the oracle."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import njit
 
-from dspsim import _requant_simd as simd
+from dspsim.simd import requant_lanes as simd
 from dspsim import reference as ref
 from dspsim.fixedpoint import multiply_by_quantized_multiplier_scalar
-from dspsim.requant import Requant, float_bias_arrays, prepare_requantize_into
+from dspsim.requant import Requant, float_bias_arrays
+from dspsim.kernels.requantize import prepare_requantize_into
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 OUT = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16}

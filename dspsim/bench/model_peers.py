@@ -25,7 +25,6 @@ Inputs (one model input; ``x`` int8/float32 as the model's):
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np

@@ -30,12 +30,11 @@ against, like :mod:`dspsim.reference`.
 """
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
 
-from ..cpu import host_has_vnni
+from ..simd.cpu import host_has_vnni
 from ..interpreters import worker_python
 
 from .litert import litert_invoker, litert_model, litert_subprocess

@@ -307,7 +307,7 @@ def requant_object(variant: str, p: dict):
 
 
 def _requantize_call(variant: str, p: dict) -> Callable:
-    from dspsim.requant import requantize
+    from dspsim import requantize
     rq = requant_object(variant, p)
     return lambda: requantize(p["acc"], rq, p["zo"], out_dtype="int8")
 

@@ -10,35 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._common import check_tensor
-
-
-def checked_pair(func, x1, x2, allowed):
-    """Two arrays of one of the ``allowed`` dtypes, the same one, neither empty (TypeError/ValueError)."""
-    x1 = check_tensor(x1, func, "x1", allowed=allowed)
-    x2 = check_tensor(x2, func, "x2", allowed=allowed)
-    if x1.dtype != x2.dtype:
-        raise TypeError(f"{func}: x1 and x2 must have the same dtype, got {x1.dtype} and {x2.dtype}")
-    return x1, x2
-
-
-def check_spec(func, name, shape, dtype, allowed):
-    """``(shape as a tuple, dtype)`` of an operand described by shape and dtype, as :func:`check_tensor` checks it."""
-    dt = np.dtype(dtype)
-    if dt not in allowed:
-        raise TypeError(f"{func}: {name} must have dtype {' or '.join(str(d) for d in allowed)}, got {dt}")
-    shape = tuple(int(d) for d in shape)
-    if any(d == 0 for d in shape):
-        raise ValueError(f"{func}: {name} must not be empty, got shape {shape}")
-    return shape, dt
-
-
-def broadcast_shape(func, shape1, shape2):
-    """numpy's broadcast of two shapes (TFLite's BroadcastBinaryFunction computes the same)."""
-    try:
-        return tuple(np.broadcast_shapes(shape1, shape2))
-    except ValueError:
-        raise ValueError(f"{func}: shapes {tuple(shape1)} and {tuple(shape2)} do not broadcast") from None
 
 
 def flat_operand(shape_in, shape):

@@ -15,9 +15,8 @@ import numpy as np
 
 from .._errors import check_flag, names_its_errors
 from ..requant import Requant
-from ._common import check_tensor, zero_point
-from ._plan import check_spec
 from .requantize import _requantize_codes
+from ._checks import check_spec, check_tensor, zero_point
 
 __all__ = ["batch_matmul", "batch_matmul_plan"]
 

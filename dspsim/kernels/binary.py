@@ -18,8 +18,8 @@ from numba import njit
 
 from .._errors import names_its_errors
 from ..fixedpoint import multiply_by_quantized_multiplier_scalar, quantize_multiplier, wrap_scalar
-from ._plan import broadcast_shape, check_spec, checked_pair
 from .elementwise import AddParams, XnnpackAddParams, _binary_plan, _float_scale, _multiplier, _shift, xnnpack_add_params
+from ._checks import broadcast_shape, check_spec, checked_pair
 
 __all__ = ["maximum", "maximum_plan", "minimum", "minimum_plan", "squared_difference", "squared_difference_plan", "sub", "sub_plan",
            "tflite_squared_difference_params", "tflite_sub_params", "xnnpack_sub_params"]

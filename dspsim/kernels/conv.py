@@ -14,12 +14,12 @@ import numpy as np
 
 from .._errors import names_its_errors
 
-from ._common import (ACT_TYPES16, ConvLayer, ConvProblem, check_tensor, geometry, probe_array, resolve_quant,
-                      weights_and_pack)
-from ..requant import prepare_requantize_into
+from ._common import ACT_TYPES16, ConvLayer, ConvProblem, geometry, resolve_quant, weights_and_pack
+from .requantize import prepare_requantize_into
 from .depthwise_core import (depthwise_accumulate, prepare_depthwise_requantize, prepare_depthwise_weights,
                              prepare_store_requant, takes_pairs)
 from .gemm import _choose_path, conv2d_s32, pack_weights, prepare_conv2d_s32
+from ._checks import check_tensor, probe_array
 
 _QUANT_DOC = """
     bias : int32 array (OC,), float array (OC,) (FBGEMM only), or None (= zero)

@@ -10,9 +10,9 @@ import numpy as np
 
 from .._errors import names_its_errors
 
-from ._common import (ACT_TYPES16, ConvLayer, ConvProblem, Geometry, check_tensor, probe_array, resolve_quant,
-                      weights_and_pack)
+from ._common import ACT_TYPES16, ConvLayer, ConvProblem, Geometry, resolve_quant, weights_and_pack
 from .gemm import _choose_path, gemm_s32, pack_weights, prepare_gemm_s32
+from ._checks import check_tensor, probe_array
 
 
 def _fast(p, exact_bits):

@@ -26,7 +26,7 @@ needs the exact value, summed in int64) take a direct loop over the valid taps, 
 :func:`prepare_depthwise_requantize` (a prepared layer: ``dspsim.kernels.depthwise_conv2d_layer``) fuses
 the requantization into the pairs' store: each block of about :data:`CHUNK_VALUES` sums is requantized
 while it is in L1, by the int32 lanes of ``"double"`` or the float32 lanes of ``"fbgemm"``,
-``"onnxruntime"`` and ``"xnnpack"`` (:mod:`dspsim._requant_simd`), and the codes are the only output.
+``"onnxruntime"`` and ``"xnnpack"`` (:mod:`dspsim.simd.requant_lanes`), and the codes are the only output.
 """
 from __future__ import annotations
 
@@ -40,11 +40,11 @@ from numba import njit
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
-from .. import _requant_simd
 from .._jit import parallel_rows
 from ..fixedpoint import wrap_scalar
 from ..requant import Arithmetic
-from ._simd import HAVE_AVX2
+from ..simd import requant_lanes
+from ..simd.cpu import HAVE_AVX2
 
 _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (8, 16, 32, 64))
 USE_PAIRS = HAVE_AVX2 and not numba.config.DISABLE_JIT
@@ -310,8 +310,8 @@ def _store_lanes(blk, s0, n, lanes, out, o0):
     kind, _, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
     src, dst = blk[s0:s0 + n], out[o0:o0 + n]
     if kind == _FIXED_LANES:
-        return _requant_simd.requantize_blocks(src, dst, fixed, s0, zp, lo, hi)
-    return _requant_simd.requantize_float_row(src, dst, bias_a[s0:], bias_b[s0:], scale[s0:], zp, lo, hi,
+        return requant_lanes.requantize_blocks(src, dst, fixed, s0, zp, lo, hi)
+    return requant_lanes.requantize_float_row(src, dst, bias_a[s0:], bias_b[s0:], scale[s0:], zp, lo, hi,
                                               clamp_in_float)
 
 
@@ -528,8 +528,8 @@ class StoreRequant:
     ----------
     lanes : tuple
         ``(kind, chunk, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the int32-lane fixed
-        point (:func:`dspsim._requant_simd.requantize_blocks` with ``fixed``, a ``(LANE_ROWS, chunk)`` array of
-        :func:`~dspsim._requant_simd.lane_parameters`), kind 2 the float lanes (:func:`dspsim._requant_simd.requantize_float_row` with ``bias_a,
+        point (:func:`dspsim.simd.requant_lanes.requantize_blocks` with ``fixed``, a ``(LANE_ROWS, chunk)`` array of
+        :func:`~dspsim.simd.requant_lanes.lane_parameters`), kind 2 the float lanes (:func:`dspsim.simd.requant_lanes.requantize_float_row` with ``bias_a,
         bias_b, scale, clamp_in_float``); the arrays hold the parameters of the ``chunk`` positions of a block (channel
         ``j % C``), the others are empty.
     dtype : numpy dtype
@@ -553,10 +553,10 @@ def prepare_store_requant(epilogue, weights: DepthwiseWeights):
     period = 16 * weights.pairs16.shape[0]  # lcm(C, 16)
     chunk = period * max(1, CHUNK_VALUES // period)
     if arith == Arithmetic.FIXED_POINT_DOUBLE:
-        ints = _requant_simd.lane_parameters(np.asarray(mult, np.int64), np.asarray(shift, np.int64), n, True)
+        ints = requant_lanes.lane_parameters(np.asarray(mult, np.int64), np.asarray(shift, np.int64), n, True)
         lanes = (_FIXED_LANES, chunk, np.tile(ints, (1, chunk // n))) + (_NO_FLOAT,) * 3 + (False,)
     else:
-        floats = _requant_simd.float_lane_parameters(arith, float_bias, scale, fb_a, fb_b)
+        floats = requant_lanes.float_lane_parameters(arith, float_bias, scale, fb_a, fb_b)
         if floats is None:
             return None
         lanes = (_FLOAT_LANES, chunk, _NO_LANES) + tuple(np.tile(v, chunk // n) for v in floats[:3]) + floats[3:]

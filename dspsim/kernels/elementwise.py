@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import _requant_simd
 from .._errors import names_its_errors
 from numba import njit
 
@@ -26,10 +25,11 @@ from ..fixedpoint import (
     wrap_scalar,
 )
 from ..requant import Requant, output_range
-from ._add_simd import USE_LANES, add_lanes
-from ._common import check_tensor, zero_point
-from ._plan import broadcast_shape, check_spec, checked_pair, flat_operand
+from ..simd import requant_lanes
+from ..simd.add_lanes import USE_LANES, add_lanes
+from ._plan import flat_operand
 from .requantize import _requantize_codes
+from ._checks import broadcast_shape, check_spec, check_tensor, checked_pair, zero_point
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 _TYPES16 = _TYPES + (np.dtype(np.int16),)  # the 16x8 ADD, MUL, MEAN: the same kernels, int16 codes
@@ -185,7 +185,7 @@ def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, inp
     m1, s1, m2, s2, mo, so = args
     size, out_dtype = math.prod(shape), t.dtype
     # each multiplier in 8 lanes, then the output's float32 lanes (add_lanes)
-    out_lanes = _requant_simd.lane_parameters(np.array([mo]), np.array([so]), 1, False)[3:, 0]
+    out_lanes = requant_lanes.lane_parameters(np.array([mo]), np.array([so]), 1, False)[3:, 0]
     lanes = np.repeat(np.concatenate([np.array([m1, m2, mo], np.int32), out_lanes]), 8)
 
     def run(x1, x2):

@@ -19,7 +19,7 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
   window is addressed in place (implicit GEMM: one K-segment per filter tap, no im2col);
 * a tile computes ``MR`` rows by ``nr`` columns with the accumulators in registers, using the AVX-512
   VNNI instruction ``vpdpbusd`` or, without VNNI, AVX2 ``vpmaddwd`` on int16 pairs of the weights
-  (:meth:`PackedWeights.pairs`, made once on first use) (:mod:`dspsim.kernels._simd`); a plain numba
+  (:meth:`PackedWeights.pairs`, made once on first use) (:mod:`dspsim.simd.tiles`); a plain numba
   loop is the portable fallback;
 * the zero-point algebra is folded into the tile's store. With ``alpha = za + offset``
   (``offset`` 128 for int8 activations, 0 for uint8) and padded taps holding ``u = alpha``::
@@ -53,9 +53,10 @@ from numba import njit
 
 from .._jit import get_num_threads, parallel_rows
 from ..fixedpoint import as_int_array, wrap_scalar
-from .. import _requant_simd
-from ..requant import requantize_value
-from ._simd import HAVE_AVX2, HAVE_VNNI, MR, NR, NV, tile_avx2, tile_avx2_signed, tile_vnni
+from ..requant import Arithmetic, FloatBias, Rounding, requantize_value
+from ..simd import requant_lanes
+from ..simd.cpu import HAVE_AVX2, HAVE_VNNI
+from ..simd.tiles import MR, NR, NV, tile_avx2, tile_avx2_signed, tile_vnni
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
@@ -68,7 +69,7 @@ _MACS_PER_ELEMENT = 8  # a vectorized MAC costs about 1/8 of an element of an el
 @njit(cache=True)
 def _tile_plain(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
                 weighted, flip):
-    """Portable twin of :func:`dspsim.kernels._simd.tile_vnni`: same arguments, same result."""
+    """Portable twin of :func:`dspsim.simd.tiles.tile_vnni`: same arguments, same result."""
     nr = 16 * nvec
     acc = np.empty(nr, np.int32)
     for r in range(mv):
@@ -113,8 +114,8 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
     computes them: wrapped to ``acc_bits`` when ``wrap``, :func:`dspsim.requant.requantize_value` with the
     scheme's constants (``arith`` ... ``per_channel``, folded by LLVM once inlined), clamped to
     ``[lo, hi]``; with ``simd`` the front of each row runs in int32 lanes
-    (:func:`dspsim._requant_simd.requantize_rows`), with ``float_simd`` in float32 lanes
-    (:func:`dspsim._requant_simd.requantize_float_rows`): the same values. ``cols, rest =
+    (:func:`dspsim.simd.requant_lanes.requantize_rows`), with ``float_simd`` in float32 lanes
+    (:func:`dspsim.simd.requant_lanes.requantize_float_rows`): the same values. ``cols, rest =
     _epilogue_columns(epi, n0, per_channel)`` with ``epi = (mult, shift, scale, fb_a, fb_b, zp, lo, hi,
     acc_bits, lanes, lane_bias_a, lane_bias_b, lane_scale, out)``. Never raises."""
     mult, shift, scale, fb_a, fb_b, lanes, lane_ba, lane_bb, lane_s = cols
@@ -122,9 +123,9 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
     sh = 64 - acc_bits
     j0 = 0  # the lanes take the front of every row (a no-op, 0, unless the output is int8 / uint8 / int16)
     if simd == 1:
-        j0 = _requant_simd.requantize_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lanes, n0, zp, lo, hi)
+        j0 = requant_lanes.requantize_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lanes, n0, zp, lo, hi)
     if float_simd == 1:
-        j0 = _requant_simd.requantize_float_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lane_ba, lane_bb,
+        j0 = requant_lanes.requantize_float_rows(block, ldb, mv, nv, out, m0 * ldc + n0, ldc, lane_ba, lane_bb,
                                                  lane_s, zp, lo, hi, clamp_in_float)
     if j0 == nv:
         return
@@ -149,7 +150,7 @@ _TILE_IDS = {"plain": 0, "avx2": 1, "vnni": 2}
 
 def _make_driver(path, epilogue_key=None, flip=0):
     """The blocked GEMM driver around the tile of ``path``, over the work items ``[item0, item1)``; the
-    tiles read each byte of ``a`` XOR ``flip`` (the AVX2 path: :func:`~dspsim.kernels._simd.tile_avx2_signed`
+    tiles read each byte of ``a`` XOR ``flip`` (the AVX2 path: :func:`~dspsim.simd.tiles.tile_avx2_signed`
     when ``flip`` is 128, see :func:`_prepare_run`).
 
     Without ``epilogue_key`` the tile stores the int32 sums into ``out`` (M, N). With one (a
@@ -160,17 +161,15 @@ def _make_driver(path, epilogue_key=None, flip=0):
     every process; a closure over a dispatcher or an intrinsic would pickle a fresh uuid and miss the
     disk cache every time); the tile is chosen by a branch on the constant ``tile_id``, pruned at compile time.
     """
-    from ..requant import Arithmetic, FloatBias
-
     tile_id = 3 if path == "avx2" and flip else _TILE_IDS[path]
     fused = epilogue_key is not None
     arith, float_bias, tie, wrap, per_channel = epilogue_key if fused else (0, 0, 0, False, False)
     # The float schemes convert the sum to float first: the same value whether it arrives as int32 or int64.
     float_in = fused and not wrap and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32, Arithmetic.ONEDNN,
                                                 Arithmetic.ONNX_REFERENCE, Arithmetic.LITERT_FC)
-    simd = int(fused and _requant_simd.HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
+    simd = int(fused and HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
                and arith == Arithmetic.FIXED_POINT_DOUBLE and float_bias == FloatBias.NONE)
-    float_simd = int(fused and _requant_simd.HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
+    float_simd = int(fused and HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
                      and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32) and float_bias != FloatBias.ONEDNN)
     clamp_in_float = arith == Arithmetic.FLOAT32
 
@@ -313,7 +312,7 @@ class PackedWeights:
         return self.shape[0] // self.groups
 
     def pairs(self) -> np.ndarray:
-        """The weights for the AVX2 tile (:func:`dspsim.kernels._simd.tile_avx2`), made once and kept
+        """The weights for the AVX2 tile (:func:`dspsim.simd.tiles.tile_avx2`), made once and kept
         in :attr:`cache`: int16, each panel's 16-column slices one after another, each
         ``[taps][channels_padded / 4][2][16][2]``: for every 4 k-entries, the pairs (k0, k2) then
         (k1, k3) of each column side by side, as ``vpmaddwd`` multiplies them with A's even and odd
@@ -466,8 +465,8 @@ class FusedRequant:
         The compile-time constants of the epilogue: (Arithmetic, FloatBias, tie, wrap, per_channel).
     params : tuple
         ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lanes, lane_bias_a, lane_bias_b, lane_scale)``:
-        arrays of length ``channels``, ints, then the lane parameters of :func:`dspsim._requant_simd.lane_parameters`
-        (one ``(LANE_ROWS, channels)`` array) and :func:`~dspsim._requant_simd.float_lane_parameters`.
+        arrays of length ``channels``, ints, then the lane parameters of :func:`dspsim.simd.requant_lanes.lane_parameters`
+        (one ``(LANE_ROWS, channels)`` array) and :func:`~dspsim.simd.requant_lanes.float_lane_parameters`.
     dtype : numpy dtype
         The output type.
     channels : int
@@ -485,8 +484,6 @@ class FusedRequant:
         hi, out, func)`` (same, already validated, arguments) into ``out_dtype``. ``acc_bits`` in [1, 32]:
         the int32 sums are wrapped to that width first, as ``requantize_into`` does; no counts.
         """
-        from ..requant import Arithmetic, FloatBias, Rounding
-
         fb_a, fb_b, fb_mode = float_bias
         per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or fb_mode != FloatBias.NONE
         arith, mult, shift, scale, _, tie = requant.arrays(n, func)
@@ -495,8 +492,8 @@ class FusedRequant:
         fb_a, fb_b = np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32)
         # Per column: the int32 lanes' parameters of the fixed-point front of each row, and the float
         # lanes' (bias_a, bias_b, scale) of the float schemes (zeros for the other schemes).
-        lanes = (_requant_simd.lane_parameters(mult, shift, n, per_channel),)
-        float_lanes = _requant_simd.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)
+        lanes = (requant_lanes.lane_parameters(mult, shift, n, per_channel),)
+        float_lanes = requant_lanes.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)
         float_lanes = (np.zeros(n, np.float32),) * 3 if float_lanes is None else float_lanes[:3]
         params = (mult, shift, scale, fb_a, fb_b, int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes + \
             tuple(np.ascontiguousarray(np.broadcast_to(v, (n,)), np.float32) for v in float_lanes)

@@ -20,9 +20,8 @@ from numba import njit
 from ..fixedpoint import rounding_divide_by_pot_scalar
 from ..requant import output_range
 from .._errors import names_its_errors
-from ._common import check_tensor
-from ._plan import check_spec
 from .elementwise import _float_scale
+from ._checks import check_spec, check_tensor
 
 __all__ = ["PotAddParams", "checked_log2", "pot_add", "tflite_pot_add_params"]
 

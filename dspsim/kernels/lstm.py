@@ -49,7 +49,7 @@ from numba import njit
 from ..fixedpoint import rounding_divide_by_pot_scalar, as_int_array, multiply_by_quantized_multiplier_scalar, \
     quantize_multiplier
 from .._errors import check_flag, names_its_errors
-from ._common import check_tensor, int_in_range, zero_point
+from ._checks import check_tensor, int_in_range, zero_point
 from .nonlinear_int16 import (SIGMOID_TABLE_UINT16, _logistic16, _lut_logistic_scalar, _lut_tanh_scalar,
                               _rescale_input, _tanh16, check_lut_input_rescale, checked_log2)
 

@@ -42,9 +42,9 @@ from ..fixedpoint import (
     tflite_round,
 )
 from .._errors import names_its_errors
-from ._common import check_tensor, int_in_range, zero_point
-from ._plan import check_spec, flat_operand
+from ._plan import flat_operand
 from .elementwise import _float_scale
+from ._checks import check_spec, check_tensor, int_in_range, zero_point
 
 _INT8 = (np.dtype(np.int8),)
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")

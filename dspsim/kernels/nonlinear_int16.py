@@ -30,8 +30,7 @@ import numpy as np
 from numba import njit
 
 from ..fixedpoint import rounding_divide_by_pot_scalar, saturating_rounding_doubling_high_mul16_scalar
-from ._common import check_tensor, int_in_range
-from ._plan import check_spec
+from ._checks import check_spec, check_tensor, int_in_range
 
 _INT16 = (np.dtype(np.int16),)
 _INT32_MAX = (1 << 31) - 1

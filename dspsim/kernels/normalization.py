@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from ..fixedpoint import inv_sqrt_quantized_multiplier_exp, multiply_by_quantized_multiplier_scalar
-from ._common import check_tensor, zero_point
+from ._checks import check_tensor, zero_point
 
 _INT8 = (np.dtype(np.int8),)
 

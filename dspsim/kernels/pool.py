@@ -13,7 +13,8 @@ from .._errors import names_its_errors
 from numba import njit
 
 from ..requant import output_range
-from ._common import check_tensor, geometry, pair
+from ._common import geometry
+from ._checks import check_tensor, pair
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 

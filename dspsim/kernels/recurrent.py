@@ -22,8 +22,8 @@ from numba import njit
 
 from ..fixedpoint import multiply_by_quantized_multiplier_scalar
 from .._errors import names_its_errors
-from ._common import check_tensor, zero_point
 from .elementwise import _multiplier, _shift
+from ._checks import check_tensor, zero_point
 
 _STATE_TYPES = (np.dtype(np.int16), np.dtype(np.int8))
 

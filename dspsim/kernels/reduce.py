@@ -15,10 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import check_flag, names_its_errors
-from ._common import check_tensor, zero_point
-from ._plan import check_spec
 from .elementwise import _float_scale, _multiplier, _resolve_axes, _shift
 from .requantize import _requantize_codes
+from ._checks import check_spec, check_tensor, zero_point
 
 __all__ = ["reduce_sum", "reduce_sum_plan", "xnnpack_sum", "xnnpack_sum_plan"]
 

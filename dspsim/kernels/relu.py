@@ -21,8 +21,7 @@ from .._jit import parallel_rows
 from ..dtypes import int_type
 from ..fixedpoint import Rounding, as_int_array, multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
 from ..requant import Arithmetic, FloatBias, Requant, output_range, requantize_value
-from ._common import check_tensor, zero_point
-from ._plan import check_spec
+from ._checks import check_spec, check_tensor, zero_point
 
 _RELU_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 _IDENTITY = (1 << 30, 1)  # QuantizeMultiplier(1.0)

@@ -36,9 +36,9 @@ from ..fixedpoint import (
     wrap_scalar,
 )
 from .._errors import names_its_errors
-from ._common import check_tensor, int_in_range, zero_point
 from .elementwise import _float_scale
 from .nonlinear import libm_f32
+from ._checks import check_tensor, int_in_range, zero_point
 
 _INT8 = (np.dtype(np.int8),)
 _INT16 = (np.dtype(np.int16),)

@@ -18,9 +18,11 @@ import numpy as np
 from numba import njit
 
 from ..fixedpoint import as_int_array, multiply_by_quantized_multiplier_int64
-from ..requant import Requant, output_range, requantize
+from ..requant import Requant, output_range
+from .requantize import requantize
 from .._errors import names_its_errors
-from ._common import check_tensor, geometry, pair, zero_point
+from ._common import geometry
+from ._checks import check_tensor, pair, zero_point
 
 __all__ = ["transpose_conv"]
 

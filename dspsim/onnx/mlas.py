@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..quantize import quantize_linear as ort_quantize_linear
-from ..requant import Requant, requantize
+from ..requant import Requant
+from ..kernels.requantize import requantize
 
 _F32 = np.float32
 

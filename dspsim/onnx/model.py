@@ -76,7 +76,7 @@ class Model:
         if g.sparse:
             raise ValueError(f"{_FUNC}: sparse initializers are not supported")
         self.opset = opset
-        constants = {name: t.array(f"initializer") for name, t in g.initializers.items()}
+        constants = {name: t.array("initializer") for name, t in g.initializers.items()}
         init_names = set(constants)
         self.inputs = [self._info(v) for v in g.inputs if v.name not in init_names]
         self.outputs = [self._info(v) for v in g.outputs]

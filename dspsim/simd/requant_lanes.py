@@ -21,7 +21,7 @@ vector:
 and returns where the caller's scalar loop takes over; for other dtypes it does nothing (returns 0);
 :func:`requantize_rows` does the same for the rows of a block given by offsets. Both read the parameters of
 each position from one array, :func:`lane_parameters`.
-The IR is plain LLVM vector code, fast with AVX2 (:data:`dspsim.kernels._simd.HAVE_AVX2`): callers
+The IR is plain LLVM vector code, fast with AVX2 (:data:`dspsim.simd.cpu.HAVE_AVX2`): callers
 use it only there and keep the scalar loop elsewhere.
 
 The float-scale schemes FBGEMM (``Arithmetic.FBGEMM``, every float-bias mode) and ONNX Runtime / XNNPACK
@@ -48,7 +48,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .kernels._simd import HAVE_AVX2, _I8, _I16, _I32, _I64, _splat
+from .cpu import HAVE_AVX2
+from .tiles import _I8, _I16, _I32, _I64, _splat
 
 __all__ = ["HAVE_AVX2", "LANE_ROWS", "float_lane_parameters", "lane_parameters", "requantize_blocks",
            "requantize_float_row", "requantize_float_rows", "requantize_rows"]
@@ -521,7 +522,7 @@ def float_lane_parameters(arith, float_bias, scale, fb_a, fb_b):
     ``FloatBias.NONE``: ``fma(0, 0, raw)``; ``ADD_QUOTIENT``: ``fma(fb_a, 1, raw)``;
     ``FMA_RECIPROCAL``: ``fma(fb_a, fb_b, raw)``.
     """
-    from .requant import Arithmetic, FloatBias
+    from ..requant import Arithmetic, FloatBias
 
     if arith not in (Arithmetic.FBGEMM, Arithmetic.FLOAT32) or float_bias == FloatBias.ONEDNN:
         return None

@@ -28,15 +28,15 @@ do no wasted work. Full vectors are stored plainly; only a partial one takes the
 (``vpmaskmovd`` costs ~16 cycles per store on Zen 2, a plain store one).
 
 LLVM cannot select these instructions for a target without the feature: callers use a tile only
-when :data:`HAVE_VNNI` / :data:`HAVE_AVX2` is true.
+when :data:`dspsim.simd.cpu.HAVE_VNNI` / :data:`~dspsim.simd.cpu.HAVE_AVX2` is true.
 """
 from __future__ import annotations
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-from numba import config
 from numba.core import cgutils, types
 from numba.extending import intrinsic
+
 
 MR = 6
 """Rows of A per tile (one 4-byte broadcast each per k-step)."""
@@ -46,19 +46,6 @@ NR = 16 * NV
 """Widest packing panel (columns of B per tile); narrower weights get ``16 * ceil(N / 16)``."""
 
 
-def _target_has(*features: str) -> bool:
-    """True when numba compiles for a CPU with all ``features`` (LLVM names, e.g. ``avx512vnni``)."""
-    feats = llvm.get_host_cpu_features()
-    host = all(feats.get(f, False) for f in features)
-    if config.CPU_NAME is None:
-        return host
-    # A pinned target (NUMBA_CPU_NAME, e.g. for portable caches) must name the features itself.
-    wanted = config.CPU_FEATURES or ""
-    return host and all(f"+{f}" in wanted for f in features)
-
-
-HAVE_VNNI = _target_has("avx512f", "avx512bw", "avx512vnni")
-HAVE_AVX2 = _target_has("avx2")
 
 _LLVM = llvm.llvm_version_info[0]
 _I1, _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (1, 8, 16, 32, 64))

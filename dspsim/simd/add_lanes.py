@@ -1,7 +1,7 @@
 """TFLite's quantized ADD (``reference_integer_ops::AddFunc``) in int32 vector lanes (LLVM IR), 8 lanes per vector.
 
 Per lane the formula of :func:`dspsim.kernels.elementwise.add` (``MBQM`` = MultiplyByQuantizedMultiplier, shifts
-<= 0, the lanes of :func:`dspsim._requant_simd._mbqm_lanes`)::
+<= 0, the lanes of :func:`dspsim.simd.requant_lanes._mbqm_lanes`)::
 
     v1 = MBQM((x1 - zp1) << left_shift, M1, S1)
     v2 = MBQM((x2 - zp2) << left_shift, M2, S2)
@@ -12,7 +12,7 @@ Per lane the formula of :func:`dspsim.kernels.elementwise.add` (``MBQM`` = Multi
   (for TFLite's own parameters nothing wraps: ``255 << 20`` and ``65535 << 15`` fit);
 * SRDHM ties toward +inf, RoundingDivideByPOT ties away from zero (``_mbqm_lanes``);
 * ``clamp(v + zo, lo, hi)`` as the int64 scalar loop computes it, stored by
-  :func:`dspsim._requant_simd.store_codes` (saturating packs for 8-bit codes).
+  :func:`dspsim.simd.requant_lanes.store_codes` (saturating packs for 8-bit codes).
 
 :func:`add_lanes` runs the blocks over the front of the flat operands (32 outputs per step, then 8) and returns
 where the caller's scalar loop takes over. Plain LLVM vector code, fast with AVX2: :data:`USE_LANES` is true
@@ -25,7 +25,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from ._simd import HAVE_AVX2, _I32, _I64, _splat
+from .cpu import HAVE_AVX2
+from .requant_lanes import _V8F, _all_one_floor, _any_flagged, _mbqm_lanes, _mbqm_lanes_float, store_codes
+from .tiles import _I32, _I64, _splat
 
 __all__ = ["USE_LANES", "add_lanes"]
 
@@ -46,9 +48,6 @@ def _add_block(nvec):
         extend = "zext" if out.dtype == types.uint8 else "sext"
 
         def codegen(context, builder, sig, args):
-            # imported here: dspsim._requant_simd imports dspsim.kernels, which imports this module
-            from .._requant_simd import _V8F, _all_one_floor, _any_flagged, _mbqm_lanes, _mbqm_lanes_float, store_codes
-
             bld = builder
             at = sig.args
             o = context.cast(bld, args[2], at[2], types.int64)
@@ -118,7 +117,7 @@ def add_lanes(a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out):
     """The vector front of a flat ADD (jit only): outputs ``[0, returned)`` done (a multiple of 8), the rest for
     the scalar loop. ``a``, ``b``, ``out`` flat arrays of one dtype (int8, uint8 or int16) and ``out``'s length;
     ``mults`` int32 ``[M1] * 8 + [M2] * 8 + [Mo] * 8`` then rows 3-6 of the output's
-    :func:`dspsim._requant_simd.lane_parameters` (``Mo``, ``So``), 8 of each; the other parameters those of
+    :func:`dspsim.simd.requant_lanes.lane_parameters` (``Mo``, ``So``), 8 of each; the other parameters those of
     :func:`dspsim.kernels.elementwise.add_plan` (validated there: multipliers in [0, 2^31), shifts in [-31, 0],
     zero points and clamp inside the dtype). Returns 0 for other types or layouts.
 
