@@ -64,13 +64,13 @@ from . import onnx  # dspsim.onnx.load_model
 
 def warmup() -> None:
     """Compile every numba kernel on tiny inputs: each registered operator's examples
-    (:mod:`dspsim.registry`) and every path of the gemm drivers.
+    (:mod:`dspsim.catalog`) and every path of the gemm drivers.
 
     Call it once before timing anything: compile time then stays out of the measurements. Kernels
     are cached on disk (``cache=True``) and load in well under a second afterwards.
     """
     from .kernels import gemm
-    from .registry import operators
+    from .catalog import operators
 
     gemm.warmup()
     for op in operators().values():

@@ -1054,7 +1054,7 @@ def dequantize_per_channel(q, scales, zero_points, axis):
 # --------------------------------------------------------------------------------------------
 # public API: ONNX Runtime
 # --------------------------------------------------------------------------------------------
-_ONNX_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16", "uint16")}
+ONNX_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16", "uint16")}
 
 
 @names_its_errors
@@ -1076,10 +1076,10 @@ def quantize_linear(x, scale, zero_point=0, axis=1, dtype="uint8"):
     """
     func = "quantize_linear"
     key = dtype.name if isinstance(dtype, IntType) else str(dtype)
-    if key not in _ONNX_TYPES:
+    if key not in ONNX_TYPES:
         raise ValueError(f"{func}: dtype {dtype!r} is not supported by ONNX Runtime's QuantizeLinear; "
-                         f"expected one of {list(_ONNX_TYPES)}")
-    t = _ONNX_TYPES[key]
+                         f"expected one of {list(ONNX_TYPES)}")
+    t = ONNX_TYPES[key]
     x = _float32_array(x, func)
     s = _scales(scale, func, "scale")
     s, n_slices, inner = _per_channel(s, x.shape, axis, func, "scale")
@@ -1114,7 +1114,7 @@ def dequantize_linear(q, scale, zero_point=0, axis=1):
 # --------------------------------------------------------------------------------------------
 # public API: TFLite reference kernels
 # --------------------------------------------------------------------------------------------
-_TFLITE_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16")}
+TFLITE_TYPES = {k: PLAIN_TYPES[k] for k in ("int8", "uint8", "int16")}
 
 
 @names_its_errors
@@ -1139,9 +1139,9 @@ def tflite_quantize_plan(shape, scale, zero_point=0, dtype="int8", axis=None):
     once; returns the lean ``run(x) -> codes`` (``x`` a float32 array of that shape; NaN still refused)."""
     func = "tflite_quantize"
     key = dtype.name if isinstance(dtype, IntType) else str(dtype)
-    if key not in _TFLITE_TYPES:
-        raise ValueError(f"{func}: unknown dtype {dtype!r}; expected one of {list(_TFLITE_TYPES)}")
-    t = _TFLITE_TYPES[key]
+    if key not in TFLITE_TYPES:
+        raise ValueError(f"{func}: unknown dtype {dtype!r}; expected one of {list(TFLITE_TYPES)}")
+    t = TFLITE_TYPES[key]
     shape = tuple(int(d) for d in shape)
     s = _scales(scale, func, "scale")
     s, n_slices, inner = _per_channel(s, shape, axis, func, "scale")
@@ -1353,154 +1353,10 @@ def warmup(parallel: bool = True) -> None:
         q = quantize_per_tensor(x, 0.1, 0, dt)
         quantize_per_channel(x, [0.1, 0.2], [0, 0], 0, dt)
         dequantize_per_tensor(q, 0.1, 0)
-    for dt in _ONNX_TYPES:
+    for dt in ONNX_TYPES:
         dequantize_linear(quantize_linear(x, 0.1, 0, dtype=dt), 0.1, 0)
-    for dt in _TFLITE_TYPES:
+    for dt in TFLITE_TYPES:
         tflite_quantize(x, 0.1, 0, dtype=dt)
     for bits in (8, 16, 32):
         for xx in (x, x.astype(np.float64)):
             dequantize_pof2(quantize_pof2(xx, 2, bits=bits), 2)
-
-
-# --------------------------------------------------------------------------------------------
-# descriptors (dspsim.registry)
-# --------------------------------------------------------------------------------------------
-_TF_CASE_RANGES = {  # T -> requested (min, max) ranges cycled through the modes
-    "qint8": [(-1.0, 1.0), (-10.0, 9.0), (0.0, 6.0)],
-    "quint8": [(0.0, 6.0), (-1.0, 1.0), (0.5, 1.0)],
-    "qint16": [(-3.0, 5.0), (-1.0, 1.0)],
-    "quint16": [(0.0, 1.0), (-2.0, 2.0)],
-    "qint32": [(-1.0, 1.0), (-100.0, 50.0)],
-}
-
-
-def _tf_cases():
-    """Every T under every mode and round mode, exact ties, range adjustment, saturation, per channel."""
-    from .registry import SuiteCase
-
-    def tag(mode, rm):
-        return f"{mode.lower().replace('_', '')}-{'hte' if rm == 'HALF_TO_EVEN' else 'haz'}"
-
-    cases = []
-    modes = [("MIN_COMBINED", "HALF_AWAY_FROM_ZERO", False), ("MIN_FIRST", "HALF_AWAY_FROM_ZERO", False),
-             ("SCALED", "HALF_AWAY_FROM_ZERO", False), ("SCALED", "HALF_AWAY_FROM_ZERO", True),
-             ("SCALED", "HALF_TO_EVEN", False), ("SCALED", "HALF_TO_EVEN", True)]
-    for T, ranges in _TF_CASE_RANGES.items():
-        for i, (mode, rm, narrow) in enumerate(modes):
-            lo, hi = ranges[i % len(ranges)]
-            cases.append(SuiteCase(f"tf-{T}-{tag(mode, rm)}{'-narrow' if narrow else ''}",
-                                   {"T": T, "mode": mode, "round_mode": rm, "narrow_range": narrow, "min_range": lo,
-                                    "max_range": hi, "shape": [257 if T != "qint32" else 129]}, len(cases)))
-    for T, mode, rm, lo, hi in [("qint8", "MIN_COMBINED", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
-                                ("quint8", "MIN_COMBINED", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
-                                ("qint8", "MIN_FIRST", "HALF_AWAY_FROM_ZERO", 0.0, 255.0),
-                                ("qint8", "SCALED", "HALF_AWAY_FROM_ZERO", -128.0, 127.0),
-                                ("qint8", "SCALED", "HALF_TO_EVEN", -128.0, 127.0)]:  # exact ties: scale-1 grids
-        cases.append(SuiteCase(f"tf-{T}-{tag(mode, rm)}-ties",
-                               {"T": T, "mode": mode, "round_mode": rm, "min_range": lo, "max_range": hi,
-                                "data": "ties", "shape": [200]}, 100 + len(cases)))
-    return tuple(cases) + (
-        SuiteCase("tf-quint8-mincombined-adjusted-range", {"T": "quint8", "min_range": 0.5, "max_range": 1.0,
-                                                           "shape": [64]}, 201),
-        SuiteCase("tf-qint8-scaled-tiny-range", {"T": "qint8", "mode": "SCALED", "min_range": 0.0,
-                                                 "max_range": 0.001, "shape": [64]}, 202),
-        SuiteCase("tf-qint8-scaled-saturate", {"T": "qint8", "mode": "SCALED", "min_range": -2.0, "max_range": 2.0,
-                                               "data": "wide"}, 203),
-        SuiteCase("tf-qint8-mincombined-per-channel", {"T": "qint8", "axis": 1, "shape": [5, 3, 17],
-                                                       "min_range": [-1.0, -4.0, 0.0], "max_range": [1.0, 2.0, 6.0]},
-                  204),
-        SuiteCase("tf-quint8-scaled-narrow-per-channel", {"T": "quint8", "mode": "SCALED", "narrow_range": True,
-                                                          "axis": -1, "shape": [33, 4],
-                                                          "min_range": [0.0, 0.0, -1.0, 0.0],
-                                                          "max_range": [1.0, 3.0, 1.0, 0.25]}, 205))
-
-
-def _affine_cases():
-    """Each convention on int8/uint8 with zero points, ties, saturation, per channel, and the probe of
-    docs/semantics.md §9 (scale 0.00214854861: x/s = 127.49999 or 127.5 depending on the order)."""
-    from .registry import SuiteCase
-
-    cases = []
-    for conv in ("torch", "onnx", "tflite"):
-        for dtype, scale, zp in [("int8", 0.05, 3), ("uint8", 0.02, 128), ("int8", 0.5, 3)]:
-            data = "ties" if scale == 0.5 else "uniform"
-            cases.append(SuiteCase(f"{conv}-{dtype}-s{scale}-zp{zp}{'-ties' if data == 'ties' else ''}",
-                                   {"convention": conv, "dtype": dtype, "scale": scale, "zero_point": zp,
-                                    "data": data}, 300 + len(cases)))
-        cases.append(SuiteCase(f"{conv}-int8-saturate", {"convention": conv, "scale": 0.01, "zero_point": -5,
-                                                         "data": "wide"}, 320 + len(cases)))
-        cases.append(SuiteCase(f"{conv}-int8-per-channel", {"convention": conv, "scale": [0.1, 0.25, 0.0625],
-                                                            "zero_point": [0, 0, 0], "axis": 1, "shape": [7, 3, 11],
-                                                            "data": "ties"}, 340 + len(cases)))
-    for conv in ("torch", "onnx", "tflite"):
-        cases.append(SuiteCase(f"{conv}-uint8-semantics9-probe",
-                               {"convention": conv, "dtype": "uint8", "scale": 0.00214854861, "zero_point": 0,
-                                "values": [0.273939937, 0.5, 0.25]}, 360))
-    cases.append(SuiteCase("onnx-int16-zp-odd", {"convention": "onnx", "dtype": "int16", "scale": 0.125,
-                                                 "zero_point": 7, "data": "ties"}, 370))
-    return tuple(cases)
-
-
-def _pof2_cases():
-    from .registry import SuiteCase
-
-    ties = {"frac_bits": 5, "data": "ties", "max_abs": 3.0}
-    return (SuiteCase("pof2-8b-fb5-hte-ties", ties, 400),
-            SuiteCase("pof2-8b-fb5-haz-ties", {**ties, "rounding": "half_away_from_zero"}, 400),
-            SuiteCase("pof2-8b-fb5-hup-ties", {**ties, "rounding": "half_up"}, 400),
-            SuiteCase("pof2-8b-derived", {"max_abs": 5.0}, 401),
-            SuiteCase("pof2-8b-full-range-saturate", {"narrow_range": False, "frac_bits": 6, "max_abs": 2.0,
-                                                      "data": "wide"}, 402),
-            SuiteCase("pof2-16b-saturate", {"bits": 16, "frac_bits": 12, "max_abs": 10.0, "data": "wide"}, 403),
-            SuiteCase("pof2-4b-floor", {"bits": 4, "frac_bits": 1, "rounding": "floor", "max_abs": 3.5}, 404))
-
-
-_EXAMPLE_X = np.linspace(-2.0, 2.0, 8, dtype=np.float32).reshape(2, 4)
-
-
-def _register():
-    from . import reference as ref
-    from .registry import Operator, register
-
-    x = _EXAMPLE_X
-    register(Operator("tf_quantize", quantize, ref.tf_quantize_oracle,
-                      lambda: [dict(x=x, min_range=-1.0, max_range=1.0, T=T, mode=m) for T in TF_TYPES
-                               for m in ("MIN_COMBINED", "MIN_FIRST", "SCALED")],
-                      "TensorFlow QuantizeV2 + Dequantize (codes, returned range, dequantized floats); schemes: "
-                      "the other TF modes", study="tf_quantize", cases=_tf_cases()))
-    register(Operator("tf_dequantize", dequantize, ref.tf_dequantize_oracle,
-                      lambda: [dict(q=quantize(x, -1.0, 1.0, T).output, min_range=-1.0, max_range=1.0, mode=m)
-                               for T in TF_TYPES for m in ("MIN_COMBINED", "SCALED")],
-                      "TensorFlow Dequantize (covered by the tf_quantize study)"))
-    register(Operator("affine_quantize", quantize_per_tensor, ref.quantize_per_tensor_oracle,
-                      lambda: [dict(x=x, scale=0.1, zero_point=0, dtype=dt) for dt in ("quint8", "qint8", "qint32")],
-                      "affine quantize/dequantize in PyTorch, ONNX or TFLite convention; schemes: the other "
-                      "conventions", study="affine_quantize", cases=_affine_cases()))
-    companions = [  # covered by the affine_quantize study: compiled and checked on their examples
-        ("quantize_per_channel", quantize_per_channel, ref.quantize_per_channel_oracle,
-         [dict(x=x, scales=[0.1, 0.2], zero_points=[0, 0], axis=0, dtype=dt) for dt in ("quint8", "qint8", "qint32")]),
-        ("dequantize_per_tensor", dequantize_per_tensor, ref.dequantize_per_tensor_oracle,
-         [dict(q=np.arange(8).astype(dt), scale=0.1, zero_point=1) for dt in (np.int8, np.uint8, np.int32)]),
-        ("dequantize_per_channel", dequantize_per_channel, ref.dequantize_per_channel_oracle,
-         [dict(q=np.arange(8, dtype=np.int8).reshape(2, 4), scales=[0.1, 0.2], zero_points=[0, 1], axis=0)]),
-        ("quantize_linear", quantize_linear, ref.quantize_linear_oracle,
-         [dict(x=x, scale=0.1, zero_point=0, dtype=dt) for dt in _ONNX_TYPES]),
-        ("dequantize_linear", dequantize_linear, ref.dequantize_linear_oracle,
-         [dict(q=np.arange(8).astype(dt), scale=0.1, zero_point=0) for dt in _ONNX_TYPES]),
-        ("tflite_quantize", tflite_quantize, ref.tflite_quantize_oracle,
-         [dict(x=x, scale=0.1, zero_point=0, dtype=dt) for dt in _TFLITE_TYPES]),
-        ("tflite_dequantize", tflite_dequantize, ref.tflite_dequantize_oracle,
-         [dict(q=np.arange(8).astype(dt), scale=0.1, zero_point=1) for dt in _TFLITE_TYPES]),
-        ("dequantize_pof2", dequantize_pof2, ref.dequantize_pof2_oracle,
-         [dict(q=np.arange(-4, 4).astype(dt), frac_bits=2) for dt in (np.int8, np.int16, np.int32)]),
-    ]
-    for name, fn, oracle, calls in companions:
-        register(Operator(name, fn, oracle, lambda calls=calls: calls, f"{name} (covered by a quantizer's study)"))
-    register(Operator("pof2_quantize", quantize_pof2, ref.quantize_pof2_oracle,
-                      lambda: [dict(x=xx, frac_bits=2, bits=bits) for bits in (8, 16, 32)
-                               for xx in (x, x.astype(np.float64))],
-                      "symmetric power-of-two quantization (scale 2^-frac_bits); schemes: the other tie rules",
-                      study="pof2_quantize", cases=_pof2_cases()))
-
-
-_register()

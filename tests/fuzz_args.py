@@ -1,7 +1,7 @@
 """Argument fuzzing of dspsim's public functions: the targets, a valid call of each, hostile values.
 
 Targets: every function of ``dspsim.__all__`` and ``dspsim.kernels.__all__`` and every registered
-operator's kernel (:func:`dspsim.registry.operators`). Each target has valid base calls: the
+operator's kernel (:func:`dspsim.catalog.operators`). Each target has valid base calls: the
 operator's ``examples()`` for a kernel, :data:`BASE_CALLS` for the others. A fuzz call replaces one
 or two arguments of a base call with hostile values (:func:`hostile_values`): wrong types, floats
 for ints, lists for enums, ints of 2^31 / 2^63, NaN / inf / denormal / 0 / huge scales, empty,
@@ -20,7 +20,7 @@ import numpy as np
 
 import dspsim
 import dspsim.kernels as K
-from dspsim import registry
+from dspsim import catalog as registry
 
 _I8 = np.arange(-4, 4, dtype=np.int8)
 

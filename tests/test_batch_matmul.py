@@ -26,7 +26,7 @@ SHAPES = [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 6), (1, 4, 6, 2)), (
 @given(shapes=st.sampled_from(SHAPES), adj_x=st.booleans(), adj_y=st.booleans(), zx=st.integers(-128, 127),
        zy=st.integers(-128, 127), zo=st.integers(-128, 127), real=st.floats(1e-5, 4.0), seed=st.integers(0, 2**16))
 def test_batch_matmul_matches_oracle(shapes, adj_x, adj_y, zx, zy, zo, real, seed):
-    from dspsim.registry import random_codes
+    from dspsim.catalog import random_codes
 
     rng = np.random.default_rng(seed)
     sa, sb = shapes

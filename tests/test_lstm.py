@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from dspsim import reference as ref
 from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels import LstmArithmetic, LstmParams, litert_lstm_params, lstm, tflm_lstm_params
-from dspsim.registry import random_codes
+from dspsim.catalog import random_codes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODELS = os.path.join(ROOT, "..", "shared", "models", "tflite-micro")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from dspsim import reference as ref
 from dspsim.kernels import svdf
-from dspsim.registry import random_codes
+from dspsim.catalog import random_codes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KEYWORD = os.path.join(ROOT, "..", "shared", "models", "tflite-micro", "keyword_scrambled.tflite")

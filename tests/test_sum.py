@@ -56,7 +56,7 @@ def test_litert_engine_warns_of_the_sum_defect_and_tflm_does_not():
        axis=st.sampled_from([(0,), (1, 2), (-1,), (0, 1, 2, 3), (3, 1)]), keep=st.booleans(),
        seed=st.integers(0, 2**16))
 def test_reduce_sum_matches_oracle(zi, zo, real, defect, axis, keep, seed):
-    from dspsim.registry import random_codes
+    from dspsim.catalog import random_codes
 
     x = random_codes(np.random.default_rng(seed), (2, 3, 4, 5), "int8")
     m, s = quantize_multiplier(real)

@@ -23,7 +23,7 @@ def test_transpose_conv_golden_models_bit_exact_per_engine(case, arrays, engine)
        padding=st.sampled_from(["SAME", "VALID"]), zx=st.integers(-128, 127), zo=st.integers(-128, 127),
        engine=st.sampled_from(["tflite", "xnnpack"]), bias=st.booleans(), seed=st.integers(0, 2**16))
 def test_transpose_conv_matches_oracle(stride, k, padding, zx, zo, engine, bias, seed):
-    from dspsim.registry import random_codes
+    from dspsim.catalog import random_codes
 
     rng = np.random.default_rng(seed)
     sh, sw = (stride, stride) if isinstance(stride, int) else stride

@@ -1,7 +1,7 @@
 """The built-in suite: what ``dspsim suite`` runs with no arguments.
 
 It is the union of the cases every registered operator contributes (``Operator.cases``, declared in
-the operator's own module; :mod:`dspsim.registry`): each kernel and each quantize mode over a spread
+the operator's own module; :mod:`dspsim.catalog`): each kernel and each quantize mode over a spread
 of shapes and quantization parameters, with the edge cases a bring-up engineer cares about: exact
 ties (power-of-two steps and multipliers), saturation, left shifts (multiplier > 1), narrow range,
 per-channel parameters, uint8 activations with a zero point, odd lengths (vector bodies and scalar
@@ -15,7 +15,7 @@ from .suite import Case
 
 def default_suite(quick: bool = False) -> list:
     """The built-in cases, in registry order (``quick``: every third one, and every op at least once)."""
-    from ..registry import operators
+    from ..catalog import operators
 
     cases = [Case(c.name, name, dict(c.params), c.seed) for name, op in operators().items() for c in op.cases]
     if not quick:

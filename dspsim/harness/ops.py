@@ -10,7 +10,7 @@ An op turns a parameter dict and a seeded generator into an :class:`Outcome`:
 - ``schemes``: the same inputs under the other schemes (rounding, requantization, quantization
   convention): how many outputs differ from the case's own scheme and their float error.
 
-The vocabulary is built from the operator registry (:func:`vocabulary`, :mod:`dspsim.registry`):
+The vocabulary is built from the operator catalog (:func:`vocabulary`, :mod:`dspsim.catalog`):
 every registered operator is a suite ``op``. Most run the generic case (kernel and oracle on the
 same generated arguments); the ones that name a :data:`STUDIES` entry (the quantizers, ReLU and
 the MAC kernels) also get the float model and the other schemes. The oracle is plain Python:
@@ -940,8 +940,8 @@ def _generic_run(op):
 
 @functools.cache
 def vocabulary() -> dict:
-    """The suite's ``op`` names: every registered operator (:mod:`dspsim.registry`) as an :class:`Op`."""
-    from dspsim.registry import operators
+    """The suite's ``op`` names: every registered operator (:mod:`dspsim.catalog`) as an :class:`Op`."""
+    from ..catalog import operators
 
     vocab = {}
     for name, op in operators().items():

@@ -24,7 +24,7 @@ from ._checks import broadcast_shape, check_spec, checked_pair
 __all__ = ["maximum", "maximum_plan", "minimum", "minimum_plan", "squared_difference", "squared_difference_plan", "sub", "sub_plan",
            "tflite_squared_difference_params", "tflite_sub_params", "xnnpack_sub_params"]
 
-_QUOTIENTS = ("double", "float32")
+QUOTIENTS = ("double", "float32")
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 
 
@@ -54,8 +54,8 @@ def tflite_sub_params(input1_scale, input2_scale, output_scale, *, quotient="dou
     ``RoundingDivideByPOT`` with a negative exponent (undefined behaviour), so dspsim refuses it too.
     """
     func = "tflite_sub_params"
-    if quotient not in _QUOTIENTS:
-        raise ValueError(f"{func}: quotient must be one of {_QUOTIENTS}, got {quotient!r}")
+    if quotient not in QUOTIENTS:
+        raise ValueError(f"{func}: quotient must be one of {QUOTIENTS}, got {quotient!r}")
     if left_shift not in (15, 20):
         raise ValueError(f"{func}: left_shift must be 20 (8-bit) or 15 (int16), got {left_shift!r}")
     s1, s2, so = _three_scales(func, input1_scale, input2_scale, output_scale)
@@ -256,88 +256,3 @@ def maximum_plan(shape1, shape2, dtype):
 def minimum_plan(shape1, shape2, dtype):
     """:func:`minimum` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: ``np.minimum``."""
     return _compare_plan("minimum", np.minimum, shape1, shape2, dtype)
-
-
-# --------------------------------------------------------------------------------------------
-# descriptors (dspsim.registry)
-# --------------------------------------------------------------------------------------------
-_PAIR = {"dtype": "int8", "shape1": [2, 1, 3, 1, 40], "shape2": [1, 4, 1, 5, 40], "input1_scale": 0.05,
-         "input2_scale": 0.03, "output_scale": 0.07, "input1_zero_point": 0, "input2_zero_point": 0,
-         "output_zero_point": 0}
-_PAIR_CHOICES = {"dtype": ("int8", "uint8", "int16")}
-_TINY = np.arange(-4, 4, dtype=np.int8).reshape(1, 2, 2, 2)
-
-
-def _codes(rng, shape, dtype):
-    from ..registry import random_codes
-
-    return random_codes(rng, shape, dtype)
-
-
-def _pair(p, rng):
-    return dict(x1=_codes(rng, p["shape1"], p["dtype"]), x2=_codes(rng, p["shape2"], p["dtype"]))
-
-
-def _zps(p):
-    return dict(input1_zero_point=p["input1_zero_point"], input2_zero_point=p["input2_zero_point"],
-                output_zero_point=p["output_zero_point"])
-
-
-def _sub_case(p, rng):
-    from .relu import tflite_activation_range
-
-    lo, hi = tflite_activation_range(p["activation"], p["output_scale"], p["output_zero_point"], p["dtype"])
-    return dict(_pair(p, rng), **_zps(p), act_min=lo, act_max=hi,
-                params=tflite_sub_params(p["input1_scale"], p["input2_scale"], p["output_scale"],
-                                         quotient=p["quotient"], left_shift=15 if p["dtype"] == "int16" else 20))
-
-
-def _squared_difference_case(p, rng):
-    return dict(_pair(p, rng), **_zps(p), params=tflite_squared_difference_params(
-        p["input1_scale"], p["input2_scale"], p["output_scale"], output_multiplier_below_one=False))
-
-
-def _examples_rescaled(params):
-    zps = dict(input1_zero_point=1, input2_zero_point=0, output_zero_point=2)
-    return [dict(x1=x, x2=x[..., :1], params=params, **zps) for x in (_TINY, _TINY.astype(np.uint8))]
-
-
-def _register():
-    from .. import reference as ref
-    from ..registry import Operator, SuiteCase, register
-
-    register(Operator(
-        "sub", sub, ref.sub_oracle, lambda: _examples_rescaled(tflite_sub_params(0.1, 0.2, 0.3)),
-        "TFLite reference SUB (int8/uint8, broadcasting; double or float32 multiplier quotients)",
-        generate=_sub_case, params={**_PAIR, "activation": "none", "quotient": "double"},
-        choices={**_PAIR_CHOICES, "activation": ("none", "relu", "relu6", "relu_n1_to_1"), "quotient": _QUOTIENTS},
-        cases=(SuiteCase("sub-broadcast-rank5", {"input1_zero_point": -3, "output_zero_point": 5}, 1200),
-               SuiteCase("sub-float32-quotients", {"quotient": "float32", "input2_zero_point": 7}, 1201),
-               SuiteCase("sub-ties-pow2", {"input1_scale": 0.0625, "input2_scale": 0.0625, "output_scale": 0.125,
-                                           "shape1": [3, 300], "shape2": [1, 300]}, 1202),
-               SuiteCase("sub-uint8-relu", {"dtype": "uint8", "input1_zero_point": 128, "input2_zero_point": 120,
-                                            "output_zero_point": 130, "activation": "relu"}, 1203),
-               SuiteCase("sub-saturate", {"output_scale": 0.01}, 1204),
-               SuiteCase("sub-int16", {"dtype": "int16", "input1_scale": 0.001, "input2_scale": 8.7e-6,
-                                       "output_scale": 0.0006}, 1205))))
-    register(Operator(
-        "squared_difference", squared_difference, ref.squared_difference_oracle,
-        lambda: _examples_rescaled(tflite_squared_difference_params(0.1, 0.2, 3.0)),
-        "SQUARED_DIFFERENCE (int8: LiteRT / TFLM, broadcasting)",
-        generate=_squared_difference_case, params={**_PAIR, "output_scale": 2.0}, choices=_PAIR_CHOICES,
-        cases=(SuiteCase("squared-difference-broadcast", {"input1_zero_point": -3, "output_zero_point": -128}, 1210),
-               SuiteCase("squared-difference-ties-pow2", {"input1_scale": 0.0625, "input2_scale": 0.0625,
-                                                          "output_scale": 0.5, "output_zero_point": -100}, 1211),
-               SuiteCase("squared-difference-left-shift-wraps", {"output_scale": 2e-7, "input2_zero_point": 9}, 1212))))
-    for name, fn, oracle in (("maximum", maximum, ref.maximum_oracle), ("minimum", minimum, ref.minimum_oracle)):
-        register(Operator(
-            name, fn, oracle, lambda: [dict(x1=x, x2=x[..., :1]) for x in (_TINY, _TINY.astype(np.uint8))],
-            f"TFLite {name.upper()} on codes (int8/uint8, broadcasting)",
-            generate=_pair, params={"dtype": "int8", "shape1": [3, 1, 2, 1, 90], "shape2": [1, 4, 1, 5, 90]},
-            choices=_PAIR_CHOICES,
-            cases=(SuiteCase(f"{name}-broadcast-rank5", {}, 1220 + (name == "minimum")),
-                   SuiteCase(f"{name}-uint8", {"dtype": "uint8", "shape1": [300], "shape2": [1]}, 1222 +
-                             (name == "minimum")))))
-
-
-_register()

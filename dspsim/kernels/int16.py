@@ -139,35 +139,3 @@ def pot_add_plan(shape1, shape2, dtype, params: PotAddParams, *, act_min=None, a
         return out.reshape(out_shape)
 
     return run
-
-
-# --------------------------------------------------------------------------------------------
-# descriptor (dspsim.registry)
-# --------------------------------------------------------------------------------------------
-def _pot_add_case(p, rng):
-    from ..registry import random_codes
-
-    return dict(x1=random_codes(rng, p["shape"], "int16"), x2=random_codes(rng, p["shape"], "int16"),
-                params=PotAddParams(p["input1_shift"], p["input2_shift"]), act_min=p["act_min"], act_max=p["act_max"],
-                subtract=bool(p["subtract"]))
-
-
-def _register():
-    from .. import reference as ref
-    from ..registry import Operator, SuiteCase, register
-
-    x = np.array([[-32768, -3, -2, -1], [0, 1, 2, 32767]], np.int16)
-    register(Operator(
-        "pot_add", pot_add, ref.pot_add_oracle,
-        lambda: [dict(x1=x, x2=x[::-1].copy(), params=PotAddParams(0, -1), subtract=sub) for sub in (False, True)],
-        "LiteRT int16 ADD on power-of-two scales (shift, saturating add)", generate=_pot_add_case,
-        params={"shape": [3, 257], "input1_shift": 0, "input2_shift": -1, "act_min": -32768, "act_max": 32767,
-                "subtract": False},
-        cases=(SuiteCase("pot-add-saturate", {"input2_shift": 0}, 1900),
-               SuiteCase("pot-add-ties-shift3-relu", {"input1_shift": -3, "input2_shift": 0, "act_min": 0}, 1901),
-               SuiteCase("pot-sub-saturate-shift2", {"input1_shift": 0, "input2_shift": -2, "subtract": True}, 1902),
-               SuiteCase("pot-sub-ties-shift1-first", {"input1_shift": -1, "input2_shift": 0, "subtract": True},
-                         1903))))
-
-
-_register()

@@ -46,20 +46,3 @@ def l2_normalization(x, *, input_zero_point):
     out = np.empty(flat.shape, np.int8)
     _l2_rows(flat, depth, zi, out)
     return out.reshape(x.shape)
-
-
-def _register():
-    from .. import reference as ref
-    from ..registry import Operator, SuiteCase, random_codes, register
-
-    register(Operator(
-        "l2_normalization", l2_normalization, ref.l2_normalization_oracle,
-        lambda: [dict(x=np.arange(-4, 4, dtype=np.int8).reshape(2, 4), input_zero_point=0)],
-        "TFLite int8 L2_NORMALIZATION over the last axis (LiteRT reference = TFLM)",
-        generate=lambda p, rng: dict(x=random_codes(rng, p["shape"], "int8"), input_zero_point=p["input_zero_point"]),
-        params={"shape": [4, 64], "input_zero_point": 0},
-        cases=(SuiteCase("l2norm-every-code", {"shape": [1, 256], "input_zero_point": 4}, 2300),
-               SuiteCase("l2norm-rows", {"shape": [16, 16], "input_zero_point": -128}, 2301))))
-
-
-_register()

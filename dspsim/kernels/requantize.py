@@ -277,38 +277,3 @@ def tflite_requantize_plan(shape, dtype, *, input_zero_point, output_zero_point,
         return out
 
     return run
-
-
-def _register():
-    from .. import reference as ref
-    from ..registry import Operator, SuiteCase, register
-
-    codes = np.arange(-128, 128, dtype=np.int16)
-
-    def generate(p, rng):
-        from ..fixedpoint import quantize_multiplier
-
-        m, s = quantize_multiplier(p["ratio"])
-        x = (codes if p["from"] == "int8" else codes + 128).astype(p["from"])
-        return dict(x=x, input_zero_point=p["input_zero_point"], output_zero_point=p["output_zero_point"],
-                    multiplier=m, shift=s, out_dtype=p["to"], rounding=p["rounding"])
-
-    register(Operator(
-        "tflite_requantize", tflite_requantize, ref.tflite_requantize_oracle,
-        lambda: [dict(x=codes.astype(np.int8), input_zero_point=z, output_zero_point=128 + z, multiplier=1 << 30,
-                      shift=1, out_dtype="uint8", rounding=r) for z in (0, -3) for r in ROUNDINGS] +
-                [dict(x=(codes + 128).astype(np.uint8), input_zero_point=131, output_zero_point=-7,
-                      multiplier=1431655730, shift=-1, out_dtype=o, rounding=r) for o in ("int8", "int16")
-                 for r in ROUNDINGS],
-        "TFLite Requantize of int8/uint8 codes (reference, single rounding, NEON/NEON_2_SSE)", generate=generate,
-        params={"from": "uint8", "to": "int8", "ratio": 1 / 3, "input_zero_point": 131, "output_zero_point": -7,
-                "rounding": "neon"},
-        choices={"from": ("int8", "uint8"), "to": ("int8", "uint8", "int16"), "rounding": ROUNDINGS},
-        cases=(SuiteCase("requantize-u8-i8-neon-ties", {}, 1800),
-               SuiteCase("requantize-u8-i8-reference", {"rounding": "double"}, 1801),
-               SuiteCase("requantize-i8-u8-same-scale", {"from": "int8", "to": "uint8", "ratio": 1.0,
-                                                         "input_zero_point": -3, "output_zero_point": 125,
-                                                         "rounding": "double"}, 1802))))
-
-
-_register()

@@ -14,7 +14,7 @@ from enum import Enum
 
 import numpy as np
 
-_TYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
+CAST_TYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
 
 
 class CastNaN(str, Enum):
@@ -44,14 +44,14 @@ def cast_plan(x_dtype, dtype, *, nan=CastNaN.MAX):
     """:func:`cast` prepared for inputs of ``x_dtype`` (validated once); returns the lean ``run(x)``."""
     func = "cast"
     src = np.dtype(x_dtype)
-    if src not in _TYPES:
-        raise TypeError(f"{func}: x must have dtype {', '.join(d.name for d in _TYPES)}, got {src}")
+    if src not in CAST_TYPES:
+        raise TypeError(f"{func}: x must have dtype {', '.join(d.name for d in CAST_TYPES)}, got {src}")
     try:
         dt = np.dtype(dtype)
     except (TypeError, ValueError):
-        raise TypeError(f"{func}: dtype must be one of {', '.join(d.name for d in _TYPES)}, got {dtype!r}") from None
-    if dt not in _TYPES:
-        raise TypeError(f"{func}: dtype must be one of {', '.join(d.name for d in _TYPES)}, got {dt}")
+        raise TypeError(f"{func}: dtype must be one of {', '.join(d.name for d in CAST_TYPES)}, got {dtype!r}") from None
+    if dt not in CAST_TYPES:
+        raise TypeError(f"{func}: dtype must be one of {', '.join(d.name for d in CAST_TYPES)}, got {dt}")
     try:
         nan = CastNaN(nan)
     except ValueError:
@@ -68,37 +68,3 @@ def cast_plan(x_dtype, dtype, *, nan=CastNaN.MAX):
         return out.astype(dt)
 
     return run
-
-
-def _register():
-    from .. import reference as ref
-    from ..registry import Operator, SuiteCase, register
-
-    specials = np.array([np.nan, np.inf, -np.inf, 1e10, -1e10, 127.5, -128.5, 255.9, -0.5, 0.5, 65535.5, -0.0,
-                         2.0**31, -2.0**31, 32767.9, -32768.9], np.float32)
-
-    def generate(p, rng):
-        from ..registry import random_codes
-
-        if p["from"] == "float32":
-            x = np.concatenate([specials, rng.uniform(-70000, 70000, 48).astype(np.float32),
-                                (rng.integers(-300, 300, 64) + 0.5).astype(np.float32)])
-        else:
-            x = random_codes(rng, [128], p["from"])
-        return dict(x=x, dtype=p["to"], nan=p["nan"])
-
-    names = tuple(d.name for d in _TYPES)
-    register(Operator(
-        "cast", cast, ref.cast_oracle,
-        lambda: [dict(x=specials, dtype=d, nan=n) for d in names for n in ("max", "zero")] +
-                [dict(x=np.arange(-128, 128, dtype=np.int16) * 257, dtype=d) for d in names],
-        "TFLite CAST (integers wrap; float -> int truncates and saturates)", generate=generate,
-        params={"from": "float32", "to": "int8", "nan": "max"}, choices={"from": names, "to": names,
-                                                                         "nan": ("max", "zero")},
-        cases=(SuiteCase("cast-float-int8-litert", {}, 1700),
-               SuiteCase("cast-float-int16-tflm", {"to": "int16", "nan": "zero"}, 1701),
-               SuiteCase("cast-int32-int8-wraps", {"from": "int32", "to": "int8"}, 1702),
-               SuiteCase("cast-int32-float32", {"from": "int32", "to": "float32"}, 1703))))
-
-
-_register()

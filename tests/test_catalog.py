@@ -6,7 +6,7 @@ import pytest
 from dspsim.accumulator import KernelStats
 from dspsim.harness import default_suite, run_case
 from dspsim.harness.ops import vocabulary
-from dspsim.registry import Operator, SuiteCase, operators, random_codes, register
+from dspsim.catalog import Operator, SuiteCase, operators, random_codes, register
 
 OPERATORS = operators()
 
@@ -61,7 +61,7 @@ def test_generic_case_detects_a_wrong_kernel(monkeypatch):
         y.reshape(-1)[7] += 1
         return y
 
-    import dspsim.registry as registry
+    import dspsim.catalog.descriptor as registry
 
     vocabulary.cache_clear()
 

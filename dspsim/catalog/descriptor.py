@@ -1,8 +1,8 @@
-"""One descriptor per operator: the single place that says what an operator is to the rest of dspsim.
+"""The descriptor of an operator: the single place that says what an operator is to the rest of dspsim.
 
-Each kernel module (``dspsim/kernels/*.py``, ``dspsim/quantize.py``) ends with one
-:func:`register` call per public operator. Everything that needs "every operator" iterates the
-registry instead of keeping a list of its own:
+Each family module of :mod:`dspsim.catalog` makes one :func:`register` call per public operator of that
+family. Everything that needs "every operator" iterates :func:`operators` instead of keeping a list of its
+own:
 
 * :func:`dspsim.warmup` compiles each operator on its :attr:`Operator.examples`;
 * the harness's case vocabulary (:func:`dspsim.harness.ops.vocabulary`) offers each operator as a
@@ -10,11 +10,9 @@ registry instead of keeping a list of its own:
   (operators with a :attr:`Operator.study` also get that study's float-error and scheme analysis);
 * the built-in suite (:func:`dspsim.harness.default_suite.default_suite`) is the union of every
   operator's :attr:`Operator.cases`;
-* ``tests/test_registry.py`` runs every example through the kernel and the oracle.
+* ``tests/kernels/test_catalog.py`` runs every example through the kernel and the oracle.
 
-Adding an operator therefore touches: its kernel module (kernel + descriptor), its oracle in
-``dspsim/reference.py``, its tests, and (for .tflite models) its builtin module in
-``dspsim/tflite/builtins/``.
+The catalog sits above the kernels and the oracle and imports both; neither imports it.
 """
 from __future__ import annotations
 
@@ -82,7 +80,7 @@ _REGISTRY: dict[str, Operator] = {}
 
 
 def register(op: Operator) -> Operator:
-    """Add ``op`` to the registry (at import of its kernel module); a second operator of the same
+    """Add ``op`` to the catalog (at import of its family module); a second operator of the same
     name is a programming error (ValueError)."""
     if not isinstance(op, Operator):
         raise TypeError(f"register: expected an Operator, got {type(op).__name__}")
@@ -97,8 +95,8 @@ def register(op: Operator) -> Operator:
 
 
 def operators() -> MappingProxyType:
-    """Every registered operator by name (importing the kernel modules registers them all)."""
-    from . import kernels, quantize  # noqa: F401  (their import registers the descriptors)
+    """Every registered operator by name, family by family (importing :mod:`dspsim.catalog` registers them)."""
+    from .. import catalog  # noqa: F401  (its import registers every family's descriptors)
 
     return MappingProxyType(_REGISTRY)
 
