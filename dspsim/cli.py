@@ -189,7 +189,7 @@ def _cmd_export(args, argv) -> int:
                 path = tmp / f"{c_identifier(case.name)}.h"
                 path.write_text(c_header(case.name, o.vectors, consts,
                                          comment=f"case {case.name}: op {case.op}, seed {case.seed}; "
-                                                 f"'output' is the expected result (checked against dspsim.reference)"),
+                                                 f"'output' is the expected result (checked against dspsim.oracle)"),
                                 encoding="utf-8")
             print(f"{case.name}: {r.status}, {o.n_outputs} outputs -> {out / path.name}", file=sys.stderr)
     print(f"exported {len(chosen)} case(s) to {out}")

@@ -2,7 +2,7 @@
 
 ``dspsim.kernels.elementwise.add`` runs the first ``8 * (n // 8)`` outputs in lanes (AVX2 hosts, jit on) and
 the rest in the scalar loop: every case here has a length that is no multiple of 8 or 32, so both paths and
-their seam are compared with ``dspsim.reference.add_oracle`` (plain Python ints). The cases: every pair of
+their seam are compared with ``dspsim.oracle.add_oracle`` (plain Python ints). The cases: every pair of
 int8 codes, zero points at the type's extremes, the multipliers and shifts TFLite's Prepare produces over
 scale ratios from 1 to 2^-20, every right shift 0..31 with edge multipliers, a left shift that wraps int32,
 fused clamps, uint8 and int16 (the 16x8 general path, ``left_shift = 15``).
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.simd import add_lanes as _add_simd
 from dspsim.simd.cpu import HAVE_AVX2
 from dspsim.kernels.elementwise import AddParams, add, tflite_add_params

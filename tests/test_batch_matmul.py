@@ -7,7 +7,7 @@ from arith_golden import mismatches, params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels.batch_matmul import batch_matmul
 

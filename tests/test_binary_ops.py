@@ -8,7 +8,7 @@ from arith_golden import load_refused, mismatches, params, refused
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.kernels.binary import (maximum, minimum, squared_difference, sub, tflite_squared_difference_params,
                                    tflite_sub_params, xnnpack_sub_params)
 from dspsim.kernels.elementwise import AddParams, xnnpack_add

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels._common import geometry
 from dspsim.requant import Requant
 from test_requant import oracle_requant

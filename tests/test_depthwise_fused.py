@@ -16,7 +16,7 @@ from numba import njit
 import dspsim
 from dspsim.simd import requant_lanes as simd
 from dspsim import kernels
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels import depthwise_core as core
 from dspsim.kernels.gemm import FusedRequant
 from dspsim.requant import Arithmetic, FloatBias, Requant, float_bias_arrays

@@ -1,7 +1,7 @@
 """Depthwise channel counts that are not a multiple of 16 (microWakeWord hey_jarvis: 30 and 60) in the tap pairs:
 a run's last ``n % 16`` values as one overlapping 16-value block, a pixel of 8 <= C < 16 as two overlapping 8-channel
 blocks, and the fused store's block shared by consecutive one-pixel images (256 streams of a (T, 1, C) layer), against
-the plain-Python oracle (dspsim.reference) and the core's sums against plain ints.
+the plain-Python oracle (dspsim.oracle) and the core's sums against plain ints.
 
 Compile budget: int8 / uint8 in and out only, the ``_pair_rows`` specializations tests/test_depthwise_core.py and
 tests/test_depthwise_fused.py compile too."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import dspsim
 from dspsim import kernels
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels import depthwise_core as core
 from test_depthwise_core import RANGES, codes, run_case
 from test_depthwise_fused import CLAMPS, SCHEMES, pairs_only, run_layer, scheme_kwargs

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.kernels.elementwise import (
     AddParams,
     add,

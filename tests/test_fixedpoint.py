@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import dspsim
 from dspsim import fixedpoint as fp
-from dspsim import reference as ref
+from dspsim import oracle as ref
 
 INT32_MIN, INT32_MAX = fp.INT32_MIN, fp.INT32_MAX
 RULES = [r.name.lower() for r in fp.Rounding]

@@ -1,4 +1,4 @@
-"""The requantization fused into the gemm cores' store (gemm.FusedRequant) against dspsim.reference.
+"""The requantization fused into the gemm cores' store (gemm.FusedRequant) against dspsim.oracle.
 
 The fused epilogue must give the codes that the oracle's fully connected / convolution loop gives (plain
 Python integers and Fractions), and exactly what the separate pass ``requantize_into`` gives on the
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels import gemm as G
 from dspsim.requant import Requant, float_bias_arrays
 from dspsim.kernels.requantize import requantize_into

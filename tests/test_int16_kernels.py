@@ -1,5 +1,5 @@
 """16x8 kernels of issue 12 (int16 SOFTMAX, LEAKY_RELU with a negative alpha, LiteRT's power-of-two SUB, the
-accumulator of the 16x8 MAC kernels) against the oracles of dspsim.reference, and the golden family
+accumulator of the 16x8 MAC kernels) against the oracles of dspsim.oracle, and the golden family
 ``tests/golden/ops/int16_kernels.npz`` (make_golden_int16_edges.py) per engine, with its refusals and the
 engine differences the models explain."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from test_requant import oracle_requant
 
 import dspsim
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.accumulator import Accumulator
 from dspsim.kernels import PotAddParams, leaky_relu, pot_add
 from dspsim.kernels.softmax import (Int16LutFunction, Int16SoftmaxParams, lut_populate_int16, softmax,

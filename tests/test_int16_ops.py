@@ -11,7 +11,7 @@ from arith_golden import HERE, golden_cases, mismatches, params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.kernels import PotAddParams, pot_add, tflite_pot_add_params, tflite_requantize
 from dspsim.kernels.int16 import checked_log2
 from dspsim.tflite import load_model

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels import LstmArithmetic, LstmParams, litert_lstm_params, lstm, tflm_lstm_params
 from dspsim.catalog import random_codes

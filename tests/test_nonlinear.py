@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import dspsim.tflite as dt
 from dspsim import fixedpoint as fp
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels import nonlinear as nl
 from dspsim.kernels.normalization import l2_normalization
 from dspsim.kernels.softmax import (log_softmax, optimized_softmax, optimized_softmax_table, softmax,

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels import fixedpoint16_logistic, fixedpoint16_tanh, int16_logistic, int16_tanh
 from dspsim.kernels.nonlinear_int16 import SIGMOID_TABLE_UINT16, tflite_int16_sigmoid_rescale
 

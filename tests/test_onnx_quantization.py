@@ -1,5 +1,5 @@
 """dspsim.onnx's standalone quantization operators against the plain-Python oracles of
-dspsim/onnx/reference.py (and dspsim/reference.py), on random and edge inputs: every minifloat
+dspsim/onnx/reference.py (and dspsim/oracle/), on random and edge inputs: every minifloat
 code and midpoint, ties, saturation, every sub-byte code, per-tensor / per-axis / blocked layouts,
 per-row / per-column zero points; plus ONNX's type rules and the refusals.
 """
@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim.onnx as donnx
-from dspsim import reference as ref
-from dspsim.onnx import reference as oref
+from dspsim import oracle as ref
+from dspsim import oracle as oref
 from dspsim.onnx.mlas import fma_f32
 from dspsim.onnx.types import ElemType, QArray, decode_float, encode_float, minifloat_max, pack, unpack
 
@@ -128,7 +128,7 @@ def test_integer_quantize_per_tensor_matches_oracle_including_ties(t):
     for scale, zp in ((0.25, (lo + hi) // 2), (0.0371, lo), (3.0, hi), (2.0**-7, lo + 1)):
         x = tie_inputs(rng, scale, lo, hi, 50)
         y = donnx.quantize_linear(x, np.float32(scale), zp_of(t, zp))
-        want = [oref.quantize_int(float(v), scale, zp, lo, hi) for v in x]
+        want = [oref.onnx_quantize(float(v), scale, zp, lo, hi) for v in x]
         assert codes_of(y).tolist() == want
 
 
@@ -141,13 +141,13 @@ def test_integer_quantize_per_axis_and_blocked_match_oracle(t):
     z = rng.integers(lo, hi + 1, 7)
     y = codes_of(donnx.quantize_linear(x, s, zp_of(t, z), axis=-2)).reshape(x.shape)
     for idx in np.ndindex(x.shape):
-        assert y[idx] == oref.quantize_int(float(x[idx]), float(s[idx[1]]), int(z[idx[1]]), lo, hi)
+        assert y[idx] == oref.onnx_quantize(float(x[idx]), float(s[idx[1]]), int(z[idx[1]]), lo, hi)
     sb = rng.uniform(0.05, 1.5, (3, 3, 2)).astype(np.float32)  # block_size 3 over axis 1 (7 = 3 + 3 + 1)
     zb = rng.integers(lo, hi + 1, (3, 3, 2))
     y = codes_of(donnx.quantize_linear(x, sb, zp_of(t, zb), axis=1, block_size=3)).reshape(x.shape)
     for idx in np.ndindex(x.shape):
         b = oref.block_index(idx, 1, 3)
-        assert y[idx] == oref.quantize_int(float(x[idx]), float(sb[b]), int(zb[b]), lo, hi)
+        assert y[idx] == oref.onnx_quantize(float(x[idx]), float(sb[b]), int(zb[b]), lo, hi)
 
 
 @pytest.mark.parametrize("t", list(INTS), ids=lambda t: t.name)
@@ -231,7 +231,7 @@ def test_dynamic_quantize_linear_follows_the_formula():
         hi, lo = max(0.0, float(x.max())), min(0.0, float(x.min()))
         assert s == np.float32(np.float32(hi - lo) / np.float32(255))
         assert z == np.uint8(np.rint(min(255.0, max(0.0, float(np.float32(0 - np.float32(lo) / s))))))
-        assert codes_of(y).tolist() == [oref.quantize_int(float(v), float(s), int(z), 0, 255) for v in x]
+        assert codes_of(y).tolist() == [oref.onnx_quantize(float(v), float(s), int(z), 0, 255) for v in x]
     zeros = np.zeros(4, np.float32)
     assert donnx.dynamic_quantize_linear(zeros)[1] == np.float32(1.0)
     assert donnx.dynamic_quantize_linear(zeros, engine="onnx-reference")[1] == np.float32(1.0) / np.float32(255)
@@ -303,7 +303,7 @@ def test_qlinear_matmul_batched_per_column_matches_oracle_including_ties(dt, eng
         bi, m, n = idx
         acc = int(((a[bi, m].astype(int) - base) * (b[bi, :, n].astype(int) - base)).sum())
         mult = float(np.float32(np.float32(np.float32(0.25) * sb[n]) / np.float32(1.0)))
-        assert got[idx] == oref.requantize(acc, mult, base + 3, lo, hi, engine)
+        assert got[idx] == oref.requantize_scale(acc, mult, base + 3, lo, hi, engine)
 
 
 def test_qlinear_matmul_float16_scales_differ_between_engines_as_documented():

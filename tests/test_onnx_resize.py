@@ -169,7 +169,7 @@ def test_non_positive_scales_are_refused_naming_the_rule():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from dspsim.onnx import reference as oracle  # noqa: E402
+from dspsim import oracle  # noqa: E402
 
 
 @settings(max_examples=120, deadline=None)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels import svdf
 from dspsim.catalog import random_codes
 

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.kernels import leaky_relu, relu6, relu_n1_to_1, tflite_activation_range, tflm_relu6, torch_relu
 
 SETTINGS = settings(max_examples=300, deadline=None)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.fixedpoint import Rounding
 from dspsim import Requant, requantize
 

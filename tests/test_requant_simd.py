@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from numba import njit
 
 from dspsim.simd import requant_lanes as simd
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.fixedpoint import multiply_by_quantized_multiplier_scalar
 from dspsim.requant import Requant, float_bias_arrays
 from dspsim.kernels.requantize import prepare_requantize_into

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim.tflite as dt
-from dspsim import reference as ref
+from dspsim import oracle as ref
 from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels import typecast as C
 from dspsim.kernels import requantize as R

@@ -10,7 +10,7 @@ from arith_golden import HERE, golden_cases, load_refused, mismatches, params, r
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels.reduce import reduce_sum, xnnpack_sum
 

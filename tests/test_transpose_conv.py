@@ -7,7 +7,7 @@ from arith_golden import mismatches, params
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.reference as R
+import dspsim.oracle as R
 from dspsim.kernels.transpose_conv import transpose_conv
 from dspsim.requant import Requant
 

@@ -26,7 +26,7 @@ litert-ref         LiteRT interpreter, reference kernels           ``rounding="d
 
 torch, onnxruntime and ai_edge_litert are imported lazily; a missing engine gives a skipped row.
 The numpy routes are written out independently of dspsim on purpose: they are what dspsim is checked
-against, like :mod:`dspsim.reference`.
+against, like :mod:`dspsim.oracle`.
 """
 from __future__ import annotations
 

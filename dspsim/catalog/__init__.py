@@ -15,7 +15,7 @@
 :mod:`.recurrent`       UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF
 ======================= ===================================================================================
 
-Adding an operator touches its kernel (:mod:`dspsim.kernels`), its oracle (:mod:`dspsim.reference`), its
+Adding an operator touches its kernel (:mod:`dspsim.kernels`), its oracle (:mod:`dspsim.oracle`), its
 descriptor here, its tests, and for models its builtin (:mod:`dspsim.tflite.builtins`) or ONNX op.
 """
 from .descriptor import Operator, SuiteCase, operators, random_codes, register

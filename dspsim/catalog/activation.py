@@ -1,12 +1,12 @@
 """Descriptors of the activation family: RELU, RELU6, RELU_N1_TO_1, LEAKY_RELU (TFLite, TFLM, PyTorch).
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..kernels.elementwise import xnnpack_leaky_relu
 from ..kernels.relu import (
     NegativeAlpha,

@@ -1,12 +1,12 @@
 """Descriptors of the arithmetic family: ADD, MUL, SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (and XNNPACK's ADD, LiteRT's int16 power-of-two ADD).
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..kernels.binary import (
     QUOTIENTS,
     maximum,

@@ -1,12 +1,12 @@
 """Descriptors of the data_movement family: STRIDED_SLICE, SLICE, SPLIT(_V), TRANSPOSE, GATHER, PACK, UNPACK, MIRROR_PAD, SPACE_TO_DEPTH, DEPTH_TO_SPACE, PAD, CONCATENATION.
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..kernels.elementwise import concatenation, pad
 from ..kernels.shape import (
     depth_to_space,

@@ -43,7 +43,7 @@ class Operator:
     kernel : callable
         The public, validating function (``dspsim.kernels.elementwise.add``).
     oracle : callable
-        Its plain-Python counterpart in :mod:`dspsim.reference`, called with the same arguments and
+        Its plain-Python counterpart in :mod:`dspsim.oracle`, called with the same arguments and
         returning the same integers (ndarray, or a tuple of them).
     examples : callable
         ``examples() -> list of dict``: keyword arguments of tiny calls that compile every numba

@@ -1,12 +1,12 @@
 """Descriptors of the mac family: FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, BATCH_MATMUL.
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..accumulator import Accumulator
 from ..fixedpoint import quantize_multiplier
 from ..kernels.batch_matmul import batch_matmul

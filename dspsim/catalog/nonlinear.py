@@ -1,12 +1,12 @@
 """Descriptors of the nonlinear family: LOGISTIC, TANH, HARD_SWISH, PRELU, RSQRT, L2_NORMALIZATION, SOFTMAX, LOG_SOFTMAX (int8 and int16).
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..kernels.nonlinear import (
     LutFunction,
     hard_swish,

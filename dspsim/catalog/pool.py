@@ -1,12 +1,12 @@
 """Descriptors of the pool family: AVERAGE_POOL_2D, MAX_POOL_2D.
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..kernels.pool import average_pool2d, max_pool2d
 from .descriptor import Operator, SuiteCase, random_codes, register
 

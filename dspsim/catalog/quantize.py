@@ -1,12 +1,12 @@
 """Descriptors of the quantize family: float <-> int quantizers of every framework, TFLite's Requantize of codes, CAST.
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..dtypes import TF_TYPES
 from ..fixedpoint import quantize_multiplier
 from ..kernels.elementwise import xnnpack_convert, xnnpack_quantize

@@ -1,12 +1,12 @@
 """Descriptors of the reduce family: MEAN, SUM, REDUCE_MAX, ARG_MAX.
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..fixedpoint import quantize_multiplier
 from ..kernels.elementwise import mean, xnnpack_mean
 from ..kernels.reduce import reduce_sum, xnnpack_sum

@@ -1,12 +1,12 @@
 """Descriptors of the resize family: RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR.
 
-Each operator's kernel, its oracle in :mod:`dspsim.reference`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
+Each operator's kernel, its oracle in :mod:`dspsim.oracle`, the tiny calls that compile it and its suite cases (:mod:`dspsim.catalog.descriptor`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
+from .. import oracle as ref
 from ..kernels.resize import (
     optimized_resize_nearest_neighbor,
     resize_bilinear,

@@ -4,7 +4,7 @@ An op turns a parameter dict and a seeded generator into an :class:`Outcome`:
 
 - ``vectors``: the tensors and constants of the case (what ``dspsim export`` writes), including
   dspsim's output under the case's own scheme;
-- ``checks``: bit-exact comparisons of dspsim against the oracle :mod:`dspsim.reference` (and
+- ``checks``: bit-exact comparisons of dspsim against the oracle :mod:`dspsim.oracle` (and
   against an ``expected`` tensor given in a vector file);
 - ``float``: the error of dspsim's result against the float model, in LSB;
 - ``schemes``: the same inputs under the other schemes (rounding, requantization, quantization
@@ -108,16 +108,16 @@ def _api(name: str):
 
 
 def _ref(name: str):
-    from dspsim import reference
+    from .. import oracle
 
-    fn = getattr(reference, name, None)
+    fn = getattr(oracle, name, None)
     if fn is None:
-        raise OpError(f"the oracle dspsim.reference.{name} is not available")
+        raise OpError(f"the oracle dspsim.oracle.{name} is not available")
     return fn
 
 
 # ---------------------------------------------------------------------------------------------
-# the oracle (dspsim.reference works on Python scalars and nested lists): array adapters
+# the oracle (dspsim.oracle works on Python scalars and nested lists): array adapters
 # ---------------------------------------------------------------------------------------------
 def _to_f32(values) -> np.ndarray:
     """Exact oracle results (Fractions, None where undefined) as float32 (NaN for None)."""

@@ -281,7 +281,7 @@ def render_suite_md(d: dict) -> str:
                                  f"max {ch['max_abs_diff']} {ch['unit']}; {_hist_text(ch['histogram'])}"])
         lines += _table(["case", "op", "check", "mismatches", "first index", "expected → actual", "diff"], rows)
 
-    lines += ["## Bit-exactness against the oracle (dspsim.reference)", ""]
+    lines += ["## Bit-exactness against the oracle (dspsim.oracle)", ""]
     rows = []
     for c in cases:
         n_chk = len(c["checks"])

@@ -2,7 +2,7 @@
 
 A case is one op (see :func:`dspsim.harness.ops.vocabulary`) with parameters and a seed. Running it
 generates the tensors from the seed (or reads them from a vector file), runs dspsim, compares the
-result bit for bit with the oracle :mod:`dspsim.reference`, measures the error against the float
+result bit for bit with the oracle :mod:`dspsim.oracle`, measures the error against the float
 model and tries the alternative schemes (see :mod:`dspsim.harness.ops`). A case passes when every
 bit-exact check has 0 mismatches.
 

@@ -1,0 +1,116 @@
+"""The oracle of the reduce family: MEAN, SUM, REDUCE_MAX, ARG_MAX.
+
+Plain Python integers and exact fractions (no numba); the kernels are checked against it.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+
+from .data_movement import _from_lists, _multi_indices
+from .fixedpoint import (
+    _f32,
+    _np,
+    _range,
+    clamp,
+    f32,
+    multiply_by_quantized_multiplier,
+    round_fraction,
+    wrap,
+)
+
+
+def tflite_mean(values, zi: int, zo: int, multiplier: int, shift: int, qmin: int, qmax: int) -> int:
+    """reference_ops::QuantizedMeanOrSum (mean) of the codes ``values`` of one output element."""
+    n = len(values)
+    k = min(n.bit_length() - 1, 32, 31 + shift)
+    m_n = (multiplier * 2**k) // n  # both positive: C++ truncation = floor
+    acc = wrap(sum(values) - zi * n, 32)
+    return clamp(multiply_by_quantized_multiplier(acc, m_n, shift - k) + zo, qmin, qmax)
+
+
+def xnnpack_mean(values, zi, zo, s_in, s_out) -> int:
+    """mean_nd on qs8: int32 sum, then nearbyint(f32(f32(float(sum) * inv) + zp')), see the kernel."""
+    n = len(values)
+    inv = _f32(_f32(_f32(s_in) / _f32(s_out)) * f32(Fraction(1, n)))
+    zp = f32(Fraction(zo) - f32(f32(Fraction(n * zi)) * inv))
+    acc = wrap(sum(values), 32)
+    return clamp(round_fraction(f32(f32(f32(Fraction(acc)) * inv) + zp), "half_to_even"), -128, 127)
+
+
+def _reduce(x, axis, keep_dims, f, dtype):
+    """``f(list of codes)`` over the axes ``axis`` of ``x`` (negative and repeated axes resolved)."""
+    np = _np()
+    axes = sorted({int(a) % x.ndim for a in np.atleast_1d(axis).tolist()})
+    rest = [d for d in range(x.ndim) if d not in axes]
+    moved = np.transpose(x, rest + axes).reshape([x.shape[d] for d in rest] + [-1])
+    out = np.array([f(v) for v in moved.reshape(-1, moved.shape[-1]).tolist()], dtype=dtype)
+    shape = [1 if d in axes else x.shape[d] for d in range(x.ndim)] if keep_dims else [x.shape[d] for d in rest]
+    return out.reshape(shape)
+
+
+def mean_oracle(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False):
+    lo, hi = _range(x.dtype, None, None)
+    return _reduce(x, axis, keep_dims,
+                   lambda v: tflite_mean(v, input_zero_point, output_zero_point, multiplier, shift, lo, hi), x.dtype)
+
+
+def xnnpack_mean_oracle(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
+    return _reduce(x, axis, keep_dims,
+                   lambda v: xnnpack_mean(v, input_zero_point, output_zero_point, input_scale, output_scale), x.dtype)
+
+
+def tflite_sum(values, zi: int, zo: int, multiplier: int, shift: int, qmin: int, qmax: int) -> int:
+    """reference_ops::QuantizedMeanOrSum (sum) of the codes ``values`` of one output element."""
+    acc = wrap(sum(values) - zi * len(values), 32)
+    return clamp(multiply_by_quantized_multiplier(acc, multiplier, shift) + zo, qmin, qmax)
+
+
+def reduce_sum_oracle(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False,
+                      codes_as_uint8=False):
+    np = _np()
+    lo, hi = (0, 255) if codes_as_uint8 else _range(x.dtype, None, None)
+
+    def f(v):  # LiteRT BUILTIN_REF's defect: the bytes summed, clamped to [0, 255], the byte stored as int8
+        codes = [c % 256 for c in v] if codes_as_uint8 else v
+        out = tflite_sum(codes, input_zero_point, output_zero_point, multiplier, shift, lo, hi)
+        return wrap(out, 8) if codes_as_uint8 else out
+
+    return _reduce(np.asarray(x), axis, keep_dims, f, x.dtype)
+
+
+def xnnpack_sum(values, zi, zo, s_in, s_out) -> int:
+    """sum_nd on qs8: int32 sum, then nearbyint(f32(f32(float(sum) * inv) + zp')), inv = f32(s_in / s_out)."""
+    inv = _f32(_f32(s_in) / _f32(s_out))
+    zp = f32(Fraction(zo) - f32(f32(Fraction(len(values) * zi)) * inv))
+    acc = wrap(sum(values), 32)
+    return clamp(round_fraction(f32(f32(f32(Fraction(acc)) * inv) + zp), "half_to_even"), -128, 127)
+
+
+def xnnpack_sum_oracle(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
+    return _reduce(x, axis, keep_dims,
+                   lambda v: xnnpack_sum(v, input_zero_point, output_zero_point, input_scale, output_scale), x.dtype)
+
+
+def reduce_max_oracle(x, axis, *, keep_dims=False):
+    np = _np()
+    axes = sorted({int(a) % x.ndim for a in np.asarray(axis).reshape(-1).tolist()})
+    if not axes:
+        return x.copy()
+    out_shape = [1 if d in axes else n for d, n in enumerate(x.shape)]
+    best = {}
+    for idx in _multi_indices(x.shape):
+        key = tuple(0 if d in axes else i for d, i in enumerate(idx))
+        v = x[idx].item()
+        best[key] = v if key not in best else max(best[key], v)
+    out = _from_lists([best[k] for k in _multi_indices(out_shape)], out_shape, x.dtype)
+    return out if keep_dims else out.reshape([n for d, n in enumerate(x.shape) if d not in axes])
+
+
+def arg_max_oracle(x, axis, *, output_type="int32"):
+    ax = int(axis) % x.ndim
+    out_shape = list(x.shape[:ax]) + list(x.shape[ax + 1:])
+    values = []
+    for idx in _multi_indices(out_shape):
+        column = [x[tuple(idx[:ax]) + (j,) + tuple(idx[ax:])].item() for j in range(x.shape[ax])]
+        values.append(column.index(max(column)))  # list.index: the first occurrence
+    return _from_lists(values, out_shape, output_type)
