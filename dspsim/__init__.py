@@ -39,6 +39,8 @@ from .quantize import (  # quantize.py
     tflite_dequantize,
     tflite_quantize,
 )
+from . import engines  # engines as data: dspsim.engines.get / names
+from .engines import DeviceProfile, EngineProfile
 from .requant import Requant
 from .kernels.requantize import requantize
 from .accumulator import Accumulator, KernelStats  # accumulator.py
@@ -78,7 +80,7 @@ def warmup() -> None:
             op.kernel(**call)
 
 __all__ = [
-    "warmup", "get_num_threads", "set_num_threads", "onnx",
+    "warmup", "engines", "DeviceProfile", "EngineProfile", "get_num_threads", "set_num_threads", "onnx",
     "MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver", "QParams", "QTensor", "choose_qparams",
     "Accumulator", "KernelStats", "leaky_relu", "relu6", "relu_n1_to_1", "requantize", "tflite_activation_range",
     "tflm_relu6", "torch_relu", "IntType", "QuantizeResult", "Requant", "Rounding",

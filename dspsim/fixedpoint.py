@@ -103,6 +103,21 @@ def wrap_scalar(x, bits):
 
 
 @njit(cache=True, inline="always")
+def _rounds_up(q, rem, half, negative, mode):
+    """Whether ``floor(v / 2^s) = q`` rounds up to ``q + 1`` under the tie rule ``mode``, ``rem`` being the
+    discarded fraction times ``2^s`` (in ``[0, 2^s)``), ``half`` = ``2^(s-1)`` and ``negative`` = ``v < 0``."""
+    if mode == Rounding.HALF_UP:
+        return rem >= half
+    if mode == Rounding.HALF_AWAY_FROM_ZERO:
+        return (rem > half) | ((rem == half) & (not negative))  # a negative tie is not rounded up
+    if mode == Rounding.HALF_TO_EVEN:
+        return (rem > half) | ((rem == half) & ((q & 1) == 1))
+    if mode == Rounding.FLOOR:
+        return False
+    return negative & (rem != 0)  # TOWARD_ZERO
+
+
+@njit(cache=True, inline="always")
 def rounding_right_shift_scalar(x, shift, mode):
     """``x / 2^shift`` rounded by the tie rule ``mode`` (a :class:`Rounding`), ``0 <= shift <= 63``
     (jit primitive of :func:`rounding_right_shift`). Selects only, no branches on the data, so the
@@ -110,17 +125,42 @@ def rounding_right_shift_scalar(x, shift, mode):
     q = x >> shift
     rem = x & ((np.int64(1) << shift) - 1)  # in [0, 2^shift): the discarded fraction, times 2^shift
     half = np.int64(1) << max(shift - 1, 0)
-    if mode == Rounding.HALF_UP:
-        up = rem >= half
-    elif mode == Rounding.HALF_AWAY_FROM_ZERO:
-        up = (rem > half) | ((rem == half) & (x >= 0))  # a negative tie is not rounded up
-    elif mode == Rounding.HALF_TO_EVEN:
-        up = (rem > half) | ((rem == half) & ((q & 1) == 1))
-    elif mode == Rounding.FLOOR:
-        up = False
-    else:  # TOWARD_ZERO
-        up = (x < 0) & (rem != 0)
-    return q + ((shift > 0) & up)
+    return q + ((shift > 0) & _rounds_up(q, rem, half, x < 0, mode))
+
+
+_INT64_LIMIT = np.int64((1 << 62) - 1)  # results saturate here: |value| beyond it is beyond any output range
+
+
+@njit(cache=True, inline="always")
+def _saturating_shl(x, n):
+    """``x * 2^n`` (``0 <= n <= 62``), saturated to ``[-(2^62 - 1), 2^62 - 1]``."""
+    lim = _INT64_LIMIT >> n
+    return _INT64_LIMIT if x > lim else -_INT64_LIMIT if x < -lim else x << n
+
+
+@njit(cache=True, inline="always")
+def product_rounding_shift_scalar(x, m, shift, mode):
+    """``x * m / 2^shift`` rounded by the tie rule ``mode``, exactly for every int64 ``x`` (``0 <= m < 2^31``,
+    ``0 <= shift <= 62``), saturated to ``+-(2^62 - 1)``: the product is split at bit 31, ``x = xh 2^31 + xl``,
+    so that no partial product leaves int64 (jit primitive of the requantizations of accumulators wider than
+    32 bits)."""
+    xh = x >> 31
+    xl = x & 0x7FFFFFFF
+    lo = xl * m  # in [0, 2^62)
+    t = xh * m + (lo >> 31)  # floor(x * m / 2^31): |xh| <= 2^32 and m < 2^31, so nothing leaves int64
+    r31 = lo & 0x7FFFFFFF  # x * m = t 2^31 + r31
+    if shift <= 31:
+        lim = _INT64_LIMIT >> (31 - shift)
+        if (t > lim) | (t < -lim - 1):  # |x * m / 2^shift| beyond 2^62 - 1: saturated
+            return _INT64_LIMIT if t > 0 else -_INT64_LIMIT
+        q = (t << (31 - shift)) + (r31 >> shift)
+        rem = r31 & ((np.int64(1) << shift) - 1)
+    else:
+        q = t >> (shift - 31)
+        rem = ((t & ((np.int64(1) << (shift - 31)) - 1)) << 31) | r31
+    half = np.int64(1) << max(shift - 1, 0)
+    v = q + ((shift > 0) & _rounds_up(q, rem, half, (x < 0) & (m != 0), mode))
+    return min(max(v, -_INT64_LIMIT), _INT64_LIMIT)
 
 
 @njit(cache=True, inline="always")
@@ -183,6 +223,30 @@ def multiply_by_quantized_multiplier_single_scalar(x, multiplier, shift):
     """
     total_shift = 31 - shift
     return wrap_scalar((np.int64(x) * multiplier + (np.int64(1) << (total_shift - 1))) >> total_shift, 32)
+
+
+@njit(cache=True, inline="always")
+def multiply_by_quantized_multiplier_tie_scalar(x, multiplier, shift, single_rounding, tie, wide):
+    """``MultiplyByQuantizedMultiplier`` with the final shift rounded by the tie rule ``tie`` (a DSP's): the
+    jit primitive of the fixed-point requantization of :class:`dspsim.Requant` with any tie rule.
+
+    ``wide`` False (TFLite's kernels: ``x`` an int32, the result wrapped to int32): as
+    :func:`multiply_by_quantized_multiplier_scalar` (double rounding: SRDHM, ties toward +inf, then the shift)
+    or :func:`multiply_by_quantized_multiplier_single_scalar` (one rounding shift of the product) with ``tie``
+    for the shift. ``wide`` True: ``x`` is the whole accumulator (any int64), the left shift and the
+    products exact (saturated at ``+-(2^62 - 1)``, beyond any output), nothing wrapped.
+    ``multiplier`` in [0, 2^31), ``shift`` in [-31, 30].
+    """
+    left = max(shift, 0)
+    right = max(-shift, 0)
+    if single_rounding:
+        if wide:
+            return product_rounding_shift_scalar(x, multiplier, 31 - shift, tie)
+        return wrap_scalar(rounding_right_shift_scalar(np.int64(x) * multiplier, 31 - shift, tie), 32)
+    if wide:  # SRDHM of the exact product: floor((x * m + 2^30) / 2^31)
+        high = product_rounding_shift_scalar(_saturating_shl(x, left), multiplier, 31, Rounding.HALF_UP)
+        return rounding_right_shift_scalar(high, right, tie)
+    return rounding_right_shift_scalar(_rounding_doubling_high_mul(wrap_scalar(x << left, 32), multiplier), right, tie)
 
 
 @njit(cache=True, inline="always")

@@ -58,7 +58,7 @@ def test_fully_connected_matches_oracle(c):
 
 
 @SETTINGS
-@given(fc=fc_case(), engine=st.sampled_from(["fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "tflite", "litert",
+@given(fc=fc_case(), engine=st.sampled_from(["fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "tflm", "litert",
                                              "onednn"]),
        s_in=st.floats(1e-4, 1.0), s_w=st.one_of(st.floats(1e-4, 1.0), st.just([0.01, 0.02, 0.03, 0.04])),
        s_out=st.floats(1e-3, 10.0), float_bias=st.booleans())

@@ -83,11 +83,11 @@ def test_float_lanes_equal_the_oracle(data, n, engine, per_channel, with_bias, o
 
 
 @lanes_only
-@pytest.mark.parametrize("engine", ["fbgemm", "xnnpack"])
-def test_float_lanes_round_ties_to_even(engine):
+@pytest.mark.parametrize("scheme", ["fbgemm", "float32"])
+def test_float_lanes_round_ties_to_even(scheme):
     acc = np.arange(-63, 64, 2, dtype=np.int32)  # 64 odd values: acc * 0.5 and acc * 1.5 are ties, acc * 0.25 never
     for scale in (0.5, 0.25, 1.5):
-        rq = Requant.float_scale(scale, engine)
+        rq = Requant.float_scale(scale, scheme)
         a, b, s32, clamp = lanes_of(rq, acc.size, None)
         got = np.zeros(acc.size, np.int16)
         float_row(acc, got, a, b, s32, 0, -32768, 32767, clamp)
@@ -143,7 +143,7 @@ def scheme_kwargs(scheme, rng, oc):
     s_w = (0.005 + rng.random(oc) * 0.01).astype(np.float32)
     bias_i = rng.integers(-(1 << 14), 1 << 14, oc).astype(np.int32)
     if scheme in ("double", "double-per-tensor", "single"):
-        rq = Requant.from_scales(s_in, s_w if scheme != "double-per-tensor" else 0.01, s_out, engine="tflite",
+        rq = Requant.from_scales(s_in, s_w if scheme != "double-per-tensor" else 0.01, s_out, engine="tflm",
                                  op="depthwise", rounding="single" if scheme == "single" else "double")
         return dict(requant=rq), bias_i, None
     if scheme in ("xnnpack", "onnxruntime"):
@@ -276,13 +276,13 @@ def test_store_requant_is_prepared_only_for_schemes_with_lanes():
         return core.prepare_store_requant(epi, w)
 
     assert store(Requant.fixed_point(1 << 30, -3)).lanes[0] == 1
-    for rq in (Requant.float_scale(0.1, "fbgemm"), Requant.float_scale(0.1, "xnnpack"),
-               Requant.float_scale(0.1, "onnxruntime")):
+    for rq in (Requant.float_scale(0.1, "fbgemm"), Requant.float_scale(0.1, "float32")):
         assert store(rq).lanes[0] == 2
     s = store(Requant.from_scales(0.1, np.full(8, 0.2), 0.3, engine="fbgemm"), np.ones(8, np.float32))
     assert s.lanes[0] == 2 and s.lanes[1] % 16 == 0 and s.lanes[4].tolist() == [1.0] * s.lanes[1]
     for rq in (Requant.fixed_point(1 << 30, -3, "single"), Requant.shift_only(-2),
-               Requant.float_scale(0.1, "onnx-reference"), Requant.from_scales(0.1, 0.2, 0.3, engine="onednn")):
+               Requant.float_scale(0.1, "float64"), Requant.from_scales(0.1, 0.2, 0.3, engine="onednn"),
+               Requant.fixed_point(1 << 30, -3, tie="half_to_even"), Requant.float_scale(0.1, tie="half_up")):
         assert store(rq) is None
     assert store(Requant.fixed_point(1 << 30, -3), acc_bits=24) is None  # sums wrapped to 24 bits first
     assert store(Requant.fixed_point(1 << 30, -3), w=wide).lanes[0] == 1  # depth multiplier 2: expanded input

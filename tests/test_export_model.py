@@ -71,7 +71,7 @@ def test_mac_operators_export_the_multiplier_and_shift_their_requantization_deri
     w_scale = np.asarray(m._mdef.tensors[t.index].scale)  # per-channel filter scales of the flatbuffer
     s_in, s_out = (m.tensor_info(i).scale for i in (m.operator_inputs(conv["op_index"])[0],
                                                     m.outputs_of(conv["op_index"])[0]))
-    r = Requant.from_scales(s_in, w_scale, s_out, engine="tflite", op="conv")  # both engines' conv derivation
+    r = Requant.from_scales(s_in, w_scale, s_out, engine="tflm", op="conv")  # both engines' conv derivation
     mult = read_array(out / conv["params"]["multiplier"]["file"], dtype="int32")
     shift = read_array(out / conv["params"]["shift"]["file"], dtype="int32")
     assert mult.tolist() == list(r.multiplier) == raw["multiplier"].tolist() and mult.size == 16

@@ -108,10 +108,10 @@ def test_depthwise_conv2d_matches_litert_reference_with_double_rounding(name):
 
 @pytest.mark.parametrize("op", ["conv", "dwconv"])
 def test_conv_scales_derive_the_litert_multipliers(op):
-    """dspsim's own derivation from the float32 scales (requant="tflite") reproduces every case."""
+    """dspsim's own derivation from the float32 scales (requant="tflm") reproduces every case."""
     for name, c in CASES[op].items():
         got = _conv_call(op, c, input_scale=c["input_scale"], weight_scale=c["weight_scale"],
-                         output_scale=c["output_scale"], requant="tflite")
+                         output_scale=c["output_scale"], requant="tflm")
         _assert_same(got, c, f"{op} {name} (scales)")
 
 

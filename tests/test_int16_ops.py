@@ -230,7 +230,7 @@ def test_16x8_fully_connected_matches_oracle(scheme, per_channel, bias, seed):
     rng = np.random.default_rng(seed)
     x, w = _x16(rng, (3, 40)), rng.integers(-128, 128, (5, 40)).astype(np.int8)
     s_w = rng.uniform(0.001, 0.01, 5) if per_channel else 0.004
-    engine, rounding = ("tflite", "int64") if scheme == "tflm" else ("litert", "double")
+    engine, rounding = ("tflm", "int64") if scheme == "tflm" else ("litert", "double")
     rq = Requant.from_scales(3e-4, s_w, 0.05, engine=engine, op="fully_connected", rounding=rounding)
     b = rng.integers(-(1 << 40), 1 << 40, 5).astype(np.int64) if bias else None
     kw = dict(input_zero_point=0, output_zero_point=0, requant=rq, out_dtype="int16")

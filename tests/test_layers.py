@@ -31,9 +31,9 @@ def window_case(draw, depthwise):
                    input_zero_point=int(draw(st.integers(*((-128, 127) if xd == np.int8 else (0, 255))))),
                    output_zero_point=draw(st.integers(-128, 127)), input_scale=draw(st.floats(1e-3, 1.0)),
                    weight_scale=draw(st.floats(1e-3, 0.1)), output_scale=draw(st.floats(1e-3, 1.0)),
-                   requant=draw(st.sampled_from(["tflite", "xnnpack"])),  # the schemes models use
+                   requant=draw(st.sampled_from(["tflm", "xnnpack"])),  # the schemes models use
                    rounding=draw(st.sampled_from(["double", "single"])))
-    if kw_args["requant"] != "tflite":
+    if kw_args["requant"] != "tflm":
         kw_args.pop("rounding")
     if depthwise:
         kw_args["depth_multiplier"] = mult
@@ -59,7 +59,7 @@ def test_a_prepared_window_layer_is_the_public_kernel(depthwise, data):
 
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 40), k=st.integers(1, 70), n=st.integers(1, 40),
-       requant=st.sampled_from(["tflite", "litert", "xnnpack"]))
+       requant=st.sampled_from(["tflm", "litert", "xnnpack"]))
 def test_a_prepared_dense_layer_is_the_public_kernel(seed, rows, k, n, requant):
     rng = np.random.default_rng(seed)
     x, w = _codes(rng, (rows, k), np.int8), _codes(rng, (n, k), np.int8)

@@ -24,10 +24,15 @@ def ort_outputs(path, x, optimized):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"]).run(None, {"input": x})
 
 
-def host_vnni():
-    from dspsim.bench.peers import host_has_vnni
+def host_engine(engine="onnxruntime"):
+    """``engine`` as the ONNX Runtime of this host runs it: with VNNI, its uint8 x int8 GEMMs are exact."""
+    from dspsim import DeviceProfile
+    from dspsim.simd.cpu import host_has_vnni
 
-    return host_has_vnni("onnxruntime")
+    if not host_has_vnni("onnxruntime"):
+        return engine
+    return "onnxruntime-vnni" if engine == "onnxruntime" else DeviceProfile.from_dict(
+        {"engine": engine, "name": f"{engine} on a VNNI host", "mac": {"pair_saturation": False}})
 
 
 def inputs(path, seed):
@@ -38,7 +43,7 @@ def inputs(path, seed):
 @pytest.mark.parametrize("name", QOP)
 def test_qoperator_models_match_live_onnxruntime(name):
     path = os.path.join(HERE, f"{name}.onnx")
-    model = donnx.load_model(path, vnni=host_vnni())
+    model = donnx.load_model(path, host_engine())
     for seed in range(3):
         x = inputs(path, seed)
         assert np.array_equal(model.run([x])[0].view(np.uint32), ort_outputs(path, x, False)[0].view(np.uint32))
@@ -47,7 +52,7 @@ def test_qoperator_models_match_live_onnxruntime(name):
 @pytest.mark.parametrize("name", QDQ + QOP)
 def test_fused_models_match_live_optimized_onnxruntime(name):
     path = os.path.join(HERE, f"{name}.onnx")
-    model = donnx.load_model(path, engine="onnxruntime-optimized", vnni=host_vnni())
+    model = donnx.load_model(path, engine=host_engine("onnxruntime-optimized"))
     for seed in range(3):
         x = inputs(path, 10 + seed)
         assert np.array_equal(model.run([x])[0].view(np.uint32), ort_outputs(path, x, True)[0].view(np.uint32))
@@ -64,7 +69,7 @@ def test_opset_22_and_23_models_match_live_onnxruntime(name, opset):
     m.ir_version = 10 if opset <= 22 else 11
     data = m.SerializeToString()
     for optimized, engine in ((False, "onnxruntime"), (True, "onnxruntime-optimized")):
-        model = donnx.load_model(data, engine=engine, vnni=host_vnni())
+        model = donnx.load_model(data, engine=host_engine(engine))
         for seed in range(3):
             x = inputs(os.path.join(HERE, f"{name}.onnx"), 20 + seed)
             assert np.array_equal(model.run([x])[0].view(np.uint32), ort_outputs(data, x, optimized)[0].view(np.uint32))

@@ -16,7 +16,7 @@ import pytest
 
 from dspsim import Accumulator
 from dspsim.tflite import load_model
-from dspsim.tflite.flatbuffer import ModelDef, OperatorDef, SubgraphDef, TensorDef
+from dspsim.graph.ir import ModelDef, OperatorDef, SubgraphDef, TensorDef
 from dspsim.tflite.model import Model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -48,8 +48,8 @@ def test_semantics9_mbqm_vectors_through_requantize():
 def test_float_schemes_place_the_zero_point_as_their_engines_do():
     # SEMANTICS 9: acc 1, 3, -1, multiplier 0.5, y_zp 1
     acc = np.array([1, 3, -1])
-    onnx_ref = requantize(acc, Requant.float_scale(0.5, "onnx-reference"), 1)
-    ort = requantize(acc, Requant.float_scale(0.5, "onnxruntime"), 1)
+    onnx_ref = requantize(acc, Requant.float_scale(0.5, "float64"), 1)
+    ort = requantize(acc, Requant.float_scale(0.5, "float32"), 1)
     fbgemm = requantize(acc, Requant.float_scale(0.5, "fbgemm"), 1)
     assert onnx_ref.tolist() == [2, 2, 0]
     assert ort.tolist() == [1, 3, 1] and fbgemm.tolist() == [1, 3, 1]
@@ -57,8 +57,8 @@ def test_float_schemes_place_the_zero_point_as_their_engines_do():
 
 def test_float_schemes_round_the_accumulator_to_float32_first():
     # 16777217 becomes 16777216 in float32: times 2^-25 is exactly 0.5 -> 0 (ties to even); float64 keeps 1
-    assert requantize(16777217, Requant.float_scale(2.0**-25, "onnxruntime"), 0) == 0
-    assert requantize(16777217, Requant.float_scale(2.0**-25, "onnx-reference"), 0) == 1
+    assert requantize(16777217, Requant.float_scale(2.0**-25, "float32"), 0) == 0
+    assert requantize(16777217, Requant.float_scale(2.0**-25, "float64"), 0) == 1
 
 
 @pytest.mark.parametrize("rule,expected", [("half_up", [-2, 3, -1]), ("half_away_from_zero", [-3, 3, -2]),
@@ -79,11 +79,11 @@ def test_shift_only_by_63_rounds_the_int64_ends_like_the_oracle(acc, rule):
 
 @pytest.mark.parametrize("acc, scale, want", [(-1, 0.5 - 2.0**-54, 0), (1, 0.5 - 2.0**-54, 0), (-1, 0.5, -1),
                                               (1, 0.5, 1), (-3, 0.5, -2), (-1, 0.5 + 2.0**-53, -1)])
-def test_litert_fc_rounds_like_std_round_next_to_one_half(acc, scale, want):
+def test_double_scale_rounds_like_std_round_next_to_one_half(acc, scale, want):
     # double(acc) * scale = -0.49999999999999994: std::round gives -0, but d - floor(d) = 0.5 + 2^-54
     # rounds to 0.5, so a floor-based rounding would give -1
-    assert requantize(acc, Requant("litert-fc", scale=(scale,)), 0) == want
-    assert ref.requantize_value(acc, {"scheme": "litert-fc", "scale": [Fraction(scale)]}, 0, 0) == want
+    assert requantize(acc, Requant("double_scale", scale=(scale,)), 0) == want
+    assert ref.requantize_value(acc, {"scheme": "double_scale", "scale": [Fraction(scale)]}, 0, 0) == want
 
 
 def test_shift_only_left_shift_is_exact_then_clamped():
@@ -113,12 +113,11 @@ def test_from_scales_tflite_formulas_differ_between_per_tensor_fc_and_conv():
 
 @SETTINGS
 @given(s_in=scales, s_out=scales, s_w=st.one_of(scales, st.lists(scales, min_size=1, max_size=4)),
-       engine=st.sampled_from(["tflite", "cmsis-nn", "litert", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack",
-                               "onednn"]),
+       engine=st.sampled_from(["tflm", "litert", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack", "onednn"]),
        op=st.sampled_from(["conv", "depthwise", "fully_connected", "relu"]),
        rounding=st.sampled_from(["double", "single"]))
 def test_from_scales_matches_oracle(s_in, s_out, s_w, engine, op, rounding):
-    if op == "relu" and engine not in ("tflite", "cmsis-nn", "litert"):
+    if op == "relu" and engine not in ("tflm", "litert", "xnnpack"):
         with pytest.raises(ValueError, match="^Requant.from_scales: op 'relu'"):
             Requant.from_scales(s_in, s_w, s_out, engine=engine, op=op)
         return
@@ -161,11 +160,11 @@ def test_shift_only_requantize_matches_oracle(acc, s, rule, zp):
 @SETTINGS
 @given(acc=st.lists(edge_ints(INT32_MIN, INT32_MAX), min_size=1, max_size=4),
        scale=st.floats(1e-9, 4.0), zp=st.integers(0, 255),
-       engine=st.sampled_from(["fbgemm", "onnxruntime", "xnnpack", "onnx-reference"]),
+       scheme=st.sampled_from(["fbgemm", "float32", "float64", "double_scale"]),
        fbias=st.one_of(st.none(), st.floats(-1e6, 1e6, width=32)), atw=st.floats(2.0**-20, 1.0, width=32))
-def test_float_requantize_matches_oracle(acc, scale, zp, engine, fbias, atw):
-    rq = Requant.float_scale(scale, engine, act_times_w=atw if engine == "fbgemm" else None)
-    use_bias = fbias is not None and engine == "fbgemm"
+def test_float_requantize_matches_oracle(acc, scale, zp, scheme, fbias, atw):
+    rq = Requant.float_scale(scale, scheme, act_times_w=atw if scheme == "fbgemm" else None)
+    use_bias = fbias is not None and scheme == "fbgemm"
     got = requantize(np.array(acc).reshape(-1, 1), rq, zp, out_dtype="uint8",
                      float_bias=np.array([fbias], np.float32) if use_bias else None)
     want = [ref.clamp(ref.requantize_value(a, oracle_requant(rq), 0, zp, fbias if use_bias else None), 0, 255)
@@ -190,7 +189,12 @@ def test_per_channel_parameters_run_along_the_last_axis():
     (lambda: Requant.fixed_point(1.5, 0), TypeError, r"^Requant.fixed_point: multiplier must be an integer"),
     (lambda: Requant.shift_only(32), ValueError, r"^Requant.shift_only: shift"),
     (lambda: Requant.shift_only(-1, "nearest"), ValueError, r"^Requant.shift_only: unknown rounding"),
-    (lambda: Requant.float_scale(0.5, "tflite"), ValueError, r"^Requant.float_scale: engine"),
+    (lambda: Requant.float_scale(0.5, "tflite"), ValueError, r"^Requant.float_scale: scheme must be one of"),
+    (lambda: Requant.float_scale(0.5, "fbgemm", tie="half_up"), ValueError, r"^Requant.float_scale: tie= is the"),
+    (lambda: Requant.fixed_point(1 << 30, 0, "int64", tie="floor"), ValueError, r"^Requant.fixed_point: rounding 'int64'"),
+    (lambda: Requant.from_scales(0.1, 0.1, 0.1, engine="tflite"), ValueError, r"engine 'tflite' is now 'tflm'"),
+    (lambda: Requant.from_scales(0.1, None, 0.1, engine="fbgemm", op="relu"), ValueError,
+     r"^Requant.from_scales: op 'relu' requantizes as TFLite's ReluPrepare: engine 'fbgemm'"),
     (lambda: Requant.float_scale(-0.5), ValueError, r"^Requant.float_scale: scale must be finite and positive"),
     (lambda: Requant.from_scales(0.1, 0.1, 0.1, engine="tvm"), ValueError, r"^Requant.from_scales: engine"),
     (lambda: Requant.from_scales(0.1, 0.1, 0.1, op="pool"), ValueError, r"^Requant.from_scales: op"),
@@ -259,7 +263,7 @@ def test_xnnpack_scheme_matches_litert_xnnpack_delegate(op):
     Requant.fixed_point(1 << 30, -3, "single"),
     Requant.shift_only([-5, 3, 0], "half_to_even"),
     Requant.float_scale([0.01, 0.3, 7.0], "fbgemm"),
-    Requant.float_scale(0.001, "onnx-reference"),
+    Requant.float_scale(0.001, "float64"),
     Requant.from_scales(0.1, 0.2, 0.3, engine="litert", op="fully_connected"),
     Requant.from_scales(0.1, [0.2, 0.01, 0.5], 0.3, engine="onednn"),
 ])

@@ -23,7 +23,7 @@ from dspsim import Accumulator
 from dspsim.kernels import shape as K
 from dspsim.kernels._plan import contiguous_copy, index_plan, index_views, window_of
 from dspsim.tflite import load_model
-from dspsim.tflite.flatbuffer import ModelDef, OperatorDef, SubgraphDef, TensorDef
+from dspsim.graph.ir import ModelDef, OperatorDef, SubgraphDef, TensorDef
 from dspsim.tflite.model import Model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

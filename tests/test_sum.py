@@ -37,7 +37,7 @@ def test_litert_reference_sum_differs_from_tflm_in_the_golden_vectors():
 
 def test_litert_engine_warns_of_the_sum_defect_and_tflm_does_not():
     import dspsim.tflite as T
-    from dspsim.tflite import EngineDefectWarning
+    from dspsim.engines import EngineDefectWarning
 
     cases = golden_cases("reductions", ["sum_"])
     if not cases:

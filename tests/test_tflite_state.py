@@ -5,7 +5,7 @@ line, output(t) = input(t - 1), initialised to zeros by the CALL_ONCE subgraph."
 import numpy as np
 import pytest
 
-from dspsim.tflite.flatbuffer import ModelDef, OperatorDef, SubgraphDef, TensorDef
+from dspsim.graph.ir import ModelDef, OperatorDef, SubgraphDef, TensorDef
 from dspsim.tflite.model import Model
 
 CODES = {"CALL_ONCE": 129, "VAR_HANDLE": 142, "READ_VARIABLE": 143, "ASSIGN_VARIABLE": 144}

@@ -21,7 +21,7 @@ def test_transpose_conv_golden_models_bit_exact_per_engine(case, arrays, engine)
 @settings(max_examples=25, deadline=None)
 @given(stride=st.sampled_from([1, 2, 3, (2, 1)]), k=st.sampled_from([(1, 1), (2, 2), (3, 3), (3, 2)]),
        padding=st.sampled_from(["SAME", "VALID"]), zx=st.integers(-128, 127), zo=st.integers(-128, 127),
-       engine=st.sampled_from(["tflite", "xnnpack"]), bias=st.booleans(), seed=st.integers(0, 2**16))
+       engine=st.sampled_from(["tflm", "xnnpack"]), bias=st.booleans(), seed=st.integers(0, 2**16))
 def test_transpose_conv_matches_oracle(stride, k, padding, zx, zo, engine, bias, seed):
     from dspsim.catalog import random_codes
 
@@ -46,7 +46,7 @@ def test_int16_transpose_conv_int64_accumulator_matches_oracle(stride, padding, 
     x.reshape(-1)[:2] = (-32768, 32767)
     w = rng.integers(-128, 128, (3, 3, 2, 4)).astype(np.int8)
     size = (2 * sh, 3 * sw) if padding == "SAME" else (sh + 3, 2 * sw + 2)
-    rq = Requant.from_scales(0.0009, rng.uniform(0.001, 0.003, 3), 0.001, engine="tflite", op="conv")
+    rq = Requant.from_scales(0.0009, rng.uniform(0.001, 0.003, 3), 0.001, engine="tflm", op="conv")
     b = rng.integers(-(1 << 40), 1 << 40, 3).astype(np.int64) if bias else None
     kw = dict(output_size=size, stride=stride, padding=padding, input_zero_point=0, output_zero_point=0, requant=rq)
     out = transpose_conv(x, w, b, **kw)

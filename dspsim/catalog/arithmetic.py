@@ -93,8 +93,8 @@ def _register_add_mul():
     register(Operator(
         "mul", mul, ref.mul_oracle, _mul_examples,
         "quantized MUL: TFLite reference (multiplier/shift) or XNNPACK fp32 (scale), broadcasting",
-        generate=_mul_case, params={**_BINARY, "output_scale": 0.01, "engine": "tflite"},
-        choices={**_BINARY_CHOICES, "engine": ("tflite", "xnnpack")},
+        generate=_mul_case, params={**_BINARY, "output_scale": 0.01, "engine": "tflm"},
+        choices={**_BINARY_CHOICES, "engine": ("tflm", "xnnpack")},
         cases=(SuiteCase("mul-broadcast", {"input1_zero_point": 4, "output_zero_point": -6}, 1110),
                SuiteCase("mul-xnnpack", {"engine": "xnnpack", "input2_zero_point": 3}, 1111),
                SuiteCase("mul-uint8-ties", {"dtype": "uint8", "input1_zero_point": 128, "input2_zero_point": 128,

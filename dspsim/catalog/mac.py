@@ -146,7 +146,7 @@ def _register_conv():
 
 _TCONV = {"input_shape": [2, 4, 5, 3], "out_channels": 4, "kernel": [3, 3], "stride": [2, 2], "padding": "SAME",
           "input_scale": 0.05, "output_scale": 0.1, "input_zero_point": 0, "output_zero_point": 0,
-          "engine": "tflite", "bias": True, "activation": "none"}
+          "engine": "tflm", "bias": True, "activation": "none"}
 
 
 def _output_size(p):
@@ -165,7 +165,7 @@ def _tconv_case(p, rng):
                 bias=rng.integers(-3000, 3000, c_out).astype(np.int32) if p["bias"] else None,
                 output_size=_output_size(p), stride=tuple(p["stride"]), padding=p["padding"],
                 input_zero_point=p["input_zero_point"], output_zero_point=p["output_zero_point"],
-                requant=Requant.from_scales(p["input_scale"], ws, p["output_scale"], engine=p["engine"], op="conv"),
+                requant=Requant.from_scales(p["input_scale"], ws, p["output_scale"], engine=p["engine"], op="transpose_conv"),
                 act_min=lo, act_max=hi)
 
 
@@ -176,11 +176,12 @@ def _register_transpose_conv():
         "transpose_conv", transpose_conv, ref.transpose_conv_oracle,
         lambda: [dict(x=x, w=w, bias=np.array([5, -7, 100], np.int32), output_size=(6, 6), stride=2, padding="SAME",
                       input_zero_point=1, output_zero_point=-2,
-                      requant=Requant.from_scales(0.1, np.array([0.01, 0.02, 0.03]), 0.05, engine=e, op="conv"))
-                 for e in ("tflite", "xnnpack")],
+                      requant=Requant.from_scales(0.1, np.array([0.01, 0.02, 0.03]), 0.05, engine=e,
+                                                  op="transpose_conv"))
+                 for e in ("tflm", "xnnpack")],
         "TFLite int8 TRANSPOSE_CONV (int32 scratch, per-channel requantization: TFLite or XNNPACK)",
         generate=_tconv_case, params=_TCONV,
-        choices={"padding": ("SAME", "VALID"), "engine": ("tflite", "xnnpack"),
+        choices={"padding": ("SAME", "VALID"), "engine": ("tflm", "xnnpack"),
                  "activation": ("none", "relu", "relu6", "relu_n1_to_1")},
         cases=(SuiteCase("transpose-conv-s2-same", {"input_zero_point": -5, "output_zero_point": 3}, 1260),
                SuiteCase("transpose-conv-s2-valid-relu", {"padding": "VALID", "activation": "relu",

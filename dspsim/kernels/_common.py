@@ -112,9 +112,10 @@ def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight
                   act_max, out_dtype) -> Quant:
     """Turn the kernel keywords into a :class:`Quant`.
 
-    Requantization is, by priority: ``requant`` a :class:`Requant`; ``requant`` a name ("tflite",
-    "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference", "xnnpack") with the three scales; scales
-    alone (TFLite's derivation); ``requant="shift"`` with ``shift`` and the tie rule ``tie`` (a
+    Requantization is, by priority: ``requant`` a :class:`Requant`; ``requant`` an engine (a name of
+    :func:`dspsim.engines.names` or an :class:`~dspsim.engines.EngineProfile`) with the three scales: the
+    engine's rule for ``op``'s MAC family (:meth:`Requant.from_scales`); scales alone (TFLite's derivation,
+    engine "tflm"); ``requant="shift"`` with ``shift`` and the tie rule ``tie`` (a
     :class:`~dspsim.fixedpoint.Rounding` or its name, default half away from zero); otherwise
     ``multiplier``/``shift``. ``rounding`` is the fixed-point build, "double" | "single".
     """
@@ -143,7 +144,7 @@ def resolve_quant(func, op, x_dtype, w_dtype, n_out, *, input_zero_point, weight
         if multiplier is not None or shift is not None:
             raise ValueError(f"{func}: give either multiplier/shift or scales, not both")
         try:
-            rq = Requant.from_scales(*scales, engine=requant or "tflite", op=op, rounding=rounding)
+            rq = Requant.from_scales(*scales, engine=requant or "tflm", op=op, rounding=rounding)
         except (ValueError, TypeError) as e:
             raise type(e)(f"{func}: {str(e).replace('Requant.from_scales: ', '')}") from None
     else:

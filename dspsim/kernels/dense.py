@@ -54,11 +54,12 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
         Q31 multiplier in [0, 2^31) and shift in [-31, 30] (shift > 0 = left shift, TFLite).
     rounding : "double" (TFLite default build, gemmlowp) | "single" (TFLITE_SINGLE_ROUNDING): how
         the fixed-point multiplier rounds.
-    requant : Requant or name, optional
-        A :class:`dspsim.Requant`; or "tflite", "cmsis-nn", "fbgemm", "onnxruntime", "onnx-reference",
-        "xnnpack" with ``input_scale``, ``weight_scale`` (scalar or per channel) and ``output_scale``
-        (parameters derived as the engine's prepare step does, ``Requant.from_scales`` with
-        op="fully_connected"); or "shift" with ``shift`` (power-of-two scale) and ``tie``.
+    requant : Requant, engine or "shift", optional
+        A :class:`dspsim.Requant`; or an engine (a name of :func:`dspsim.engines.names`: "tflm", "litert",
+        "xnnpack", "fbgemm", "onednn", "onnxruntime", "onnx-reference", ...; or a profile) with ``input_scale``,
+        ``weight_scale`` (scalar or per channel) and ``output_scale``: the parameters derived as the engine's
+        Prepare does (``Requant.from_scales`` with op="fully_connected"); or "shift" with ``shift``
+        (power-of-two scale) and ``tie``.
     tie : :class:`dspsim.Rounding` or its name, optional
         Tie rule of ``requant="shift"`` (default ``half_away_from_zero``): ``half_up`` (ARM VRSHL),
         ``half_to_even``, ``floor`` (plain ``>>``), ``toward_zero``.

@@ -42,7 +42,6 @@ from numba.extending import intrinsic
 
 from .._jit import parallel_rows
 from ..fixedpoint import wrap_scalar
-from ..requant import Arithmetic
 from ..simd import requant_lanes
 from ..simd.cpu import HAVE_AVX2
 
@@ -545,20 +544,21 @@ def prepare_store_requant(epilogue, weights: DepthwiseWeights):
     channels) for a layer of these weights, or None where there are no lanes to fuse: schemes other than
     ``"double"``, ``"fbgemm"``, ``"onnxruntime"`` and ``"xnnpack"``, sums wrapped to fewer than 32 bits,
     no tap pairs on this host (the caller then requantizes the int32 sums of :func:`depthwise_accumulate`)."""
-    arith, float_bias, _, wrap, _ = epilogue.key
+    arith, float_bias, tie, wrap, _ = epilogue.key
     mult, shift, scale, fb_a, fb_b, zp, lo, hi = epilogue.params[:8]
     if wrap or not USE_PAIRS:
         return None
     n = epilogue.channels
     period = 16 * weights.pairs16.shape[0]  # lcm(C, 16)
     chunk = period * max(1, CHUNK_VALUES // period)
-    if arith == Arithmetic.FIXED_POINT_DOUBLE:
+    kind = requant_lanes.lane_kind(arith, float_bias, tie)
+    if kind == requant_lanes.FIXED_LANES:
         ints = requant_lanes.lane_parameters(np.asarray(mult, np.int64), np.asarray(shift, np.int64), n, True)
         lanes = (_FIXED_LANES, chunk, np.tile(ints, (1, chunk // n))) + (_NO_FLOAT,) * 3 + (False,)
     else:
-        floats = requant_lanes.float_lane_parameters(arith, float_bias, scale, fb_a, fb_b)
-        if floats is None:
+        if kind != requant_lanes.FLOAT_LANES:
             return None
+        floats = requant_lanes.float_lane_parameters(arith, float_bias, scale, fb_a, fb_b)
         lanes = (_FLOAT_LANES, chunk, _NO_LANES) + tuple(np.tile(v, chunk // n) for v in floats[:3]) + floats[3:]
     return StoreRequant(lanes[:6] + (int(zp), int(lo), int(hi)) + lanes[6:], np.dtype(epilogue.dtype))
 

@@ -53,7 +53,7 @@ from numba import njit
 
 from .._jit import get_num_threads, parallel_rows
 from ..fixedpoint import as_int_array, wrap_scalar
-from ..requant import Arithmetic, FloatBias, Rounding, requantize_value
+from ..requant import Arithmetic, FloatBias, loop_tie, requantize_value
 from ..simd import requant_lanes
 from ..simd.cpu import HAVE_AVX2, HAVE_VNNI
 from ..simd.tiles import MR, NR, NV, tile_avx2, tile_avx2_signed, tile_vnni
@@ -166,11 +166,11 @@ def _make_driver(path, epilogue_key=None, flip=0):
     arith, float_bias, tie, wrap, per_channel = epilogue_key if fused else (0, 0, 0, False, False)
     # The float schemes convert the sum to float first: the same value whether it arrives as int32 or int64.
     float_in = fused and not wrap and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32, Arithmetic.ONEDNN,
-                                                Arithmetic.ONNX_REFERENCE, Arithmetic.LITERT_FC)
-    simd = int(fused and HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
-               and arith == Arithmetic.FIXED_POINT_DOUBLE and float_bias == FloatBias.NONE)
-    float_simd = int(fused and HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap
-                     and arith in (Arithmetic.FBGEMM, Arithmetic.FLOAT32) and float_bias != FloatBias.ONEDNN)
+                                                Arithmetic.FLOAT64, Arithmetic.DOUBLE_SCALE)
+    lanes = requant_lanes.lane_kind(arith, float_bias, tie) if fused and HAVE_AVX2 and not wrap \
+        and not numba.config.DISABLE_JIT else 0
+    simd = int(lanes == requant_lanes.FIXED_LANES)
+    float_simd = int(lanes == requant_lanes.FLOAT_LANES)
     clamp_in_float = arith == Arithmetic.FLOAT32
 
     @njit(cache=True, nogil=True)
@@ -487,14 +487,13 @@ class FusedRequant:
         fb_a, fb_b, fb_mode = float_bias
         per_channel = max(requant.channels, len(requant.act_times_w)) > 1 or fb_mode != FloatBias.NONE
         arith, mult, shift, scale, _, tie = requant.arrays(n, func)
-        key = (arith, fb_mode, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, acc_bits < 32,
-               per_channel)
+        key = (arith, fb_mode, loop_tie(arith, tie), acc_bits < 32, per_channel)
         fb_a, fb_b = np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32)
         # Per column: the int32 lanes' parameters of the fixed-point front of each row, and the float
         # lanes' (bias_a, bias_b, scale) of the float schemes (zeros for the other schemes).
         lanes = (requant_lanes.lane_parameters(mult, shift, n, per_channel),)
-        float_lanes = requant_lanes.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)
-        float_lanes = (np.zeros(n, np.float32),) * 3 if float_lanes is None else float_lanes[:3]
+        float_lanes = requant_lanes.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)[:3] \
+            if requant_lanes.lane_kind(arith, fb_mode, tie) == requant_lanes.FLOAT_LANES else (np.zeros(n, np.float32),) * 3
         params = (mult, shift, scale, fb_a, fb_b, int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes + \
             tuple(np.ascontiguousarray(np.broadcast_to(v, (n,)), np.float32) for v in float_lanes)
         return cls(key, params, np.dtype(out_dtype), int(n))

@@ -19,7 +19,7 @@ from numba import njit
 
 from .._jit import parallel_rows
 from ..dtypes import int_type
-from ..fixedpoint import Rounding, as_int_array, multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
+from ..fixedpoint import as_int_array, multiply_by_quantized_multiplier, quantize_multiplier, tflite_round
 from ..requant import Arithmetic, FloatBias, Requant, output_range, requantize_value
 from ._checks import check_spec, check_tensor, zero_point
 
@@ -128,10 +128,10 @@ def relu_plan(shape, dtype, *, input_zero_point, output_zero_point=None, multipl
     return _requant_plan(func, shape, zi, rq, zo, lo, act_max, t)
 
 
-def _make_rows(arith):
+def _make_rows(arith, tie):
     """The ReluX loop ``clamp(zo + requant(q - zi), lo, hi)`` for the fixed-point ``arith``
-    (:class:`dspsim.requant.Arithmetic`; None: the identity pair ``(2^30, 1)``, a plain clamp), a
-    compile-time constant so that LLVM vectorizes the loop. ``nogil``:
+    (:class:`dspsim.requant.Arithmetic`; None: the identity pair ``(2^30, 1)``, a plain clamp) and its
+    tie rule, compile-time constants so that LLVM vectorizes the loop. ``nogil``:
     :func:`dspsim._jit.parallel_rows` runs row ranges on several threads."""
     identity = arith is None
     arith = Arithmetic.FIXED_POINT_DOUBLE if identity else arith
@@ -144,8 +144,8 @@ def _make_rows(arith):
             for j in range(row.shape[0]):
                 v = np.int64(row[j]) - zi
                 if not identity:
-                    v = requantize_value(v, arith, FloatBias.NONE, Rounding.HALF_AWAY_FROM_ZERO, mult, shift, 0.0,
-                                         np.float32(0), np.float32(0), 0)
+                    v = requantize_value(v, arith, FloatBias.NONE, tie, mult, shift, 0.0, np.float32(0),
+                                         np.float32(0), 0)
                 orow[j] = min(max(v + zo, lo), hi)
 
     return rows
@@ -166,9 +166,10 @@ def _requant_plan(func, shape, zi, rq, zo, lo, hi, t):
     m, s = rq.multiplier[0], rq.shift[0]
     arith = None if (m, s) == _IDENTITY else (  # (2^30, 1): exact identity
         Arithmetic.FIXED_POINT_DOUBLE if rq.scheme == "double" else Arithmetic.FIXED_POINT_SINGLE)
-    if arith not in _ROWS:
-        _ROWS[arith] = _make_rows(arith)
-    rows = _ROWS[arith]
+    key = (arith, rq.tie)
+    if key not in _ROWS:
+        _ROWS[key] = _make_rows(*key)
+    rows = _ROWS[key]
     size = math.prod(shape)
     n = max(min(size, 1024), 1)
     n_rows, out_dtype = -(-size // n), t.dtype
@@ -191,7 +192,7 @@ def _tflite_relu_x(func, kind, x, input_scale, input_zero_point, output_scale, o
     t = int_type(x.dtype if out_dtype is None else out_dtype, func)
     s_in = _check_scale(input_scale, func, "input_scale")
     s_out = _check_scale(output_scale, func, "output_scale")
-    rq = Requant.from_scales(s_in, None, s_out, engine="tflite", op="relu", rounding=rounding) \
+    rq = Requant.from_scales(s_in, None, s_out, engine="tflm", op="relu", rounding=rounding) \
         if rounding in ("double", "single") else None
     if rq is None:
         raise ValueError(f"{func}: rounding must be 'double' or 'single', got {rounding!r}")

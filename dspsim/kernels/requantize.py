@@ -34,7 +34,7 @@ from .._jit import parallel_rows
 from ..fixedpoint import (CHUNK, INT32_MAX, INT32_MIN, Rounding, as_int_array, multiply_by_quantized_multiplier_scalar,
                           multiply_by_quantized_multiplier_single_scalar, rounding_right_shift_scalar,
                           saturating_rounding_doubling_high_mul_scalar, wrap_scalar)
-from ..requant import Arithmetic, FloatBias, Requant, float_bias_arrays, output_range, requantize_value
+from ..requant import Arithmetic, FloatBias, Requant, float_bias_arrays, loop_tie, output_range, requantize_value
 from ..simd import requant_lanes
 from ._checks import int_in_range
 
@@ -52,11 +52,11 @@ def _make_rows(arith, float_bias, tie, wrap, per_channel, count):
     on several threads; ``cache=True`` keeps each compiled variant on disk.
     """
     fixed_point = arith <= Arithmetic.FIXED_POINT_SINGLE
-    # FIXED_POINT_DOUBLE of int32 accumulators (no wrap, no counts) runs the front of each row in int32
+    # TFLite's fixed point of int32 accumulators (no wrap, no counts) runs the front of each row in int32
     # vector lanes (dspsim.simd.requant_lanes; AVX2, jit only); an int constant, so the branch is pruned and
     # the closure stays cacheable.
-    simd = int(requant_lanes.HAVE_AVX2 and not numba.config.DISABLE_JIT and arith == Arithmetic.FIXED_POINT_DOUBLE
-               and float_bias == FloatBias.NONE and not wrap and not count)
+    simd = int(requant_lanes.HAVE_AVX2 and not numba.config.DISABLE_JIT and not wrap and not count
+               and requant_lanes.lane_kind(arith, float_bias, tie) == requant_lanes.FIXED_LANES)
 
     @njit(cache=True, nogil=True)
     def rows(acc, n, acc_bits, mult, shift, scale, fb_a, fb_b, zp, lo, hi, out, r0, r1):
@@ -105,7 +105,7 @@ def prepare_requantize_into(size, n, acc_bits, wraps, requant: "Requant", fb, zp
     if not per_channel:
         n = max(1, min(size, 1024))  # one parameter set: rows need not follow the channels
     arith, mult, shift, scale, _, tie = requant.arrays(n, func)
-    key = (arith, float_bias, tie if arith == Arithmetic.SHIFT else Rounding.HALF_AWAY_FROM_ZERO, bool(wraps),
+    key = (arith, float_bias, loop_tie(arith, tie), bool(wraps),
            per_channel, bool(count))
     if key not in _ROWS:
         _ROWS[key] = _make_rows(*key)

@@ -7,7 +7,7 @@ int32 scratch buffer, ``scratch[b, in_y*stride - pad_top + fy, in_x*stride - pad
 bias, requantizes per output channel, adds the output zero point and clamps. The filter zero point
 is not used (int8 filters are symmetric). The padding is TFLite's ``ComputePaddingHeightWidth`` run on
 the *output* size (SAME: ``total = max((ceil(out / s) - 1) * s + k - out, 0)``, ``pad = total // 2``;
-VALID: 0). The requantization is any :class:`dspsim.Requant`: ``Requant.from_scales(..., engine="tflite")``
+VALID: 0). The requantization is any :class:`dspsim.Requant`: ``Requant.from_scales(..., engine="tflm", op="transpose_conv")``
 for LiteRT/TFLM (``MultiplyByQuantizedMultiplier``), ``engine="xnnpack"`` for XNNPACK's deconvolution
 (float32 scale, ties to even). The 16x8 kernel (int16 input and output, zero points 0) accumulates in
 int64 and requantizes with the int64 ``MultiplyByQuantizedMultiplier`` (15-bit multiplier, one rounding).
@@ -76,7 +76,7 @@ def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", in
     input_zero_point, output_zero_point : int
     requant : Requant
         One multiplier/shift (or scale) per output channel, or one for all; int16 input: fixed point
-        (``Requant.fixed_point`` / ``from_scales(engine="tflite")``, either rounding), zero points 0.
+        (``Requant.fixed_point`` / ``from_scales(engine="tflm")``, either rounding), zero points 0.
     act_min, act_max : int, optional
         Fused activation range (default the full range of x's dtype).
 

@@ -6,38 +6,39 @@ quantization operators standalone.
     model.trace(inputs)                # every intermediate tensor
 
 The .onnx protobuf is read by a small bounds-checked reader (:mod:`.proto`; no onnx package).
-``engine`` picks whose arithmetic is emulated (:data:`ENGINES`): "onnxruntime" (CPU provider, graph
-optimizations off: QDQ nodes run as written), "onnxruntime-optimized" (ORT_ENABLE_ALL: QDQ groups
-fused into QLinear ops, :mod:`.fusion`), "onnx-reference" (onnx.reference.ReferenceEvaluator).
+``engine`` picks whose arithmetic is emulated (:func:`dspsim.engines.names` ``("onnx")``): "onnxruntime"
+(CPU provider, graph optimizations off: QDQ nodes run as written; on an x86 host without VNNI),
+"onnxruntime-vnni" (the same with VNNI), "onnxruntime-optimized" (ORT_ENABLE_ALL: QDQ groups fused into
+QLinear ops, :mod:`.fusion`), "onnx-reference" (onnx.reference.ReferenceEvaluator), or a device's profile.
 """
 from __future__ import annotations
 
 from .._io import model_bytes
 
 
-from .model import ENGINES, Model, TensorInfo, TraceEntry
+from ..graph.executor import TensorInfo, TraceEntry
+from .model import Model
 from .proto import read_model
 from .quantization import (conv_integer, dequantize_linear, dynamic_quantize_linear, matmul_integer, qlinear_conv,
                            qlinear_matmul, quantize_linear)
 from .types import ElemType, QArray
 
-__all__ = ["ENGINES", "ElemType", "Model", "QArray", "TensorInfo", "TraceEntry", "conv_integer",
+__all__ = ["ElemType", "Model", "QArray", "TensorInfo", "TraceEntry", "conv_integer",
            "dequantize_linear", "dynamic_quantize_linear", "load_model", "matmul_integer", "qlinear_conv",
            "qlinear_matmul", "quantize_linear"]
 
 
-def load_model(path_or_bytes, engine="onnxruntime", *, shift_rounding=None, vnni=False) -> Model:
+def load_model(path_or_bytes, engine="onnxruntime") -> Model:
     """Read an .onnx model (a path or the file's bytes) and prepare every node.
 
-    ``engine``: see :data:`ENGINES`. ``shift_rounding``: None (the engine's requantization) or a tie
-    rule with which power-of-two QLinearConv / QLinearMatMul / QGemm requantize by a shift, as a
-    DSP does (use "onnxruntime-optimized" for a QDQ model, so that its groups are fused first).
-    ``vnni``: the emulated ONNX Runtime runs on an x86 host with VNNI (uint8 x int8 GEMMs exact);
-    default False, an AVX2 host (they saturate product pairs), as the golden vectors were made.
+    ``engine``: an engine that runs ONNX models (module docstring), a device's ``.toml`` file or an
+    :class:`~dspsim.engines.EngineProfile`. A device that requantizes power-of-two QLinearConv / QLinearMatMul /
+    QGemm by a shift, as a DSP does: ``requantization = "shift"`` with its ``shift_rounding`` (start from
+    "onnxruntime-optimized" for a QDQ model, so that its groups are fused first).
 
     Raises ValueError for a corrupt or truncated file, an unsupported operator, domain or opset (the
     node named), a missing initializer, invalid quantization parameters; OSError when the path cannot
     be read.
     """
     data = model_bytes(path_or_bytes)
-    return Model(read_model(data), engine, shift_rounding, vnni)
+    return Model(read_model(data), engine)

@@ -181,7 +181,7 @@ def global_average_pool(x, x_scale, x_zero_point, y_scale, y_zero_point, dtype) 
     n_img = int(np.prod(x.shape[2:]))
     acc = x.reshape(x.shape[0], x.shape[1], -1).astype(np.int64).sum(axis=2) - int(x_zero_point) * n_img
     scale = _F32(_F32(x_scale) / _F32(_F32(y_scale) * _F32(n_img)))
-    y = requantize(acc, Requant.float_scale(scale, "onnxruntime"), int(y_zero_point),
+    y = requantize(acc, Requant.float_scale(scale, "float32"), int(y_zero_point),
                    out_dtype=np.dtype(dtype).name)
     return y.reshape(x.shape[:2] + (1,) * (x.ndim - 2))
 

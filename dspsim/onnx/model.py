@@ -1,68 +1,69 @@
-"""A loaded ONNX model: its nodes prepared once, run through dspsim's kernels in graph order."""
+"""A loaded ONNX model: its nodes prepared once by the engine's rules, run by the graph runtime."""
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 
+from ..engines import ModelFormat, RequantKind
+from ..engines import get as engine_profile
+from ..graph.executor import Executor, Prepared, TensorInfo
+from ..graph.ir import ModelDef as GraphDef
+from ..graph.ir import OperatorDef, SubgraphDef, TensorDef
+from ..graph.model import Model as GraphModel
+from ..graph.state import State
 from .ops import PREPARE, Context, check_constant_scales, check_input_count
 from .proto import ModelDef
 from .types import NATIVE, ElemType, QArray, type_name
 
-ENGINES = ("onnxruntime", "onnxruntime-optimized", "onnx-reference")
 # Opset range of the default domain (ai.onnx) dspsim's operator semantics are written for
 # (10: the first quantization operators; 28: the newest the onnx 1.23 backend tests use).
 OPSET_MIN, OPSET_MAX = 10, 28
 _FUNC = "dspsim.onnx.load_model"
+_NO_QUANT = np.zeros(0, np.float32)
 
 
-@dataclass(frozen=True)
-class TensorInfo:
-    """A graph input or output: name, element type, shape (None = symbolic dimension)."""
-
-    name: str
-    elem_type: ElemType
-    shape: tuple | None
+def _elem_type(v):
+    try:
+        return ElemType(v.elem_type)
+    except ValueError:
+        raise ValueError(f"{_FUNC}: tensor {v.name!r} has unknown element type {v.elem_type}") from None
 
 
-@dataclass(frozen=True)
-class TraceEntry:
-    """One tensor of a run: ``node_index`` (-1 for a graph input), ``op_type`` ("INPUT" for a graph
-    input), ``name`` (the tensor's name) and ``value`` (ndarray or QArray)."""
-
-    node_index: int
-    op_type: str
-    name: str
-    value: object
+def _tensor(index, name, elem_type, shape, data=None):
+    """A graph tensor of an ONNX value: its numpy dtype where the type has one (None for 4-bit and float8
+    codes, held as :class:`QArray`), its declared shape (None where unknown)."""
+    return TensorDef(index, name, None if shape is None else tuple(shape), NATIVE.get(elem_type),
+                     "UNKNOWN" if elem_type is None else elem_type.name, data, _NO_QUANT, np.zeros(0, np.int64), 0)
 
 
-class Model:
+class Model(GraphModel):
     """A quantized ONNX model run with dspsim's bit-exact kernels (:func:`dspsim.onnx.load_model`).
+
+    Its tensors are numbered as the graph runtime numbers them: the graph inputs, the initializers, then each
+    node's outputs in order (``tensor_info(i).name`` is the ONNX name). Besides :class:`dspsim.graph.model.Model`'s
+    interface: ``run`` and ``trace`` also take a dict of inputs by name, and a :class:`QArray` for a 4-bit or
+    float8 input; ``run_batch`` runs the samples one by one (ONNX graphs keep no state).
 
     Attributes
     ----------
-    engine : "onnxruntime" | "onnxruntime-optimized" | "onnx-reference"
-    shift_rounding : None or a tie rule ("half_to_even", "half_away_from_zero", "half_up", ...)
-        None: the engine's requantization. A tie rule: QLinearConv, QLinearMatMul and QGemm (fused or
-        QOperator) requantize power-of-two scales by a shift, as a DSP does (:func:`.quantization.pof2_requant`);
-        the other operators keep the engine's arithmetic.
-    vnni : bool
-        Whether the ONNX Runtime being emulated runs on an x86 host with VNNI. False (default, as the
-        AVX2 host of the golden vectors): MLAS's uint8 x int8 GEMMs saturate product pairs to int16
-        (``vpmaddubsw``); True: they are exact.
+    profile : dspsim.engines.EngineProfile
+        The engine whose arithmetic is emulated: "onnxruntime" (on an x86 host without VNNI, as the golden
+        vectors were made: MLAS's uint8 x int8 GEMMs saturate product pairs to int16, ``vpmaddubsw``),
+        "onnxruntime-vnni" (those GEMMs exact), "onnxruntime-optimized" (QDQ groups fused first),
+        "onnx-reference", or a device's profile (:class:`dspsim.DeviceProfile`: e.g. QLinearConv, QLinearMatMul
+        and QGemm requantizing power-of-two scales by a shift, ``requantization = "shift"``).
+    engine : str
+        The profile's name.
+    opset : int
+        The ai.onnx opset the model imports.
     inputs, outputs : list of TensorInfo
+        With the ONNX element type as ``elem_type``.
     nodes : list of (index, op_type) in execution order (after fusion for "onnxruntime-optimized")
     """
 
-    def __init__(self, mdef: ModelDef, engine: str = "onnxruntime", shift_rounding=None, vnni=False):
-        if engine not in ENGINES:
-            raise ValueError(f"{_FUNC}: engine must be one of {ENGINES}, got {engine!r}")
-        if shift_rounding is not None:
-            from ..fixedpoint import rounding_mode
+    _KIND = "dspsim.onnx.Model"
 
-            rounding_mode(shift_rounding, _FUNC)  # a tie-rule name, validated here
-        self.engine = engine
-        self.shift_rounding = shift_rounding
+    def __init__(self, mdef: ModelDef, engine="onnxruntime"):
+        profile = engine_profile(engine, _FUNC, ModelFormat.ONNX)
         g = mdef.graph
         opset = mdef.opsets.get("", None)
         if opset is None:
@@ -76,58 +77,85 @@ class Model:
         if g.sparse:
             raise ValueError(f"{_FUNC}: sparse initializers are not supported")
         self.opset = opset
+        self._onnx = mdef
+        graph, plan = self._prepare_graph(mdef, profile)
+        super().__init__(graph, profile, Executor(graph, State(), [plan]))
+        self.nodes = self.operators
+
+    @staticmethod
+    def _prepare_graph(mdef, profile):
+        """The graph runtime's :class:`~dspsim.graph.ir.ModelDef` of the ONNX graph and its prepared plan."""
+        g, opset = mdef.graph, mdef.opsets[""]
         constants = {name: t.array("initializer") for name, t in g.initializers.items()}
-        init_names = set(constants)
-        self.inputs = [self._info(v) for v in g.inputs if v.name not in init_names]
-        self.outputs = [self._info(v) for v in g.outputs]
+        tensors, index = [], {}
+
+        def add(name, elem_type, shape, data=None):
+            index[name] = len(tensors)
+            tensors.append(_tensor(len(tensors), name, elem_type, shape, data))
+
+        for v in g.inputs:
+            if v.name not in constants:
+                add(v.name, _elem_type(v), v.shape)
+        for name, value in constants.items():
+            add(name, ElemType(g.initializers[name].data_type), np.shape(value), value)
+        out_info = {v.name: v for v in g.outputs}
         nodes = list(g.nodes)
         for n in nodes:
             check_input_count(n)
-        if engine == "onnxruntime-optimized":
+        if profile.onnx.fuses_qdq:
             from .fusion import fuse_qdq
 
-            nodes = fuse_qdq(nodes, constants, opset, ort_rules=shift_rounding is None)
-        self.vnni = bool(vnni)
-        ctx = Context(engine, constants, shift_rounding, self.vnni, opset)
-        known = set(constants) | {v.name for v in self.inputs} | {""}
-        self._plan = []
-        from .qoperator import PREPARE_QOP
-
-        table = {**PREPARE, **PREPARE_QOP}
-        for n in nodes:
+            # a device that requantizes by shifts runs every group in integers: ORT's x86 exceptions are off
+            shifts = profile.mac.conv_2d.requant.kind is RequantKind.SHIFT
+            nodes = fuse_qdq(nodes, constants, opset, ort_rules=not shifts)
+            for name, value in constants.items():  # the fused groups' converted zero points
+                if name not in index:
+                    add(name, None, np.shape(value), value)
+        ctx = Context(profile, constants, opset)
+        table = _table()
+        plan = []
+        for k, n in enumerate(nodes):
             if n.domain not in ("", "ai.onnx", "com.microsoft"):
                 raise ValueError(f"{_FUNC}: {n.label}: domain {n.domain!r} is not supported")
             if n.op_type not in table:
                 raise ValueError(f"{_FUNC}: {n.label}: operator {n.op_type} is not supported by dspsim.onnx "
                                  f"(supported: {', '.join(sorted(table))})")
             for name in n.inputs:
-                if name not in known:
+                if name not in index and name != "":
                     where = "an initializer that is missing" if name else "a tensor"
                     raise ValueError(f"{_FUNC}: {n.label} reads {name!r}, which no node, graph input or "
                                      f"initializer provides ({where})")
             check_constant_scales(n, constants)
             run = table[n.op_type](n, ctx)
+            folded = None
             if n.op_type == "Constant":  # folded at load
-                constants[n.outputs[0]] = run([])[0]
-            self._plan.append((n, run))
-            known.update(n.outputs)
-        for o in self.outputs:
-            if o.name not in known:
+                folded = constants[n.outputs[0]] = run([])[0]
+            for name in n.outputs:
+                if name and name not in index:
+                    info = out_info.get(name)
+                    add(name, None if info is None else _elem_type(info), None if info is None else info.shape,
+                        folded)
+            op = OperatorDef(k, 0, n.op_type, tuple(index[i] if i else -1 for i in n.inputs),
+                             tuple(index[o] if o else -1 for o in n.outputs),
+                             {name: a.value for name, a in n.attributes.items()})
+            plan.append((op, Prepared(run)))
+        for o in g.outputs:
+            if o.name not in index:
                 raise ValueError(f"{_FUNC}: graph output {o.name!r} is never written")
-        self._constants = constants
-        self.nodes = [(n.index, n.op_type) for n, _ in self._plan]
+        inputs = tuple(index[v.name] for v in g.inputs if v.name not in constants)
+        sg = SubgraphDef(0, g.name, tensors, inputs, tuple(index[o.name] for o in g.outputs), [op for op, _ in plan])
+        return GraphDef(0, [sg], None), plan
 
-    @staticmethod
-    def _info(v):
-        try:
-            t = ElemType(v.elem_type)
-        except ValueError:
-            raise ValueError(f"{_FUNC}: tensor {v.name!r} has unknown element type {v.elem_type}") from None
-        return TensorInfo(v.name, t, v.shape)
+    def _info(self, t):
+        info = super()._info(t)
+        elem = ElemType[t.type_name] if t.type_name in ElemType.__members__ else None
+        return TensorInfo(info.index, info.name, info.shape, info.dtype, info.scale, info.zero_point, elem)
+
+    def _prepare(self, mdef):
+        return Executor(self._mdef, State(), [self._prepare_graph(self._onnx, self.profile)[1]])
 
     def __repr__(self):
-        shift = "" if self.shift_rounding is None else f" shift_rounding={self.shift_rounding!r}"
-        return f"<dspsim.onnx.Model engine={self.engine!r}{shift} opset={self.opset}: {len(self.nodes)} nodes>"
+        return f"<dspsim.onnx.Model engine={self.engine!r} opset={self.opset}: {len(self.nodes)} nodes>"
 
     def _inputs(self, inputs, func):
         if isinstance(inputs, dict):
@@ -160,50 +188,8 @@ class Model:
             out.append(a)
         return out
 
-    def _execute(self, inputs, keep, func):
-        values = dict(self._constants)
-        values[""] = None
-        trace = []
-        for info, x in zip(self.inputs, self._inputs(inputs, func)):
-            values[info.name] = x
-            if keep:
-                trace.append(TraceEntry(-1, "INPUT", info.name, x))
-        for n, run in self._plan:
-            try:
-                outs = run([values[name] for name in n.inputs])
-            except (ValueError, TypeError) as exc:  # every run-time error names the call and the node
-                msg = str(exc)
-                raise type(exc)(msg if msg.startswith(func) else f"{func}: {msg}") from None
-            for name, v in zip(n.outputs, outs):
-                values[name] = v
-                if keep and name:
-                    trace.append(TraceEntry(n.index, n.op_type, name, v))
-        return values, trace
 
-    def run(self, inputs):
-        """The graph outputs (a list in graph-output order) for ``inputs``: a list in graph-input order
-        or a dict by name, each with the input's element type and shape."""
-        values, _ = self._execute(inputs, False, "Model.run")
-        return [values[o.name] for o in self.outputs]
+def _table():
+    from .qoperator import PREPARE_QOP
 
-    def run_batch(self, inputs):
-        """Run N samples: every input has a leading axis N (over the model's own batch dimension of 1,
-        or any batch); the outputs are stacked on a new leading axis."""
-        if isinstance(inputs, dict):
-            inputs = [inputs[i.name] for i in self.inputs]
-        elif isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
-            inputs = [inputs]
-        arrays = [np.asarray(x) for x in inputs]
-        n = {a.shape[0] for a in arrays}
-        if len(n) != 1:
-            raise ValueError(f"Model.run_batch: inputs have different leading sizes {sorted(n)}")
-        outs = [self.run([a[i] for a in arrays]) for i in range(n.pop())]
-        return [np.stack([o[k] for o in outs]) for k in range(len(self.outputs))]
-
-    def trace(self, inputs):
-        """Every tensor of one run in execution order, as :class:`TraceEntry`: the graph inputs, then
-        each node's outputs."""
-        return self._execute(inputs, True, "Model.trace")[1]
-
-    def reset(self):
-        """ONNX graphs have no state between runs: nothing to reset (kept for the shared Model interface)."""
+    return {**PREPARE, **PREPARE_QOP}

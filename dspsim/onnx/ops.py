@@ -14,18 +14,20 @@ import numpy as np
 
 from .quantization import (QLinearConvOp, conv_integer, dequantize_linear, dynamic_quantize_linear, matmul_integer,
                            qlinear_matmul, quantize_linear)
+from ..engines import OnnxKernels
 from .types import ElemType, NATIVE
 
 
 class Context:
-    """What a prepare function sees: the engine, constants (initializers and Constant outputs), attributes."""
+    """What a prepare function sees: the engine's :class:`~dspsim.engines.EngineProfile` (``profile``; whether it
+    runs the onnx reference evaluator's implementations, ``reference``), the constants (initializers and
+    Constant outputs), the opset."""
 
-    def __init__(self, engine, constants, shift_rounding=None, vnni=False, opset=21):
-        self.engine = engine
+    def __init__(self, profile, constants, opset=21):
+        self.profile = profile
+        self.reference = profile.onnx.kernels is OnnxKernels.ONNX_REFERENCE
         self.opset = opset
         self.constants = constants
-        self.shift_rounding = shift_rounding
-        self.vnni = vnni
 
     def const(self, name):
         return self.constants.get(name) if name else None
@@ -51,11 +53,6 @@ def attrs(node) -> dict:
 
 def _fail(node, msg):
     return ValueError(f"dspsim.onnx.load_model: {node.label}: {msg}")
-
-
-def _kernel_engine(ctx):
-    """Whose arithmetic a kernel emulates: ORT for both ORT engines."""
-    return "onnx-reference" if ctx.engine == "onnx-reference" else "onnxruntime"
 
 
 # input positions of the float scales of each quantized operator
@@ -146,8 +143,8 @@ def _quantize(node, ctx):
     if a.get("precision"):
         raise _fail(node, "the 'precision' attribute is not supported")
     kw = dict(axis=a.get("axis", 1), block_size=a.get("block_size", 0), saturate=bool(a.get("saturate", 1)),
-              output_dtype=a.get("output_dtype") or None, engine=_kernel_engine(ctx))
-    if ctx.engine == "onnx-reference":
+              output_dtype=a.get("output_dtype") or None, engine=ctx.profile)
+    if ctx.reference:
         return _guard(node, lambda i: [keep_layout(i[0], quantize_linear(i[0], i[1], _opt(i, 2), **kw))])
     return _guard(node, lambda i: [quantize_linear(i[0], i[1], _opt(i, 2), **kw)])
 
@@ -155,36 +152,29 @@ def _quantize(node, ctx):
 def _dequantize(node, ctx):
     a = attrs(node)
     kw = dict(axis=a.get("axis", 1), block_size=a.get("block_size", 0), output_dtype=a.get("output_dtype") or None)
-    if ctx.engine == "onnx-reference":
+    if ctx.reference:
         return _guard(node, lambda i: [keep_layout(i[0], dequantize_linear(i[0], i[1], _opt(i, 2), **kw))])
     return _guard(node, lambda i: [dequantize_linear(i[0], i[1], _opt(i, 2), **kw)])
 
 
 def _dynamic_quantize(node, ctx):
-    engine = _kernel_engine(ctx)
-    return _guard(node, lambda i: list(dynamic_quantize_linear(i[0], engine=engine)))
+    return _guard(node, lambda i: list(dynamic_quantize_linear(i[0], engine=ctx.profile)))
 
 
 def _matmul_integer(node, ctx):
-    engine = _kernel_engine(ctx)
-    return _guard(node, lambda i: [matmul_integer(i[0], i[1], _opt(i, 2), _opt(i, 3), engine=engine, vnni=ctx.vnni)])
+    return _guard(node, lambda i: [matmul_integer(i[0], i[1], _opt(i, 2), _opt(i, 3), engine=ctx.profile)])
 
 
 def _conv_integer(node, ctx):
     a = attrs(node)
-    engine = _kernel_engine(ctx)
-    return _guard(node, lambda i: [conv_integer(i[0], i[1], _opt(i, 2), _opt(i, 3), engine=engine, vnni=ctx.vnni,
-                                                **a)])
+    return _guard(node, lambda i: [conv_integer(i[0], i[1], _opt(i, 2), _opt(i, 3), engine=ctx.profile, **a)])
 
 
 def _qlinear_matmul(node, ctx):
-    engine = _kernel_engine(ctx)
-    return _guard(node, lambda i: [qlinear_matmul(*i[:8], engine=engine, shift_rounding=ctx.shift_rounding,
-                                                   vnni=ctx.vnni)])
+    return _guard(node, lambda i: [qlinear_matmul(*i[:8], engine=ctx.profile)])
 
 
 def _qlinear_conv(node, ctx):
-    engine = _kernel_engine(ctx)
     a = attrs(node)
     cache = {}
 
@@ -192,8 +182,8 @@ def _qlinear_conv(node, ctx):
         key = i[0].shape
         op = cache.get(key)
         if op is None or not all(ctx.is_const(node, k) for k in range(1, 9)):
-            op = QLinearConvOp(i[0].shape, i[0].dtype, i[1], i[2], i[3], i[4], i[5], i[6], i[7], _opt(i, 8), a, engine,
-                               shift_rounding=ctx.shift_rounding, vnni=ctx.vnni)
+            op = QLinearConvOp(i[0].shape, i[0].dtype, i[1], i[2], i[3], i[4], i[5], i[6], i[7], _opt(i, 8), a,
+                               ctx.profile)
             cache[key] = op
         x = i[0]
         x4 = x[:, :, None, :] if op.g.one_d else x

@@ -6,7 +6,7 @@ take NHWC, so their weights are converted once at prepare and their activations 
 the way in and out.
 
 Float operators (the ops between DequantizeLinear and QuantizeLinear of a QDQ graph run unfused)
-are float32 with the summation order of the kernel the engine runs: for "onnx-reference" the
+are float32 with the summation order of the kernel the engine runs: for the reference evaluator the
 numpy calls of onnx/reference/ops; for ONNX Runtime the MLAS kernels its x86 AVX2/FMA3 build
 dispatches (im2col SGEMM, the one-row SGEMM kernels, MlasPool, the FMA3 logistic and sum-exp
 softmax; docs/engines.md "ONNX"). Another host may dispatch other kernels.
@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..engines import RequantKind
 from ..kernels import fully_connected, max_pool2d
 from ..requant import Requant
 from . import mlas
 from .ops import _fail, _guard, _opt, attrs
-from .quantization import ConvGeometry, mlas_accumulator, pof2_requant
+from .quantization import ConvGeometry, mlas_accumulator, requant_scales
 from .resize import prepare_resize
 from .types import QArray
 
@@ -37,9 +38,9 @@ def _int8_out(dtype, node):
 
 
 def _check_engine(node, ctx):
-    if ctx.engine == "onnx-reference":
-        raise _fail(node, f"{node.op_type} (domain com.microsoft) has no onnx reference implementation; "
-                          "use engine 'onnxruntime'")
+    if not ctx.profile.onnx.contrib_ops:
+        raise _fail(node, f"{node.op_type} (domain com.microsoft) has no implementation in engine "
+                          f"{ctx.profile.name!r} (the onnx reference evaluator has none); use engine 'onnxruntime'")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -171,10 +172,15 @@ def _qgemm(node, ctx):
         if key not in cache:
             w = np.asarray(b) if trans_b else np.ascontiguousarray(np.asarray(b).T)
             sbv = np.asarray(sb, _F32).reshape(-1)
-            # ComputeOutputScale: f32(f32(alpha * s_a) * s_b[i]) / s_y
-            scale = ((alpha * _F32(_scalar(sa))).astype(_F32) * sbv).astype(_F32) / _F32(_scalar(sy))
-            rq = (Requant.float_scale(scale.astype(_F32), "onnxruntime") if ctx.shift_rounding is None or alpha != 1
-                  else pof2_requant(sa, sbv, sy, ctx.shift_rounding, f"dspsim.onnx: {node.label}"))
+            rule = ctx.profile.mac.fully_connected.requant
+            if rule.kind is RequantKind.FLOAT32:  # ComputeOutputScale: f32(f32(alpha * s_a) * s_b[i]) / s_y
+                scale = ((alpha * _F32(_scalar(sa))).astype(_F32) * sbv).astype(_F32) / _F32(_scalar(sy))
+                rq = Requant.float_scale(scale.astype(_F32), "float32", tie=rule.float_rounding)
+            elif alpha != 1:
+                raise _fail(node, f"QGemm with alpha {float(alpha)} under engine {ctx.profile.name!r}: only ONNX "
+                                  "Runtime's float32 requantization folds alpha into the scale")
+            else:
+                rq = requant_scales(sa, sbv, sy, ctx.profile, "fully_connected", f"dspsim.onnx: {node.label}")
             zbv = np.asarray(zb).astype(np.int64).reshape(-1)
             bias = None if c is None else np.asarray(c, np.int32).reshape(-1)
             cache[key] = (w, rq, zbv if zbv.size > 1 else int(zbv[0]), bias)
@@ -183,7 +189,7 @@ def _qgemm(node, ctx):
         x = np.asarray(x)
         return [fully_connected(x, w, bias, input_zero_point=int(_scalar(za)), weight_zero_point=zbv,
                                 output_zero_point=int(_scalar(zy)), requant=rq, out_dtype=out.name,
-                                accumulator=mlas_accumulator("onnxruntime", x.dtype, w.dtype, ctx.vnni))]
+                                accumulator=mlas_accumulator(ctx.profile, "fully_connected", x.dtype, w.dtype))]
     return _guard(node, run)
 
 
@@ -236,7 +242,7 @@ def _transpose(node, ctx):
     perm = attrs(node).get("perm")
     # the reference evaluator returns numpy's transposed view, and numpy's reductions over a view sum
     # in another order than over a contiguous copy (np.average after a Transpose: 6 of 16 values)
-    layout = (lambda v: v) if ctx.engine == "onnx-reference" else np.ascontiguousarray
+    layout = (lambda v: v) if ctx.reference else np.ascontiguousarray
 
     def run(i):
         return [layout(np.transpose(np.asarray(i[0]), perm if perm is None else list(perm)))]
@@ -292,7 +298,7 @@ def _leaky_relu(node, ctx):
 
 
 def _sigmoid(node, ctx):
-    if ctx.engine == "onnx-reference":  # onnx/reference/ops/op_sigmoid.py, numpy float32
+    if ctx.reference:  # onnx/reference/ops/op_sigmoid.py, numpy float32
         def ref(i):
             x = _f32(i[0])
             with np.errstate(over="ignore"):
@@ -304,7 +310,7 @@ def _sigmoid(node, ctx):
 
 def _softmax(node, ctx):
     axis = attrs(node).get("axis", -1)
-    if ctx.engine != "onnx-reference":
+    if not ctx.reference:
         return lambda i: [mlas.mlas_softmax(_f32(i[0]), axis % np.ndim(i[0]))]
 
     def run(i):  # onnx/reference/ops/op_softmax.py (numpy's exp and pairwise sum)
@@ -391,7 +397,7 @@ def _matmul(node, ctx):
         a, b = _f32(i[0]), _f32(i[1])
         if a.ndim != 2 or b.ndim != 2:
             raise _fail(node, "float MatMul is supported for 2-D operands only")
-        if ctx.engine == "onnx-reference":  # op_matmul.py: np.dot
+        if ctx.reference:  # op_matmul.py: np.dot
             return [np.dot(a, b).astype(_F32)]
         return [sgemm_m1(a, b) if a.shape[0] == 1 else fma_dot(a, b)]
     return _guard(node, run)
@@ -406,7 +412,7 @@ def _gemm(node, ctx):
         a, b = _f32(i[0]), _f32(i[1])
         b = b.T if a_.get("transB", 0) else b
         c = None if _opt(i, 2) is None else _f32(i[2])
-        if ctx.engine == "onnx-reference":  # op_gemm.py: np.dot(a, b[.T]) * alpha, += c * beta
+        if ctx.reference:  # op_gemm.py: np.dot(a, b[.T]) * alpha, += c * beta
             o = np.dot(a, b) * 1.0
             if c is not None:
                 o += c * 1.0
@@ -427,7 +433,7 @@ def _conv(node, ctx):
             raise _fail(node, "float 1-D Conv is not supported")
         pt, pb, pl, pr = g.pads
         xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
-        if ctx.engine == "onnx-reference":
+        if ctx.reference:
             return [_conv_reference(xp, w, _opt(i, 2), g)]
         n, c, hp, wp = xp.shape
         oc, cg, kh, kw = w.shape
@@ -480,7 +486,7 @@ def _conv_reference(xp, w, bias, g):
 
 
 def _global_average_pool(node, ctx):
-    if ctx.engine == "onnx-reference":  # op_global_average_pool.py: np.average over the spatial axes
+    if ctx.reference:  # op_global_average_pool.py: np.average over the spatial axes
         def ref(i):
             x = _f32(i[0])
             y = np.average(x, axis=tuple(range(2, x.ndim)))
@@ -510,7 +516,7 @@ def _average_pool(node, ctx):
         oh = (h + p[0] + p[2] - k[0]) // s[0] + 1
         ow = (w + p[1] + p[3] - k[1]) // s[1] + 1
         y = np.empty((n, c, oh, ow), _F32)
-        if ctx.engine == "onnx-reference" or ctx.opset >= 19 or s[1] > 2 or max(k) > 32:
+        if ctx.reference or ctx.opset >= 19 or s[1] > 2 or max(k) > 32:
             # onnx reference (np.average over the window, row by row); ORT's own pooling functors
             # (AveragePool-19 and later) and MLAS's generic kernel: the window in row-major order from 0
             for ph in range(oh):

@@ -6,8 +6,10 @@
 * :func:`dynamic_quantize_linear`.
 * :func:`matmul_integer`, :func:`conv_integer`: exact int32 accumulators (wrapping modulo 2^32,
   as the engines' int32), per-row / per-column (per-output-channel) zero points.
-* :func:`qlinear_matmul`, :func:`qlinear_conv`: requantized, as ONNX Runtime (``engine=
-  "onnxruntime"``) or the onnx reference evaluator (``"onnx-reference"``) computes them.
+* :func:`qlinear_matmul`, :func:`qlinear_conv`: requantized, as the ``engine`` computes them (an engine that
+  runs ONNX models, :func:`dspsim.engines.names` ``("onnx")``, or a device's profile: its MAC family's
+  requantization and accumulator, ``fully_connected`` for the matmuls, ``conv_2d`` / ``depthwise_conv_2d``
+  for the convs).
 
 Integer QuantizeLinear is ONNX Runtime's MLAS formula (``f32(x / scale)``, ties to even, then
 ``+ zp``, saturate; :func:`dspsim.quantize_linear`); the onnx reference (``rint(x / scale) + zp``,
@@ -21,15 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..quantize import dequantize_linear as _ort_dequantize, quantize_linear as _ort_quantize
+from dataclasses import replace
+
 from ..accumulator import Accumulator
+from ..engines import ModelFormat, OnnxKernels
+from ..engines import get as engine_profile
 from ..kernels import conv2d, depthwise_conv2d, fully_connected
+from ..quantize import dequantize_linear as _ort_dequantize, quantize_linear as _ort_quantize
 from ..kernels.gemm import conv2d_s32, gemm_s32
 from ..requant import Requant
 from .types import INT_QUANT, MINIFLOATS, ElemType, QArray, code_dtype, decode_float, encode_float, from_numpy, \
     int_range, type_name
 
-ENGINES = ("onnxruntime", "onnx-reference")
 _NAMES = {t.name.lower(): t for t in ElemType}
 
 
@@ -51,9 +56,13 @@ def elem_type(value, func: str, name: str = "output_dtype") -> ElemType:
 
 
 def _engine(engine, func):
-    if engine not in ENGINES:
-        raise ValueError(f"{func}: engine must be one of {ENGINES}, got {engine!r}")
-    return engine
+    """The :class:`~dspsim.engines.EngineProfile` of ``engine`` (it must run ONNX models)."""
+    return engine_profile(engine, func, ModelFormat.ONNX)
+
+
+def _reference(profile) -> bool:
+    """Whether the engine runs the ONNX reference evaluator's implementations."""
+    return profile.onnx.kernels is OnnxKernels.ONNX_REFERENCE
 
 
 def _typed(value, func: str, name: str):
@@ -164,15 +173,15 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, saturate
     saturate : bool, float8 only (ONNX attribute)
     output_dtype : None or a type ("int4", ElemType.INT4, np.int8 ...): the output type when no
         zero point is given (default uint8); it must agree with the zero point's type.
-    engine : "onnxruntime" | "onnx-reference". They differ only for float8 without saturation just
-        above the largest value (:func:`dspsim.onnx.types.encode_float`).
+    engine : an engine that runs ONNX models (name or profile). ONNX Runtime and the onnx reference differ
+        only for float8 without saturation just above the largest value (:func:`dspsim.onnx.types.encode_float`).
 
     Returns
     -------
     ndarray of codes for uint8/int8/uint16/int16; a :class:`QArray` for the others.
     """
     func = "dspsim.onnx.quantize_linear"
-    _engine(engine, func)
+    kernels = _engine(engine, func).onnx.kernels.value
     xa = np.asarray(x)
     if xa.dtype.kind != "f":
         raise TypeError(f"{func}: x must be a float array, got dtype {xa.dtype}")
@@ -193,7 +202,7 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, saturate
         v = (xa / _expand(s32, xa.shape, mode, ax, block_size)).astype(np.float32)
         if t == ElemType.FLOAT4E2M1:
             v = (v + _expand(decode_float(zp, t), xa.shape, mode, ax, block_size)).astype(np.float32)
-        return QArray(encode_float(v, t, bool(saturate), engine), t)
+        return QArray(encode_float(v, t, bool(saturate), kernels), t)
     if np.isnan(xa).any():
         raise ValueError(f"{func}: x contains NaN, which has no integer code")
     if mode == "blocked":
@@ -261,7 +270,7 @@ def dynamic_quantize_linear(x, *, engine="onnxruntime"):
     ``1/255`` in the onnx reference (the codes are 0 either way). NaN inputs are refused.
     """
     func = "dspsim.onnx.dynamic_quantize_linear"
-    _engine(engine, func)
+    reference = _reference(_engine(engine, func))
     xa = np.asarray(x)
     if xa.dtype != np.float32:
         raise TypeError(f"{func}: x must be float32, got dtype {xa.dtype}")
@@ -270,7 +279,7 @@ def dynamic_quantize_linear(x, *, engine="onnxruntime"):
     hi = np.float32(max(np.float32(0), xa.max()))
     lo = np.float32(min(np.float32(0), xa.min()))
     if hi == lo:
-        scale = np.float32(1.0) if engine == "onnxruntime" else np.float32(1.0) / np.float32(255)
+        scale = np.float32(1.0) / np.float32(255) if reference else np.float32(1.0)
     else:
         scale = np.float32(hi - lo) / np.float32(255)
     zp = np.float32(np.float32(0) - lo / scale)
@@ -352,19 +361,19 @@ def _mlas_u8s8(a, b, za, zb):
     return acc.astype(np.int32)
 
 
-def matmul_integer(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-reference", vnni=False):
+def matmul_integer(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-reference"):
     """ONNX ``MatMulInteger``: int32 ``(a - a_zero_point) @ (b - b_zero_point)``, numpy batching rules.
 
     ``a`` (..., M, K) and ``b`` (..., K, N) int8/uint8; ``a_zero_point`` scalar or per row (M,),
     ``b_zero_point`` scalar or per column (N,), each of its operand's type.
 
-    ``engine="onnx-reference"``: exact, wrapping modulo 2^32 as an int32 accumulator.
-    ``"onnxruntime"``: the same, except uint8 ``a`` x int8 ``b`` on a host without VNNI (``vnni``
-    False, the default: the AVX2 golden host), which MLAS sums with x86 pair saturation
+    Exact, wrapping modulo 2^32 as an int32 accumulator, except where the engine's ``fully_connected``
+    accumulator saturates product pairs: uint8 ``a`` x int8 ``b`` on ONNX Runtime without VNNI ("onnxruntime",
+    the AVX2 golden host; "onnxruntime-vnni" is exact), which MLAS sums with x86 pair saturation
     (:func:`pair_saturated_u8s8`; B constant or not). ORT refuses a per-row ``a_zero_point``.
     """
     func = "dspsim.onnx.matmul_integer"
-    _engine(engine, func)
+    profile = _engine(engine, func)
     a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
     za = _zero_points(a_zero_point, a.dtype, m, func, "a_zero_point")
     zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
@@ -377,7 +386,7 @@ def matmul_integer(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-r
     out = np.empty((ab.shape[0], m, n), np.int32)
     zbn = np.broadcast_to(zb, (n,))
     for i in range(ab.shape[0]):
-        if mlas_accumulator(engine, a.dtype, b.dtype, vnni) is not None:
+        if _pairs(profile, "fully_connected", a.dtype, b.dtype, func):
             out[i] = _mlas_u8s8(ab[i], bb[i], za, zbn)
             continue
         ws, zws = _signed_weights(np.ascontiguousarray(bb[i].T), zbn)
@@ -497,24 +506,23 @@ def _conv_integer_mlas_u8s8(x, w, zx, zw, g):
     return np.stack(outs)
 
 
-def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, engine="onnx-reference", vnni=False, **attrs):
+def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, engine="onnx-reference", **attrs):
     """ONNX ``ConvInteger``: int32 ``conv(x - x_zero_point, w - w_zero_point)``, NCHW, padding with 0
     after the zero point is subtracted. ``w_zero_point`` scalar or per output channel (O,).
     Attributes as ONNX: ``pads``, ``strides``, ``dilations``, ``group``, ``auto_pad``, ``kernel_shape``.
 
-    ``engine="onnxruntime"``: exact as well, except uint8 weights with an int8 input without VNNI
-    (MLAS U8S8 with the weights as A: x86 pair saturation along the im2col order,
-    :func:`pair_saturated_u8s8`).
-    ORT refuses a per-channel ``w_zero_point``.
+    Exact, except uint8 weights with an int8 input where the engine's ``conv_2d`` accumulator saturates
+    product pairs (ONNX Runtime without VNNI: MLAS U8S8 with the weights as A, x86 pair saturation along the
+    im2col order, :func:`pair_saturated_u8s8`). ORT refuses a per-channel ``w_zero_point``.
     """
     func = "dspsim.onnx.conv_integer"
-    _engine(engine, func)
+    profile = _engine(engine, func)
     x = _int8_operand(x, func, "x")
     w = _int8_operand(w, func, "w")
     g = ConvGeometry(attrs, x.shape, w.shape, func)
     zx = _zero_points(x_zero_point, x.dtype, 1, func, "x_zero_point")
     zw = _zero_points(w_zero_point, w.dtype, w.shape[0], func, "w_zero_point")
-    if mlas_accumulator(engine, w.dtype, x.dtype, vnni) is not None:
+    if _pairs(profile, "conv_2d", w.dtype, x.dtype, func):
         x4 = x[:, :, None, :] if g.one_d else x
         w4 = w[:, :, None, :] if g.one_d else w
         y = _conv_integer_mlas_u8s8(x4, w4, int(zx[0]), np.broadcast_to(zw, (w.shape[0],)), g)
@@ -528,50 +536,54 @@ def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, engine="onnx-ref
 # ------------------------------------------------------------------------------------------------
 # requantized ops
 # ------------------------------------------------------------------------------------------------
-def pof2_requant(in_scale, w_scale, out_scale, rounding, func):
-    """Shift-only requantization of power-of-two scales, as a DSP does it: ``acc * 2^k`` with
-    ``k = log2(s_in * s_w[c] / s_out)`` (exact in float64), rounded by the tie rule ``rounding``
-    (:meth:`dspsim.Requant.shift_only`). ValueError when a multiplier is not a power of two."""
-    m = (np.float64(np.asarray(in_scale, np.float32).reshape(-1)[0]) *
-         np.asarray(w_scale, np.float32).reshape(-1).astype(np.float64) /
-         np.float64(np.asarray(out_scale, np.float32).reshape(-1)[0]))
-    mant, exp = np.frexp(m)
-    if np.any(mant != 0.5):
-        raise ValueError(f"{func}: shift-only requantization needs power-of-two scales; the multipliers "
-                         f"s_in*s_w/s_out are {m[mant != 0.5][:3].tolist()}")
-    return Requant.shift_only(exp - 1, rounding)
+def requant_scales(in_scale, w_scale, out_scale, profile, family, func):
+    """The Requant of an int32 accumulator ``acc * in_scale * w_scale / out_scale`` by the engine's rule for
+    MAC ``family`` (:meth:`dspsim.Requant.from_rule`: ONNX Runtime and the reference ``f32(f32(s_in * s_w) /
+    s_out)``, the reference then multiplying in float64; a device's fixed point or shift).
 
-
-def requant_scales(in_scale, w_scale, out_scale, engine, func):
-    """The Requant of an int32 accumulator ``acc * in_scale * w_scale / out_scale``.
-
-    float32 scales: ``f32(f32(s_in * s_w) / s_out)`` (both engines; the reference then multiplies in
-    float64). float16 scales: the reference computes ``f16(f16(s_in * s_w) / s_out)`` in numpy's
-    float16 arithmetic, then multiplies in float64; ONNX Runtime widens them to float32 first and
-    proceeds as for float32 scales (observed, ORT 1.32: 0 mismatches; the float16 multiplier moves
-    1-2 of 180 outputs).
+    float16 scales: the reference computes ``f16(f16(s_in * s_w) / s_out)`` in numpy's float16 arithmetic,
+    then multiplies in float64; ONNX Runtime widens them to float32 first and proceeds as for float32 scales
+    (observed, ORT 1.32: 0 mismatches; the float16 multiplier moves 1-2 of 180 outputs).
     """
     arrays = [np.asarray(s) for s in (in_scale, w_scale, out_scale)]
     for name, a in zip(("input scale", "weight scale", "output scale"), arrays):
         _scale_array(a, func, name)
-    if engine == "onnx-reference" and any(a.dtype == np.float16 for a in arrays):
+    rule = profile.mac.family(family).requant
+    if _reference(profile) and any(a.dtype == np.float16 for a in arrays):
         m = (arrays[0].astype(np.float16).reshape(-1)[0] * arrays[1].astype(np.float16).reshape(-1)) / \
             arrays[2].astype(np.float16).reshape(-1)[0]
-        return Requant.float_scale(m.astype(np.float16).astype(np.float64), engine)
+        return Requant.float_scale(m.astype(np.float16).astype(np.float64), "float64")
     w = arrays[1].astype(np.float32).reshape(-1)
-    return Requant.from_scales(arrays[0].astype(np.float32).reshape(-1)[0], w if w.size > 1 else w[0],
-                               arrays[2].astype(np.float32).reshape(-1)[0], engine=engine,
-                               op="conv" if w.size > 1 else "fully_connected")
+    try:
+        return Requant.from_rule(rule, arrays[0].astype(np.float32).reshape(-1)[0], w if w.size > 1 else w[0],
+                                 arrays[2].astype(np.float32).reshape(-1)[0])
+    except ValueError as exc:
+        raise ValueError(f"{func}: {str(exc).replace('Requant.from_rule: ', '')}") from None
 
 
-def mlas_accumulator(engine, a_dtype, b_dtype, vnni=False):
-    """The accumulator ONNX Runtime's MLAS GEMM behaves as: on an x86 host without VNNI, uint8 x int8
-    (U8S8) adds product pairs with int16 saturation (``vpmaddubsw``; observed with ORT 1.32 on the
-    AVX2 host that made the golden vectors, QgemmU8X8KernelAvx2.S); with VNNI (``vpdpbusd``, ``vnni=True``),
-    other type pairs and the onnx reference: exact int32."""
-    if engine == "onnxruntime" and not vnni and np.dtype(a_dtype) == np.uint8 and np.dtype(b_dtype) == np.int8:
-        return Accumulator(pair_saturation=True)
-    return None
+def mlas_accumulator(profile, family, a_dtype, b_dtype):
+    """The accumulator of the engine's MAC ``family`` for a GEMM of ``a_dtype`` x ``b_dtype``: its register, where
+    pair saturation (x86 ``vpmaddubsw``: ONNX Runtime's MLAS on a host without VNNI, observed with ORT 1.32 on
+    the AVX2 host of the golden vectors, QgemmU8X8KernelAvx2.S) applies to uint8 x int8 (U8S8) only; None:
+    exact int32."""
+    acc = profile.mac.family(family).accumulator
+    if acc is None or not acc.pair_saturation:
+        return acc
+    if np.dtype(a_dtype) == np.uint8 and np.dtype(b_dtype) == np.int8:
+        return acc
+    acc = replace(acc, pair_saturation=False)
+    return None if acc == Accumulator() else acc
+
+
+def _pairs(profile, family, a_dtype, b_dtype, func) -> bool:
+    """Whether an integer GEMM (MatMulInteger, ConvInteger: int32 out, no requantization) saturates product
+    pairs; another accumulator model is refused there (those operators have no register to simulate)."""
+    acc = mlas_accumulator(profile, family, a_dtype, b_dtype)
+    if acc is not None and (acc.bits != 32 or acc.overflow != "wrap"):
+        raise ValueError(f"{func}: engine {profile.name!r} declares a {acc.bits}-bit {acc.overflow} accumulator; "
+                         "the integer GEMM operators give the int32 sums (a device's accumulator applies to the "
+                         "requantized QLinear operators)")
+    return acc is not None
 
 
 def _scalar_zp(zp, dtype, func, name):
@@ -586,19 +598,18 @@ def _scalar_zp(zp, dtype, func, name):
 
 
 def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, *,
-                   engine="onnxruntime", shift_rounding=None, vnni=False):
+                   engine="onnxruntime"):
     """ONNX ``QLinearMatMul``: ``y = requant((a - za) @ (b - zb))`` with numpy batching (batched B).
 
     ``b_scale`` / ``b_zero_point`` may be per column (N,). The output type is ``y_zero_point``'s.
-    ``engine="onnxruntime"``: MLAS ``v = f32(float(acc) * f32(f32(sa*sb)/sy))``, ties to even, then
-    ``+ zy``, saturate. ``"onnx-reference"``: ``rint(acc * multiplier + zy)`` in float64 (the zero
-    point added before the rounding: ties differ); float16 scales are supported there (the
-    multiplier computed in float16, as numpy does). ``shift_rounding`` (a tie rule): power-of-two
-    scales requantized by a shift instead (:func:`pof2_requant`, a DSP's arithmetic). ``vnni``: see
-    :func:`mlas_accumulator` (uint8 x int8 on a host without VNNI saturates product pairs).
+    The engine's ``fully_connected`` rule: ONNX Runtime's MLAS ``v = f32(float(acc) * f32(f32(sa*sb)/sy))``,
+    ties to even, then ``+ zy``, saturate; the onnx reference ``rint(acc * multiplier + zy)`` in float64 (the
+    zero point added before the rounding: ties differ; float16 scales are supported there, the multiplier
+    computed in float16, as numpy does); a device's fixed point or power-of-two shift. The accumulator:
+    :func:`mlas_accumulator` (uint8 x int8 on ONNX Runtime without VNNI saturates product pairs).
     """
     func = "dspsim.onnx.qlinear_matmul"
-    _engine(engine, func)
+    profile = _engine(engine, func)
     a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
     za = _scalar_zp(a_zero_point, a.dtype, func, "a_zero_point")
     zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
@@ -611,15 +622,14 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     if bs.size not in (1, n):
         raise ValueError(f"{func}: b_scale must have 1 or {n} values, got {bs.size}")
     bsv = bs.reshape(-1) if bs.size > 1 else bs.reshape(-1)[:1]
-    rq = (requant_scales(a_scale, bsv, y_scale, engine, func) if shift_rounding is None else
-          pof2_requant(a_scale, bsv, y_scale, shift_rounding, func))
+    rq = requant_scales(a_scale, bsv, y_scale, profile, "fully_connected", func)
     try:
         batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     except ValueError:
         raise ValueError(f"{func}: batch dimensions {a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
     ab = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
     bb = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
-    acc = mlas_accumulator(engine, a.dtype, b.dtype, vnni)
+    acc = mlas_accumulator(profile, "fully_connected", a.dtype, b.dtype)
     out = np.stack([fully_connected(np.ascontiguousarray(ab[i]), np.ascontiguousarray(bb[i].T), None,
                                     input_zero_point=za, weight_zero_point=np.broadcast_to(zb, (n,)).copy(),
                                     output_zero_point=zy, requant=rq, out_dtype=out_dtype.name, accumulator=acc)
@@ -638,9 +648,8 @@ class QLinearConvOp:
     """
 
     def __init__(self, x_shape, x_dtype, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
-                 bias=None, attrs=None, engine="onnxruntime", func="dspsim.onnx.qlinear_conv", act_min=None,
-                 shift_rounding=None, vnni=False):
-        _engine(engine, func)
+                 bias=None, attrs=None, engine="onnxruntime", func="dspsim.onnx.qlinear_conv", act_min=None):
+        profile = _engine(engine, func)
         w = _int8_operand(w, func, "w")
         self.g = ConvGeometry(attrs or {}, x_shape, w.shape, func)
         n_oc = w.shape[0]
@@ -655,8 +664,8 @@ class QLinearConvOp:
         if ws.size not in (1, n_oc):
             raise ValueError(f"{func}: w_scale must have 1 or {n_oc} values (output channels), got {ws.size}")
         wsv = np.broadcast_to(ws.reshape(-1), (n_oc,))
-        self.requant = (requant_scales(x_scale, wsv, y_scale, engine, func) if shift_rounding is None else
-                        pof2_requant(x_scale, wsv, y_scale, shift_rounding, func))
+        family = "depthwise_conv_2d" if self.g.depthwise else "conv_2d"
+        self.requant = requant_scales(x_scale, wsv, y_scale, profile, family, func)
         if bias is not None:
             bias = np.asarray(bias)
             if bias.dtype != np.int32 or bias.shape != (n_oc,):
@@ -671,8 +680,8 @@ class QLinearConvOp:
         pt, pb, pl, pr = self.g.pads
         self.padding = ((pt, pb), (pl, pr))
         # MLAS's U8S8 GEMM (uint8 activations, int8 weights) adds product pairs with int16 saturation
-        # (vpmaddubsw) along the NHWC im2col order; its depthwise kernel is exact.
-        self.accumulator = None if self.g.depthwise else mlas_accumulator(engine, x_dtype, w.dtype, vnni)
+        # (vpmaddubsw) along the NHWC im2col order; its depthwise kernel is exact (the profiles say so).
+        self.accumulator = mlas_accumulator(profile, family, x_dtype, w.dtype)
 
     def run_nhwc(self, x):
         kw = dict(stride=tuple(self.g.strides), padding=self.padding, dilation=tuple(self.g.dilations),
@@ -685,13 +694,13 @@ class QLinearConvOp:
 
 
 def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None, *,
-                 engine="onnxruntime", vnni=False, **attrs):
+                 engine="onnxruntime", **attrs):
     """ONNX ``QLinearConv`` on NCHW (or NCL) codes: int32 ``conv(x - zx, w - zw[o]) + bias``, requantized
-    as :func:`qlinear_matmul` says for ``engine`` (per-channel ``w_scale``/``w_zero_point`` allowed).
-    Grouped and depthwise convolutions use :func:`dspsim.conv2d` / :func:`dspsim.depthwise_conv2d`;
-    ``vnni`` as :func:`qlinear_matmul` (MLAS's depthwise kernel is exact either way).
+    as :func:`qlinear_matmul` says, by the engine's ``conv_2d`` rule (``depthwise_conv_2d`` for a depthwise
+    conv; per-channel ``w_scale``/``w_zero_point`` allowed). Grouped and depthwise convolutions use
+    :func:`dspsim.conv2d` / :func:`dspsim.depthwise_conv2d` (MLAS's depthwise kernel is exact).
     """
     x = _int8_operand(x, "dspsim.onnx.qlinear_conv", "x")
     op = QLinearConvOp(x.shape, x.dtype, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
-                       bias, attrs, engine, vnni=vnni)
+                       bias, attrs, engine)
     return _from_nhwc(op.run_nhwc(_to_nhwc(x, op.g.one_d)), op.g.one_d)

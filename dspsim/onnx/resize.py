@@ -107,8 +107,9 @@ def resize_spec(attributes: dict, opset: int, fail) -> ResizeSpec:
     return ResizeSpec(mode, transform, nearest, None if axes is None else tuple(int(a) for a in axes))
 
 
-def output_geometry(spec: ResizeSpec, in_shape, scales, sizes, engine: str, fail):
-    """(output shape, per-axis scales) as ``engine`` derives them from ``scales`` or ``sizes``.
+def output_geometry(spec: ResizeSpec, in_shape, scales, sizes, reference: bool, fail):
+    """(output shape, per-axis scales) as ONNX Runtime, or the onnx reference evaluator (``reference``),
+    derives them from ``scales`` or ``sizes``.
 
     ORT: float32 scales (from sizes ``float32(out) / float32(in)``), output ``trunc(scale * dim)`` in
     float32. onnx reference: float64 scales (from sizes ``out / in``), output ``int(scale * dim)`` in
@@ -121,7 +122,7 @@ def output_geometry(spec: ResizeSpec, in_shape, scales, sizes, engine: str, fail
     have_sizes = sizes is not None and np.size(sizes) > 0
     if have_scales == have_sizes:
         raise fail("exactly one of the inputs 'scales' and 'sizes' must be given")
-    ref = engine == "onnx-reference"
+    ref = reference
     full = [1.0] * rank
     out = list(in_shape)
     if have_scales:
@@ -355,7 +356,7 @@ def prepare_resize(node, ctx):
     a = attrs(node)
     spec = resize_spec(a, ctx.opset, lambda msg: _fail(node, msg))
     channels_last = bool(a.get("channels_last", 0))  # set by .fusion (ORT's NHWC layout)
-    engine = ctx.engine
+    reference = ctx.reference
     constant = all(ctx.is_const(node, k) for k in (2, 3))
     cache = {}
 
@@ -369,8 +370,8 @@ def prepare_resize(node, ctx):
                             f"{getattr(x, 'dtype', type(x).__name__)}")
         apply = cache.get((x.shape, x.dtype))
         if apply is None:
-            out_shape, scales = output_geometry(spec, x.shape, _opt(i, 2), _opt(i, 3), engine, fail)
-            if engine == "onnx-reference":
+            out_shape, scales = output_geometry(spec, x.shape, _opt(i, 2), _opt(i, 3), reference, fail)
+            if reference:
                 apply = partial(resize_reference, spec=spec, out_shape=out_shape, scales=scales)
             else:
                 apply = plan_onnxruntime(x.shape, x.dtype, spec, out_shape, scales, channels_last, fail)

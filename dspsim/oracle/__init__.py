@@ -179,9 +179,13 @@ from .reduce import (  # noqa: F401
 from .requant import (  # noqa: F401
     acc_add,
     accumulate,
+    engine_rule,
+    fixed_point,
+    requant_from_rule,
     requant_from_scales,
     requantize_scale,
     requantize_value,
+    rule_dict,
 )
 from .resize import (  # noqa: F401
     optimized_resize_nearest_neighbor_oracle,

@@ -12,7 +12,7 @@ from .fixedpoint import (
     multiply_by_quantized_multiplier_int64,
     wrap,
 )
-from .requant import accumulate, requant_from_scales, requantize_value
+from .requant import accumulate, requant_from_rule, requant_from_scales, requantize_value, rule_dict
 
 
 # --- kernels ---------------------------------------------------------------------------------
@@ -116,17 +116,23 @@ def _explicit_pads(padding):
 def _kernel_rq(n, multiplier, shift, rounding, requant, input_scale, weight_scale, output_scale, op):
     """The requantization of a kernel call as :func:`requantize_value`'s dict (see dspsim.requant)."""
     np = _np()
+    if hasattr(requant, "mac"):  # an engine's profile: its rule for the op's family
+        ws = np.asarray(weight_scale, np.float64)
+        family = {"conv": "conv_2d", "depthwise": "depthwise_conv_2d"}.get(op, op)
+        return requant_from_rule(rule_dict(getattr(requant.mac, family).requant), float(input_scale),
+                                 ws.tolist() if ws.ndim else float(ws), float(output_scale))
     if requant is not None and not isinstance(requant, str):  # a dspsim.Requant value
         return {"scheme": requant.scheme, "multiplier": list(requant.multiplier), "shift": list(requant.shift),
                 "scale": list(requant.scale), "act_times_w": list(requant.act_times_w),
-                "rounding": requant.tie.name.lower(), "reciprocal_bias": requant.reciprocal_bias}
+                "rounding": requant.tie.name.lower(), "reciprocal_bias": requant.reciprocal_bias,
+                "saturate_input": requant.saturate_input}
     if requant == "shift":
         return {"scheme": "shift", "shift": np.atleast_1d(shift).tolist(),
                 "rounding": "half_away_from_zero" if rounding == "double" else str(rounding).lower()}
     if requant is not None or input_scale is not None:
         ws = np.asarray(weight_scale, np.float64)
         return requant_from_scales(float(input_scale), ws.tolist() if ws.ndim else float(ws), float(output_scale),
-                                   engine=requant or "tflite", op=op, rounding=rounding)
+                                   engine=requant or "tflm", op=op, rounding=rounding)
     return {"scheme": rounding, "multiplier": np.atleast_1d(multiplier).tolist(),
             "shift": np.atleast_1d(shift).tolist()}
 

@@ -20,36 +20,105 @@ from .fixedpoint import (
 )
 
 
-def requant_from_scales(input_scale, weight_scale, output_scale, engine="tflite", op="conv", rounding="double"):
-    """Engine prepare steps (docs/semantics.md §3, 5, 6, 7) as a dict: scheme, multiplier, shift, scale, act_times_w.
+# The kind of requantization each engine's Prepare derives for an op (engine names of dspsim.engines;
+# the oracle keeps its own table): (kind, per-tensor FC real multiplier from the float32 product).
+_ENGINE_KINDS = {"tflm": "fixed_point", "litert": "fixed_point", "xnnpack": "float32", "onnxruntime": "float32",
+                 "onnxruntime-vnni": "float32", "onnxruntime-optimized": "float32", "onnx-reference": "float64",
+                 "fbgemm": "fbgemm", "onednn": "onednn"}
+
+
+def engine_rule(engine: str, op: str, rounding: str = "double") -> dict:
+    """The oracle's rule (a dict of :func:`requant_from_rule`) of ``engine``'s Prepare for ``op`` ("conv",
+    "depthwise", "fully_connected", "transpose_conv"), with the build's fixed-point ``rounding``."""
+    kind = _ENGINE_KINDS[engine]
+    if engine == "litert" and op == "fully_connected":  # LiteRT 2.x reference FC: double scale
+        kind = "double_scale"
+    return {"kind": kind, "rounding": rounding, "shift_rounding": None, "multiplier_bits": 31,
+            "requant_input": "int32", "float_rounding": "half_to_even",
+            "per_tensor_real": "float32_product" if engine == "tflm" and op == "fully_connected" else "double"}
+
+
+def rule_dict(rule) -> dict:
+    """A :class:`dspsim.engines.RequantRule` (read by its attributes' names and values) as the oracle's dict."""
+    def name(v):
+        return None if v is None else getattr(v, "value", None) if isinstance(getattr(v, "value", None), str) \
+            else v.name.lower()
+
+    return {"kind": rule.kind.value, "rounding": rule.rounding, "shift_rounding": name(rule.shift_rounding),
+            "multiplier_bits": rule.multiplier_bits, "requant_input": rule.requant_input.value,
+            "per_tensor_real": rule.per_tensor_real.value, "float_rounding": name(rule.float_rounding)}
+
+
+def requant_from_rule(rule: dict, input_scale, weight_scale, output_scale) -> dict:
+    """A Prepare following ``rule`` (:func:`engine_rule`, :func:`rule_dict`) as :func:`requantize_value`'s dict:
+    scheme, multiplier, shift, scale, act_times_w, rounding (the final tie rule), saturate_input.
 
     ``weight_scale`` a list means per channel; every scale is first rounded to float32.
     """
     s_in, s_out = f32(input_scale), f32(output_scale)
     per_channel = isinstance(weight_scale, (list, tuple))
     s_w = [f32(v) for v in weight_scale] if per_channel else [f32(1 if weight_scale is None else weight_scale)]
-    if engine == "litert" and op == "fully_connected":  # LiteRT 2.x reference FC: double scale
-        return {"scheme": "litert-fc", "scale": [f64(s_in * w / s_out) for w in s_w]}
-    if engine in ("tflite", "cmsis-nn", "litert"):
-        if op == "relu":
-            reals = [f32(s_in / s_out)]
-        elif op == "fully_connected" and not per_channel:
+    kind = rule["kind"]
+    if kind == "double_scale":
+        return {"scheme": "double_scale", "scale": [f64(s_in * w / s_out) for w in s_w]}
+    if kind in ("fixed_point", "shift"):
+        if not per_channel and rule["per_tensor_real"] == "float32_product":
             reals = [f64(f32(s_in * s_w[0]) / s_out)]
         else:
             reals = [f64(s_in * w / s_out) for w in s_w]  # the product of two floats is exact in double
+        if kind == "shift":
+            shifts = []
+            for r in reals:  # a power of two, exactly
+                k = r.numerator.bit_length() - r.denominator.bit_length()
+                if Fraction(2) ** k != r:
+                    raise ValueError("shift-only requantization needs power-of-two scales")
+                shifts.append(k)
+            return {"scheme": "shift", "shift": shifts, "rounding": rule["shift_rounding"] or "half_away_from_zero"}
+        rounding = rule["rounding"]
         pairs = [quantize_multiplier(float(r), "single" if rounding == "single" else "double") for r in reals]
-        return {"scheme": rounding, "multiplier": [p[0] for p in pairs], "shift": [p[1] for p in pairs]}
+        bits = rule["multiplier_bits"]
+        drop = 31 - bits
+        mults = [p[0] if drop == 0 else min(round_fraction(Fraction(p[0], 2**drop), "half_up"), 2**bits - 1) * 2**drop
+                 for p in pairs]
+        tie = rule["shift_rounding"] or ("half_away_from_zero" if rounding == "double" else "half_up")
+        return {"scheme": rounding, "multiplier": mults, "shift": [p[1] for p in pairs], "rounding": tie,
+                "saturate_input": rule["requant_input"] == "int32"}
     atw = [f32(s_in * w) for w in s_w]
-    if engine == "onednn":
-        return {"scheme": engine, "scale": [f32(1 / s_out)], "act_times_w": atw}
-    return {"scheme": engine, "scale": [f32(a / s_out) for a in atw], "act_times_w": atw,
-            "reciprocal_bias": engine == "fbgemm" and not per_channel}
+    if kind == "onednn":
+        return {"scheme": kind, "scale": [f32(1 / s_out)], "act_times_w": atw}
+    return {"scheme": kind, "scale": [f32(a / s_out) for a in atw], "act_times_w": atw,
+            "reciprocal_bias": kind == "fbgemm" and not per_channel, "rounding": rule["float_rounding"]}
+
+
+def requant_from_scales(input_scale, weight_scale, output_scale, engine="tflm", op="conv", rounding="double"):
+    """Engine prepare steps (docs/semantics.md §3, 5, 6, 7) as a dict (:func:`requant_from_rule`); ``op`` "relu":
+    TFLite's ReluPrepare, ``QuantizeMultiplier(double(f32(s_in / s_out)))``."""
+    if op == "relu":
+        real = f32(f32(input_scale) / f32(output_scale))
+        m, s = quantize_multiplier(float(real), "single" if rounding == "single" else "double")
+        return {"scheme": rounding, "multiplier": [m], "shift": [s]}
+    return requant_from_rule(engine_rule(engine, op, rounding), input_scale, weight_scale, output_scale)
+
+
+def fixed_point(acc: int, multiplier: int, shift: int, rounding: str, tie: str, wide: bool) -> int:
+    """``MultiplyByQuantizedMultiplier`` with the final tie rule ``tie``: ``"double"`` rounds the high half of
+    ``x 2^left * m`` up at bit 31 (SRDHM, ties toward +inf), then divides by ``2^right`` rounding by ``tie``;
+    ``"single"`` rounds ``x * m / 2^(31 - shift)`` once by ``tie``. ``wide`` False: ``x`` is ``acc`` saturated to
+    int32, the left shift and the result wrap at 32 bits (TFLite's int32); True: exact, nothing wraps."""
+    x = acc if wide else saturate(acc, 32)
+    if rounding == "single":
+        v = round_fraction(Fraction(x * multiplier, 2 ** (31 - shift)), tie)
+        return v if wide else wrap(v, 32)
+    left, right = max(shift, 0), max(-shift, 0)
+    xl = x * 2**left if wide else wrap(x * 2**left, 32)
+    high = round_fraction(Fraction(xl * multiplier, 2**31), "half_up")
+    return round_fraction(Fraction(high, 2**right), tie)
 
 
 def requantize_value(acc: int, rq: dict, c: int, zp: int, float_bias=None) -> int:
     """One accumulator through scheme ``rq`` (channel ``c``) and ``+ zp``, before the activation clamp.
 
-    ``rq`` as from :func:`requant_from_scales`, or ``{"scheme": "shift", "shift": [...], "rounding": rule}``.
+    ``rq`` as from :func:`requant_from_rule`, or ``{"scheme": "shift", "shift": [...], "rounding": rule}``.
     """
     def at(key):
         v = rq[key]
@@ -57,15 +126,19 @@ def requantize_value(acc: int, rq: dict, c: int, zp: int, float_bias=None) -> in
 
     scheme = rq["scheme"]
     if scheme in ("double", "single"):
-        return multiply_by_quantized_multiplier(saturate(acc, 32), at("multiplier"), at("shift"), scheme) + zp
+        default = "half_away_from_zero" if scheme == "double" else "half_up"
+        tie, wide = rq.get("rounding") or default, not rq.get("saturate_input", True)
+        if tie == default and not wide:
+            return multiply_by_quantized_multiplier(saturate(acc, 32), at("multiplier"), at("shift"), scheme) + zp
+        return fixed_point(acc, at("multiplier"), at("shift"), scheme, tie, wide) + zp
     if scheme == "int64":  # the 16x8 kernels: the int64 sum, 16-bit multiplier
         return multiply_by_quantized_multiplier_int64(acc, at("multiplier"), at("shift")) + zp
     if scheme == "shift":
         return round_fraction(Fraction(acc) * Fraction(2) ** at("shift"), rq["rounding"]) + zp
     scale = Fraction(at("scale"))
-    if scheme == "onnx-reference":  # float64, zero point before rounding
+    if scheme == "float64":  # float64, zero point before rounding
         return round_fraction(f64(f64(acc * scale) + zp), "half_to_even")
-    if scheme == "litert-fc":  # int32(std::round(double)), x86: out of range -> INT32_MIN
+    if scheme == "double_scale":  # int32(std::round(double)), x86: out of range -> INT32_MIN
         return x86_int32(round_fraction(f64(acc * scale), "half_away_from_zero")) + zp
     raw = f32(acc)
     if scheme == "onednn":  # dequantize, + bias, * f32(1/s_out), + zp, round
@@ -78,8 +151,9 @@ def requantize_value(acc: int, rq: dict, c: int, zp: int, float_bias=None) -> in
             raw = f32(f32(float_bias) * f32(1 / at("act_times_w")) + raw)
         else:
             raw = f32(raw + f32(f32(float_bias) / at("act_times_w")))
-    v = round_fraction(f32(raw * scale), "half_to_even")
-    return (x86_int32(v) if scheme == "fbgemm" else v) + zp  # MLAS/XNNPACK clamp in float first
+    if scheme == "fbgemm":  # cvtps2dq: ties to even, out of range -> INT32_MIN
+        return x86_int32(round_fraction(f32(raw * scale), "half_to_even")) + zp
+    return round_fraction(f32(raw * scale), rq.get("rounding") or "half_to_even") + zp  # float32: clamped in float
 
 
 # --- accumulator model (dspsim.accumulator) --------------------------------------------------

@@ -48,10 +48,12 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
+from ..fixedpoint import Rounding
+from ..requant import Arithmetic, FloatBias
 from .cpu import HAVE_AVX2
 from .tiles import _I8, _I16, _I32, _I64, _splat
 
-__all__ = ["HAVE_AVX2", "LANE_ROWS", "float_lane_parameters", "lane_parameters", "requantize_blocks",
+__all__ = ["HAVE_AVX2", "LANE_ROWS", "float_lane_parameters", "lane_parameters", "requantize_blocks", "lane_kind", "FIXED_LANES", "FLOAT_LANES",
            "requantize_float_row", "requantize_float_rows", "requantize_rows"]
 
 _V8 = ir.VectorType(_I32, 8)
@@ -513,19 +515,32 @@ def _requantize_float_rows(block, ldb, rows, n, out, o0, ldc, bias_a, bias_b, sc
     return impl
 
 
+FIXED_LANES, FLOAT_LANES = 1, 2
+"""The lanes a scheme has (:func:`lane_kind`): TFLite's fixed-point int32 lanes, the float32 lanes."""
+
+
+def lane_kind(arith, float_bias, tie) -> int:
+    """Which lanes requantize the scheme ``(arith, float_bias, tie)`` of :func:`dspsim.requant.requantize_value`:
+    :data:`FIXED_LANES` for ``"double"`` with gemmlowp's tie rule and no float bias, :data:`FLOAT_LANES` for
+    ``"fbgemm"`` (but oneDNN's bias) and ``"float32"`` with ties to even, 0 for the others (the callers' scalar
+    loops). The one place that says where the lanes are exact; callers add the host's AVX2 and the jit."""
+    if arith == Arithmetic.FIXED_POINT_DOUBLE and tie == Rounding.HALF_AWAY_FROM_ZERO and float_bias == FloatBias.NONE:
+        return FIXED_LANES
+    if float_bias != FloatBias.ONEDNN and (arith == Arithmetic.FBGEMM or
+                                          (arith == Arithmetic.FLOAT32 and tie == Rounding.HALF_TO_EVEN)):
+        return FLOAT_LANES
+    return 0
+
+
 def float_lane_parameters(arith, float_bias, scale, fb_a, fb_b):
     """``(bias_a, bias_b, scale, clamp_in_float)`` of :func:`requantize_float_row` for the parameters of
-    :func:`dspsim.requant.requantize_value` (``scale``, ``fb_a``, ``fb_b`` one value per channel, as
-    ``Requant.arrays`` and ``float_bias_arrays`` give them; float32 arrays of ``len(scale)``), or None
-    for the schemes that have no float lanes (fixed point, shift, onnx-reference, litert-fc, oneDNN).
+    :func:`dspsim.requant.requantize_value` of a scheme with :data:`FLOAT_LANES` (``scale``, ``fb_a``, ``fb_b``
+    one value per channel, as ``Requant.arrays`` and ``float_bias_arrays`` give them; float32 arrays of
+    ``len(scale)``).
 
     ``FloatBias.NONE``: ``fma(0, 0, raw)``; ``ADD_QUOTIENT``: ``fma(fb_a, 1, raw)``;
     ``FMA_RECIPROCAL``: ``fma(fb_a, fb_b, raw)``.
     """
-    from ..requant import Arithmetic, FloatBias
-
-    if arith not in (Arithmetic.FBGEMM, Arithmetic.FLOAT32) or float_bias == FloatBias.ONEDNN:
-        return None
     n = len(scale)
     fa, fb = np.zeros(n, np.float32), np.zeros(n, np.float32)
     if float_bias != FloatBias.NONE:

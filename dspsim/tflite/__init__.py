@@ -7,11 +7,11 @@
 The flatbuffer is read by a small bounds-checked reader (no TensorFlow, no ``tflite`` package).
 Supported builtin ops: :func:`supported_ops` (one module per family in :mod:`dspsim.tflite.builtins`);
 anything else is refused with a ValueError that names the op and its version. ``engine`` picks
-whose arithmetic is emulated (:class:`Engine`: "litert" = LiteRT's reference kernels, "tflm" =
-TensorFlow Lite Micro's reference kernels, "xnnpack" = LiteRT's default interpreter);
-``accumulator`` runs FC/conv/depthwise on a DSP's register (:class:`dspsim.Accumulator`);
-``rounding`` picks the build's MultiplyByQuantizedMultiplier. ``dspsim run-tflite``
-(:func:`cli_main`) diffs against LiteRT.
+whose arithmetic is emulated (:mod:`dspsim.engines`: "litert" = LiteRT's reference kernels, "tflm" =
+TensorFlow Lite Micro's reference kernels, "xnnpack" = LiteRT's default interpreter, or a device's own
+profile, :class:`dspsim.DeviceProfile`); ``accumulator`` and ``rounding`` are shorthands for a device's
+accumulator and its build's MultiplyByQuantizedMultiplier. ``dspsim run-tflite`` (:func:`cli_main`) diffs
+against LiteRT.
 """
 from __future__ import annotations
 
@@ -19,10 +19,11 @@ from .._io import model_bytes
 
 
 from .flatbuffer import read_model
-from .model import Model, TensorInfo, TraceEntry
-from .prepare import BUILTINS, Engine, EngineDefectWarning
+from ..graph.executor import TensorInfo, TraceEntry
+from .model import Model
+from .prepare import BUILTINS
 
-__all__ = ["Engine", "EngineDefectWarning", "Model", "TensorInfo", "TraceEntry", "cli_main", "load_model", "supported_ops"]
+__all__ = ["Model", "TensorInfo", "TraceEntry", "cli_main", "load_model", "supported_ops"]
 
 
 def supported_ops() -> tuple:
@@ -30,18 +31,19 @@ def supported_ops() -> tuple:
     return tuple(sorted(BUILTINS))
 
 
-def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding="double") -> Model:
+def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding=None) -> Model:
     """Read a .tflite model (a path or the file's bytes) and prepare every operator.
 
-    ``engine``: "litert" (default; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``),
-    "tflm" (TensorFlow Lite Micro's reference kernels, e.g. FULLY_CONNECTED requantized with
-    ``MultiplyByQuantizedMultiplier``) or "xnnpack" (LiteRT's default interpreter: XNNPACK's kernels
-    for FC, conv, depthwise, ADD, MUL, MEAN, LEAKY_RELU and QUANTIZE where its delegate takes the node).
+    ``engine``: an engine name, a device's ``.toml`` file or an :class:`~dspsim.engines.EngineProfile`:
+    "litert" (default; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``), "tflm" (TensorFlow Lite
+    Micro's reference kernels, e.g. FULLY_CONNECTED requantized with ``MultiplyByQuantizedMultiplier``),
+    "xnnpack" (LiteRT's default interpreter: XNNPACK's kernels for FC, conv, depthwise, ADD, MUL, MEAN,
+    LEAKY_RELU and QUANTIZE where its delegate takes the node), or a device's datapath
+    (``dspsim.DeviceProfile.load("npu.toml")``).
 
-    ``rounding``: "double" (default build) or "single" (``TFLITE_SINGLE_ROUNDING``).
-
-    ``accumulator``: a :class:`dspsim.Accumulator` for FC/conv/depthwise (default int32 wrapping), to
-    run the whole model on a DSP's narrower or saturating register.
+    ``rounding``: "double" (the default build) or "single" (``TFLITE_SINGLE_ROUNDING``); ``accumulator``: a
+    :class:`dspsim.Accumulator` for FC/conv/depthwise (default int32 wrapping), to run the whole model on a
+    DSP's narrower or saturating register. Both are shorthands for a :class:`dspsim.DeviceProfile`.
 
     Raises ValueError for a corrupt or truncated file, an unsupported op (named), or a model that
     LiteRT's reference interpreter refuses; OSError when the path cannot be read.

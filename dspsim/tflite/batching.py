@@ -22,7 +22,7 @@ import dataclasses
 
 import numpy as np
 
-from .flatbuffer import ModelDef, SubgraphDef
+from ..graph.ir import ModelDef, SubgraphDef
 
 #: operators that act on each batch row alone whatever their parameters (elementwise, per-row).
 _ROWWISE = frozenset({

@@ -30,9 +30,9 @@ import numpy as np
 
 from ..interpreters import Interpreter, Kind
 from . import load_model
-from .prepare import Engine
+from ..engines import names
 
-ENGINES = tuple(e.value for e in Engine)
+ENGINES = names("tflite")
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -47,8 +47,9 @@ def _parser():
                         "order with the model's state carried (streaming models)")
     p.add_argument("--frames", type=int, default=1, metavar="N",
                    help="with random inputs: run N frames (default 1), the state carried from one to the next")
-    p.add_argument("--engine", choices=ENGINES, default="litert",
-                   help="whose arithmetic dspsim emulates (default litert = LiteRT's reference kernels; tflm = TensorFlow Lite Micro's)")
+    p.add_argument("--engine", default="litert", metavar="ENGINE",
+                   help=f"whose arithmetic dspsim emulates: {', '.join(ENGINES)} or a device's .toml file (default "
+                        "litert = LiteRT's reference kernels; tflm = TensorFlow Lite Micro's)")
     p.add_argument("--accumulator", metavar="BITS[:wrap|saturate]",
                    help="FC/conv/depthwise accumulator (default int32 wrapping), e.g. 24:saturate")
     p.add_argument("--compare-litert", action="store_true",
@@ -205,7 +206,8 @@ def main(argv=None) -> int:
             print("dspsim: error: --compare-litert compares one frame; give a single frame", file=sys.stderr)
             return EXIT_USAGE
         for eng in ENGINES:
-            traces.setdefault(eng, load_model(args.model, engine=eng, accumulator=model.accumulator).trace(inputs))
+            traces.setdefault(eng, load_model(args.model, engine=eng, accumulator=_accumulator(args.accumulator))
+                              .trace(inputs))
         cmp = _compare(args.model, model, inputs, traces)
     print(f"{args.model}: {model!r}")
     print(_table(traces[args.engine], cmp))

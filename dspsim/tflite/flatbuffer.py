@@ -15,9 +15,10 @@ are stored. Vectors and strings start with a uint32 element count.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..graph.ir import ModelDef, OperatorDef, SubgraphDef, TensorDef
 
 _FUNC = "load_model"
 
@@ -203,84 +204,6 @@ class _Table:
             p = start + 4 * i
             out.append(_Table(self.buf, p + self.buf.read("<I", p, what), f"{what}[{i}]"))
         return out
-
-
-@dataclass
-class TensorDef:
-    """One tensor of the subgraph: static shape, dtype, constant data (None for activations), quantization."""
-
-    index: int
-    name: str
-    shape: tuple
-    dtype: np.dtype | None
-    type_name: str
-    data: np.ndarray | None
-    scale: np.ndarray  # float32, empty when not quantized
-    zero_point: np.ndarray  # int64
-    quantized_dimension: int
-    is_variable: bool = False  # a variable tensor: its value persists between invocations (TFLM, LSTM/SVDF state)
-
-
-@dataclass
-class OperatorDef:
-    """One operator: builtin code, name (``CUSTOM(<custom code>)`` for a custom op), tensor indices
-    (-1 = optional input absent), builtin options, the operator code's version and its intermediate
-    tensors."""
-
-    index: int
-    code: int
-    name: str
-    inputs: tuple
-    outputs: tuple
-    options: dict = field(default_factory=dict)
-    version: int = 1
-    intermediates: tuple = ()  # tensors that only carry quantization (the LSTM's gate scales)
-
-
-@dataclass
-class SubgraphDef:
-    """One subgraph, decoded: tensors, inputs, outputs and operators (in execution order)."""
-
-    index: int
-    name: str
-    tensors: list
-    inputs: tuple
-    outputs: tuple
-    operators: list
-
-
-@dataclass
-class ModelDef:
-    """A .tflite model, decoded: every subgraph (0 is the main one; others are called by CALL_ONCE,
-    IF, WHILE...), the schema version and the description."""
-
-    version: int
-    subgraphs: list
-    description: str | None
-
-    @property
-    def main(self) -> SubgraphDef:
-        return self.subgraphs[0]
-
-    @property
-    def tensors(self):
-        return self.main.tensors
-
-    @property
-    def inputs(self):
-        return self.main.inputs
-
-    @property
-    def outputs(self):
-        return self.main.outputs
-
-    @property
-    def operators(self):
-        return self.main.operators
-
-    @property
-    def subgraph_count(self) -> int:
-        return len(self.subgraphs)
 
 
 def _check_index(i, n, what, buf, allow_none=False):

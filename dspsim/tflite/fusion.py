@@ -45,8 +45,8 @@ def fuse(sg, plan, g):
     """``plan`` (``[(op, Prepared), ...]`` of subgraph ``sg``) with every split-depthwise group replaced
     by one step at the place of its CONCATENATION and every PAD + VALID conv by one conv step at the
     conv's place; ``plan`` itself when nothing fuses."""
-    if g.accumulator is not None:
-        return plan
+    if any(g.mac(family).accumulator is not None for family in ("conv_2d", "depthwise_conv_2d")):
+        return plan  # the fused layers run the exact int32 accumulator
     readers = {}
     for op, _ in plan:
         for i in op.inputs:
@@ -148,7 +148,7 @@ def _merged_depthwise(sg, g, parts, ops, concat):
         # one output row: the vertical stride is never used; the horizontal one, the kernel width and
         # everything but the per-channel requantization must agree
         quant["stride"] = quant["stride"][1]
-        key = (quant, w.shape[2], rq.scheme, rq.tie, rq.reciprocal_bias)
+        key = (quant, w.shape[2], rq.scheme, rq.tie, rq.reciprocal_bias, rq.saturate_input)
         if common is None:
             common = key
         elif key != common:

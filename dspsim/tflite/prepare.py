@@ -7,63 +7,42 @@ output`` (``inputs`` are the arrays of the operator's inputs, None for an absent
 and its integer parameters. Every refusal is a ValueError naming the operator
 (``load_model: operator k (NAME): ...``); a kernel error at run time names it too
 (``Model.run: operator k (NAME): ...``).
+
+The engine is data: ``g.profile`` (:class:`~dspsim.engines.EngineProfile`), its TFLite rules ``g.tflite`` and
+its MAC families' ``g.mac(family)``. A builtin reads their fields (which kernel the engine runs for the op,
+the requantization rule, the types it takes) and never names an engine; :func:`check_registered` (what the
+engine refuses) runs for every operator before its Prepare.
 Sources: google-ai-edge/LiteRT ``tflite/kernels/*.cc`` and ``internal/reference/``, tensorflow/tflite-micro
 ``tensorflow/lite/micro/kernels/``; docs/semantics.md §2-3.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from enum import Enum
-from typing import Callable
+import warnings
 
 import numpy as np
 
+from ..engines import EngineDefectWarning, Kernel
+from ..graph.executor import Prepared  # noqa: F401  (what every builtin's Prepare returns)
+from ..graph.state import State
 from ..fixedpoint import quantize_multiplier
 from ..kernels.relu import tflite_activation_range
+from ..requant import Requant
 
 
-class Engine(str, Enum):
-    """Whose arithmetic a model is run with."""
-
-    LITERT = "litert"
-    """LiteRT's reference kernels (``OpResolverType.BUILTIN_REF``), its refusals and defects included."""
-    TFLM = "tflm"
-    """TensorFlow Lite Micro's reference kernels: what CMSIS-NN, ESP-NN and the DSP ports must match."""
-    XNNPACK = "xnnpack"
-    """LiteRT's default interpreter: the XNNPACK delegate where it takes the node, else the builtin kernel."""
-
-
-def engine_of(value, func="load_model") -> Engine:
-    """``value`` as an :class:`Engine` (ValueError naming the choices; "tflite" points to "tflm")."""
-    try:
-        return Engine(value)
-    except ValueError:
-        hint = " (engine 'tflite' is now 'tflm': TensorFlow Lite Micro's kernels)" if value == "tflite" else ""
-        raise ValueError(f"{func}: engine must be one of {[e.value for e in Engine]}, got {value!r}{hint}") from None
-
-
-class EngineDefectWarning(UserWarning):
-    """The chosen engine has a known defect that dspsim reproduces (docs/engines.md)."""
-
-
-ROUNDINGS = ("double", "single")
+_BIAS_TYPES = {np.dtype(np.int8): np.dtype(np.int32), np.dtype(np.int16): np.dtype(np.int64)}
 
 
 class Graph:
-    """What an op's Prepare may read: the decoded model and the subgraph being prepared, the engine,
-    the accumulator model of the MAC ops (None: int32 wrapping, as every engine here), the build's
-    rounding of ``MultiplyByQuantizedMultiplier`` ("double", the default build, or "single",
-    ``TFLITE_SINGLE_ROUNDING``) for the ops whose kernels take it, the model's :class:`State`, and
-    ``call(subgraph_index)``, which runs another subgraph (CALL_ONCE)."""
+    """What an op's Prepare may read: the decoded model and the subgraph being prepared, the engine's
+    :class:`~dspsim.engines.EngineProfile` (``profile``; its TFLite rules as ``tflite``), the model's
+    :class:`State`, and ``call(subgraph_index)``, which runs another subgraph (CALL_ONCE)."""
 
-    def __init__(self, mdef, engine: Engine, accumulator=None, rounding="double", subgraph=None, state=None,
-                 call=None):
+    def __init__(self, mdef, profile, subgraph=None, state=None, call=None):
         self.mdef = mdef
         self.subgraph = mdef.main if subgraph is None else subgraph
-        self.engine = engine
-        self.accumulator = accumulator
-        self.rounding = rounding
+        self.profile = profile
+        self.tflite = profile.tflite
         self.state = State() if state is None else state
         self.call = call
 
@@ -73,95 +52,13 @@ class Graph:
             raise ValueError(f"load_model: tensor index {i} does not exist")
         return tensors[i]
 
+    def kernel(self, op) -> Kernel:
+        """The kernel the engine runs for ``op`` (:class:`~dspsim.engines.Kernel`)."""
+        return self.tflite.kernel(op.name)
 
-class State:
-    """What a model keeps between invocations: resource variables (VAR_HANDLE / ASSIGN_VARIABLE /
-    READ_VARIABLE, by (container, shared_name)), which CALL_ONCE initialisations already ran, and the
-    values of variable tensors. Writes are logged so that a trace can show them."""
-
-    def __init__(self):
-        self.resources = {}
-        self.called = set()
-        self.variables = {}  # (subgraph index, tensor index) -> value
-        self._writes = []
-
-    def reset(self):
-        self.resources.clear()
-        self.called.clear()
-        self.variables.clear()
-        self._writes.clear()
-
-    def swap(self, other: "State") -> None:
-        """Exchange contents with ``other`` (one stream's state in, the previous one out): the operators
-        keep this object, so a model runs several independent streams by swapping their states in."""
-        for name in ("resources", "called", "variables", "_writes"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            setattr(self, name, theirs)
-            setattr(other, name, mine)
-
-    def assign(self, key, value, tensor):
-        """Set resource ``key`` to ``value`` (written from tensor index ``tensor``), logging the write."""
-        self.resources[key] = value
-        self._writes.append((tensor, "/".join(k for k in key if k), value))
-
-    def write_variable(self, sg, tensor, value):
-        """Set variable tensor ``tensor`` of subgraph ``sg`` (its value in the next invocation)."""
-        self.variables[(sg.index, tensor)] = value
-        self._writes.append((tensor, sg.tensors[tensor].name, value))
-
-    def variables_of(self, sg):
-        """Current values of ``sg``'s variable tensors: the last written, else the initial value: the
-        tensor's buffer, or what LiteRT's ``ResetVariableTensor`` and TFLM's ``ResetTensorData`` write,
-        ``memset(data, value, bytes)`` with ``value`` the zero point for an int8 tensor (so only its
-        low byte counts) and 0 for every other type."""
-        out = {}
-        for t in variable_tensors(sg):
-            v = self.variables.get((sg.index, t.index))
-            out[t.index] = v if v is not None else t.data if t.data is not None else _reset_value(t)
-        return out
-
-    def has_writes(self) -> bool:
-        return bool(self._writes)
-
-    def drain_writes(self):
-        out, self._writes = self._writes, []
-        return out
-
-
-def variable_tensors(sg):
-    """The variable tensors of subgraph ``sg`` (state carried between invocations), found once."""
-    found = getattr(sg, "_variable_tensors", None)
-    if found is None:
-        found = [t for t in sg.tensors if t.is_variable and t.dtype is not None]
-        sg._variable_tensors = found
-    return found
-
-
-def _reset_value(t):
-    """A variable tensor after ``memset(data, value, bytes)``: value = zero point (int8), else 0."""
-    value = int(t.zero_point[0]) if t.dtype == np.int8 and t.zero_point.size else 0
-    return np.full(t.shape, value & 0xFF, np.uint8).view(np.int8) if value else np.zeros(t.shape, t.dtype)
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """One prepared operator: ``run(inputs) -> output`` and the integer parameters it runs with
-    (multipliers, shifts, zero points, activation bounds: what a test bench needs).
-
-    ``view``, when not None, is a ``run`` that hands on its input's memory instead of a copy: a slice or
-    split whose outputs are windows of the input gives views (:func:`dspsim.kernels._plan.index_views`),
-    ASSIGN_VARIABLE stores the value itself. Only the model's executor takes it, where
-    :mod:`dspsim.tflite.views` finds it safe; every other caller runs the copying ``run``."""
-
-    run: Callable
-    params: dict = field(default_factory=dict)
-    view: Callable | None = None
-
-
-#: operators whose run reads a strided (non-contiguous) input as fast as a contiguous one and writes
-#: into none of its inputs: numpy slicing, ``np.concatenate``, ASSIGN_VARIABLE's copy. An output read
-#: only by these may be a view of its producer's input (:attr:`Prepared.view`).
-VIEW_READERS = frozenset({"STRIDED_SLICE", "SLICE", "SPLIT", "SPLIT_V", "CONCATENATION", "ASSIGN_VARIABLE"})
+    def mac(self, family: str):
+        """The engine's :class:`~dspsim.engines.MacRule` of MAC ``family``."""
+        return self.profile.mac.family(family)
 
 
 BUILTINS: dict = {}
@@ -185,11 +82,11 @@ def requant_params(quant: dict) -> dict:
     scheme and its multipliers/shifts (or float scales), one value or one per output channel."""
     rq = quant["requant"]
     out = {k: v for k, v in quant.items() if k != "requant"}
-    out["requant_scheme"] = rq.scheme.value if hasattr(rq.scheme, "value") else str(rq.scheme)
-    for field in ("multiplier", "shift", "scale", "act_times_w"):
-        values = getattr(rq, field)
+    out["requant_scheme"] = rq.scheme
+    for name in ("multiplier", "shift", "scale", "act_times_w"):
+        values = getattr(rq, name)
         if len(values):
-            out[field] = values[0] if len(values) == 1 else np.asarray(values)
+            out[name] = values[0] if len(values) == 1 else np.asarray(values)
     return out
 
 
@@ -301,13 +198,14 @@ def check_same_shape(op, g):
 
 
 def check_int_types(op, g, what_in=("input",), allowed=(np.dtype(np.int8),)):
-    """The data inputs ``what_in`` and the output have one of the ``allowed`` integer types. TFLite Micro's
-    kernels take no uint8 outside QUANTIZE and DEQUANTIZE: under engine "tflm" uint8 is refused."""
-    if g.engine == Engine.TFLM and np.dtype(np.uint8) in allowed:
+    """The data inputs ``what_in`` and the output have one of the ``allowed`` integer types; uint8 only where
+    the engine's kernels take it (``TfliteProfile.takes_uint8``: TFLite Micro's take no uint8 outside QUANTIZE
+    and DEQUANTIZE)."""
+    if not g.tflite.takes_uint8 and np.dtype(np.uint8) in allowed:
         for t in [g.tensor(op.inputs[k]) for k in range(len(what_in))] + [g.tensor(op.outputs[0])]:
             if t.dtype == np.uint8:
-                refuse(op, f"tensor {t.index} ({t.name!r}) is uint8, which TFLite Micro's {op.name} kernel does "
-                           "not take (engine 'tflm')")
+                refuse(op, f"tensor {t.index} ({t.name!r}) is uint8, which engine {g.profile.name!r}'s {op.name} "
+                           "kernel does not take")
     for k, what in enumerate(what_in):
         check_dtype(op, g.tensor(op.inputs[k]), allowed, what)
     check_dtype(op, g.tensor(op.outputs[0]), allowed, "output")
@@ -338,6 +236,65 @@ def check_shape(op, out, t_out):
         raise ValueError(f"Model.run: operator {op.index} ({op.name}) computes shape {np.shape(out)} but the model "
                          f"declares {tuple(t_out.shape)}")
     return out
+
+
+def engine_types(op, g, allowed, role=""):
+    """The types the engine's kernel of ``op`` takes for tensor ``role`` (``TfliteProfile.types``, key ``"OP"`` or
+    ``"OP.role"``), where they are narrower than ``allowed`` (LiteRT's); numpy dtypes."""
+    names = g.tflite.types.get(f"{op.name}.{role}" if role else op.name)
+    return allowed if names is None else tuple(np.dtype(n) for n in names)
+
+
+def check_rank(op, g, t):
+    """The engine's Prepare of ``op`` takes inputs of rank at most ``TfliteProfile.max_ranks[op]``."""
+    limit = g.tflite.max_ranks.get(op.name)
+    if limit is not None and len(t.shape) > limit:
+        refuse(op, f"input rank {len(t.shape)} exceeds {limit}: engine {g.profile.name!r}'s {op.name} refuses it")
+
+
+def check_registered(op, g):
+    """Refuse an operator the engine has no kernel for (``TfliteProfile.refused``) or whose version its op
+    resolver does not register (``TfliteProfile.max_versions``)."""
+    why = g.tflite.refused.get(op.name)
+    if why is not None:
+        refuse(op, f"{why} (engine {g.profile.name!r})")
+    top = g.tflite.max_versions.get(op.name)
+    if top is not None and op.version > top:
+        refuse(op, f"version {op.version}: engine {g.profile.name!r}'s op resolver registers {op.name} versions 1 to "
+                   f"{top} only, so the engine refuses the model")
+
+
+def defect(op, g, which, message):
+    """Whether the engine has defect ``which`` (:class:`~dspsim.engines.Defect`); if so, warn at load with
+    ``message`` (an :class:`~dspsim.engines.EngineDefectWarning`) and return True: the caller reproduces it."""
+    if which not in g.profile.defects:
+        return False
+    warnings.warn(f"load_model: operator {op.index} ({op.name}): {message}; engine {g.profile.name!r} reproduces "
+                  "this", EngineDefectWarning, stacklevel=3)
+    return True
+
+
+def mac_requant(op, g, family, t_in, s_in, s_w, s_out):
+    """The :class:`dspsim.Requant` of a layer of MAC ``family``, derived as the engine's Prepare does
+    (its rule for 8-bit or, for int16 inputs, 16x8 layers); a failure is a refusal naming the operator."""
+    rule = g.mac(family)
+    return at_prepare(op, Requant.from_rule, rule.requant_16x8 if t_in.dtype == np.int16 else rule.requant,
+                      s_in, s_w, s_out)
+
+
+def mac_bias(op, g, family, bias, t_in):
+    """A MAC layer's constant bias as the engine holds it: the type TFLite requires for the input type (int32;
+    int64 for 16x8), then, for 8-bit inputs, saturated to the family's ``bias_bits``."""
+    if bias is None:
+        return None
+    want = _BIAS_TYPES.get(np.dtype(t_in.dtype))
+    if bias.dtype != want:
+        refuse(op, f"bias must be {want.name}, got {bias.dtype}")
+    bits = g.mac(family).bias_bits
+    if t_in.dtype == np.int16 or bits >= 32:
+        return bias
+    lim = (1 << (bits - 1)) - 1
+    return np.clip(bias, -lim - 1, lim).astype(bias.dtype)
 
 
 def xnnpack_delegates(ratios, lo, hi, hi_open=True):

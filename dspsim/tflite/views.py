@@ -1,7 +1,7 @@
 """Which operators of a prepared model may hand on views instead of copies (chosen once, at load).
 
 The data-movement ops that cut a window out of their input (STRIDED_SLICE, SLICE, SPLIT, SPLIT_V)
-and ASSIGN_VARIABLE have two runs (:attr:`dspsim.tflite.prepare.Prepared.view`): the copying one,
+and ASSIGN_VARIABLE have two runs (:attr:`dspsim.graph.executor.Prepared.view`): the copying one,
 as the interpreters run them, and one that hands on a view of its input (a slice) or keeps it (a
 stored state). The values are the same; only which memory holds them differs. No operator writes
 into its inputs and no state is written in place (ASSIGN_VARIABLE replaces the stored array), so a
@@ -18,7 +18,10 @@ concatenation; the slice); with views the concatenation is the only copy: the sl
 """
 from __future__ import annotations
 
-from .prepare import VIEW_READERS
+#: operators whose run reads a strided (non-contiguous) input as fast as a contiguous one and writes
+#: into none of its inputs: numpy slicing, ``np.concatenate``, ASSIGN_VARIABLE's copy. An output read
+#: only by these may be a view of its producer's input (:attr:`dspsim.graph.executor.Prepared.view`).
+VIEW_READERS = frozenset({"STRIDED_SLICE", "SLICE", "SPLIT", "SPLIT_V", "CONCATENATION", "ASSIGN_VARIABLE"})
 
 #: operators whose output is always a new array (``np.concatenate``): a view of it shares memory with
 #: nothing a caller holds.

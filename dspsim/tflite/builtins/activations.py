@@ -1,15 +1,29 @@
-"""RELU, RELU6, RELU_N1_TO_1 and LEAKY_RELU (int8 / uint8; int16 RELU and LEAKY_RELU; any LEAKY_RELU alpha)."""
+"""RELU, RELU6, RELU_N1_TO_1 and LEAKY_RELU (int8 / uint8; int16 RELU and LEAKY_RELU; any LEAKY_RELU alpha).
+
+Per kernel (``g.kernel(op)``): TFLite's reference Prepare (LiteRT) requires int16 zero points 0 and divides
+LEAKY_RELU's scales in float32; TFLM's takes any int16 zero points, divides in double, and clamps RELU6 in the
+input domain; XNNPACK takes int8 LEAKY_RELU where its delegate accepts the scales, and LiteRT's optimized int16
+LEAKY_RELU keeps a negative alpha's multiplier signed.
+"""
 from __future__ import annotations
 
 import numpy as np
 
+from ...engines import Kernel
 from ...kernels import elementwise
 from ...kernels.relu import NegativeAlpha, leaky_relu_plan, relu_plan, tflm_relu6_plan
 from ._lean import unary_run
-from ..prepare import (Engine, Prepared, activation_range, builtin, check_arity, check_int_types,
-                       check_same_shape, fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
+from ..prepare import (Prepared, activation_range, builtin, check_arity, check_int_types, check_same_shape,
+                       fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _int16_zero_points(op, g, t_in, zi, zo):
+    """TFLite's reference Prepare (LiteRT) takes int16 activations with zero points 0 only; TFLM's any."""
+    if t_in.dtype == np.int16 and g.kernel(op) is not Kernel.TFLM and (zi, zo) != (0, 0):
+        refuse(op, f"int16 {op.name} needs zero points 0 (LiteRT's {op.name.title().replace('_', '')}Prepare), "
+                   f"got {zi}, {zo}")
 
 
 def _relu_x(op, g, kind):
@@ -19,12 +33,12 @@ def _relu_x(op, g, kind):
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
-    if t_in.dtype == np.int16 and g.engine != Engine.TFLM and (zi, zo) != (0, 0):
-        refuse(op, f"int16 {op.name} needs zero points 0 (LiteRT ReluPrepare), got {zi}, {zo}")
-    m, s = fixed_point_multiplier(op, np.float32(s_in / s_out), g.rounding)  # ReluPrepare: float32 quotient
+    _int16_zero_points(op, g, t_in, zi, zo)
+    rounding = g.tflite.rounding
+    m, s = fixed_point_multiplier(op, np.float32(s_in / s_out), rounding)  # ReluPrepare: float32 quotient
     lo, hi = activation_range(op, 0, t_out, kind)
     q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, act_min=lo, act_max=hi,
-             rounding=g.rounding)
+             rounding=rounding)
     return Prepared(unary_run(op, g, relu_plan, **q), q)
 
 
@@ -35,7 +49,7 @@ def prepare_relu(op, g):
 
 @builtin("RELU6")
 def prepare_relu6(op, g):
-    if g.engine != Engine.TFLM:
+    if g.kernel(op) is not Kernel.TFLM:
         return _relu_x(op, g, "relu6")
     # TFLM's Relu6Prepare: a clamp in the INPUT domain, [zi, zi + round(6 / s_in)] within the type; the
     # output tensor's scale and zero point are not read (activations_common.cc).
@@ -49,8 +63,6 @@ def prepare_relu6(op, g):
 
 @builtin("RELU_N1_TO_1")
 def prepare_relu_n1_to_1(op, g):
-    if g.engine == Engine.TFLM:
-        refuse(op, "TFLite Micro registers no RELU_N1_TO_1 kernel (engine 'tflm')")
     return _relu_x(op, g, "relu_n1_to_1")
 
 
@@ -62,21 +74,21 @@ def prepare_leaky_relu(op, g):
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
-    if t_in.dtype == np.int16 and g.engine != Engine.TFLM and (zi, zo) != (0, 0):
-        refuse(op, f"int16 LEAKY_RELU needs zero points 0 (LiteRT LeakyReluPrepare), got {zi}, {zo}")
+    _int16_zero_points(op, g, t_in, zi, zo)
     alpha = float(np.float32(op.options.get("alpha", 0.0)))
     for real in (np.float32(s_in / s_out), abs(np.float32(np.float32(s_in * np.float32(alpha)) / s_out))):
         fixed_point_multiplier(op, real)
     q = dict(alpha=alpha, input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
     r = np.float32(s_in / s_out)
     neg = np.float32(r * np.float32(alpha))  # xnnpack_delegate.cc: alpha normal, both ratios in range
-    if g.engine == Engine.XNNPACK and t_in.dtype == np.int8 and xnnpack_delegates((r,), 2.0**-8, 2.0**7, False) \
+    kernel = g.kernel(op)
+    if kernel is Kernel.XNNPACK and t_in.dtype == np.int8 and xnnpack_delegates((r,), 2.0**-8, 2.0**7, False) \
             and alpha != 0 and abs(neg) >= 2.0**-8 and -127.99609375 <= neg <= 128:
         return Prepared(lambda inputs: elementwise.xnnpack_leaky_relu(inputs[0], **q), q)
-    q["rounding"] = g.rounding
+    q["rounding"] = g.tflite.rounding
     # LeakyReluPrepare divides in float32 (LiteRT activations.cc); the TFLM wheel in double
-    q["quotient"] = "double" if g.engine == Engine.TFLM else "float32"
-    if alpha < 0:  # LiteRT's optimized int16 kernel keeps the negative multiplier; the reference negates
-        q["negative_alpha"] = (NegativeAlpha.SIGNED_MULTIPLIER if g.engine == Engine.XNNPACK and t_in.dtype == np.int16
+    q["quotient"] = "double" if kernel is Kernel.TFLM else "float32"
+    if alpha < 0:  # LiteRT's optimized int16 kernel (the XNNPACK engine's) keeps the negative multiplier
+        q["negative_alpha"] = (NegativeAlpha.SIGNED_MULTIPLIER if kernel is Kernel.XNNPACK and t_in.dtype == np.int16
                                else NegativeAlpha.NEGATE).value
     return Prepared(unary_run(op, g, leaky_relu_plan, **q), q)

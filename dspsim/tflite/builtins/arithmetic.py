@@ -1,6 +1,7 @@
 """SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (int8; uint8 where LiteRT takes it), with broadcasting.
 
-Per engine (docs/engines.md, "Arithmetic operators"):
+Per kernel (``g.kernel(op)``; uint8 only where the engine's kernels take it, ``TfliteProfile.takes_uint8``;
+docs/engines.md, "Arithmetic operators"):
 
 * SUB: LiteRT ``sub.cc`` derives the multipliers from double quotients; so does the tflite-micro
   wheel (measured: ``tests/golden/ops/arith.npz`` ``sub_tflm_quotients_all_pairs``), although
@@ -22,7 +23,8 @@ import math
 import numpy as np
 
 from ...kernels import binary, elementwise, int16
-from ..prepare import (Engine, Prepared, activation_range, at_prepare, builtin, check_arity, check_int_types,
+from ...engines import Kernel
+from ..prepare import (Prepared, activation_range, at_prepare, builtin, check_arity, check_int_types,
                        per_tensor_quant, refuse, xnnpack_delegates)
 from ._lean import binary_run
 from .elementwise import _binary
@@ -60,11 +62,11 @@ def _prepare_sub_int16(op, g):
     t_out = g.tensor(op.outputs[0])
     (s1, z1), (s2, z2), (so, zo) = (per_tensor_quant(op, g.tensor(i), w) for i, w in
                                     zip((*op.inputs, op.outputs[0]), ("input1", "input2", "output")))
-    if g.engine != Engine.TFLM:
-        if (z1, z2, zo) != (0, 0, 0):
-            refuse(op, "int16 SUB needs zero points 0 (LiteRT sub.cc)")
+    tflm = g.kernel(op) is Kernel.TFLM
+    if not tflm and (z1, z2, zo) != (0, 0, 0):
+        refuse(op, "int16 SUB needs zero points 0 (LiteRT sub.cc)")
     lo, hi = activation_range(op, op.options.get("fused_activation_function", 0), t_out)
-    if g.engine != Engine.TFLM and op.options.get("pot_scale_int16", 1) and all(_is_pot(s) for s in (s1, s2, so)):
+    if not tflm and op.options.get("pot_scale_int16", 1) and all(_is_pot(s) for s in (s1, s2, so)):
         pot = at_prepare(op, int16.tflite_pot_add_params, s1, s2, so)  # LiteRT sub.cc PrepareInt16SubOpPOT
         q = dict(act_min=lo, act_max=hi, subtract=True)
         return Prepared(binary_run(op, g, int16.pot_add_plan, pot, **q), {**q, **dataclasses.asdict(pot)})
@@ -79,10 +81,8 @@ def prepare_sub(op, g):
     if op.inputs and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == _INT16:
         return _prepare_sub_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
-    if g.engine == Engine.TFLM:
-        _int8_only(op, t_out, "tflite-micro's SUB takes int8 and int16")
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
-    if g.engine == Engine.XNNPACK and xnnpack_delegates((s1 / so, s2 / so), 2.0**-10, 2.0**8):  # qs8 / qu8-vadd
+    if g.kernel(op) is Kernel.XNNPACK and xnnpack_delegates((s1 / so, s2 / so), 2.0**-10, 2.0**8):  # qs8/qu8-vadd
         xp = binary.xnnpack_sub_params(s1, s2, so)
         return Prepared(binary_run(op, g, elementwise.xnnpack_add_plan, xp, **zps), {**zps, **dataclasses.asdict(xp)})
     params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, quotient="double")
@@ -95,17 +95,15 @@ def prepare_squared_difference(op, g):
     _check_rank(op, g, 6)
     _int8_only(op, t_out, "the quantized SquaredDifference kernels are int8")
     params = at_prepare(op, binary.tflite_squared_difference_params, s1, s2, so,
-                        output_multiplier_below_one=g.engine != Engine.TFLM)
+                        output_multiplier_below_one=g.kernel(op) is not Kernel.TFLM)
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo)
     return Prepared(binary_run(op, g, binary.squared_difference_plan, params, **zps),
                     {**zps, **dataclasses.asdict(params)})
 
 
 def _prepare_max_min(op, g, fn):
-    t_out = _binary(op, g)[0]
+    _binary(op, g)
     _check_rank(op, g, 6)
-    if g.engine == Engine.TFLM:
-        _int8_only(op, t_out, "tflite-micro's MAXIMUM/MINIMUM take int8, int16, int32, int64 and float32")
     return Prepared(binary_run(op, g, fn), {})
 
 

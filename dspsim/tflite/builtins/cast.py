@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels.typecast import CastNaN, cast_plan
-from ..prepare import Engine, Prepared, at_run, builtin, check_arity, check_dtype, refuse
+from ...engines import Kernel
+from ..prepare import Prepared, at_run, builtin, check_arity, check_dtype, engine_types, refuse
 from ._lean import planned
 
 _I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
@@ -19,13 +20,12 @@ _I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16,
 def prepare_cast(op, g):
     check_arity(op, 1)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    tflm = g.engine == Engine.TFLM
-    rule = " (TFLM's CAST fails at Eval on uint8)" if tflm else ""
-    check_dtype(op, t_in, (_I8, _I16, _I32, _F32) if tflm else (_I8, _U8, _I16, _I32, _F32), f"input{rule}")
-    check_dtype(op, t_out, (_I8, _I16, _I32, _F32) if tflm else (_I8, _U8, _I16, _I32, _F32), f"output{rule}")
+    allowed = engine_types(op, g, (_I8, _U8, _I16, _I32, _F32))
+    check_dtype(op, t_in, allowed, "input")
+    check_dtype(op, t_out, allowed, "output")
     if tuple(t_in.shape) != tuple(t_out.shape):
         refuse(op, f"input {tuple(t_in.shape)} and output {tuple(t_out.shape)} shapes differ")
-    nan = CastNaN.ZERO if tflm else CastNaN.MAX
+    nan = CastNaN.ZERO if g.kernel(op) is Kernel.TFLM else CastNaN.MAX
     dtype = t_out.dtype.name
     run = planned(cast_plan, t_in.dtype, dtype, nan=nan)  # elementwise: the shape is the input's
     return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"dtype": dtype, "nan": nan.value})

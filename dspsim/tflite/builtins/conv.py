@@ -1,18 +1,20 @@
 """CONV_2D and DEPTHWISE_CONV_2D (int8 x int8 -> int8, per-channel weights; 16x8: int16 activations, int64 bias).
 
-16x8 (both engines: ``reference_integer_ops::ConvPerChannel`` / ``DepthwiseConvPerChannel`` on int16): an
-int64 accumulator and the int64 ``MultiplyByQuantizedMultiplier`` (``Requant`` scheme "int64"); zero points 0.
+The engine's MAC rule of each family (``g.mac("conv_2d")``, ``g.mac("depthwise_conv_2d")``) gives the
+requantization, the accumulator and the bias width. 16x8 (``reference_integer_ops::ConvPerChannel`` /
+``DepthwiseConvPerChannel`` on int16 in every engine here): an int64 accumulator and the int64
+``MultiplyByQuantizedMultiplier`` (``Requant`` scheme "int64"); zero points 0.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ... import kernels
-from ...requant import Requant
-from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types,
-                       constant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales)
+from ..prepare import (Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant,
+                       mac_bias, mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales)
 
-_REQUANT = {Engine.LITERT: "tflite", Engine.TFLM: "tflite", Engine.XNNPACK: "xnnpack"}
+FAMILY = {"CONV_2D": "conv_2d", "DEPTHWISE_CONV_2D": "depthwise_conv_2d"}
+"""The MAC family of each operator."""
 
 
 def _conv_common(op, g, axis):
@@ -23,10 +25,7 @@ def _conv_common(op, g, axis):
     w = constant(op, g, 1, "filter")
     if w is None or w.ndim != 4 or w.dtype != np.int8:
         refuse(op, "filter must be a constant int8 4-D tensor")
-    bias = constant(op, g, 2, "bias")
-    bias_type = np.int64 if wide else np.int32
-    if bias is not None and bias.dtype != bias_type:
-        refuse(op, f"bias must be {np.dtype(bias_type).name}, got {bias.dtype}")
+    bias = mac_bias(op, g, FAMILY[op.name], constant(op, g, 2, "bias"), t_in)
     if len(t_in.shape) != 4:
         refuse(op, f"input must be 4-D NHWC, got shape {t_in.shape}")
     s_in, zi = per_tensor_quant(op, t_in, "input")
@@ -36,12 +35,10 @@ def _conv_common(op, g, axis):
     lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
     if wide and (zi, zo) != (0, 0):
         refuse(op, f"16x8 {op.name} needs zero points 0, got {zi} and {zo}")
-    rq = at_prepare(op, Requant.from_scales, s_in, s_w, s_out, "tflite" if wide else _REQUANT[g.engine],
-                    "conv" if axis == 0 else "depthwise", "int64" if wide else g.rounding)
     # ConvPerChannel ignores the filter zero point (int8 filters are symmetric)
-    quant = dict(input_zero_point=zi, weight_zero_point=0, output_zero_point=zo, requant=rq, act_min=lo, act_max=hi,
-                 rounding=g.rounding, stride=(o.get("stride_h", 1), o.get("stride_w", 1)),
-                 padding=padding_name(op, o.get("padding", 0)),
+    quant = dict(input_zero_point=zi, weight_zero_point=0, output_zero_point=zo,
+                 requant=mac_requant(op, g, FAMILY[op.name], t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
+                 stride=(o.get("stride_h", 1), o.get("stride_w", 1)), padding=padding_name(op, o.get("padding", 0)),
                  dilation=(o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)))
     if wide:
         quant["out_dtype"] = "int16"
@@ -70,5 +67,5 @@ def _runner(op, g, layer, t_out):
     """``run(inputs)`` of a prepared conv layer: the kernel call alone (the model checks the output shape)."""
     if tuple(layer.out_shape) != tuple(t_out.shape):
         refuse(op, f"computes shape {tuple(layer.out_shape)} but the model declares {tuple(t_out.shape)}")
-    acc = g.accumulator
+    acc = g.mac(FAMILY[op.name]).accumulator
     return lambda inputs: at_run(op, layer.run, inputs[0], acc)

@@ -3,11 +3,11 @@ DEPTH_TO_SPACE: copies of codes, quantization carried unchanged (no engine resca
 
 The values are the same under every engine (LiteRT's XNNPACK delegate takes TRANSPOSE, SLICE,
 STRIDED_SLICE, SPLIT, SPACE_TO_DEPTH and DEPTH_TO_SPACE, and copies too); what differs is what each
-engine accepts: TFLM's kernels (``tensorflow/lite/micro/kernels/*.cc``) take fewer types and ranks,
-TFLM's STRIDED_SLICE ignores the ellipsis and new-axis masks and ``offset``
-(``strided_slice_common.cc`` builds its parameters without them), and LiteRT's BUILTIN_REF resolver
-registers only version 1 of DEPTH_TO_SPACE (``register_ref.cc``) while the converter writes version 2
-for int8.
+engine accepts, which its profile declares: TFLM's kernels (``tensorflow/lite/micro/kernels/*.cc``) take fewer
+types and ranks (``TfliteProfile.types``, ``max_ranks``), TFLM's STRIDED_SLICE (``Kernel.TFLM``) ignores the
+ellipsis and new-axis masks and ``offset`` (``strided_slice_common.cc`` builds its parameters without them), and
+LiteRT's BUILTIN_REF resolver registers only version 1 of DEPTH_TO_SPACE (``register_ref.cc``,
+``TfliteProfile.max_versions``) while the converter writes version 2 for int8.
 """
 from __future__ import annotations
 
@@ -15,51 +15,30 @@ import numpy as np
 
 from ...kernels import shape as K
 from ...kernels._plan import index_plan, index_views
-from ..prepare import Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_shape, \
-    constant, refuse
+from ...engines import Kernel
+from ..prepare import (Prepared, at_prepare, at_run, builtin, check_arity, check_dtype, check_rank, check_shape,
+                       constant, engine_types, refuse)
 
 _I8, _U8, _I16, _I32, _I64, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64,
                                                             np.float32))
-_LITERT_TYPES = (_I8, _U8, _I16, _I32, _I64, _F32)
-# the types each TFLM kernel's Eval switch accepts (the rest fail at Eval: "Type ... not supported")
-_TFLM_TYPES = {
-    "STRIDED_SLICE": (_F32, _I8, _I16, _I32), "SLICE": (_F32, _I32, _I8, _I16), "SPLIT": (_F32, _I8, _I16, _I32),
-    "SPLIT_V": (_F32, _I8, _I16, _I32), "TRANSPOSE": (_F32, _I8, _I16), "GATHER": (_F32, _I8),
-    "PACK": (_F32, _I8, _I16, _I32, _I64), "UNPACK": (_F32, _I32, _I16, _I8), "MIRROR_PAD": (_F32, _I8),
-    "SPACE_TO_DEPTH": (_F32, _I8), "DEPTH_TO_SPACE": (_F32, _I8)}
-# largest input rank each TFLM kernel takes (Prepare refuses more)
-_TFLM_MAX_RANK = {"STRIDED_SLICE": 4, "SLICE": 5, "TRANSPOSE": 5}
-# the highest version LiteRT's BUILTIN_REF resolver registers (tflite/kernels/register_ref.cc)
-LITERT_REF_MAX_VERSION = {"STRIDED_SLICE": 4, "SLICE": 8, "SPLIT": 5, "SPLIT_V": 3, "TRANSPOSE": 8, "GATHER": 8,
-                          "PACK": 5, "UNPACK": 6, "MIRROR_PAD": 3, "SPACE_TO_DEPTH": 2, "DEPTH_TO_SPACE": 1}
-
-
-def litert_ref_version(op, max_version):
-    """Refuse an operator version LiteRT's BUILTIN_REF resolver does not register."""
-    if op.version > max_version:
-        refuse(op, f"version {op.version}: LiteRT's BUILTIN_REF resolver registers {op.name} versions 1 to "
-                   f"{max_version} only (register_ref.cc), so LiteRT refuses the model")
+_ANY_TYPE = (_I8, _U8, _I16, _I32, _I64, _F32)  # LiteRT's kernels copy every type
 
 
 def _types(op, g, data_inputs=(0,)):
-    """Check the version (LiteRT), that the data inputs and every output share one type the engine's
-    kernel takes, and the rank limit (TFLM)."""
-    if g.engine == Engine.LITERT:
-        litert_ref_version(op, LITERT_REF_MAX_VERSION[op.name])
+    """Check that the data inputs and every output share one type the engine's kernel takes
+    (``TfliteProfile.types``; the rest fail at TFLM's Eval: "Type ... not supported"), and the engine's rank
+    limit."""
     t_out = g.tensor(op.outputs[0])
-    allowed = _TFLM_TYPES[op.name] if g.engine == Engine.TFLM else _LITERT_TYPES
-    rule = " (TFLM's kernel)" if g.engine == Engine.TFLM else ""
+    allowed = engine_types(op, g, _ANY_TYPE)
     if t_out.dtype not in allowed:
-        refuse(op, f"output type {t_out.type_name} is not supported{rule}; supported: "
-                   f"{', '.join(d.name for d in allowed)}")
+        refuse(op, f"output type {t_out.type_name} is not supported by engine {g.profile.name!r}'s kernel; "
+                   f"supported: {', '.join(d.name for d in allowed)}")
     for k in data_inputs:
         check_dtype(op, g.tensor(op.inputs[k]), (t_out.dtype,), "input")
     for o in op.outputs:
         check_dtype(op, g.tensor(o), (t_out.dtype,), "output")
     t_in = g.tensor(op.inputs[data_inputs[0]])
-    limit = _TFLM_MAX_RANK.get(op.name) if g.engine == Engine.TFLM else None
-    if limit is not None and len(t_in.shape) > limit:
-        refuse(op, f"input rank {len(t_in.shape)} exceeds {limit}: TFLM's {op.name} refuses it")
+    check_rank(op, g, t_in)
     return t_in
 
 
@@ -77,8 +56,8 @@ def _check_outputs(op, g, shapes):
     for y, o in zip(shapes, op.outputs):
         if y != tuple(g.tensor(o).shape):
             refuse(op, f"computes shape {y} for output tensor {o}, the model declares {tuple(g.tensor(o).shape)}")
-        if g.engine == Engine.TFLM and int(np.prod(y)) == 0:
-            refuse(op, f"output tensor {o} has no element: TFLM's allocator fails on it")
+        if not g.tflite.allocates_empty_tensors and int(np.prod(y)) == 0:
+            refuse(op, f"output tensor {o} has no element: engine {g.profile.name!r}'s allocator fails on it")
 
 
 def _moved(op, g, fn, *args, data=0, **kw):
@@ -110,7 +89,7 @@ def prepare_strided_slice(op, g):
     kw = dict(begin_mask=o.get("begin_mask", 0), end_mask=o.get("end_mask", 0),
               ellipsis_mask=o.get("ellipsis_mask", 0), new_axis_mask=o.get("new_axis_mask", 0),
               shrink_axis_mask=o.get("shrink_axis_mask", 0), offset=bool(o.get("offset", 0)))
-    if g.engine == Engine.TFLM:
+    if g.kernel(op) is Kernel.TFLM:
         if begin.size != len(t_in.shape):
             refuse(op, f"begin has {begin.size} entries for a rank-{len(t_in.shape)} input: TFLM's StridedSlice "
                        "reads one per input dimension (strided_slice_common.cc)")
@@ -178,8 +157,7 @@ def prepare_gather(op, g):
     check_arity(op, 2)
     t_in = _types(op, g)
     t_idx = g.tensor(op.inputs[1])
-    idx_types = (_I32,) if g.engine == Engine.TFLM else (_I32, _I64, np.dtype(np.int16))
-    check_dtype(op, t_idx, idx_types, "positions")
+    check_dtype(op, t_idx, engine_types(op, g, (_I32, _I64, np.dtype(np.int16)), "positions"), "positions")
     axis, bd = op.options.get("axis", 0), op.options.get("batch_dims", 0)
     probe = np.zeros(t_idx.shape, t_idx.dtype)
     _check_outputs(op, g, (at_prepare(op, K.gather, np.zeros(t_in.shape, t_in.dtype), probe, axis, bd).shape,))

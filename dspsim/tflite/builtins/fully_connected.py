@@ -1,21 +1,17 @@
 """FULLY_CONNECTED (int8 x int8 -> int8; 16x8: int16 activations, int64 bias).
 
-16x8: an int64 accumulator; LiteRT (both resolvers: an int64 bias keeps the default interpreter on the
-reference kernel) requantizes in double ("litert-fc"), TFLM with the int64 ``MultiplyByQuantizedMultiplier``
-(its multiplier reduced to 16 bits, scheme "int64"), so they differ by 1 LSB on a few outputs.
+The engine's MAC rule for the family (``g.mac("fully_connected")``) gives the requantization (8-bit and 16x8),
+the accumulator and the bias width: LiteRT's reference kernel requantizes in double (``"double_scale"``,
+docs/engines.md), TFLM with ``MultiplyByQuantizedMultiplier`` (its 16x8 with the multiplier reduced to 16
+bits), XNNPACK in float32.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ... import kernels
-from ...requant import Requant
-from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types,
-                       constant, per_tensor_quant, refuse, requant_params, weight_scales)
-
-# dspsim requantization of FULLY_CONNECTED per engine: LiteRT 2.x's reference kernel requantizes in
-# double ("litert-fc", docs/engines.md); TFLM with MultiplyByQuantizedMultiplier; XNNPACK in float32.
-_REQUANT = {Engine.LITERT: "litert", Engine.TFLM: "tflite", Engine.XNNPACK: "xnnpack"}
+from ..prepare import (Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant,
+                       mac_bias, mac_requant, per_tensor_quant, refuse, requant_params, weight_scales)
 
 
 @builtin("FULLY_CONNECTED")
@@ -30,10 +26,7 @@ def prepare_fully_connected(op, g):
     w = constant(op, g, 1, "weights")
     if w is None or w.ndim != 2 or w.dtype != np.int8:
         refuse(op, "weights must be a constant int8 matrix (N, K)")
-    bias = constant(op, g, 2, "bias")
-    bias_type = np.int64 if wide else np.int32
-    if bias is not None and bias.dtype != bias_type:
-        refuse(op, f"bias must be {np.dtype(bias_type).name}, got {bias.dtype}")
+    bias = mac_bias(op, g, "fully_connected", constant(op, g, 2, "bias"), t_in)
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
     s_w, zw = weight_scales(op, t_w, 0)
@@ -49,16 +42,11 @@ def prepare_fully_connected(op, g):
             if diff / np.float64(s_out) > 0.02:
                 refuse(op, "bias scale differs from input_scale * weight_scale by more than 0.02 output LSB")
     lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
-    if wide:  # LiteRT: double ("litert-fc"); TFLM: the int64 MultiplyByQuantizedMultiplier
-        engine, rounding = ("tflite", "int64") if g.engine == Engine.TFLM else ("litert", g.rounding)
-    else:
-        engine, rounding = _REQUANT[g.engine], g.rounding
-    rq = at_prepare(op, Requant.from_scales, s_in, s_w, s_out, engine, "fully_connected", rounding)
-    quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo, requant=rq, act_min=lo, act_max=hi,
-                 rounding=g.rounding, out_dtype=t_out.dtype.name)
-
+    quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo,
+                 requant=mac_requant(op, g, "fully_connected", t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
+                 out_dtype=t_out.dtype.name)
     layer = at_prepare(op, kernels.fully_connected_layer, (int(np.prod(t_in.shape)) // k, k), t_in.dtype, w, bias,
                        **quant)
-    rows, out_shape, acc = layer.layer.x_shape, tuple(t_out.shape), g.accumulator
+    rows, out_shape, acc = layer.layer.x_shape, tuple(t_out.shape), g.mac("fully_connected").accumulator
     return Prepared(lambda inputs: at_run(op, layer.run, inputs[0].reshape(rows[0], k), acc).reshape(out_shape),
                     requant_params(quant))

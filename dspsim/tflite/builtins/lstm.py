@@ -1,10 +1,10 @@
 """UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with int16 gates and cell: hidden and cell state are variable tensors.
 
 Prepare per engine: TFLM ``micro/kernels/unidirectional_sequence_lstm.cc`` + ``lstm_eval_common.cc``
-(``PrepareGateParametersInteger``, ``CreateLstmCellStateInfo``); LiteRT
+(``PrepareGateParametersInteger``, ``CreateLstmCellStateInfo``: ``Kernel.TFLM``); LiteRT
 ``kernels/unidirectional_sequence_lstm.cc`` (``PopulateQuantizedLstmParams8x8_16``,
-``PopulatePrecomputedZPTimesWeightsWithBias``). XNNPACK's delegate does not take the op, so the
-"xnnpack" engine runs LiteRT's builtin kernel. The arithmetic: :mod:`dspsim.kernels.lstm`.
+``PopulatePrecomputedZPTimesWeightsWithBias``: the reference kernel; XNNPACK's delegate does not take the op,
+so LiteRT's default interpreter runs the same). The arithmetic: :mod:`dspsim.kernels.lstm`.
 
 Tensor order (``lstm_shared.h``): 0 input; 1-4 input-to-{input, forget, cell, output} weights; 5-8 the
 recurrent weights; 9-11 peephole weights; 12-15 gate biases; 16-17 projection; 18 output (hidden) state;
@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels.lstm import GATES, litert_lstm_params, lstm, tflm_lstm_params
-from ..prepare import Engine, Prepared, at_prepare, at_run, builtin, check_dtype, per_tensor_quant, refuse
+from ...engines import Kernel
+from ..prepare import Prepared, at_prepare, at_run, builtin, check_dtype, per_tensor_quant, refuse
 
 _INT8, _INT16, _INT32 = (np.dtype(np.int8),), (np.dtype(np.int16),), (np.dtype(np.int32),)
 _TANH = 4  # ActivationFunctionType TANH: the only cell-gate activation TFLM's CalculateLstmGate applies
@@ -103,7 +104,7 @@ def prepare_unidirectional_sequence_lstm(op, g):
     scales = dict(input_scale=s_in, input_zero_point=zi, input_weight_scales=s_w_in,
                   recurrent_weight_scales=s_w_rec, output_state_scale=s_h, output_state_zero_point=zh,
                   cell_state_scale=s_c, cell_clip=op.options.get("cell_clip", 0.0))
-    if g.engine == Engine.TFLM:
+    if g.kernel(op) is Kernel.TFLM:
         # any other code reaches TFLITE_ASSERT_FALSE in CalculateLstmGate: a no-op in release builds
         params = at_prepare(op, tflm_lstm_params, **scales,
                             cell_gate_tanh=op.options.get("fused_activation_function", 0) == _TANH)

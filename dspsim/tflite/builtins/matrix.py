@@ -3,9 +3,10 @@
 BATCH_MATMUL: LiteRT and tflite-micro run the same reference kernel with the same multiplier
 (:mod:`dspsim.kernels.batch_matmul`). LiteRT's default interpreter gave the same integers on every
 golden case, with the rhs zero point non-zero (``VisitBatchMatMulNode`` refuses those) and zero
-(``arith_batch_matmul_rhs_zp0``, two dynamic inputs), so engine "xnnpack" runs the same kernel.
+(``arith_batch_matmul_rhs_zp0``, two dynamic inputs), so every engine here runs the same kernel.
 
-TRANSPOSE_CONV: see :mod:`dspsim.kernels.transpose_conv`.
+TRANSPOSE_CONV: see :mod:`dspsim.kernels.transpose_conv`; the engine's MAC rule of the family
+(``g.mac("transpose_conv")``) gives the requantization of int8 layers (its int16 ones: TFLite's fixed point).
 """
 from __future__ import annotations
 
@@ -13,10 +14,9 @@ import numpy as np
 
 from ...kernels.batch_matmul import batch_matmul_plan
 from ...kernels.transpose_conv import transpose_conv
-from ...requant import Requant
-from ..prepare import (Engine, Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_dtype,
-                       check_int_types, check_shape, constant, fixed_point_multiplier, padding_name, per_tensor_quant,
-                       refuse, weight_scales)
+from ..prepare import (Prepared, activation_range, at_run, builtin, check_arity, check_dtype,
+                       check_int_types, check_shape, constant, fixed_point_multiplier, mac_bias, mac_requant,
+                       padding_name, per_tensor_quant, refuse, weight_scales)
 from ._lean import binary_run
 
 
@@ -44,10 +44,7 @@ def prepare_transpose_conv(op, g):
     w = constant(op, g, 1, "weights")
     if w is None or w.ndim != 4 or w.dtype != np.int8:
         refuse(op, "weights must be a constant int8 4-D tensor (OHWI)")
-    bias = constant(op, g, 3, "bias")
-    bias_type = np.int64 if dt == np.int16 else np.int32
-    if bias is not None and bias.dtype != bias_type:
-        refuse(op, f"bias must be {np.dtype(bias_type).name} for {dt.name} input, got {bias.dtype}")
+    bias = mac_bias(op, g, "transpose_conv", constant(op, g, 3, "bias"), t_in)
     if len(t_in.shape) != 4 or len(t_out.shape) != 4:
         refuse(op, f"input and output must be 4-D NHWC, got {t_in.shape} and {t_out.shape}")
     s_in, zi = per_tensor_quant(op, t_in, "input")
@@ -55,11 +52,12 @@ def prepare_transpose_conv(op, g):
     s_w, _ = weight_scales(op, t_w, 0)
     o = op.options
     lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
-    engine = "xnnpack" if g.engine == Engine.XNNPACK and dt == np.int8 else "tflite"  # XNNPACK: int8 only
     if dt == np.int16 and (zi, zo) != (0, 0):
         refuse(op, f"int16 TRANSPOSE_CONV needs zero points 0, got {zi} and {zo}")
-    rq = at_prepare(op, lambda: Requant.from_scales(s_in, s_w, s_out, engine=engine, op="conv",
-                                                    rounding=g.rounding))
+    if g.mac("transpose_conv").accumulator is not None:
+        refuse(op, f"engine {g.profile.name!r} declares an accumulator for TRANSPOSE_CONV; its kernel sums in the "
+                   "exact int32 (int64 for 16x8) only")
+    rq = mac_requant(op, g, "transpose_conv", t_in, s_in, s_w, s_out)
     q = dict(output_size=tuple(t_out.shape[1:3]), stride=(o.get("stride_h", 1), o.get("stride_w", 1)),
              padding=padding_name(op, o.get("padding", 0)), input_zero_point=zi, output_zero_point=zo, requant=rq,
              act_min=lo, act_max=hi)

@@ -1,6 +1,9 @@
-"""LOGISTIC, TANH (int8 and int16), ELU, EXP, HARD_SWISH, PRELU, RSQRT, L2_NORMALIZATION (int8), per engine.
+"""LOGISTIC, TANH (int8 and int16), ELU, EXP, HARD_SWISH, PRELU, RSQRT, L2_NORMALIZATION (int8), per kernel.
 
-The engine differences: docs/engines.md, "Nonlinear operators".
+Per kernel (``g.kernel(op)``): TFLite's reference tables (LiteRT), TFLM's (gemmlowp per element for int8
+LOGISTIC / TANH, its own ELU table and checks), XNNPACK's tables (the delegate takes every int8 LOGISTIC,
+TANH and ELU; int16 ones run on LiteRT's optimized kernel, gemmlowp's fixed point on power-of-two scales).
+The measurements: docs/engines.md, "Nonlinear operators".
 
 Sources: LiteRT ``tflite/kernels/activations.cc`` (SigmoidPrepare, TanhPrepare, EluPrepare, HardSwishPrepare,
 PreluPrepare), ``tflite/kernels/exp.cc``; tflite-micro ``micro/kernels/logistic_common.cc``, ``tanh.cc``,
@@ -14,8 +17,9 @@ import numpy as np
 from ...kernels import nonlinear
 from ...kernels import nonlinear_int16 as nl16
 from ...kernels.normalization import l2_normalization
-from ..prepare import (Engine, Prepared, at_prepare, at_run, builtin, check_arity, check_int_types,
-                       check_last_axis, per_tensor_quant, refuse)
+from ...engines import Kernel
+from ..prepare import (Prepared, at_prepare, at_run, builtin, check_arity, check_int_types, check_last_axis,
+                       check_rank, per_tensor_quant, refuse)
 from ._lean import binary_run, unary_run
 
 _INT8 = (np.dtype(np.int8),)
@@ -59,7 +63,7 @@ def _int16_sigmoid(op, g, tanh):
         refuse(op, f"int16 {op.name} needs zero points 0, got input {zi} and output {zo}")
     m, s = at_prepare(op, nl16.tflite_int16_sigmoid_rescale, float(s_in), tanh=tanh)
     params = {"input_multiplier": m, "input_left_shift": s}
-    if g.engine == Engine.XNNPACK and m == 0:
+    if g.kernel(op) is Kernel.XNNPACK and m == 0:
         if not tanh:
             return Prepared(lambda inputs: nl16.fixedpoint16_logistic(inputs[0], 3), dict(params, integer_bits=3))
 
@@ -77,9 +81,10 @@ def prepare_logistic(op, g):
     if g.tensor(op.inputs[0]).dtype == np.int16:
         return _int16_sigmoid(op, g, tanh=False)
     q = _unary_quant(op, g)
-    if g.engine == Engine.XNNPACK:  # the delegate takes every int8 LOGISTIC (no scale condition)
+    kernel = g.kernel(op)
+    if kernel is Kernel.XNNPACK:  # the delegate takes every int8 LOGISTIC (no scale condition)
         return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_SIGMOID, q)
-    if g.engine == Engine.TFLM:
+    if kernel is Kernel.TFLM:
         if q["output_zero_point"] != -128:
             refuse(op, f"TFLM requires the output zero point -128, got {q['output_zero_point']} "
                        "(logistic_common.cc)")
@@ -95,9 +100,10 @@ def prepare_tanh(op, g):
     if g.tensor(op.inputs[0]).dtype == np.int16:
         return _int16_sigmoid(op, g, tanh=True)
     q = _unary_quant(op, g)
-    if g.engine == Engine.XNNPACK:
+    kernel = g.kernel(op)
+    if kernel is Kernel.XNNPACK:
         return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.TANH, q)
-    if g.engine == Engine.TFLM:  # the output scale and zero point are ignored (steps of 1/128 around 0)
+    if kernel is Kernel.TFLM:  # the output scale and zero point are ignored (steps of 1/128 around 0)
         return _tflm_sigmoid(op, g, nonlinear.tflm_tanh, q)
     return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.TANH, q)
 
@@ -105,9 +111,7 @@ def prepare_tanh(op, g):
 @builtin("ELU")
 def prepare_elu(op, g):
     q = _unary_quant(op, g)
-    if g.engine == Engine.LITERT:
-        refuse(op, "LiteRT's reference op resolver (BUILTIN_REF) registers no ELU")
-    if g.engine == Engine.XNNPACK:  # the delegate takes int8 ELU (VisitUnaryNode: float or qint8)
+    if g.kernel(op) is Kernel.XNNPACK:  # the delegate takes int8 ELU (VisitUnaryNode: float or qint8)
         return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_ELU, q)
     return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.TFLM_ELU, q)
 
@@ -115,8 +119,6 @@ def prepare_elu(op, g):
 @builtin("EXP")
 def prepare_exp(op, g):
     q = _unary_quant(op, g)
-    if g.engine == Engine.TFLM:
-        refuse(op, "TFLM's EXP supports float32 only (exp.cc)")
     return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.EXP, q)
 
 
@@ -154,10 +156,8 @@ def prepare_l2_normalization(op, g):
     check_last_axis(op, g.tensor(op.inputs[0]))
     if op.options.get("fused_activation_function", 0) != 0:
         refuse(op, "a fused activation is not supported (l2norm.cc requires NONE)")
-    if g.engine == Engine.TFLM:
-        if len(g.tensor(op.inputs[0]).shape) > 4:
-            refuse(op, "TFLM supports rank <= 4 (l2norm.cc)")
-    elif q["output_scale"] != 1.0 / 128 or q["output_zero_point"] != 0:
+    check_rank(op, g, g.tensor(op.inputs[0]))  # TFLM: rank <= 4 (l2norm.cc)
+    if g.kernel(op) is not Kernel.TFLM and (q["output_scale"] != 1.0 / 128 or q["output_zero_point"] != 0):
         refuse(op, f"LiteRT requires the int8 output scale 1/128 and zero point 0, got {q['output_scale']!r} and "
                    f"{q['output_zero_point']} (l2norm.cc)")
     kq = dict(input_zero_point=q["input_zero_point"])

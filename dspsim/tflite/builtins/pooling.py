@@ -1,7 +1,7 @@
 """AVERAGE_POOL_2D and MAX_POOL_2D (int8, uint8, int16).
 
 Sources: LiteRT ``tflite/kernels/pooling.cc`` (int16 runs ``reference_integer_ops::AveragePool``/``MaxPool``
-under every kernel type, so engine "xnnpack" computes what "litert" does; the XNNPACK delegate takes no
+under every kernel type, so LiteRT's default interpreter computes what its reference does; the XNNPACK delegate takes no
 int16 pooling), TFLM ``micro/kernels/pooling_common.cc`` (PoolingPrepare).
 """
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import pool
-from ..prepare import (Engine, Prepared, activation_range, builtin, check_arity, check_int_types, padding_name,
+from ...engines import Kernel
+from ..prepare import (Prepared, activation_range, builtin, check_arity, check_int_types, padding_name,
                        per_tensor_quant, refuse)
 from ._lean import unary_run
 
@@ -22,7 +23,7 @@ def _pool(op, g, is_max):
         refuse(op, f"input must be 4-D NHWC, got shape {t_in.shape}")
     if t_in.dtype != t_out.dtype:
         refuse(op, f"input and output types differ ({t_in.dtype}, {t_out.dtype})")
-    if g.engine == Engine.TFLM:  # the kernel pools the codes; LiteRT does not check (a DCHECK for int8 only)
+    if g.kernel(op) is Kernel.TFLM:  # the kernel pools the codes; LiteRT does not check (a DCHECK for int8 only)
         s_in, z_in = per_tensor_quant(op, t_in, "input")
         s_out, z_out = per_tensor_quant(op, t_out, "output")
         if not float(abs(np.float32(s_in) - np.float32(s_out))) <= 1e-6 or z_in != z_out:

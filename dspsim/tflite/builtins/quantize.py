@@ -1,4 +1,10 @@
-"""QUANTIZE (float -> int, int -> int requantization) and DEQUANTIZE."""
+"""QUANTIZE (float -> int, int -> int requantization) and DEQUANTIZE.
+
+Per kernel (``g.kernel(op)``): TFLite's reference ``Quantize`` / ``Requantize``, or ``Kernel.XNNPACK``:
+XNNPACK's ``f32-qs8-vcvt`` / ``qs8-vcvt`` where its delegate takes the node, else LiteRT's optimized kernels
+(int16 quantize, and the NEON ``Requantize`` between 8-bit types, whose final shift rounds ties toward
++inf). The int32 pairs each engine's Prepare takes: ``TfliteProfile.int32_requantize_pairs``.
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -6,8 +12,9 @@ import numpy as np
 from ...kernels import elementwise
 from ...kernels.requantize import tflite_requantize_plan
 from ...quantize import litert_optimized_quantize_int16, tflite_dequantize_plan, tflite_quantize_plan
-from ..prepare import (Engine, Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape,
-                       fixed_point_multiplier, per_tensor_quant, refuse, xnnpack_delegates)
+from ...engines import Kernel
+from ..prepare import (Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape, fixed_point_multiplier,
+                       per_tensor_quant, refuse, xnnpack_delegates)
 from ._lean import planned, unary_run
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
@@ -15,15 +22,12 @@ _BYTE_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 
 _INT32 = np.dtype(np.int32)
-#: int -> int QUANTIZE pairs with an int32 end that each engine's Prepare takes (LiteRT ``quantize.cc``,
-#: TFLM ``quantize_common.cc``); the kernel is the reference Requantize in both (XNNPACK takes none of them)
-_INT32_PAIRS = {Engine.LITERT: {("int16", "int32"), ("int32", "int8"), ("int32", "int16")},
-                Engine.TFLM: {("int8", "int32"), ("int16", "int32"), ("int32", "int8"), ("int32", "int16")}}
-_INT32_PAIRS[Engine.XNNPACK] = _INT32_PAIRS[Engine.LITERT]
 
 
 def _prepare_requantize_int32(op, g, t_in, t_out, s_in, zi, s_out, zo):
-    if (t_in.dtype.name, t_out.dtype.name) not in _INT32_PAIRS[g.engine]:
+    """int -> int QUANTIZE with an int32 end: the pairs the engine's Prepare takes (LiteRT ``quantize.cc``,
+    TFLM ``quantize_common.cc``); the kernel is the reference Requantize in every engine (XNNPACK takes none)."""
+    if (t_in.dtype.name, t_out.dtype.name) not in g.tflite.int32_requantize_pairs:
         refuse(op, f"QUANTIZE {t_in.type_name} -> {t_out.type_name} is not supported by the engine's Prepare")
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # Requantize, double quotient
     q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, out_dtype=t_out.dtype.name)
@@ -41,10 +45,11 @@ def prepare_quantize(op, g):
             scale, zp, axis = t_out.scale, t_out.zero_point, t_out.quantized_dimension
         else:
             (scale, zp), axis = per_tensor_quant(op, t_out, "output"), None
-            if g.engine == Engine.XNNPACK and t_out.dtype == np.int8:
+            xnnpack = g.kernel(op) is Kernel.XNNPACK
+            if xnnpack and t_out.dtype == np.int8:
                 run = planned(elementwise.xnnpack_quantize_plan, scale=scale, zero_point=zp)
                 return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"scale": scale, "zero_point": zp})
-            if g.engine == Engine.XNNPACK and t_out.dtype == np.int16:  # not delegated: LiteRT's optimized kernel
+            if xnnpack and t_out.dtype == np.int16:  # not delegated: LiteRT's optimized kernel
                 return Prepared(lambda inputs: at_run(op, litert_optimized_quantize_int16, inputs[0], scale, zp),
                                 {"scale": scale, "zero_point": zp})
         return Prepared(unary_run(op, g, tflite_quantize_plan, scale, zp, t_out.dtype.name, axis,
@@ -54,13 +59,14 @@ def prepare_quantize(op, g):
     s_out, zo = per_tensor_quant(op, t_out, "output")
     if _INT32 in (t_in.dtype, t_out.dtype):
         return _prepare_requantize_int32(op, g, t_in, t_out, s_in, zi, s_out, zo)
-    if g.engine == Engine.XNNPACK and t_in.dtype == t_out.dtype == np.int8 \
+    xnnpack = g.kernel(op) is Kernel.XNNPACK
+    if xnnpack and t_in.dtype == t_out.dtype == np.int8 \
             and xnnpack_delegates((np.float32(s_in / s_out),), 2.0**-8, 2.0**7, hi_open=False):
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
         run = planned(elementwise.xnnpack_convert_plan, **q)
         return Prepared(lambda inputs: at_run(op, run, inputs[0]), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # Requantize, double quotient
-    if g.engine == Engine.XNNPACK and t_in.dtype in _BYTE_TYPES and t_out.dtype in _BYTE_TYPES:
+    if xnnpack and t_in.dtype in _BYTE_TYPES and t_out.dtype in _BYTE_TYPES:
         # the delegate declines this QUANTIZE: LiteRT's optimized Requantize (NEON through NEON_2_SSE on x86),
         # whose final shift rounds ties toward +inf (docs/engines.md, "Data movement operators")
         q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, out_dtype=t_out.dtype.name)

@@ -4,8 +4,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import kernels
-from ..prepare import (Engine, Prepared, at_run, builtin, check_dtype, constant, fixed_point_multiplier,
-                       per_tensor_quant, refuse)
+from ...engines import Kernel
+from ..prepare import (Prepared, at_run, builtin, check_dtype, constant, fixed_point_multiplier, per_tensor_quant,
+                       refuse)
 
 
 @builtin("SVDF")
@@ -38,12 +39,12 @@ def prepare_svdf(op, g):
         if bias.dtype != np.int32 or (t_b.scale.size and
                                       abs(float(t_b.scale[0]) - float(np.float32(s_st * s_wt))) >= 1e-5):
             refuse(op, "bias must be int32 with scale activation_state_scale * weights_time_scale (TFLM's check)")
-    if g.engine != Engine.TFLM:
+    if g.kernel(op) is not Kernel.TFLM:  # LiteRT's reference SVDF (and its default interpreter's)
         if op.options.get("fused_activation_function", 0) != 1:
             refuse(op, "LiteRT's integer SVDF requires a fused RELU (svdf.cc: params->activation != kTfLiteActRelu)")
         if t_state.dtype == np.int8:
             refuse(op, "LiteRT's reference SVDF with an int8 state reads it out of bounds (undefined behaviour: its "
-                       "outputs change from run to run); engine 'tflm' runs this model")
+                       "outputs change from run to run); TFLM's kernel runs this model")
         # LiteRT: float32 products and quotients, then double
         reals = (np.float32(np.float32(s_in * s_wf) / s_st), np.float32(np.float32(s_st * s_wt) / s_out))
     else:  # the tflite-micro interpreter: the products of the float32 scales in double (golden vectors)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import elementwise
-from ..prepare import (Engine, Prepared, builtin, check_arity, check_int_types, constant, fixed_point_multiplier,
+from ...engines import Kernel
+from ..prepare import (Prepared, builtin, check_arity, check_int_types, constant, fixed_point_multiplier,
                        per_tensor_quant, refuse)
 from ._lean import reshaped_run
 
@@ -20,10 +21,10 @@ def prepare_mean(op, g):
     axes = axes.reshape(-1)
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
-    if t_in.dtype == np.int16 and g.engine != Engine.TFLM and (zi, zo) != (0, 0):
+    if t_in.dtype == np.int16 and g.kernel(op) is not Kernel.TFLM and (zi, zo) != (0, 0):
         refuse(op, f"int16 MEAN needs zero points 0 (LiteRT reduce.cc), got {zi}, {zo}")
     keep = bool(op.options.get("keep_dims", 0))
-    if g.engine == Engine.XNNPACK and t_in.dtype == np.int8:
+    if g.kernel(op) is Kernel.XNNPACK and t_in.dtype == np.int8:
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
         return Prepared(reshaped_run(op, g, elementwise.xnnpack_mean_plan, axes, **q), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # PrepareMeanOrSum: double quotient

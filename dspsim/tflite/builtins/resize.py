@@ -1,10 +1,11 @@
 """RESIZE_NEAREST_NEIGHBOR and RESIZE_BILINEAR, per engine.
 
-* "litert" and "tflm": the reference kernels (``reference_ops::ResizeNearestNeighbor``, and for int8 /
-  int16 ``ResizeBilinearInteger``: LiteRT's ``resize_bilinear.cc`` and TFLM's call the same code).
-* "xnnpack": LiteRT's default interpreter delegates RESIZE_BILINEAR to XNNPACK (int8 / uint8;
+* the reference kernels (``reference_ops::ResizeNearestNeighbor``, and for int8 / int16
+  ``ResizeBilinearInteger``: LiteRT's ``resize_bilinear.cc`` and TFLM's call the same code);
+* ``Kernel.XNNPACK`` (RESIZE_BILINEAR): LiteRT's default interpreter delegates it to XNNPACK (int8 / uint8;
   ``VisitResizeBilinearNode``), whose 11-bit ``s8-ibilinear`` differs from the reference by one code
-  on some outputs; RESIZE_NEAREST_NEIGHBOR stays on LiteRT's optimized kernel (16.16 fixed point for
+  on some outputs;
+* ``Kernel.LITERT_OPTIMIZED`` (RESIZE_NEAREST_NEIGHBOR): LiteRT's optimized kernel (16.16 fixed point for
   8-bit codes without align_corners / half_pixel_centers).
 
 The codes are carried without requantization (no engine rescales here), so the output's scale and
@@ -15,17 +16,15 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import resize as K
-from ..prepare import Engine, Prepared, builtin, check_arity, check_dtype, constant, per_tensor_quant, refuse
+from ...engines import Kernel
+from ..prepare import Prepared, builtin, check_arity, check_dtype, constant, engine_types, per_tensor_quant, refuse
 from ._lean import unary_run
-from .data_movement import litert_ref_version
 
 _I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
 
 
 def _common(op, g, allowed):
     check_arity(op, 2)
-    if g.engine == Engine.LITERT:
-        litert_ref_version(op, 4)  # register_ref.cc: RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR 1..4
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     check_dtype(op, t_out, allowed, "output")
     check_dtype(op, t_in, (t_out.dtype,), "input")
@@ -46,26 +45,24 @@ def _common(op, g, allowed):
 
 @builtin("RESIZE_NEAREST_NEIGHBOR")
 def prepare_resize_nearest_neighbor(op, g):
-    allowed = (_F32, _I8, _I16) if g.engine == Engine.TFLM else (_F32, _I8, _U8, _I16, _I32)
-    t_in, t_out, size, ac, hp = _common(op, g, allowed)
-    fn = K.optimized_resize_nearest_neighbor if g.engine == Engine.XNNPACK else K.resize_nearest_neighbor
-    plan = K.optimized_resize_nearest_neighbor_plan if g.engine == Engine.XNNPACK else K.resize_nearest_neighbor_plan
+    t_in, t_out, size, ac, hp = _common(op, g, engine_types(op, g, (_F32, _I8, _U8, _I16, _I32)))
+    optimized = g.kernel(op) is Kernel.LITERT_OPTIMIZED
+    fn = K.optimized_resize_nearest_neighbor if optimized else K.resize_nearest_neighbor
+    plan = K.optimized_resize_nearest_neighbor_plan if optimized else K.resize_nearest_neighbor_plan
     kw = dict(align_corners=ac, half_pixel_centers=hp)
     return Prepared(unary_run(op, g, plan, size, **kw), dict(kw, size=size, kernel=fn.__name__))
 
 
 @builtin("RESIZE_BILINEAR")
 def prepare_resize_bilinear(op, g):
-    if g.engine == Engine.XNNPACK:
-        t_in, t_out, size, ac, hp = _common(op, g, (_I8, _U8, _I16))
-    else:
-        t_in, t_out, size, ac, hp = _common(op, g, (_I8,) if g.engine == Engine.TFLM else (_I8, _I16))
+    xnnpack = g.kernel(op) is Kernel.XNNPACK
+    t_in, t_out, size, ac, hp = _common(op, g, (_I8, _U8, _I16) if xnnpack else engine_types(op, g, (_I8, _I16)))
     kw = dict(align_corners=ac, half_pixel_centers=hp)
-    if g.engine == Engine.XNNPACK and t_in.dtype != _I16:
+    if xnnpack and t_in.dtype != _I16:
         if per_tensor_quant(op, t_in, "input") != per_tensor_quant(op, t_out, "output"):
             refuse(op, "XNNPACK's resize needs the input's scale and zero point on the output "
                        "(xnn_define_static_resize_bilinear_2d fails otherwise)")
         return Prepared(unary_run(op, g, K.xnnpack_resize_bilinear_plan, size, **kw),
                         dict(kw, size=size, kernel="xnnpack_resize_bilinear"))
-    kw["rounding"] = g.rounding
+    kw["rounding"] = g.tflite.rounding
     return Prepared(unary_run(op, g, K.resize_bilinear_plan, size, **kw), dict(kw, size=size, kernel="resize_bilinear"))

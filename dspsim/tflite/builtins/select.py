@@ -10,10 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...kernels import select as K
-from ..prepare import Engine, Prepared, at_prepare, builtin, check_arity, check_dtype, constant, per_tensor_quant, \
-    refuse
+from ..prepare import (Prepared, at_prepare, builtin, check_arity, check_dtype, constant, engine_types,
+                       per_tensor_quant, refuse)
 from ._lean import reshaped_run, unary_run
-from .data_movement import litert_ref_version
 
 _I8, _U8, _I16, _I32, _I64 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64))
 
@@ -28,11 +27,8 @@ def _axis(op, g):
 @builtin("REDUCE_MAX")
 def prepare_reduce_max(op, g):
     check_arity(op, 2)
-    if g.engine == Engine.LITERT:
-        litert_ref_version(op, 3)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    tflm = g.engine == Engine.TFLM
-    check_dtype(op, t_in, (_I8,) if tflm else (_I8, _U8, _I16, _I32), "input (TFLM's REDUCE_MAX)" if tflm else "input")
+    check_dtype(op, t_in, engine_types(op, g, (_I8, _U8, _I16, _I32)), "input")
     check_dtype(op, t_out, (t_in.dtype,), "output")
     if t_in.dtype != _I32 and per_tensor_quant(op, t_in, "input") != per_tensor_quant(op, t_out, "output"):
         refuse(op, "the output's scale and zero point must be the input's (LiteRT's reduce.cc and TFLM's "
@@ -48,15 +44,10 @@ def prepare_reduce_max(op, g):
 @builtin("ARG_MAX")
 def prepare_arg_max(op, g):
     check_arity(op, 2)
-    if g.engine == Engine.LITERT:
-        litert_ref_version(op, 2)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    tflm = g.engine == Engine.TFLM
-    check_dtype(op, t_in, (_I8,) if tflm else (_I8, _U8, _I16, _I32), "input (TFLM's ARG_MAX)" if tflm else "input")
-    if tflm and t_out.dtype != _I32:
-        refuse(op, f"output type {t_out.type_name}: TFLM's ARG_MAX writes only int32 indices (arg_min_max.cc fails "
-                   "at Eval: 'Only int32_t are supported currently')")
-    check_dtype(op, t_out, (_I32, _I64), "output")
+    check_dtype(op, t_in, engine_types(op, g, (_I8, _U8, _I16, _I32)), "input")
+    # TFLM's ARG_MAX writes only int32 indices (arg_min_max.cc fails at Eval: "Only int32_t are supported")
+    check_dtype(op, t_out, engine_types(op, g, (_I32, _I64), "output"), "output")
     axes = _axis(op, g)
     if axes.size != 1:
         refuse(op, f"axis must hold one value, got {axes.size}")

@@ -1,0 +1,131 @@
+"""The engines dspsim names, each one :class:`~dspsim.engines.profile.EngineProfile` (docs/engines.md has the
+measurements behind every field).
+
+=========================  ==============================================================================
+``"tflm"``                 TensorFlow Lite Micro's reference kernels: what MCU / DSP ports (CMSIS-NN, ESP-NN)
+                           must match
+``"litert"``               LiteRT's reference kernels (``OpResolverType.BUILTIN_REF``), refusals and defects
+                           included
+``"xnnpack"``              LiteRT's default interpreter: the XNNPACK delegate where it takes the node, LiteRT's
+                           optimized builtin kernels elsewhere
+``"onnxruntime"``          ONNX Runtime's CPU provider, graph optimizations off, on an x86 host without VNNI
+                           (uint8 x int8 GEMMs saturate product pairs, as the golden vectors were made)
+``"onnxruntime-vnni"``     the same on a host with AVX-512 VNNI or AVX-VNNI (those GEMMs exact)
+``"onnxruntime-optimized"`` ONNX Runtime with ``ORT_ENABLE_ALL``: QDQ groups fused into QLinear operators
+``"onnx-reference"``       ``onnx.reference.ReferenceEvaluator``
+``"fbgemm"``, ``"onednn"`` PyTorch's quantized kernels (the MAC kernels' ``requant=`` only)
+=========================  ==============================================================================
+"""
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from ..accumulator import Accumulator
+from .profile import (Defect, EngineProfile, Kernel, MacProfile, MacRule, ModelFormat, OnnxKernels, OnnxProfile,
+                      RealMultiplier, RequantKind, RequantRule, TfliteProfile)
+
+# --------------------------------------------------------------------------------------------
+# MAC rules
+# --------------------------------------------------------------------------------------------
+_FIXED = RequantRule(RequantKind.FIXED_POINT)
+_FIXED_FC = RequantRule(RequantKind.FIXED_POINT, per_tensor_real=RealMultiplier.FLOAT32_PRODUCT)
+_INT64 = RequantRule(RequantKind.FIXED_POINT, rounding="int64")
+_LITERT_FC = RequantRule(RequantKind.DOUBLE_SCALE)
+_FLOAT32 = RequantRule(RequantKind.FLOAT32)
+
+
+def _mac(fc, conv, depthwise, transpose_conv, fc_16x8=_INT64, accumulator=None, depthwise_accumulator=None):
+    """The MAC families' rules; 16x8 layers: the int64 overload (TRANSPOSE_CONV: the build's fixed point)."""
+    def rule(rq, rq16=_INT64, acc=accumulator):
+        return MacRule(rq, rq16, acc)
+
+    return MacProfile(rule(fc, fc_16x8), rule(conv), rule(depthwise, acc=depthwise_accumulator),
+                      rule(transpose_conv, _FIXED))
+
+
+_TFLITE_MAC = _mac(_FIXED_FC, _FIXED, _FIXED, _FIXED)
+
+# --------------------------------------------------------------------------------------------
+# TFLite engines
+# --------------------------------------------------------------------------------------------
+_I8, _U8, _I16, _I32, _I64, _F32 = "int8", "uint8", "int16", "int32", "int64", "float32"
+
+TFLM = EngineProfile(
+    "tflm", "TensorFlow Lite Micro's reference kernels (what CMSIS-NN, ESP-NN and DSP ports must match)",
+    _TFLITE_MAC, frozenset({ModelFormat.TFLITE}), "tflm",
+    TfliteProfile(
+        kernels={op: Kernel.TFLM for op in (
+            "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH", "ELU", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE",
+            "MEAN", "SOFTMAX", "L2_NORMALIZATION", "AVERAGE_POOL_2D", "MAX_POOL_2D", "STRIDED_SLICE", "CAST",
+            "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF")},
+        refused={"RELU_N1_TO_1": "TensorFlow Lite Micro registers no RELU_N1_TO_1 kernel",
+                 "EXP": "TensorFlow Lite Micro's EXP supports float32 only (exp.cc)"},
+        types={"STRIDED_SLICE": (_F32, _I8, _I16, _I32), "SLICE": (_F32, _I32, _I8, _I16),
+               "SPLIT": (_F32, _I8, _I16, _I32), "SPLIT_V": (_F32, _I8, _I16, _I32), "TRANSPOSE": (_F32, _I8, _I16),
+               "GATHER": (_F32, _I8), "GATHER.positions": (_I32,), "PACK": (_F32, _I8, _I16, _I32, _I64),
+               "UNPACK": (_F32, _I32, _I16, _I8), "MIRROR_PAD": (_F32, _I8), "SPACE_TO_DEPTH": (_F32, _I8),
+               "DEPTH_TO_SPACE": (_F32, _I8), "CAST": (_I8, _I16, _I32, _F32),
+               "RESIZE_NEAREST_NEIGHBOR": (_F32, _I8, _I16), "RESIZE_BILINEAR": (_I8,), "REDUCE_MAX": (_I8,),
+               "ARG_MAX": (_I8,), "ARG_MAX.output": (_I32,), "SUM": (_I8,)},
+        max_ranks={"STRIDED_SLICE": 4, "SLICE": 5, "TRANSPOSE": 5, "L2_NORMALIZATION": 4},
+        takes_uint8=False, checks_quantization=False, allocates_empty_tensors=False,
+        int32_requantize_pairs=frozenset({(_I8, _I32), (_I16, _I32), (_I32, _I8), (_I32, _I16)})))
+
+_LITERT_TFLITE = dict(
+    types={"RESIZE_BILINEAR": (_I8, _I16)},
+    int32_requantize_pairs=frozenset({(_I16, _I32), (_I32, _I8), (_I32, _I16)}))
+
+LITERT = EngineProfile(
+    "litert", "LiteRT's reference kernels (OpResolverType.BUILTIN_REF), refusals and defects included",
+    _mac(_LITERT_FC, _FIXED, _FIXED, _FIXED, fc_16x8=_LITERT_FC), frozenset({ModelFormat.TFLITE}), "litert",
+    TfliteProfile(
+        refused={"ELU": "LiteRT's reference op resolver (BUILTIN_REF) registers no ELU"},
+        # the highest version LiteRT's BUILTIN_REF resolver registers (tflite/kernels/register_ref.cc)
+        max_versions={"STRIDED_SLICE": 4, "SLICE": 8, "SPLIT": 5, "SPLIT_V": 3, "TRANSPOSE": 8, "GATHER": 8,
+                      "PACK": 5, "UNPACK": 6, "MIRROR_PAD": 3, "SPACE_TO_DEPTH": 2, "DEPTH_TO_SPACE": 1,
+                      "RESIZE_BILINEAR": 4, "RESIZE_NEAREST_NEIGHBOR": 4, "REDUCE_MAX": 3, "ARG_MAX": 2},
+        **_LITERT_TFLITE),
+    defects=frozenset({Defect.LITERT_SUM_INT8_AS_UINT8}))
+
+XNNPACK = EngineProfile(
+    "xnnpack", "LiteRT's default interpreter: the XNNPACK delegate where it takes the node, LiteRT's optimized "
+               "builtin kernels elsewhere",
+    _mac(_FLOAT32, _FLOAT32, _FLOAT32, _FLOAT32, fc_16x8=_LITERT_FC), frozenset({ModelFormat.TFLITE}), "xnnpack",
+    TfliteProfile(
+        kernels={**{op: Kernel.XNNPACK for op in ("ADD", "SUB", "MUL", "MEAN", "SUM", "LEAKY_RELU", "QUANTIZE",
+                                                  "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR")},
+                 **{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR")}},
+        **_LITERT_TFLITE))
+
+# --------------------------------------------------------------------------------------------
+# ONNX engines
+# --------------------------------------------------------------------------------------------
+_PAIRS = Accumulator(pair_saturation=True)  # MLAS's u8 x s8 GEMMs without VNNI (vpmaddubsw)
+_ORT_MAC = _mac(_FLOAT32, _FLOAT32, _FLOAT32, _FLOAT32, accumulator=_PAIRS)
+
+ONNXRUNTIME = EngineProfile(
+    "onnxruntime", "ONNX Runtime's CPU provider, graph optimizations off (QDQ nodes as written), on an x86 host "
+                   "without VNNI", _ORT_MAC, frozenset({ModelFormat.ONNX}), "onnxruntime", onnx=OnnxProfile())
+ONNXRUNTIME_VNNI = ONNXRUNTIME.derive(
+    "onnxruntime-vnni", "ONNX Runtime's CPU provider, graph optimizations off, on an x86 host with VNNI (uint8 x "
+                        "int8 GEMMs exact)", mac=_mac(_FLOAT32, _FLOAT32, _FLOAT32, _FLOAT32))
+ONNXRUNTIME_OPTIMIZED = ONNXRUNTIME.derive(
+    "onnxruntime-optimized", "ONNX Runtime with ORT_ENABLE_ALL: QDQ groups fused into QLinear operators",
+    onnx=OnnxProfile(fuses_qdq=True), interpreter="onnxruntime-optimized")
+ONNX_REFERENCE = EngineProfile(
+    "onnx-reference", "onnx.reference.ReferenceEvaluator (numpy; float64 requantization, zero point before "
+                      "rounding)",
+    _mac(*(RequantRule(RequantKind.FLOAT64),) * 4), frozenset({ModelFormat.ONNX}), "onnx-reference",
+    onnx=OnnxProfile(OnnxKernels.ONNX_REFERENCE, contrib_ops=False))
+
+# --------------------------------------------------------------------------------------------
+# kernel-level engines (the MAC kernels' requant=)
+# --------------------------------------------------------------------------------------------
+FBGEMM = EngineProfile("fbgemm", "PyTorch's FBGEMM quantized linear / conv (ReQuantizeOutput)",
+                       _mac(*(RequantRule(RequantKind.FBGEMM),) * 4))
+ONEDNN = EngineProfile("onednn", "PyTorch's oneDNN quantized conv (the 'x86' engine)",
+                       _mac(*(RequantRule(RequantKind.ONEDNN),) * 4))
+
+ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, ONNXRUNTIME, ONNXRUNTIME_VNNI,
+                                                  ONNXRUNTIME_OPTIMIZED, ONNX_REFERENCE, FBGEMM, ONEDNN)})
+"""Every engine dspsim names, by name."""

@@ -1,0 +1,298 @@
+"""A loaded model, whatever its format: its operators prepared once, run by the one :class:`~.executor.Executor`.
+
+:class:`Model` is what every front end returns (:func:`dspsim.tflite.load_model`, :func:`dspsim.onnx.load_model`,
+:func:`dspsim.load_model`): ``run``, ``run_batch`` over samples or streams, ``trace``, ``reset``, and the reads a
+bring-up verb needs (``tensor_info``, ``tensor_value``, ``operator_params``, ``run_operator``...). Tensors are
+named by their index in the main subgraph in every format. A front end subclasses it with how it reads its
+inputs (:meth:`Model._inputs`) and, where it can, how it prepares a batch-N copy (:meth:`Model._batched_executor`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .executor import tensor_info
+from .state import State
+
+
+class Model:
+    """A model run layer by layer with dspsim's bit-exact kernels, under the arithmetic of ``profile``.
+
+    Attributes
+    ----------
+    profile : dspsim.engines.EngineProfile
+        The engine whose arithmetic is emulated.
+    engine : str
+        The profile's name.
+    inputs, outputs : list of TensorInfo
+    operators : list of (index, operator name)
+    """
+
+    #: a batch keeps at most this many bytes of activations alive at once (each sample: the model's
+    #: peak, tensors being released after their last reader): larger N runs in chunks of that size.
+    BATCH_BYTES = 1 << 27
+    _KIND = "Model"
+
+    def __init__(self, mdef, profile, executor):
+        self.profile = profile
+        self.engine = profile.name
+        self._mdef = mdef
+        self._exec = executor
+        self.state = executor.state
+        self._plan = executor.plans[0]
+        self._batched = {}  # batch size -> Executor of a batch-N copy
+        self._stateful = None
+        self._blocker = None  # why run_batch cannot batch (computed on first use), "" when it can
+        self._streams = None  # run_batch's stream states: (N, [State per chunk]) or (N, [State per stream])
+        self.inputs = [self._info(mdef.tensors[i]) for i in mdef.inputs]
+        self.outputs = [self._info(mdef.tensors[i]) for i in mdef.outputs]
+        self.operators = [(op.index, op.name) for op, _ in self._plan]
+
+    # ---------------------------------------------------------------------------------------------
+    # what a front end provides
+    # ---------------------------------------------------------------------------------------------
+    def _info(self, t):
+        return tensor_info(t)
+
+    def _inputs(self, inputs, func):
+        """``inputs`` as a list of values in the model's input order, each checked (TypeError / ValueError
+        naming ``func``); the default takes one array or a list of arrays of exactly the declared dtype and
+        shape."""
+        if isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
+            inputs = [inputs]
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"{func}: the model has {len(self.inputs)} input(s), got {len(inputs)}")
+        out = []
+        for k, (x, info) in enumerate(zip(inputs, self.inputs)):
+            a = np.asarray(x)
+            if a.dtype != info.dtype:
+                raise TypeError(f"{func}: input {k} ({info.name!r}) must have dtype {info.dtype}, got {a.dtype}")
+            if a.shape != info.shape:
+                raise ValueError(f"{func}: input {k} ({info.name!r}) must have shape {info.shape}, got {a.shape}")
+            out.append(a)
+        return out
+
+    def _batch_blocker(self) -> str | None:
+        """Why the model cannot run a batch in one call (None: it can, :meth:`_batch_def`)."""
+        return "this format prepares no batch-N copy of a model: the samples run one by one"
+
+    def _batch_def(self, n):
+        """The model definition of a batch-N copy (only called when :meth:`_batch_blocker` is None)."""
+        raise NotImplementedError
+
+    def _prepare(self, mdef):
+        """A new :class:`~.executor.Executor` of ``mdef`` (this model's definition or a batch-N copy), with a
+        state of its own."""
+        raise NotImplementedError
+
+    # ---------------------------------------------------------------------------------------------
+    # tensors and operators
+    # ---------------------------------------------------------------------------------------------
+    @property
+    def num_tensors(self) -> int:
+        """Number of tensors of the main subgraph (valid tensor indices are ``range(num_tensors)``)."""
+        return len(self._mdef.tensors)
+
+    def _tensor(self, index, func):
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_tensors:
+            raise ValueError(f"{func}: tensor index must be in [0, {self.num_tensors}), got {index!r}")
+        return self._mdef.tensors[int(index)]
+
+    def tensor_value(self, index: int):
+        """The constant data of tensor ``index`` (weights, biases, ...), or None for an activation."""
+        return self._tensor(index, "Model.tensor_value").data
+
+    def tensor_info(self, index: int):
+        """Name, shape, dtype and per-tensor quantization of tensor ``index`` of the main subgraph."""
+        return self._info(self._tensor(index, "Model.tensor_info"))
+
+    def consumers(self, index: int):
+        """(op index, op name) of every operator that reads tensor ``index``."""
+        return [(op.index, op.name) for op, _ in self._plan if index in op.inputs]
+
+    def outputs_of(self, op_index: int):
+        """Tensor indices written by operator ``op_index`` (-1 for an optional output left out)."""
+        return list(self._operator(op_index)[0].outputs)
+
+    def operator_inputs(self, op_index: int):
+        """Tensor indices read by operator ``op_index`` (-1 for an absent optional input)."""
+        return list(self._operator(op_index)[0].inputs)
+
+    def operator_params(self, op_index: int) -> dict:
+        """The integer parameters operator ``op_index`` was prepared with (multipliers, shifts, zero
+        points, activation bounds, ...), as its kernel receives them."""
+        return dict(self._operator(op_index)[1].params)
+
+    def run_operator(self, op_index: int, inputs):
+        """Run operator ``op_index`` alone on ``inputs``: a list aligned with :meth:`operator_inputs`,
+        where None takes the model's constant (or leaves an absent optional input absent). Returns the
+        output (a list of them for an operator with several outputs), as :meth:`trace` would show it. A
+        state operator (ASSIGN_VARIABLE...) acts on the model's state."""
+        op, prep = self._operator(op_index)
+        func = "Model.run_operator"
+        if not isinstance(inputs, (list, tuple)) or len(inputs) != len(op.inputs):
+            raise ValueError(f"{func}: operator {op_index} ({op.name}) has {len(op.inputs)} inputs; give a list of "
+                             f"{len(op.inputs)} arrays (None for constants)")
+        args = []
+        for k, (i, x) in enumerate(zip(op.inputs, inputs)):
+            t = self._mdef.tensors[i] if i >= 0 else None
+            if x is None:
+                if t is not None and t.data is None:
+                    raise ValueError(f"{func}: input {k} (tensor {i}, {t.name!r}) of operator {op_index} is not a "
+                                     "constant; give its value")
+                args.append(None if t is None else t.data)
+                continue
+            if t is None:
+                raise ValueError(f"{func}: input {k} of operator {op_index} ({op.name}) must be absent, got a value")
+            if t.dtype is None:  # a format's own value type (an ONNX 4-bit array): passed as it is
+                args.append(x)
+                continue
+            a = np.asarray(x)
+            declared = t.shape is not None and all(d is not None and d >= 0 for d in t.shape)
+            if a.dtype != t.dtype or (declared and a.shape != tuple(t.shape)):
+                want = f"{t.dtype} {tuple(t.shape)}" if declared else f"{t.dtype}"
+                raise ValueError(f"{func}: input {k} of operator {op_index} ({op.name}) must be {want}, got "
+                                 f"{a.dtype} {a.shape}")
+            args.append(a)
+        y = prep.run(args)
+        self.state.drain_writes()
+        outs = []
+        for i, v in zip(op.outputs, y if isinstance(y, (tuple, list)) else (y,)):
+            t = self._mdef.tensors[i] if i >= 0 else None
+            if t is None or t.type_name == "RESOURCE":
+                continue
+            outs.append(v if t.dtype is None else np.asarray(v, dtype=t.dtype))
+        return outs[0] if len(outs) == 1 else outs
+
+    def _operator(self, op_index):
+        if isinstance(op_index, bool) or not isinstance(op_index, (int, np.integer)) \
+                or not 0 <= op_index < len(self._plan):
+            raise ValueError(f"Model: operator index must be in [0, {len(self._plan)}), got {op_index!r}")
+        return self._plan[int(op_index)]
+
+    def __repr__(self):
+        ops = " ".join(name for _, name in self.operators)
+        return f"<{self._KIND} engine={self.engine!r}: {len(self.operators)} ops: {ops}>"
+
+    # ---------------------------------------------------------------------------------------------
+    # running
+    # ---------------------------------------------------------------------------------------------
+    def _execute(self, inputs, keep, func):
+        trace = [] if keep else None
+        values = self._exec.run_subgraph(0, self._inputs(inputs, func), trace)
+        return values, trace
+
+    def run(self, inputs):
+        """The model's outputs (a list, in the model's output order) for ``inputs``.
+
+        A model with state (resource variables read and assigned across invocations, as the
+        streaming microWakeWord models keep; variable tensors) keeps it between calls: each call is
+        the next frame. :meth:`reset` starts over. ``inputs``: one array, or a list of arrays in the model's
+        input order, each with exactly the input tensor's dtype and shape (the front end's rules: an ONNX
+        model also takes a dict by name).
+        """
+        values, _ = self._execute(inputs, False, "Model.run")
+        return [values[i] for i in self._mdef.outputs]
+
+    def trace(self, inputs):
+        """Every tensor of one run, in execution order: the model inputs, then each operator's output,
+        as :class:`~dspsim.graph.executor.TraceEntry` (operator index and name, tensor index and name, value);
+        a state write (ASSIGN_VARIABLE, an updated variable tensor) follows its operator, named "<variable>
+        (state write)". A state-carrying model advances one frame, as :meth:`run` does."""
+        return self._execute(inputs, True, "Model.trace")[1]
+
+    def reset(self):
+        """Restore the initial state: resource variables unset (CALL_ONCE runs its initialisation
+        subgraph again on the next run), variable tensors back to their initial values, for
+        :meth:`run` and for every stream of :meth:`run_batch`. A model without state has nothing to
+        reset: this then does nothing."""
+        self.state.reset()
+        self._streams = None
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the model keeps state between invocations (resource variables or variable tensors)."""
+        if self._stateful is None:
+            self._stateful = any(op.name in ("VAR_HANDLE", "CALL_ONCE") for sg in self._mdef.subgraphs
+                                 for op in sg.operators) \
+                or any(t.is_variable for sg in self._mdef.subgraphs for t in sg.tensors)
+        return self._stateful
+
+    @property
+    def batch_blocker(self) -> str:
+        """Why :meth:`run_batch` runs the samples one by one ("" when it runs each batch in one call)."""
+        if self._blocker is None:
+            self._blocker = self._batch_blocker() or ""
+        return self._blocker
+
+    def run_batch(self, inputs):
+        """``run`` on N independent samples: each input has a leading axis N (``(N, *input.shape)``), and
+        so has each output; the result is bit-identical to N calls of :meth:`run`.
+
+        Where the front end prepares a batch-N copy of the model (a TFLite model whose operators keep the
+        batch apart, as TFLite runs it after ``resize_tensor_input``), every operator takes the whole batch in
+        one call, in chunks of at most :attr:`BATCH_BYTES` of activations; otherwise (:attr:`batch_blocker`
+        says why) the samples run one by one.
+
+        For a state-carrying model N is the number of independent streams: the model keeps one state
+        per stream, and each call advances every stream by one frame. A call with another N needs a
+        :meth:`reset` first (ValueError otherwise). The streams' states are separate from the state of
+        :meth:`run`.
+        """
+        func = "Model.run_batch"
+        if isinstance(inputs, dict):
+            inputs = [inputs.get(i.name) for i in self.inputs]
+        if isinstance(inputs, np.ndarray) or not isinstance(inputs, (list, tuple)):
+            inputs = [inputs]
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"{func}: the model has {len(self.inputs)} input(s), got {len(inputs)}")
+        arrays = [np.asarray(x) for x in inputs]
+        for k, (a, info) in enumerate(zip(arrays, self.inputs)):
+            if a.ndim == 0:
+                raise ValueError(f"{func}: input {k} ({info.name!r}) needs a leading axis N, got a scalar")
+        n = arrays[0].shape[0]
+        if any(a.shape[0] != n for a in arrays) or n == 0:
+            raise ValueError(f"{func}: every input needs the same leading N >= 1, got {[a.shape[0] for a in arrays]}")
+        self._inputs([a[0] for a in arrays], func)  # each sample as run() takes it
+        if self._streams is not None and self._streams[0] != n:
+            raise ValueError(f"{func}: the model carries {self._streams[0]} streams; call reset() before "
+                             f"running {n}")
+        one_by_one = bool(self.batch_blocker)
+        chunk = 1 if one_by_one else max(1, min(n, self.BATCH_BYTES // max(1, self._exec.peak_bytes() or 1)))
+        cuts = list(range(0, n, chunk)) + [n]
+        stateful = self.stateful
+        if stateful and self._streams is None:
+            self._streams = (n, [State() for _ in cuts[:-1]])
+        outs = []
+        for k, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:])):
+            ex = self._executor(hi - lo)
+            if stateful:
+                ex.state.swap(self._streams[1][k])
+            try:
+                if one_by_one:
+                    values = ex.run_subgraph(0, self._inputs([a[lo] for a in arrays], func))
+                    outs.append([np.asarray(values[i])[None] for i in self._mdef.outputs])
+                else:
+                    values = ex.run_subgraph(0, [a[lo:hi].reshape(ex.mdef.tensors[i].shape)
+                                                 for a, i in zip(arrays, self._mdef.inputs)])
+                    outs.append([values[i].reshape((hi - lo, *self._mdef.tensors[i].shape))
+                                 for i in self._mdef.outputs])
+            finally:
+                if stateful:
+                    ex.state.swap(self._streams[1][k])
+        if len(outs) == 1:
+            return outs[0]
+        return [np.concatenate([o[k] for o in outs]) for k in range(len(self.outputs))]
+
+    def _executor(self, n):
+        """The executor of batch size ``n`` (prepared on first use, kept): without a batch-N copy, the model's
+        own, or for a state-carrying model a second one on its definition (the streams' states stay apart from
+        :meth:`run`'s)."""
+        if self.batch_blocker:
+            if not self.stateful:
+                return self._exec
+            if 1 not in self._batched:
+                self._batched[1] = self._prepare(self._mdef)
+            return self._batched[1]
+        if n not in self._batched:
+            self._batched[n] = self._prepare(self._batch_def(n))
+        return self._batched[n]
