@@ -62,6 +62,7 @@ from .observers import MinMaxObserver, MovingAverageMinMaxObserver, PercentileOb
 from .qtensor import QTensor
 from . import tflite  # dspsim.tflite.load_model
 from . import onnx  # dspsim.onnx.load_model
+from .load import load_model  # either format, by the file's content
 
 
 def warmup() -> None:
@@ -80,7 +81,8 @@ def warmup() -> None:
             op.kernel(**call)
 
 __all__ = [
-    "warmup", "engines", "DeviceProfile", "EngineProfile", "get_num_threads", "set_num_threads", "onnx",
+    "warmup", "engines", "DeviceProfile", "EngineProfile", "load_model", "get_num_threads", "set_num_threads", "onnx",
+    "tflite",
     "MinMaxObserver", "MovingAverageMinMaxObserver", "PercentileObserver", "QParams", "QTensor", "choose_qparams",
     "Accumulator", "KernelStats", "leaky_relu", "relu6", "relu_n1_to_1", "requantize", "tflite_activation_range",
     "tflm_relu6", "torch_relu", "IntType", "QuantizeResult", "Requant", "Rounding",

@@ -1,8 +1,9 @@
-"""The dspsim command line: ``dspsim suite | drift | export | compare | bench | run-tflite | diagnose |
+"""The dspsim command line: ``dspsim suite | drift | export | compare | bench | run | diagnose |
 export-model | validate``.
 
-``bench`` forwards its arguments to :func:`dspsim.bench.main`; ``run-tflite`` to
-:func:`dspsim.tflite.cli_main`. ``dspsim --version`` prints the installed distribution's version.
+``bench`` forwards its arguments to :func:`dspsim.bench.main`; ``run`` (also ``run-tflite``, its old name) to
+:func:`dspsim.harness.run_model.main`. ``run``, ``diagnose``, ``export-model`` and ``validate`` take a .tflite or
+.onnx model (:func:`dspsim.load_model`) and ``--engine`` an engine name or a device's .toml file. ``dspsim --version`` prints the installed distribution's version.
 
 Exit status: 0 success; 1 a bit-exactness check failed (suite, export), the files differ
 (compare), a dump diverges (diagnose) or a layer differs (validate); 2 bad input (bad TOML,
@@ -270,12 +271,24 @@ def _cmd_compare(args, argv) -> int:
 # =============================================================================================
 # diagnose, export-model (dspsim.harness.diagnose / .export_model)
 # =============================================================================================
-def _model_base(args) -> dict:
-    """``load_model`` keywords from --engine and --variant."""
-    from .harness.diagnose import parse_variant
+def _model_base(args) -> tuple:
+    """(the model file's bytes, its format, the device document of --engine (default: the format's engine) with
+    --variant applied on top)."""
+    from ._io import model_bytes
+    from .harness.diagnose import base_document, parse_variant
+    from .load import default_engine, model_format
 
     try:
-        return parse_variant(args.variant or "", {"engine": args.engine})
+        data = model_bytes(args.model)
+    except (OSError, ValueError, TypeError) as exc:
+        raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    fmt = model_format(data)
+    try:
+        base = base_document(args.engine or default_engine(fmt))
+    except (OSError, ValueError, TypeError) as exc:
+        raise UsageError(f"--engine: {exc}") from None
+    try:
+        return data, fmt, parse_variant(args.variant or "", base)
     except (ValueError, TypeError) as exc:
         raise UsageError(f"--variant: {exc}") from None
 
@@ -293,17 +306,18 @@ def _progress_line():
 
 
 def _cmd_diagnose(args, argv) -> int:
-    from . import tflite
-    from .harness.diagnose import diagnose
+    from .harness.diagnose import diagnose, variant_profile
     from .harness.dumps import read_inputs
     from .harness.report import write_diagnose_report
+    from .load import load_model
 
-    base = _model_base(args)
+    data, fmt, base = _model_base(args)
     out = _out_dir(args, "diagnose") if args.out or not args.json else None
     t0 = time.perf_counter()
     try:
-        inputs = read_inputs(tflite.load_model(args.model, **base), args.input)
-        d = diagnose(args.model, inputs, args.dumps, base, search=not args.no_search, progress=_progress_line())
+        inputs = read_inputs(load_model(data, variant_profile(base, fmt)), args.input)
+        d = diagnose(data, inputs, args.dumps, base, search=not args.no_search, progress=_progress_line())
+        d["model"] = str(args.model)
     except (OSError, ValueError, TypeError) as exc:
         raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     d["run"] = {"name": "diagnose", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)}
@@ -322,7 +336,11 @@ def _cmd_diagnose(args, argv) -> int:
               f"(dspsim {f['expected']}, device {f['actual']}); {f['locality'] or 'not an operator'}"
               + (f", inputs {f['undumped_inputs']} not dumped" if f["undumped_inputs"] else ""), file=text)
         if d["search"]["variants"]:
-            print("reproduced by: " + (", ".join(d["reproduced_by"]) or "no variant searched"), file=text)
+            print("reproduced by: " + (", ".join(d["reproduced_by"])
+                                       or f"none of the {d['search']['variants']} variants searched"), file=text)
+            if d["profile_toml"]:
+                print("as a device profile (save as device.toml, run with --engine device.toml):\n"
+                      + d["profile_toml"].rstrip(), file=text)
             close = [v for v in d["variants"] if v["same_as"] is None and v["mismatches"] and not v["error"]][:5]
             if close:
                 print("closest others: " + "; ".join(f"{v['variant']} ({v['mismatches']} mismatches)" for v in close),
@@ -335,16 +353,16 @@ def _cmd_diagnose(args, argv) -> int:
 
 
 def _cmd_export_model(args, argv) -> int:
-    from . import tflite
-    from .harness.diagnose import variant_words
+    from .harness.diagnose import variant_profile, variant_words
     from .harness.dumps import read_inputs
     from .harness.export_model import export_model
     from .harness.report import atomic_dir
+    from .load import load_model
 
-    base = _model_base(args)
+    data, fmt, base = _model_base(args)
     out = _out_dir(args, "export-model")
     try:
-        model = tflite.load_model(args.model, **base)
+        model = load_model(data, variant_profile(base, fmt))
         inputs = read_inputs(model, args.input)
         model.run(inputs)  # refuse bad inputs before any file is written
     except (OSError, ValueError, TypeError) as exc:
@@ -396,13 +414,18 @@ def _cmd_bench(args, argv) -> int:
     return int(bench.main(list(args.bench_args)) or 0)
 
 
-def _cmd_run_tflite(args, argv) -> int:
-    from . import tflite
+def _cmd_run(args, argv) -> int:
+    from .harness import run_model
 
-    return int(tflite.cli_main(list(args.tflite_args)) or 0)
+    return int(run_model.main(list(args.run_args)) or 0)
 
 
 # =============================================================================================
+_ENGINE_HELP = ("an engine name (dspsim.engines.names(): litert, tflm, xnnpack for .tflite; onnxruntime, "
+                "onnxruntime-vnni, ... for .onnx) or a device's .toml file (default: litert for .tflite, onnxruntime "
+                "for .onnx)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
@@ -462,12 +485,11 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="Dumps: one file per tensor, t<index> or the tensor name with characters outside "
                               "[A-Za-z0-9_.-] replaced by _, as .npy, .bin (raw little-endian), .hex ($readmemh) "
                               "or .txt (decimal). Exit status: 0 every dump matches, 1 a divergence, 2 bad input.")
-    g.add_argument("model", help="the .tflite file")
+    g.add_argument("model", help="the .tflite or .onnx file")
     g.add_argument("--input", action="append", required=True, metavar="X.npy",
                    help="the input the device ran on, one per model input, in order")
     g.add_argument("--dumps", required=True, metavar="DIR", help="the device's dump directory")
-    g.add_argument("--engine", default="litert",
-                   help="the reference: litert (default), tflm or xnnpack (dspsim.tflite.Engine)")
+    g.add_argument("--engine", help=f"the reference: {_ENGINE_HELP}")
     g.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate' "
                                                      "(a reproduced_by entry)")
     g.add_argument("--no-search", action="store_true", help="compare only; do not search the variants")
@@ -476,11 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
 
     x = sub.add_parser("export-model", help="every tensor and operator parameter of one model run, as vectors")
-    x.add_argument("model", help="the .tflite file")
+    x.add_argument("model", help="the .tflite or .onnx file")
     x.add_argument("--input", action="append", required=True, metavar="X.npy", help="one per model input, in order")
     x.add_argument("--format", choices=FORMATS, default="npz")
-    x.add_argument("--engine", default="litert",
-                   help="whose arithmetic: litert (default), tflm or xnnpack (dspsim.tflite.Engine)")
+    x.add_argument("--engine", help=f"whose arithmetic: {_ENGINE_HELP}")
     x.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate'")
     x.add_argument("--out", help="output directory (default: reports/export-model-<UTC timestamp>)")
 
@@ -495,14 +516,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="speed of the kernels next to their peers (dspsim.bench)", add_help=False)
     b.add_argument("bench_args", nargs=argparse.REMAINDER)
-    t = sub.add_parser("run-tflite", help="run an int8 .tflite model through dspsim's kernels (dspsim.tflite)",
-                       add_help=False)
-    t.add_argument("tflite_args", nargs=argparse.REMAINDER)
+    for verb in ("run", "run-tflite"):
+        t = sub.add_parser(verb, help="run a .tflite or .onnx model through dspsim's kernels, layer by layer"
+                           + (" (the old name of run)" if verb != "run" else ""), add_help=False)
+        t.add_argument("run_args", nargs=argparse.REMAINDER)
     return p
 
 
 _COMMANDS = {"suite": _cmd_suite, "drift": _cmd_drift, "export": _cmd_export, "compare": _cmd_compare,
-             "bench": _cmd_bench, "run-tflite": _cmd_run_tflite, "diagnose": _cmd_diagnose,
+             "bench": _cmd_bench, "run": _cmd_run, "run-tflite": _cmd_run, "diagnose": _cmd_diagnose,
              "export-model": _cmd_export_model, "validate": _cmd_validate}
 
 
@@ -511,8 +533,8 @@ def main(argv=None) -> int:
     parser = build_parser()
     if argv[:1] == ["bench"]:  # everything after `bench` belongs to dspsim.bench
         args = argparse.Namespace(command="bench", bench_args=argv[1:])
-    elif argv[:1] == ["run-tflite"]:  # and after `run-tflite` to dspsim.tflite
-        args = argparse.Namespace(command="run-tflite", tflite_args=argv[1:])
+    elif argv[:1] in (["run"], ["run-tflite"]):  # and after `run` to dspsim.harness.run_model
+        args = argparse.Namespace(command=argv[0], run_args=argv[1:])
     else:
         try:
             args = parser.parse_args(argv)

@@ -225,7 +225,7 @@ def multiply_by_quantized_multiplier_single_scalar(x, multiplier, shift):
     return wrap_scalar((np.int64(x) * multiplier + (np.int64(1) << (total_shift - 1))) >> total_shift, 32)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def multiply_by_quantized_multiplier_tie_scalar(x, multiplier, shift, single_rounding, tie, wide):
     """``MultiplyByQuantizedMultiplier`` with the final shift rounded by the tie rule ``tie`` (a DSP's): the
     jit primitive of the fixed-point requantization of :class:`dspsim.Requant` with any tie rule.

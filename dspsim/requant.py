@@ -236,11 +236,12 @@ class Requant:
             sc = sc.astype(np.float32)
         atw = () if act_times_w is None else tuple(float(v) for v in _float_array(act_times_w, func,
                                                                                    "act_times_w").astype(np.float32))
-        if scheme == "onednn" and not atw:
+        arith = _ARITHMETIC[scheme]
+        if arith is Arithmetic.ONEDNN and not atw:
             raise ValueError(f"{func}: scheme 'onednn' needs act_times_w")
         mode = Rounding.HALF_TO_EVEN if tie is None else rounding_mode(tie, func)
         return cls(scheme, scale=tuple(float(v) for v in sc), act_times_w=atw,
-                   reciprocal_bias=bool(reciprocal_bias) and scheme == "fbgemm", tie=mode)
+                   reciprocal_bias=bool(reciprocal_bias) and arith is Arithmetic.FBGEMM, tie=mode)
 
     @classmethod
     def from_rule(cls, rule: RequantRule, input_scale, weight_scale, output_scale) -> "Requant":
@@ -504,13 +505,14 @@ def float_bias_arrays(bias, requant: Requant, n: int, func: str):
     atw = np.ascontiguousarray(np.broadcast_to(np.asarray(requant.act_times_w or (0.0,), np.float32), (n,)))
     if bias is None:
         return np.zeros(n, np.float32), atw, FloatBias.NONE
-    if requant.scheme not in ("fbgemm", "onednn") or not requant.act_times_w:
+    arith = _ARITHMETIC[requant.scheme]
+    if arith not in (Arithmetic.FBGEMM, Arithmetic.ONEDNN) or not requant.act_times_w:
         raise ValueError(f"{func}: a float bias needs requant='fbgemm' or 'onednn' (from_scales)")
     b = np.asarray(bias)
     if b.ndim != 1 or b.size != n:
         raise ValueError(f"{func}: bias must have shape ({n},), got {b.shape}")
     b = np.ascontiguousarray(b.astype(np.float32))
-    if requant.scheme == "onednn":
+    if arith is Arithmetic.ONEDNN:
         return b, atw, FloatBias.ONEDNN
     with np.errstate(divide="ignore", invalid="ignore"):
         if requant.reciprocal_bias:

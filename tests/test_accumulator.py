@@ -1,4 +1,6 @@
 """The accumulator model: narrow, wide, saturating and pair-saturating sums, MAC by MAC, and the fast path."""
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -134,6 +136,6 @@ def test_int32_wrap_of_a_long_dot_product_is_exact_on_every_path():
     wrap32 = dspsim.fully_connected(x, w, bias, **kw)
     wide = dspsim.fully_connected(x, w, bias, **kw, accumulator=Accumulator(40))  # raw sum beyond int32: MAC loop
     _, st_ = dspsim.fully_connected(x, w, bias, **kw, stats=True)
-    assert wrap32.tolist() == [[ref.round_fraction(ref.Fraction(want, 2**20), "half_away_from_zero")]]
-    assert wide.tolist() == [[ref.round_fraction(ref.Fraction(exact, 2**20), "half_away_from_zero")]]
+    assert wrap32.tolist() == [[ref.round_fraction(Fraction(want, 2**20), "half_away_from_zero")]]
+    assert wide.tolist() == [[ref.round_fraction(Fraction(exact, 2**20), "half_away_from_zero")]]
     assert st_.overflow_events == 1 and st_.overflowed_outputs == 1

@@ -192,13 +192,13 @@ def test_no_command_prints_help_and_status_2(capsys):
     assert "suite" in capsys.readouterr().out
 
 
-def test_run_tflite_forwards_its_arguments(monkeypatch):
+@pytest.mark.parametrize("verb", ["run", "run-tflite"])
+def test_run_and_its_old_name_forward_their_arguments(monkeypatch, verb):
+    import dspsim.harness.run_model
+
     seen = {}
-    fake = types.ModuleType("dspsim.tflite")
-    fake.cli_main = lambda argv: seen.setdefault("argv", argv) and 0
-    monkeypatch.setitem(sys.modules, "dspsim.tflite", fake)
-    monkeypatch.setattr("dspsim.tflite", fake, raising=False)
-    assert cli.main(["run-tflite", "model.tflite", "--out", "x"]) == 0
+    monkeypatch.setattr(dspsim.harness.run_model, "main", lambda argv: seen.setdefault("argv", argv) and 0)
+    assert cli.main([verb, "model.tflite", "--out", "x"]) == 0
     assert seen["argv"] == ["model.tflite", "--out", "x"]
 
 
@@ -223,7 +223,7 @@ def test_diagnose_real_tflm_dumps_json_to_stdout_names_the_fc_and_tflm(capsys):
     assert cli.main(["diagnose", model, "--input", x, "--dumps", str(dumps), "--json", "-"]) == 1
     captured = capsys.readouterr()
     d = json.loads(captured.out)  # stdout is the JSON alone; the summary went to stderr
-    assert d["schema"] == "dspsim.diagnose/1"
+    assert d["schema"] == "dspsim.diagnose/2"
     f = d["first_divergence"]
     assert (f["op_index"], f["op"], f["tensor"], f["mismatches"], f["max_abs_diff"]) == (9, "FULLY_CONNECTED", 18, 1, 1)
     assert d["reproduced_by"][0] == "engine=tflm" and isinstance(d["layers"], list)

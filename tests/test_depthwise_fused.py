@@ -112,11 +112,11 @@ def test_float_lanes_out_of_int32_follow_x86_in_fbgemm_and_clamp_in_float_elsewh
 
 def test_float_lane_parameters_cover_only_the_float32_schemes():
     n = 4
-    for rq in (Requant.fixed_point(1 << 30, -3), Requant.shift_only(-2), Requant.float_scale(0.1, "onnx-reference"),
+    for rq in (Requant.fixed_point(1 << 30, -3), Requant.shift_only(-2), Requant.float_scale(0.1, "float64"),
                Requant.from_scales(0.1, 0.2, 0.3, engine="onednn"), Requant.from_scales(0.1, 0.2, 0.3, "litert",
                                                                                          "fully_connected")):
-        arith, _, _, scale, _, _ = rq.arrays(n, "test")
-        assert simd.float_lane_parameters(arith, FloatBias.NONE, scale, np.zeros(n), np.zeros(n)) is None
+        arith, _, _, scale, _, tie = rq.arrays(n, "test")
+        assert simd.lane_kind(arith, FloatBias.NONE, tie) != simd.FLOAT_LANES
     a, b, s, clamp = simd.float_lane_parameters(Arithmetic.FBGEMM, FloatBias.ADD_QUOTIENT, np.full(n, 0.5),
                                                 np.arange(n, dtype=np.float32), np.full(n, 7, np.float32))
     assert a.tolist() == [0, 1, 2, 3] and b.tolist() == [1] * n and s.dtype == np.float32 and not clamp

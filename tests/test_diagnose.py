@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import dspsim
 from dspsim import Accumulator
 from dspsim.harness import diagnose as dg
 from dspsim.harness._model_access import tensor_value
@@ -55,8 +56,23 @@ def _first_differing_op(name, device_trace, dumped):
 ])
 def test_variant_labels_parse_back_to_the_load_model_keywords(text, kw):
     base = {"engine": "litert"}
-    assert dg.parse_variant(text, base) == kw
+    assert dg.parse_variant(text, base) == dg.document(kw, base)
     assert dg.variant_label(kw, base) == text
+    assert dg.variant_label(dg.parse_variant(text, base), base) == text
+
+
+@pytest.mark.parametrize("text, doc", [
+    ("multiplier_bits=15", {"engine": "litert", "mac": {"multiplier_bits": 15}}),
+    ("shift_rounding=half_up bias_bits=16", {"engine": "litert", "mac": {"shift_rounding": "half_up",
+                                                                          "bias_bits": 16}}),
+    ("depthwise_conv_2d.rounding=single", {"engine": "litert", "depthwise_conv_2d": {"rounding": "single"}}),
+    ("pair_saturation=true", {"engine": "litert", "mac": {"pair_saturation": True}}),
+])
+def test_device_profile_keys_are_variant_words(text, doc):
+    base = {"engine": "litert"}
+    assert dg.parse_variant(text, base) == doc
+    assert dg.variant_label(doc, base) == text
+    assert dspsim.DeviceProfile.from_dict(doc)  # a profile dspsim can load
 
 
 @pytest.mark.parametrize("text", ["accumulator", "accumulator=x,wrap", "accumulator=24,saturate,foo", "speed=1",
@@ -69,9 +85,9 @@ def test_bad_variant_words_are_value_errors(text):
 def test_pair_saturation_is_skipped_on_int8_models_and_accumulators_span_16_to_48():
     m = load_model(MODELS / "cnn.tflite")
     accs, skipped = dg.accumulator_variants(m, {"engine": "litert"})
-    assert sorted({a["accumulator"].bits for a in accs}) == list(range(16, 49))
-    assert {a["accumulator"].overflow for a in accs} == {"wrap", "saturate"}
-    assert not any(a["accumulator"].pair_saturation for a in accs)
+    assert sorted({a["mac"]["accumulator_bits"] for a in accs}) == list(range(16, 49))
+    assert {a["mac"]["accumulator_overflow"] for a in accs} == {"wrap", "saturate"}
+    assert not any(a["mac"]["pair_saturation"] for a in accs)
     assert skipped and "int8 x int8" in skipped[0]
 
 
@@ -80,7 +96,7 @@ def test_matching_dumps_pass_and_search_nothing(tmp_path):
     d, _ = _device(tmp_path, "cnn")
     r = dg.diagnose(MODELS / "cnn.tflite", _inputs("cnn"), d)
     assert r["passed"] and r["first_divergence"] is None and r["variants"] == []
-    assert r["schema"] == "dspsim.diagnose/1" and r["dumped"] == 11
+    assert r["schema"] == "dspsim.diagnose/2" and r["dumped"] == 11
     assert all(row["comparison"]["mismatches"] == 0 for row in r["layers"] if row["dumped"])
 
 
@@ -218,7 +234,7 @@ def test_search_takes_any_list_of_load_model_keyword_sets(tmp_path):
                               {"engine": "litert", "accumulator": Accumulator(20, "wrap")}])
     assert [v["variant"] for v in r["variants"]][0] == "engine=xnnpack"
     assert r["reproduced_by"] == ["engine=xnnpack"]
-    assert json.loads(json.dumps(r, default=str))["schema"] == "dspsim.diagnose/1"
+    assert json.loads(json.dumps(r, default=str))["schema"] == "dspsim.diagnose/2"
 
 
 def test_a_variant_the_loader_refuses_is_reported_not_raised(tmp_path):
@@ -243,8 +259,9 @@ def test_pair_saturation_variants_are_searched_where_mac_ops_are_uint8_by_int8()
             return TensorInfo(i, f"t{i}", (1, 4), np.dtype([np.uint8, np.int8, np.int32][i]), 0.1, 0)
 
     accs, skipped = dg.accumulator_variants(UInt8Model(), {"engine": "litert"})
-    pair = [a["accumulator"] for a in accs if a["accumulator"].pair_saturation]
-    assert skipped == [] and {(a.bits, a.overflow) for a in pair} == {(32, "wrap"), (32, "saturate")}
+    pair = [a["mac"] for a in accs if a["mac"]["pair_saturation"]]
+    assert skipped == [] and {(a["accumulator_bits"], a["accumulator_overflow"]) for a in pair} == {
+        (32, "wrap"), (32, "saturate")}
     assert dg.variant_label(accs[-1], {"engine": "litert"}).endswith(",pair_saturation")
 
 
@@ -257,3 +274,21 @@ def test_a_device_input_other_than_the_given_one_is_named_and_not_explained(tmp_
     f = r["first_divergence"]
     assert (f["op_index"], f["op"], f["tensor"], f["first_index"]) == (-1, "INPUT", 0, [0, 0, 2, 1])
     assert r["variants"] == [] and "model input" in r["search"]["skipped"][0]
+
+
+# ------------------------------------------------------------------------------ device profiles round-trip
+@pytest.mark.parametrize("mac", [
+    {"multiplier_bits": 15, "shift_rounding": "half_to_even"},
+    {"multiplier_bits": 15, "shift_rounding": "half_to_even", "accumulator_bits": 16,
+     "accumulator_overflow": "saturate"},
+    {"multiplier_bits": 15, "bias_bits": 16},
+])
+def test_diagnose_finds_the_device_profile_the_dumps_were_made_with(tmp_path, mac):
+    device = dspsim.DeviceProfile.from_dict({"engine": "litert", "name": "npu", "mac": mac})
+    d, _ = _device(tmp_path, "mobilenet", engine=device)
+    r = dg.diagnose(MODELS / "mobilenet.tflite", _inputs("mobilenet"), d)
+    assert not r["passed"] and r["reproduced_by"]
+    found = dspsim.DeviceProfile.loads(r["profile_toml"])
+    assert found.base == "litert"
+    assert {k: v for k, v in found.overrides["mac"].items() if k != "pair_saturation"} == mac
+    assert dg.diagnose(MODELS / "mobilenet.tflite", _inputs("mobilenet"), d, found)["passed"]

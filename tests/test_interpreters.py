@@ -48,13 +48,13 @@ def test_each_stream_starts_from_a_fresh_interpreter(fake):
     running = np.cumsum(x.sum(axis=2), axis=1)  # per stream, from 0
     np.testing.assert_array_equal(res["out0"][..., 0], running)
     np.testing.assert_array_equal(res["out1"][..., 0], -running)
-    np.testing.assert_array_equal(res["t5"][..., 0], 5 * running)
+    np.testing.assert_array_equal(res["t0"][..., 0], 5 * running)  # the first tensor asked for
     assert res["out0"].shape == (2, 3, 1) and fake.made == 2
 
 
 def test_stateless_samples_share_one_interpreter_in_order(fake):
     x = np.arange(4 * 2).reshape(4, 2)
-    res = it.run("litert-ref", b"", [x, x], streaming=False, n_outputs=2)
+    res = it.run("litert", b"", [x, x], streaming=False, n_outputs=2)
     np.testing.assert_array_equal(res["out0"][:, 0], np.cumsum(2 * x.sum(axis=1)))
     assert res["out0"].shape == (4, 1) and fake.made == 1 and not [k for k in res if k.startswith("t")]
 
@@ -76,8 +76,8 @@ def test_timing_times_sample_zero_on_a_fresh_stream(fake):
 
 
 def test_an_unknown_kind_is_refused():
-    with pytest.raises(ValueError, match="'litert' is not a valid Kind"):
-        it.Interpreter("litert", b"", 1)
+    with pytest.raises(ValueError, match="'litert-ref' is not a valid Kind"):
+        it.Interpreter("litert-ref", b"", 1)  # the old name of "litert"
 
 
 def _lacks(module):
@@ -87,7 +87,7 @@ def _lacks(module):
 @pytest.mark.skipif(not _lacks("ai_edge_litert.interpreter"), reason="ai_edge_litert is installed here")
 def test_a_failing_worker_reports_its_exit_status_and_last_stderr_line():
     with pytest.raises(it.WorkerFailed) as info:
-        it.run_in(sys.executable, "litert-ref", MOBILENET.read_bytes(), [np.zeros((1, 1, 32, 32, 3), np.int8)],
+        it.run_in(sys.executable, "litert", MOBILENET.read_bytes(), [np.zeros((1, 1, 32, 32, 3), np.int8)],
                   streaming=False, n_outputs=1)
     assert info.value.returncode == 1 and "ModuleNotFoundError" in info.value.last_line
     with pytest.raises(v.ValidateError, match=r"^the litert interpreter failed \(exit 1\): ModuleNotFoundError"):
@@ -107,10 +107,10 @@ def test_a_peer_variable_wins_over_the_shared_interpreter_python(monkeypatch):
     assert it.worker_python("DSPSIM_TFLM_PYTHON") == "/opt/tflm/python"
     assert it.worker_python("DSPSIM_LITERT_PYTHON") == "/opt/shared/python"
     monkeypatch.setattr(model_peers, "_importable", lambda package: False)  # as in a venv without the peers
-    assert model_peers.where("tflm") == "/opt/tflm/python" and model_peers.where("litert-ref") == "/opt/shared/python"
+    assert model_peers.where("tflm") == "/opt/tflm/python" and model_peers.where("litert") == "/opt/shared/python"
     monkeypatch.delenv(it.INTERPRETER_PYTHON)
     with pytest.raises(model_peers.PeerUnavailable, match="DSPSIM_LITERT_PYTHON or DSPSIM_INTERPRETER_PYTHON"):
-        model_peers.where("litert-default")
+        model_peers.where("xnnpack")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,13 +124,13 @@ def _python(var, module):
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("kind", ["litert-ref", "litert-builtin", "litert-default", "tflm"])
+@pytest.mark.parametrize("kind", ["litert", "litert-optimized", "xnnpack", "tflm"])
 def test_a_worker_run_is_the_samples_run_one_by_one_and_the_output_tensor_is_the_output(kind):
     var = "DSPSIM_TFLM_PYTHON" if kind == "tflm" else "DSPSIM_LITERT_PYTHON"
     python = _python(var, it.MODULE[it.Kind(kind)])
     model = MOBILENET.read_bytes()
     x = np.random.default_rng(0).integers(-128, 128, size=(3, 1, 32, 32, 3), dtype=np.int8)
-    preserve = kind != "litert-default"  # the delegate keeps no intermediates
+    preserve = kind != "xnnpack"  # the delegate keeps no intermediates
     tensors = [20] if preserve else []  # 20: the output tensor "Identity"
     whole = it.run_in(python, kind, model, [x], streaming=False, n_outputs=1, tensors=tensors,
                       preserve_all_tensors=preserve)
@@ -142,7 +142,7 @@ def test_a_worker_run_is_the_samples_run_one_by_one_and_the_output_tensor_is_the
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("kind", ["litert-ref", "tflm"])
+@pytest.mark.parametrize("kind", ["litert", "tflm"])
 def test_a_stream_run_with_others_is_the_stream_run_alone(kind):
     var = "DSPSIM_TFLM_PYTHON" if kind == "tflm" else "DSPSIM_LITERT_PYTHON"
     python = _python(var, it.MODULE[it.Kind(kind)])

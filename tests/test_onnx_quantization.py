@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 import dspsim.onnx as donnx
 from dspsim import oracle as ref
 from dspsim import oracle as oref
+from dspsim import engines
+from dspsim.engines import OnnxKernels
 from dspsim.onnx.mlas import fma_f32
 from dspsim.onnx.types import ElemType, QArray, decode_float, encode_float, minifloat_max, pack, unpack
 
@@ -81,7 +83,7 @@ def test_ort_float8_differs_only_above_the_largest_value_without_saturation():
     x = np.linspace(-70000, 70000, 140001).astype(np.float32)
     for t in MINI[:4]:
         for sat in (True, False):
-            diff = encode_float(x, t, sat, "onnxruntime") != encode_float(x, t, sat)
+            diff = encode_float(x, t, sat, OnnxKernels.ONNXRUNTIME) != encode_float(x, t, sat)
             a = np.abs(x[diff])
             if sat or t not in (ElemType.FLOAT8E4M3FN, ElemType.FLOAT8E5M2):
                 assert not diff.any()
@@ -311,8 +313,8 @@ def test_qlinear_matmul_float16_scales_differ_between_engines_as_documented():
     ort = donnx.qlinear_matmul(np.array([[1]], np.int8), sa, np.int8(0), np.array([[1]], np.int8), sb, np.int8(0),
                                sy, np.int8(0))
     assert ort.dtype == np.int8
-    rq_ref = donnx.quantization.requant_scales(sa, sb, sy, "onnx-reference", "t")
-    rq_ort = donnx.quantization.requant_scales(sa, sb, sy, "onnxruntime", "t")
+    rq_ref = donnx.quantization.requant_scales(sa, sb, sy, engines.get("onnx-reference"), "fully_connected", "t")
+    rq_ort = donnx.quantization.requant_scales(sa, sb, sy, engines.get("onnxruntime"), "fully_connected", "t")
     assert rq_ref.scale[0] == float(np.float16(np.float16(sa * sb) / sy))
     assert rq_ort.scale[0] == float(np.float32(np.float32(np.float32(sa) * np.float32(sb)) / np.float32(sy)))
 

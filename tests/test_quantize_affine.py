@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import dspsim
 from dspsim import _jit as J
-from dspsim import reference as R
+from dspsim import oracle as R
 
 F = np.float32
 BOUNDS = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-32768, 32767), "uint16": (0, 65535),

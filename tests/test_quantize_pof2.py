@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dspsim import dequantize_pof2, pof2_frac_bits, quantize_pof2
-from dspsim import reference as R
+from dspsim import oracle as R
 from dspsim.fixedpoint import Rounding
 
 F = np.float32

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import dspsim
-from dspsim import reference as R
+from dspsim import oracle as R
 
 F = np.float32
 Q = importlib.import_module("dspsim.quantize")

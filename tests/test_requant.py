@@ -321,3 +321,73 @@ def test_fbgemm_per_tensor_float_bias_is_one_fused_rounding():
     acc = (256 * (2 * n + 1) - 1).reshape(-1, 1)
     rq = Requant.float_scale(2.0**-9, "fbgemm", act_times_w=atw, reciprocal_bias=True)
     assert requantize(acc, rq, 0, out_dtype="int16", float_bias=bias).reshape(-1).tolist() == n.tolist()
+
+
+# ---------------------------------------------------------------------------------------------
+# a device's requantization: tie rules of the final shift, the whole accumulator, narrow multipliers
+# ---------------------------------------------------------------------------------------------
+TIES = [r.name.lower() for r in Rounding]
+
+
+def oracle_device_requant(rq: Requant) -> dict:
+    return {**oracle_requant(rq), "saturate_input": rq.saturate_input}
+
+
+@SETTINGS
+@given(acc=st.lists(edge_ints(-(1 << 40), 1 << 40), min_size=1, max_size=6), m=multipliers,
+       s=edge_ints(-31, 30), rounding=st.sampled_from(["double", "single"]), tie=st.sampled_from(TIES),
+       saturate_input=st.booleans(), zp=st.integers(-128, 127))
+def test_fixed_point_with_any_tie_rule_and_accumulator_input_matches_oracle(acc, m, s, rounding, tie,
+                                                                            saturate_input, zp):
+    rq = Requant.fixed_point(m, s, rounding, tie, saturate_input)
+    got = requantize(np.array(acc), rq, zp, out_dtype="int16")
+    want = [ref.clamp(ref.requantize_value(a, oracle_device_requant(rq), 0, zp), -32768, 32767) for a in acc]
+    assert got.tolist() == want
+
+
+def test_the_final_shift_tie_rules_differ_on_exact_halves():
+    # acc * 2^30 / 2^31 = acc / 2: -3 -> -1.5, -1 -> -0.5, 1 -> 0.5, 3 -> 1.5 (single rounding: one rounding)
+    acc = np.array([-3, -1, 1, 3])
+    want = {"half_away_from_zero": [-2, -1, 1, 2], "half_up": [-1, 0, 1, 2], "half_to_even": [-2, 0, 0, 2],
+            "floor": [-2, -1, 0, 1], "toward_zero": [-1, 0, 0, 1]}
+    for tie, values in want.items():
+        assert requantize(acc, Requant.fixed_point(1 << 30, 0, "single", tie), 0).tolist() == values, tie
+
+
+@SETTINGS
+@given(s_in=scales, s_out=scales, s_w=st.one_of(scales, st.lists(scales, min_size=1, max_size=4)),
+       bits=st.integers(2, 31), rounding=st.sampled_from(["double", "single"]),
+       tie=st.one_of(st.none(), st.sampled_from(TIES)), requant_input=st.sampled_from(["int32", "accumulator"]),
+       acc=st.lists(edge_ints(-(1 << 36), 1 << 36), min_size=1, max_size=4))
+def test_from_rule_of_a_device_fixed_point_rule_matches_oracle(s_in, s_out, s_w, bits, rounding, tie,
+                                                               requant_input, acc):
+    from dspsim.engines import RequantInput, RequantKind, RequantRule
+
+    rule = RequantRule(RequantKind.FIXED_POINT, rounding=rounding, multiplier_bits=bits,
+                       shift_rounding=None if tie is None else Rounding[tie.upper()],
+                       requant_input=RequantInput(requant_input))
+    rq = Requant.from_rule(rule, s_in, s_w, s_out)
+    want = ref.requant_from_rule(ref.rule_dict(rule), s_in, s_w, s_out)
+    assert list(rq.multiplier) == want["multiplier"] and list(rq.shift) == want["shift"]
+    assert all(m % (1 << (31 - bits)) == 0 for m in rq.multiplier)  # the low bits of a narrow multiplier are 0
+    c = len(rq.multiplier)
+    got = requantize(np.array(acc).reshape(-1, 1).repeat(c, 1), rq, 0, out_dtype="int16")
+    exp = [[ref.clamp(ref.requantize_value(a, want, j, 0), -32768, 32767) for j in range(c)] for a in acc]
+    assert got.tolist() == exp
+
+
+@SETTINGS
+@given(acc=st.lists(edge_ints(INT32_MIN, INT32_MAX), min_size=1, max_size=6), scale=st.floats(1e-9, 4.0),
+       tie=st.sampled_from(TIES), zp=st.integers(-128, 127))
+def test_float32_requantization_with_any_tie_rule_matches_oracle(acc, scale, tie, zp):
+    rq = Requant.float_scale(scale, "float32", tie=tie)
+    got = requantize(np.array(acc), rq, zp)
+    want = [ref.clamp(ref.requantize_value(a, oracle_requant(rq), 0, zp), -128, 127) for a in acc]
+    assert got.tolist() == want
+
+
+def test_float32_tie_rules_differ_on_exact_halves():
+    acc = np.array([-3, -1, 1, 3])
+    got = {t: requantize(acc, Requant.float_scale(0.5, "float32", tie=t), 0).tolist() for t in TIES}
+    assert got["half_to_even"] == [-2, 0, 0, 2] and got["half_up"] == [-1, 0, 1, 2]
+    assert got["half_away_from_zero"] == [-2, -1, 1, 2]

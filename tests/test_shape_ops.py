@@ -1,4 +1,4 @@
-"""Data movement kernels (dspsim.kernels.shape) against their oracles in dspsim.reference and against
+"""Data movement kernels (dspsim.kernels.shape) against their oracles in dspsim.oracle and against
 numpy's own indexing (an independent reading of the same index rules); bad input."""
 import numpy as np
 import pytest

@@ -207,7 +207,7 @@ def test_unknown_engine_is_refused():
 
 # ---------------------------------------------------------------------------- dspsim run-tflite
 def test_cli_runs_a_model_on_given_inputs_and_writes_the_trace(tmp_path, capsys):
-    from dspsim.tflite import cli_main
+    from dspsim.harness.run_model import main as cli_main
 
     z, _ = _golden("two_inputs")
     paths = []
@@ -231,7 +231,7 @@ def test_cli_is_wired_as_dspsim_run_tflite(capsys):
 
 
 def test_cli_reports_a_bad_model_with_exit_status_2(tmp_path, capsys):
-    from dspsim.tflite import cli_main
+    from dspsim.harness.run_model import main as cli_main
 
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(b"\x10\x00\x00\x00TFL3" + b"\x00" * 4)
@@ -249,7 +249,7 @@ def test_cli_compare_litert_needs_ai_edge_litert(capsys):
         pytest.skip("ai_edge_litert is installed: the comparison itself runs")
     except ImportError:
         pass
-    from dspsim.tflite import cli_main
+    from dspsim.harness.run_model import main as cli_main
 
     assert cli_main([os.path.join(HERE, "cnn.tflite"), "--compare-litert"]) == 2
     assert "ai_edge_litert" in capsys.readouterr().err
@@ -281,17 +281,17 @@ def test_a_narrow_dsp_accumulator_runs_the_whole_model():
 
 
 def test_cli_accumulator_option(capsys):
-    from dspsim.tflite import cli_main
+    from dspsim.harness.run_model import main as cli_main
 
     path = os.path.join(HERE, "branches.tflite")
     assert cli_main([path, "--accumulator", "24:saturate"]) == 0
-    assert "accumulator=Accumulator(bits=24" in capsys.readouterr().out
+    assert "engine='litert accumulator=24,saturate'" in capsys.readouterr().out
     assert cli_main([path, "--accumulator", "8"]) == 2
     assert "bits must be in [16, 64]" in capsys.readouterr().err
 
 
 def test_cli_runs_a_sequence_of_frames(tmp_path, capsys):
-    from dspsim.tflite import cli_main
+    from dspsim.harness.run_model import main as cli_main
 
     path = os.path.join(HERE, "cnn.tflite")
     model = load_model(path)

@@ -1,12 +1,12 @@
 """The interpreters a whole .tflite model is benchmarked against, run here or in a worker process.
 
 ========================= ============================================== =============================
-peer                      runs                                           compared with
+peer (an engine name)     runs                                           compared with
 ========================= ============================================== =============================
 ``tflm``                  the TensorFlow Lite Micro interpreter           dspsim ``engine="tflm"``
                           (``tflite_micro`` runtime; single-threaded)
-``litert-ref``            LiteRT, ``OpResolverType.BUILTIN_REF``          dspsim ``engine="litert"``
-``litert-default``        LiteRT's default interpreter (XNNPACK delegate) dspsim ``engine="xnnpack"``
+``litert``                LiteRT, ``OpResolverType.BUILTIN_REF``          dspsim ``engine="litert"``
+``xnnpack``               LiteRT's default interpreter (XNNPACK delegate) dspsim ``engine="xnnpack"``
 ========================= ============================================== =============================
 
 Each peer runs in-process when its package is importable, else in a worker process under the
@@ -31,12 +31,11 @@ import numpy as np
 
 from .. import interpreters
 
-PEERS = ("tflm", "litert-ref", "litert-default")
-#: the dspsim engine whose arithmetic each peer has
-DSPSIM_ENGINE = {"tflm": "tflm", "litert-ref": "litert", "litert-default": "xnnpack"}
+PEERS = ("tflm", "litert", "xnnpack")
+"""The peers, each named as the dspsim engine (and :class:`dspsim.interpreters.Kind`) whose arithmetic it has."""
 #: the package a peer needs in-process, and the environment variable naming a python that has it
-PACKAGE = {"tflm": ("tflite_micro", "DSPSIM_TFLM_PYTHON"), "litert-ref": ("ai_edge_litert", "DSPSIM_LITERT_PYTHON"),
-           "litert-default": ("ai_edge_litert", "DSPSIM_LITERT_PYTHON")}
+PACKAGE = {"tflm": ("tflite_micro", "DSPSIM_TFLM_PYTHON"), "litert": ("ai_edge_litert", "DSPSIM_LITERT_PYTHON"),
+           "xnnpack": ("ai_edge_litert", "DSPSIM_LITERT_PYTHON")}
 TFLM_ARENA_BYTES = 16 << 20
 
 

@@ -180,7 +180,7 @@ def model_rows(case: ModelCase, threads=(1,), repeats: int = 3, budget: float = 
     rows = []
     skip = case.missing()
     for peer in peers:
-        engine = model_peers.DSPSIM_ENGINE[peer]
+        engine = peer  # a peer is named as the engine that emulates it
         base = dict(model=case.name, input="", batch=case.batch, streaming=False, engine=engine, peer=peer)
         model = None
         if not skip:

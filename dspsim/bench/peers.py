@@ -19,7 +19,7 @@ torch-fbgemm       quantized::linear (prepacked), quantized::conv2d ``requant="f
 onnxruntime        QLinearMatMul / QLinearConv / QuantizeLinear    ``requant="onnxruntime"`` (QLinear-
                                                                    MatMul/Conv without AVX-512 VNNI:
                                                                    pair saturation, as FBGEMM)
-litert-ref         LiteRT interpreter, reference kernels           ``rounding="double"`` (FC:
+litert             LiteRT interpreter, reference kernels           ``rounding="double"`` (FC:
                    (``OpResolverType.BUILTIN_REF``), in-process or ``Requant "litert-fc"``),
                    in a worker (:mod:`dspsim.bench.litert`)        tflite_quantize
 ================== ============================================== ================================
@@ -385,7 +385,7 @@ def _litert(case, p, threads):
 
 DSPSIM_DOUBLE = "dspsim rounding=double"
 _PEERS = {
-    ("kernel", "double"): [("numpy-int64", DSPSIM_DOUBLE, _numpy_kernel), ("litert-ref", DSPSIM_DOUBLE, _litert)],
+    ("kernel", "double"): [("numpy-int64", DSPSIM_DOUBLE, _numpy_kernel), ("litert", DSPSIM_DOUBLE, _litert)],
     ("kernel", "fbgemm"): [("torch-fbgemm", "dspsim requant=fbgemm", _torch_kernel)],
     ("kernel", "onnxruntime"): [("onnxruntime", "dspsim requant=onnxruntime", _ort_kernel)],
     ("relu", "clamp"): [("numpy", "dspsim relu", _numpy_relu), ("torch", "dspsim relu", _torch_relu)],
@@ -394,7 +394,7 @@ _PEERS = {
     ("quantize", "onnx"): [("onnxruntime", "dspsim quantize_linear", _ort_quantize),
                            ("numpy", "dspsim quantize_linear", _numpy_quantize)],
     ("quantize", "tflite"): [("numpy", "dspsim tflite_quantize", _numpy_quantize),
-                             ("litert-ref", "dspsim tflite_quantize", _litert)],
+                             ("litert", "dspsim tflite_quantize", _litert)],
     **{("requantize", v): [("numpy-int64" if v in ("double", "single", "shift") else "numpy-f32",
                             f"dspsim requantize[{v}]", _numpy_requantize)]
        for v in ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack")},

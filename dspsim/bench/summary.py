@@ -45,10 +45,10 @@ MODEL_TARGETS = (
     # (label, models, peer, "batch1" or "batch" (per sample / stream-frame), threshold on peer time / dspsim time)
     ("batch 1 >= TFLM interpreter (person detection, speech)", ("person_detect", "micro_speech"), "tflm",
      "batch1", 1.0),
-    ("batch 1 >= LiteRT BUILTIN_REF (person detection, speech)", ("person_detect", "micro_speech"), "litert-ref",
+    ("batch 1 >= LiteRT BUILTIN_REF (person detection, speech)", ("person_detect", "micro_speech"), "litert",
      "batch1", 1.0),
-    ("MobileNetV2 224 batch 16 >= 20x LiteRT BUILTIN_REF", ("mobilenet_v2_224",), "litert-ref", "batch", 20.0),
-    ("MobileNetV2 224 batch 16 >= 0.5x LiteRT default (XNNPACK)", ("mobilenet_v2_224",), "litert-default", "batch",
+    ("MobileNetV2 224 batch 16 >= 20x LiteRT BUILTIN_REF", ("mobilenet_v2_224",), "litert", "batch", 20.0),
+    ("MobileNetV2 224 batch 16 >= 0.5x LiteRT default (XNNPACK)", ("mobilenet_v2_224",), "xnnpack", "batch",
      0.5),
     ("microWakeWord 256 streams >= 10x TFLM per stream-frame", ("okay_nabu (microWakeWord)",), "tflm", "batch", 10.0),
 )

@@ -203,7 +203,7 @@ def _kernel_problem(case: Case, rng) -> dict:
              s_in=s_in, s_w=s_w, s_out=s_out)
     if family == "tflite":
         from ..requant import Requant
-        rq = Requant.from_scales(s_in, s_w, s_out, engine="tflite",
+        rq = Requant.from_scales(s_in, s_w, s_out, engine="tflm",
                                  op={"conv2d": "conv", "depthwise_conv2d": "depthwise"}.get(op, op))
         mult, shift = np.array(rq.multiplier), np.array(rq.shift)
         if not per_channel:
@@ -303,7 +303,9 @@ def requant_object(variant: str, p: dict):
         return Requant.fixed_point(p["multiplier"], p["shift"], variant)
     if variant == "shift":
         return Requant.shift_only(p["shift_only"])
-    return Requant.float_scale(p["scale"], variant)
+    from dspsim.engines import get
+
+    return Requant.float_scale(p["scale"], get(variant).mac.fully_connected.requant.kind.value)  # the engine's scheme
 
 
 def _requantize_call(variant: str, p: dict) -> Callable:

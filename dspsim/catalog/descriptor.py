@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Callable
 
-__all__ = ["Operator", "SuiteCase", "operators", "random_codes", "register"]
+__all__ = ["Operator", "SuiteCase", "registered", "random_codes", "register"]
 
 
 @dataclass(frozen=True)
@@ -94,10 +94,9 @@ def register(op: Operator) -> Operator:
     return op
 
 
-def operators() -> MappingProxyType:
-    """Every registered operator by name, family by family (importing :mod:`dspsim.catalog` registers them)."""
-    from .. import catalog  # noqa: F401  (its import registers every family's descriptors)
-
+def registered() -> MappingProxyType:
+    """Every operator registered so far, by name, in registration order (:func:`dspsim.catalog.operators`
+    is every family's)."""
     return MappingProxyType(_REGISTRY)
 
 

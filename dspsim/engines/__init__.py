@@ -12,7 +12,7 @@ names), :mod:`.device` (device profiles from TOML).
 from __future__ import annotations
 
 from .device import DeviceProfile
-from .named import ENGINES
+from .named import ENGINES, named
 from .profile import (MAC_FAMILIES, Defect, EngineDefectWarning, EngineProfile, Kernel, MacProfile, MacRule,
                       ModelFormat, OnnxKernels, OnnxProfile, RealMultiplier, RequantInput, RequantKind, RequantRule,
                       TfliteProfile)
@@ -20,9 +20,6 @@ from .profile import (MAC_FAMILIES, Defect, EngineDefectWarning, EngineProfile, 
 __all__ = ["DeviceProfile", "Defect", "ENGINES", "EngineDefectWarning", "EngineProfile", "Kernel", "MAC_FAMILIES",
            "MacProfile", "MacRule", "ModelFormat", "OnnxKernels", "OnnxProfile", "RealMultiplier", "RequantInput",
            "RequantKind", "RequantRule", "TfliteProfile", "get", "names"]
-
-_RENAMED = {"tflite": "tflm"}
-
 
 def names(fmt: ModelFormat | str | None = None) -> tuple:
     """The named engines (those that run models of format ``fmt``, when given), in the table's order."""
@@ -44,13 +41,8 @@ def get(engine, func: str = "dspsim.engines.get", fmt: ModelFormat | str | None 
     elif isinstance(engine, str):
         if engine.endswith(".toml"):
             profile = DeviceProfile.load(engine)
-        elif engine in ENGINES:
-            profile = ENGINES[engine]
         else:
-            choices = names(fmt)
-            hint = f" (engine {engine!r} is now {_RENAMED[engine]!r})" if engine in _RENAMED else ""
-            raise ValueError(f"{func}: engine must be one of {list(choices)} or a device's .toml file, got "
-                             f"{engine!r}{hint}")
+            profile = named(engine, func, names(fmt))
     else:
         raise TypeError(f"{func}: engine must be an engine name, a .toml path or an EngineProfile, got "
                         f"{type(engine).__name__}")

@@ -45,6 +45,7 @@ from types import MappingProxyType
 
 from ..accumulator import Accumulator
 from ..fixedpoint import Rounding
+from .named import named
 from .profile import MAC_FAMILIES, EngineProfile, RequantInput, RequantKind
 
 if sys.version_info >= (3, 11):
@@ -166,10 +167,8 @@ class DeviceProfile(EngineProfile):
     @classmethod
     def from_dict(cls, document: dict, source: str = "DeviceProfile") -> "DeviceProfile":
         """The profile a TOML document describes (ValueError naming ``source`` and the key on a bad one)."""
-        from . import get
-
         doc = _checked(document, source)
-        base = get(doc["engine"], source)
+        base = named(doc["engine"], source)
         return cls.derived(base, doc, source)
 
     @classmethod
@@ -260,4 +259,7 @@ def with_options(profile: EngineProfile, accumulator=None, rounding=None, func: 
                 doc["tflite"] = {"rounding": rounding}
     if not doc:
         return profile
-    return DeviceProfile.derived(profile, doc, func)
+    words = ([f"accumulator={accumulator.bits},{accumulator.overflow}"
+              + (",pair_saturation" if accumulator.pair_saturation else "")] if accumulator is not None else []) \
+        + ([f"rounding={rounding}"] if "tflite" in doc or "rounding" in doc.get("mac", {}) else [])
+    return DeviceProfile.derived(profile, {**doc, "name": " ".join([profile.name, *words])}, func)

@@ -129,3 +129,15 @@ ONEDNN = EngineProfile("onednn", "PyTorch's oneDNN quantized conv (the 'x86' eng
 ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, ONNXRUNTIME, ONNXRUNTIME_VNNI,
                                                   ONNXRUNTIME_OPTIMIZED, ONNX_REFERENCE, FBGEMM, ONEDNN)})
 """Every engine dspsim names, by name."""
+
+#: Old engine names and the names that replaced them (a refusal's hint).
+RENAMED = MappingProxyType({"tflite": "tflm"})
+
+
+def named(name: str, func: str, choices=None) -> EngineProfile:
+    """The engine named ``name``; a ValueError naming ``func`` and ``choices`` (default every name) otherwise."""
+    if name in ENGINES:
+        return ENGINES[name]
+    hint = f" (engine {name!r} is now {RENAMED[name]!r})" if name in RENAMED else ""
+    raise ValueError(f"{func}: engine must be one of {list(choices or ENGINES)} or a device's .toml file, got "
+                     f"{name!r}{hint}")

@@ -65,7 +65,8 @@ class TraceEntry:
 def tensor_info(t, elem_type=None) -> TensorInfo:
     """The :class:`TensorInfo` of a :class:`~dspsim.graph.ir.TensorDef`."""
     per_tensor = t.scale.size == 1
-    return TensorInfo(t.index, t.name, None if t.shape is None else tuple(t.shape), t.dtype,
+    return TensorInfo(t.index, t.name, None if t.shape is None else tuple(t.shape),
+                      None if t.dtype is None else np.dtype(t.dtype),
                       float(t.scale[0]) if per_tensor else None,
                       int(t.zero_point[0]) if per_tensor and t.zero_point.size else None, elem_type)
 

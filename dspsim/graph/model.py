@@ -249,6 +249,10 @@ class Model:
         for k, (a, info) in enumerate(zip(arrays, self.inputs)):
             if a.ndim == 0:
                 raise ValueError(f"{func}: input {k} ({info.name!r}) needs a leading axis N, got a scalar")
+            fixed = info.shape is not None and None not in info.shape
+            if fixed and a.shape[1:] != tuple(info.shape):
+                raise ValueError(f"{func}: input {k} ({info.name!r}) must have shape (N, "
+                                 f"{', '.join(map(str, info.shape))}), got {a.shape}")
         n = arrays[0].shape[0]
         if any(a.shape[0] != n for a in arrays) or n == 0:
             raise ValueError(f"{func}: every input needs the same leading N >= 1, got {[a.shape[0] for a in arrays]}")

@@ -1,7 +1,8 @@
 """Diff a device's per-layer dumps against a model and find which arithmetic explains the difference.
 
-:func:`diagnose` runs the model (``dspsim.tflite``) under a base configuration (``--engine``),
-compares every dumped tensor (:mod:`dspsim.harness.dumps`) bit for bit, in execution order, and:
+:func:`diagnose` runs the model (TFLite or ONNX, :func:`dspsim.load_model`) under a base engine (``--engine``:
+a name, a device's ``.toml`` file, or a profile), compares every dumped tensor (:mod:`dspsim.harness.dumps`)
+bit for bit, in execution order, and:
 
 1. names the **first divergence**: the first dumped tensor that differs (an operator's output, or
    a model input or constant the device holds differently), with mismatch count, max |diff| in LSB,
@@ -9,35 +10,37 @@ compares every dumped tensor (:mod:`dspsim.harness.dumps`) bit for bit, in execu
 2. says for every diverging operator whether the divergence is **local** (the operator, run alone
    on the device's own inputs where those were dumped and on the model's values elsewhere, still
    differs from the device) or **inherited** (given what the device fed it, it agrees);
-3. **searches the variants** dspsim emulates (:func:`engine_variants`: every engine, both
-   rounding flavours of the fixed-point requantization; :func:`accumulator_variants`:
-   ``Accumulator`` widths 16..48 wrapping and saturating, pair saturation where the MAC ops are
-   uint8 x int8), each as a set of ``load_model`` keywords, on the diverging operator alone and
-   on the whole model, and lists the variants that reproduce every dumped tensor and how close the
-   others come.
+3. **searches the device profiles** dspsim can run (:mod:`dspsim.engines.device`): every engine of the
+   model's format and its build's rounding (:func:`engine_variants`), then, on the base and on the engines
+   that come closest, the accumulator register (widths 16..48 wrapping and saturating, pair saturation where
+   the MAC ops are uint8 x int8: :func:`accumulator_variants`), and the requantization's fields one at a time
+   (multiplier width, the final shift's tie rule, the bias width, float32 requantization and its tie rule:
+   :func:`field_variants`), keeping each change that brings the dumps closer, until none does; each on the
+   whole model and on the diverging operator alone. The profile that reproduces every dump is printed as
+   TOML (``profile_toml``), ready to save as the device's file.
 
-Variants are named relative to the base configuration, in the words ``load_model`` takes
-(:func:`variant_label`, parsed back by :func:`parse_variant`): ``"engine=tflm"``,
-``"rounding=single"``, ``"accumulator=24,saturate"``, ``"accumulator=32,wrap,pair_saturation"``,
-or several separated by spaces (``"engine=tflm accumulator=18,saturate"``). A variant whose dumped
-tensors are identical to those of a simpler one (an engine that computes these inputs exactly as
-the base does; an accumulator wide enough never to overflow on them) is reported as ``same_as``
-that one and left out of ``reproduced_by``; accumulators are searched on the base and on the
-engine variants that differ from it and come closest.
+A variant is a device profile's document (the TOML as a dict, :class:`dspsim.DeviceProfile`), named by what
+it changes from the base (:func:`variant_label`, parsed back by :func:`parse_variant`): ``"engine=tflm"``,
+``"rounding=single"`` (the build's ``MultiplyByQuantizedMultiplier``, ``load_model(rounding=)``),
+``"accumulator=24,saturate"`` (``load_model(accumulator=)``: ``accumulator_bits``, ``accumulator_overflow``,
+``pair_saturation``), any key of a device's ``[mac]`` table as ``key=value`` (``"multiplier_bits=15"``,
+``"shift_rounding=half_up"``) and of another table as ``table.key=value`` (``"depthwise_conv_2d.rounding=single"``),
+several separated by spaces. A variant whose dumped tensors are identical to those of a simpler one (an engine
+that computes these inputs exactly as the base does; an accumulator wide enough never to overflow on them) is
+reported as ``same_as`` that one and left out of ``reproduced_by``.
 
-The result is a dict (``results.json`` of ``dspsim diagnose``, schema ``dspsim.diagnose/1``)::
+The result is a dict (``results.json`` of ``dspsim diagnose``, schema ``dspsim.diagnose/2``)::
 
-    {"schema": "dspsim.diagnose/1", "kind": "diagnose", "model", "engine" (base label), "dumps",
+    {"schema": "dspsim.diagnose/2", "kind": "diagnose", "model", "engine" (base label), "dumps",
      "dumped" (count), "ignored" (files), "passed" (every dump matches),
      "first_divergence": null | {"op_index" (null for a constant, -1 for a model input), "op",
          "tensor", "name", "mismatches", "count", "max_abs_diff", "first_index", "expected",
          "actual", "histogram", "locality" ("local" | "inherited" | null), "undumped_inputs"},
-     "reproduced_by": [label], "op_reproduced_by": [label],
-     "variants": [{"variant", "kwargs", "mismatches" (all dumps, whole model), "tensors_matched",
-                   "tensors", "first_op" (first diverging op index or null), "op_mismatches"
-                   (the diverging operator alone; null if not run), "same_as", "op_same_as"
-                   (the variant without its accumulator, when the accumulator changes nothing on
-                   the whole model / on the operator), "error"}],
+     "reproduced_by": [label], "op_reproduced_by": [label], "profile_toml": null | str,
+     "variants": [{"variant", "profile" (its TOML document), "mismatches" (all dumps, whole model),
+                   "tensors_matched", "tensors", "first_op" (first diverging op index or null),
+                   "op_mismatches" (the diverging operator alone; null if not run), "same_as", "op_same_as"
+                   (the simpler variant with the same values on the whole model / on the operator), "error"}],
      "search": {"variants", "skipped": [reason]},
      "layers": [{"op_index", "op", "tensor", "name", "shape", "dtype", "dumped", "file",
                  "file_dtype", "locality", "comparison": comparison | null}]}
@@ -46,75 +49,169 @@ The result is a dict (``results.json`` of ``dspsim diagnose``, schema ``dspsim.d
 """
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 
+from .. import engines
+from ..engines import ModelFormat
+from ..engines.device import MAC_KEYS, DeviceProfile
+from ..load import load_model, model_format
+from .._io import model_bytes
 from . import _model_access as access
 from .compare import compare
 from .dumps import Dump, load_dumps
 
-SCHEMA = "dspsim.diagnose/1"
+SCHEMA = "dspsim.diagnose/2"
 #: Accumulator widths searched, each wrapping and saturating.
 ACCUMULATOR_BITS = range(16, 49)
-_MAC_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")
-_KEYS = ("engine", "rounding", "accumulator")  # the load_model keywords a variant sets
+#: The fields searched one at a time after the engines and the accumulator, with the values tried.
+FIELD_VALUES = {"multiplier_bits": (15, 7), "shift_rounding": ("half_up", "half_to_even", "floor", "toward_zero",
+                                                               "half_away_from_zero"),
+                "bias_bits": (24, 16), "rounding": ("single", "double")}
+_MAC_OPS = ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D", "MatMulInteger", "ConvInteger", "QLinearConv",
+            "QLinearMatMul", "QGemm")
+_ACC_KEYS = ("accumulator_bits", "accumulator_overflow", "pair_saturation")
 
 
 # ---------------------------------------------------------------------------------------------
-# variants: load_model keyword sets and their names
+# variants: device profile documents and their names
 # ---------------------------------------------------------------------------------------------
-def _acc_words(acc) -> str:
-    return f"{acc.bits},{acc.overflow}" + (",pair_saturation" if acc.pair_saturation else "")
+def base_document(engine) -> dict:
+    """The device document of an engine (a name, a ``.toml`` path, a profile): ``{"engine": name}`` for a named
+    engine, the device's overrides for a device profile."""
+    profile = engines.get(engine, "diagnose")
+    if isinstance(profile, DeviceProfile):
+        return _plain(profile.overrides)
+    if profile.base is not None:
+        raise ValueError(f"diagnose: engine {profile.name!r} is a derived profile; give it as a DeviceProfile "
+                         "(its TOML) so that its variants can be named")
+    return {"engine": profile.name}
 
 
-def _loader_defaults() -> dict:
-    from .. import tflite
-
-    params = inspect.signature(tflite.load_model).parameters
-    return {k: params[k].default for k in _KEYS if k in params}
+def _plain(doc) -> dict:
+    return {k: (dict(v) if hasattr(v, "items") else v) for k, v in doc.items()}
 
 
-def variant_label(kwargs: dict, base: dict) -> str:
-    """The words naming ``kwargs`` relative to ``base`` (the keywords that differ, ``load_model``'s
-    defaults filled in), e.g. ``"engine=tflm"``; ``"base"`` when nothing differs."""
-    defaults = _loader_defaults()
-    kwargs, base = {**defaults, **kwargs}, {**defaults, **base}
-    words = []
-    for key in _KEYS:
-        v, b = kwargs.get(key), base.get(key)
-        if v == b:
-            continue
-        if key == "accumulator":
-            words.append("accumulator=" + ("32,wrap" if v is None else _acc_words(v)))
+def document(kwargs: dict, base: dict) -> dict:
+    """A variant's device document: ``base`` with ``kwargs`` applied: ``engine``, the ``load_model`` shorthands
+    ``accumulator`` (an :class:`~dspsim.Accumulator`) and ``rounding``, and TOML tables (``"mac"``, a family,
+    ``"tflite"``) whose keys override the base's."""
+    doc = _plain(base)
+    for key, value in kwargs.items():
+        if key == "engine":
+            doc["engine"] = value
+        elif key == "accumulator":
+            mac = doc.setdefault("mac", {})
+            if value is None:
+                for k in _ACC_KEYS:
+                    mac.pop(k, None)
+            else:
+                mac.update(accumulator_bits=value.bits, accumulator_overflow=value.overflow,
+                           pair_saturation=bool(value.pair_saturation))
+        elif key == "rounding":
+            doc.setdefault("mac", {})["rounding"] = value
+            doc.setdefault("tflite", {})["rounding"] = value
+        elif isinstance(value, dict):
+            doc[key] = {**doc.get(key, {}), **value}
         else:
-            words.append(f"{key}={v}")
-    return " ".join(words) or "base"
+            doc[key] = value
+    return {k: v for k, v in doc.items() if v != {}}
 
 
-def variant_words(kwargs: dict) -> str:
-    """The full name of a keyword set: its engine, then whatever differs from ``load_model``'s
-    defaults, e.g. ``"engine=litert accumulator=16,saturate"``."""
-    engine = {**_loader_defaults(), **kwargs}["engine"]
-    rest = variant_label(kwargs, {"engine": engine})
-    return f"engine={engine}" + ("" if rest == "base" else f" {rest}")
+def variant_profile(doc: dict, fmt=None):
+    """The :class:`~dspsim.engines.EngineProfile` of a document: the named engine itself when the document
+    changes nothing else, else a :class:`~dspsim.DeviceProfile`. ``tflite.rounding`` is dropped for an engine
+    that runs no TFLite models."""
+    if set(doc) <= {"engine"}:
+        return engines.get(doc.get("engine"), "diagnose", fmt)
+    base = engines.get(doc["engine"], "diagnose", fmt)
+    if base.tflite is None and "tflite" in doc:
+        doc = {k: v for k, v in doc.items() if k != "tflite"}
+    rest = _words(doc, {"engine": doc["engine"]})
+    return DeviceProfile.from_dict({"name": f"{doc['engine']} {rest}".strip(), **doc}, "diagnose")
+
+
+def _flat(doc: dict) -> dict:
+    """(table, key) -> value of a document's tables, and ("", "engine")."""
+    out = {("", "engine"): doc.get("engine")}
+    for table, values in doc.items():
+        if isinstance(values, dict):
+            out.update({(table, k): v for k, v in values.items()})
+    return out
+
+
+def _words(doc: dict, base: dict) -> str:
+    """What ``doc`` changes from ``base``, as words (the module docstring's naming)."""
+    a, b = _flat(doc), _flat(base)
+    changed = {k: v for k, v in a.items() if b.get(k) != v}
+    words = []
+    if ("", "engine") in changed:
+        words.append(f"engine={changed.pop(('', 'engine'))}")
+    if changed.get(("mac", "rounding")) is not None and changed.get(("mac", "rounding")) == changed.get(
+            ("tflite", "rounding")):
+        words.append(f"rounding={changed.pop(('mac', 'rounding'))}")
+        changed.pop(("tflite", "rounding"))
+    acc = [changed.get(("mac", k)) for k in _ACC_KEYS]
+    if acc[0] is not None and acc[1] is not None:
+        words.append(f"accumulator={acc[0]},{acc[1]}" + (",pair_saturation" if acc[2] else ""))
+        for k in _ACC_KEYS:
+            changed.pop(("mac", k), None)
+    for (table, key), v in changed.items():
+        text = str(v).lower() if isinstance(v, bool) else v
+        words.append(f"{key}={text}" if table == "mac" else f"{table}.{key}={text}")
+    return " ".join(words)
+
+
+def variant_label(doc: dict, base: dict) -> str:
+    """The words naming ``doc`` relative to ``base`` (documents, or ``load_model`` keyword sets), e.g.
+    ``"engine=tflm"``; ``"base"`` when nothing differs."""
+    base = document(base, {}) if not _is_document(base) else base
+    doc = document(doc, base) if not _is_document(doc) else doc
+    return _words(doc, base) or "base"
+
+
+def _is_document(d: dict) -> bool:
+    return not any(k in d for k in ("accumulator", "rounding"))
+
+
+def variant_words(doc: dict) -> str:
+    """The full name of a document: its engine, then whatever differs from it, e.g. ``"engine=litert
+    accumulator=16,saturate"``."""
+    rest = variant_label(doc, {"engine": doc["engine"]})
+    return f"engine={doc['engine']}" + ("" if rest == "base" else f" {rest}")
+
+
+def _parse_value(key, text):
+    allowed = MAC_KEYS.get(key)
+    if isinstance(allowed, range):
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"parse_variant: {key}={text!r}: an integer is needed") from None
+    if allowed == (False, True):
+        if text not in ("true", "false"):
+            raise ValueError(f"parse_variant: {key}={text!r}: true or false")
+        return text == "true"
+    return text
 
 
 def parse_variant(text: str, base: dict | None = None) -> dict:
-    """``load_model`` keywords from a variant label (the inverse of :func:`variant_label`).
-
-    ``text``: space-separated ``engine=E``, ``rounding=double|single``,
-    ``accumulator=BITS,wrap|saturate[,pair_saturation]``; applied on top of ``base``.
-    Raises ValueError naming the word it cannot read.
-    """
+    """The device document a variant label names (the inverse of :func:`variant_label`), applied on top of
+    ``base`` (a document). Words: ``engine=E``, ``rounding=double|single``,
+    ``accumulator=BITS,wrap|saturate[,pair_saturation]``, ``KEY=VALUE`` for a ``[mac]`` key, ``TABLE.KEY=VALUE``.
+    Raises ValueError naming the word it cannot read (the values are checked when the profile is made)."""
     from ..accumulator import Accumulator
 
-    kw = dict(base or {})
+    doc = _plain(base or {})
     for word in text.split():
         key, sep, value = word.partition("=")
-        if not sep or key not in ("engine", "rounding", "accumulator") or not value:
-            raise ValueError(f"parse_variant: {word!r} is not engine=E, rounding=R or accumulator=BITS,OVERFLOW")
-        if key == "accumulator":
+        if not sep or not value:
+            raise ValueError(f"parse_variant: {word!r} is not KEY=VALUE (engine=E, rounding=R, "
+                             "accumulator=BITS,OVERFLOW, a [mac] key, or TABLE.KEY)")
+        if key == "engine":
+            doc["engine"] = value
+        elif key == "rounding":
+            doc = document({"rounding": value}, doc)
+        elif key == "accumulator":
             parts = value.split(",")
             try:
                 bits = int(parts[0])
@@ -124,19 +221,19 @@ def parse_variant(text: str, base: dict | None = None) -> dict:
             extra = parts[2:]
             if extra not in ([], ["pair_saturation"]):
                 raise ValueError(f"parse_variant: {word!r}: only 'pair_saturation' may follow the overflow rule")
-            kw["accumulator"] = Accumulator(bits, overflow, pair_saturation=bool(extra))
+            try:
+                acc = Accumulator(bits, overflow, pair_saturation=bool(extra))
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"parse_variant: {word!r}: {exc}") from None
+            doc = document({"accumulator": acc}, doc)
         else:
-            kw[key] = value
-    return kw
-
-
-def _loader_options():
-    """(engines, roundings or None) that ``dspsim.tflite.load_model`` accepts."""
-    from .. import tflite
-    from ..tflite.prepare import ROUNDINGS
-
-    roundings = ROUNDINGS if "rounding" in inspect.signature(tflite.load_model).parameters else None
-    return tuple(e.value for e in tflite.Engine), roundings
+            table, dot, name = key.rpartition(".")
+            table = table if dot else "mac"
+            if name not in MAC_KEYS and not (table == "tflite" and name == "rounding"):
+                raise ValueError(f"parse_variant: {word!r}: {key!r} is not engine, rounding, accumulator or a key "
+                                 f"of a device profile ({', '.join(MAC_KEYS)})")
+            doc.setdefault(table, {})[name] = _parse_value(name, value)
+    return doc
 
 
 def _pair_saturation_applies(model) -> bool:
@@ -144,41 +241,62 @@ def _pair_saturation_applies(model) -> bool:
     for k, name in model.operators:
         if name in _MAC_OPS:
             ins = model.operator_inputs(k)
-            if model.tensor_info(ins[0]).dtype == np.uint8 and model.tensor_info(ins[1]).dtype == np.int8:
+            if len(ins) < 2 or min(ins) < 0:
+                continue
+            a, w = (model.tensor_info(i).dtype for i in (ins[0], ins[3] if name.startswith("QLinear") else ins[1]))
+            if a == np.uint8 and w == np.int8:
                 return True
     return False
 
 
-def engine_variants(base: dict) -> list:
-    """Every engine x rounding flavour the loader offers (the base's accumulator kept), base first."""
-    engines, roundings = _loader_options()
-    defaults = _loader_defaults()
+def engine_variants(base: dict, fmt) -> list:
+    """The base, then every engine of format ``fmt`` (the base's own first) in each build rounding (TFLite), the
+    base's other overrides kept."""
     out = [dict(base)]
-    seen = [{**defaults, **base}]
-    for e in engines:
-        for r in roundings or (None,):
-            kw = {**base, "engine": e}
-            if r is not None:
-                kw["rounding"] = r
-            if {**defaults, **kw} not in seen:
-                seen.append({**defaults, **kw})
-                out.append(kw)
+    roundings = ("double", "single") if ModelFormat(fmt) is ModelFormat.TFLITE else (None,)
+    names = engines.names(fmt)
+    own = [base.get("engine")] if base.get("engine") in names else []
+    for e in own + [n for n in names if n not in own]:  # the base's engine first: its variants are the simpler
+        for r in roundings:
+            doc = document({"engine": e} if r is None else {"engine": e, "rounding": r}, base)
+            if r == "double":  # the default build: no override
+                for table in ("mac", "tflite"):
+                    if doc.get(table, {}).get("rounding") == "double" and base.get(table, {}).get("rounding") is None:
+                        doc[table] = {k: v for k, v in doc[table].items() if k != "rounding"}
+                doc = {k: v for k, v in doc.items() if v != {}}
+            if doc not in out:
+                out.append(doc)
     return out
 
 
 def accumulator_variants(model, on: dict) -> tuple:
-    """(variants, skipped reasons): ``Accumulator(bits, wrap|saturate)`` for bits in 16..48 on top of
-    ``on``, plus pair saturation (32-bit wrap and saturate) when the model's MAC ops are uint8 x int8."""
+    """(variants, skipped reasons): the accumulator register ``bits`` wide, wrapping and saturating, for bits in
+    16..48 on top of ``on``, plus pair saturation (32-bit wrap and saturate) when the model's MAC ops are
+    uint8 x int8."""
     from ..accumulator import Accumulator
 
-    out = [{**on, "accumulator": Accumulator(b, ov)} for b in ACCUMULATOR_BITS for ov in ("wrap", "saturate")]
+    out = [document({"accumulator": Accumulator(b, ov)}, on) for b in ACCUMULATOR_BITS for ov in ("wrap", "saturate")]
     skipped = []
     if _pair_saturation_applies(model):
-        out += [{**on, "accumulator": Accumulator(32, ov, pair_saturation=True)} for ov in ("wrap", "saturate")]
+        out += [document({"accumulator": Accumulator(32, ov, pair_saturation=True)}, on)
+                for ov in ("wrap", "saturate")]
     else:
         skipped.append("pair saturation: no MAC operator takes uint8 activations and int8 weights "
                        "(vpmaddubsw's case); the model is int8 x int8")
     return out, skipped
+
+
+def field_variants(on: dict) -> list:
+    """One [mac] field changed at a time on top of ``on`` (:data:`FIELD_VALUES`; float32 requantization with
+    each tie rule), the values ``on`` already has left out."""
+    mac = on.get("mac", {})
+    out = []
+    for key, values in FIELD_VALUES.items():
+        out += [document({"mac": {key: v}}, on) for v in values if mac.get(key) != v]
+    if mac.get("requantization") != "float32":
+        out += [document({"mac": {"requantization": "float32", "float_rounding": t}}, on)
+                for t in ("half_to_even", "half_away_from_zero", "half_up")]
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,7 +334,9 @@ def _device_inputs(model, op_index: int, dumps: dict, values: dict) -> tuple:
         if i < 0 or access.tensor_value(model, i) is not None:
             ins.append(None)
         elif i in dumps:  # a wider dump (int32 codes of an int8 tensor) is fed in the tensor's dtype
-            ins.append(dumps[i].value.astype(model.tensor_info(i).dtype, copy=False))
+            dtype = model.tensor_info(i).dtype
+            ins.append(dumps[i].value.astype(dtype if dtype is not None else np.asarray(values[i]).dtype,
+                                             copy=False))
         else:
             ins.append(values[i])
             if i not in model_inputs:
@@ -239,8 +359,11 @@ def compare_layers(model, trace, dumps: dict) -> list:
     for op_index, op, t, name in _ordered_rows(model, trace):
         info = model.tensor_info(t)
         d: Dump | None = dumps.get(t)
-        row = {"op_index": op_index, "op": op, "tensor": t, "name": name, "shape": list(info.shape),
-               "dtype": np.dtype(info.dtype).name, "dumped": d is not None, "file": None if d is None else d.path.name,
+        value = values.get(t)  # an ONNX tensor's shape and type may be known only from its value
+        shape = info.shape if info.shape is not None else np.shape(value)
+        dtype = info.dtype if info.dtype is not None else getattr(value, "dtype", None)
+        row = {"op_index": op_index, "op": op, "tensor": t, "name": name, "shape": list(shape),
+               "dtype": None if dtype is None else np.dtype(dtype).name, "dumped": d is not None, "file": None if d is None else d.path.name,
                "file_dtype": None if d is None else d.file_dtype, "locality": None, "undumped_inputs": [],
                "comparison": None}
         if d is not None:
@@ -269,37 +392,37 @@ def _first_divergence(rows: list):
 # ---------------------------------------------------------------------------------------------
 # the search
 # ---------------------------------------------------------------------------------------------
-def search_variants(source, inputs, dumps: dict, variants: list, base: dict, *, first=None,
-                    base_values=None, progress=None, start: int = 0, total: int | None = None) -> list:
-    """Evaluate each ``load_model`` keyword set of ``variants`` against the dumps.
+def search_variants(source, inputs, dumps: dict, variants: list, base: dict, *, fmt=None, first=None,
+                    base_values=None, order=(), progress=None, start: int = 0, total: int | None = None) -> list:
+    """Evaluate each device document of ``variants`` against the dumps.
 
     For each: the whole model is traced on ``inputs`` and every dump compared (``mismatches``,
-    ``tensors_matched``, ``first_op``); with ``first`` (the first divergence, an operator) the
-    diverging operator alone is run on the device's inputs where dumped, ``base_values`` (dspsim's
-    base-run values) elsewhere (``op_mismatches``). A variant the loader or a kernel refuses gets
-    ``error`` (one line). ``progress(i, n, label)`` is called before each.
-    Returns one dict per variant (see the module docstring), with ``_values`` (its values at the
-    dumped tensors) for the equivalence check.
+    ``tensors_matched``, ``first_op``; ``_prefix``: how many dumps match in execution ``order`` before the first
+    that does not); with ``first`` (the first divergence, an operator) the diverging operator alone is run on
+    the device's inputs where dumped, ``base_values`` (dspsim's base-run values) elsewhere (``op_mismatches``).
+    A variant the loader or a kernel refuses gets ``error`` (one line). ``progress(i, n, label)`` is called
+    before each. Returns one dict per variant (see the module docstring), with ``_values`` (its values at the
+    dumped tensors) for the equivalence check and ``_doc`` (its document).
     """
-    from .. import tflite
-
     n = total if total is not None else len(variants)
     out = []
-    for i, kw in enumerate(variants):
-        label = variant_label(kw, base)
+    for i, doc in enumerate(variants):
+        doc = doc if _is_document(doc) else document(doc, base)
+        label = variant_label(doc, base)
         if progress:
             progress(start + i + 1, n, label)
-        row = {"variant": label, "kwargs": _kwargs_text(kw), "mismatches": None, "tensors_matched": None,
-               "tensors": len(dumps), "first_op": None, "op_mismatches": None, "same_as": None, "op_same_as": None,
-               "error": None}
+        row = {"variant": label, "profile": doc, "mismatches": None, "tensors_matched": None, "tensors": len(dumps),
+               "first_op": None, "op_mismatches": None, "same_as": None, "op_same_as": None, "error": None,
+               "_doc": doc, "_prefix": -1}
         try:
-            m = tflite.load_model(source, **kw)
+            m = load_model(source, variant_profile(doc, fmt))
             trace = m.trace(inputs)
             values = _expected_values(m, trace)
             mism = _mismatches(values, dumps)
             row["mismatches"] = sum(mism.values())
             row["tensors_matched"] = sum(1 for v in mism.values() if v == 0)
             row["first_op"] = next((e.op_index for e in trace if mism.get(e.tensor)), None)
+            row["_prefix"] = next((k for k, t in enumerate(order) if mism.get(t)), len(order))
             row["_values"] = {k: values.get(k) for k in dumps}
             if first is not None and first["op_index"] is not None and first["op_index"] >= 0:
                 y, _ = _op_output(m, first["op_index"], first["tensor"], dumps, base_values)
@@ -311,22 +434,18 @@ def search_variants(source, inputs, dumps: dict, variants: list, base: dict, *, 
     return out
 
 
-def _kwargs_text(kw: dict) -> dict:
-    return {k: (repr(v) if k == "accumulator" and v is not None else v) for k, v in kw.items()}
-
-
 def _same_values(a: dict, b: dict) -> bool:
-    return all(x is not None and y is not None and x.shape == y.shape and np.array_equal(x, y)
+    return all(x is not None and y is not None and np.shape(x) == np.shape(y) and np.array_equal(x, y)
                for x, y in ((a[k], b[k]) for k in a))
 
 
 def _mark_equivalents(rows: list, parents: dict) -> None:
     """Set ``same_as`` on each row whose dumped tensors equal those of its parent in ``parents``
-    (label -> row: the base for an engine variant, the same keywords without the accumulator for
-    an accumulator variant), ``op_same_as`` where the diverging operator's output does."""
+    (label -> row: the base for an engine variant, the document without the change for an accumulator or
+    field variant), ``op_same_as`` where the diverging operator's output does."""
     for r in rows:
         p = parents.get(r["variant"])
-        if p is None:
+        if p is None or p is r:
             continue
         if "_values" in r and "_values" in p and _same_values(r["_values"], p["_values"]):
             r["same_as"] = p["variant"]
@@ -334,49 +453,93 @@ def _mark_equivalents(rows: list, parents: dict) -> None:
             r["op_same_as"] = p["variant"]
 
 
+def _closer(row) -> tuple:
+    """How close a row comes: more dumps matching in execution order first, then fewer mismatches."""
+    if row["error"] is not None or row["mismatches"] is None:
+        return (-1, float("-inf"))
+    return (row["_prefix"], -row["mismatches"])
+
+
 def _default_search(source, inputs, dumps, model, base: dict, kw: dict) -> tuple:
-    """(rows, skipped): the engine variants, then the accumulator variants on the base and on the
-    engine variants that differ from the base and come closest; equivalent variants marked."""
-    stage1 = engine_variants(base)
-    n_acc = len(accumulator_variants(model, base)[0])
-    found = search_variants(source, inputs, dumps, stage1, base, total=len(stage1) + n_acc, **kw)
+    """(rows, skipped): the engine variants; the accumulator variants on the base and on the engine variants
+    that differ from it and come closest; then from each of those (the closest first), one field at a time
+    (:func:`field_variants`, and the accumulator again once the fields settle), keeping a change that comes
+    closer, until none does or the dumps are reproduced; equivalent variants marked."""
+    stage1 = engine_variants(base, kw["fmt"])
+    found = search_variants(source, inputs, dumps, stage1, base, **kw)
     for i, r in enumerate(found[1:], 1):  # the same values as an earlier (simpler) engine variant?
         twin = next((p for p in found[:i] if p["same_as"] is None and "_values" in p and "_values" in r
                      and _same_values(r["_values"], p["_values"])), None)
         if twin is not None:
             _mark_equivalents([r], {r["variant"]: twin})
-    distinct = [(v, r) for v, r in zip(stage1[1:], found[1:]) if r["error"] is None and r["same_as"] is None]
-    best = min((r["mismatches"] for _, r in distinct), default=None)
-    on = [base] + [v for v, r in distinct if r["mismatches"] == best]
-    parents, skipped = {}, []
-    for i, p in enumerate(on):
-        accs, skipped = accumulator_variants(model, p)
-        rows = search_variants(source, inputs, dumps, accs, base, start=len(stage1) + i * len(accs),
-                               total=len(stage1) + len(on) * len(accs), **kw)
-        parents.update({r["variant"]: found[stage1.index(p)] for r in rows})
-        found += rows
+    distinct = [r for r in found[1:] if r["error"] is None and r["same_as"] is None]
+    best = max((_closer(r) for r in distinct), default=None)
+    on = [found[0]] + [r for r in distinct if _closer(r) == best]
+    parents, skipped, seen = {}, [], {r["variant"] for r in found}
+
+    def explore(docs, parent):
+        rows = search_variants(source, inputs, dumps, [d for d in docs if variant_label(d, base) not in seen],
+                               base, start=len(found), total=len(found) + len(docs), **kw)
+        seen.update(r["variant"] for r in rows)
+        parents.update({r["variant"]: parent for r in rows})
+        found.extend(rows)
+        return rows
+
+    starts = []
+    for p in on:  # from the base and from each closest engine: its accumulators, then the closest of them
+        accs, skipped = accumulator_variants(model, p["_doc"])
+        rows = explore(accs, p)
+        starts.append(max([p] + [r for r in rows if r["error"] is None], key=_closer))
+
+    def descend(current):
+        """Fields one at a time, then the accumulator again, keeping a change that comes closer."""
+        for _ in range(3):
+            while current["mismatches"]:
+                better = max(explore(field_variants(current["_doc"]), current), key=_closer, default=None)
+                if better is None or _closer(better) <= _closer(current):
+                    break
+                current = better
+            if not current["mismatches"]:
+                break
+            better = max(explore(accumulator_variants(model, current["_doc"])[0], current), key=_closer, default=None)
+            if better is None or _closer(better) <= _closer(current):
+                break
+            current = better
+        return current
+
+    for start in sorted(starts, key=_closer, reverse=True):
+        if start["error"] is None and descend(start)["mismatches"] == 0:
+            break
     _mark_equivalents(found, parents)
     return [r for r in found if r["variant"] != "base"], skipped
 
 
-def diagnose(source, inputs, dumps_dir, base: dict | None = None, *, variants=None, search: bool = True,
+def _profile_toml(doc: dict, fmt) -> str:
+    """A variant as the TOML file a device keeps (a named engine: its one line)."""
+    profile = variant_profile(doc, fmt)
+    if isinstance(profile, DeviceProfile):
+        return profile.to_toml()
+    return f'engine = "{profile.name}"\n'
+
+
+def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: bool = True,
              progress=None) -> dict:
-    """Compare a device's dumps with the model under ``base`` and search for the variant that explains them.
+    """Compare a device's dumps with the model under ``base`` and search for the device profile that explains them.
 
     Parameters
     ----------
     source : path or bytes
-        The .tflite model.
+        The model (.tflite or .onnx).
     inputs : list of arrays
         The model inputs the device ran on.
     dumps_dir : path
         The device's dump directory (:mod:`dspsim.harness.dumps`).
-    base : dict, optional
-        ``load_model`` keywords of the reference (default ``{"engine": "litert"}``).
+    base : engine name, .toml path, EngineProfile or device document, optional
+        The reference (default the format's engine, :data:`dspsim.load.DEFAULT_ENGINES`). A document (a dict,
+        the TOML of a device, or ``load_model`` keywords ``engine`` / ``accumulator`` / ``rounding``).
     variants : list of dict, optional
-        ``load_model`` keyword sets to search (default: :func:`engine_variants`, then
-        :func:`accumulator_variants` on the base and on the distinct engine variants that came
-        closest).
+        Device documents (or ``load_model`` keyword sets) to search (default: the search of the module
+        docstring).
     search : bool
         False: only compare (no variant search).
     progress : callable, optional
@@ -392,20 +555,27 @@ def diagnose(source, inputs, dumps_dir, base: dict | None = None, *, variants=No
     DumpError
         For a bad dump directory or file (one line).
     ValueError, TypeError, OSError
-        For a model or inputs that ``load_model`` / ``Model.run`` refuse.
+        For a model, an engine or inputs that ``load_model`` / ``Model.run`` refuse.
     """
-    from .. import tflite
+    from ..load import default_engine
 
-    base = dict(base or {"engine": "litert"})
-    model = tflite.load_model(source, **base)
-    dumps, ignored = load_dumps(model, dumps_dir)
+    data = model_bytes(source, "diagnose")
+    fmt = model_format(data)
+    if base is None:
+        base = {"engine": default_engine(fmt)}
+    elif not isinstance(base, dict):
+        base = base_document(base)
+    elif not _is_document(base):
+        base = document(base, {})
+    model = load_model(data, variant_profile(base, fmt))
     trace = model.trace(inputs)
+    dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace))
     rows = compare_layers(model, trace, dumps)
     first = _first_divergence(rows)
     d = {"schema": SCHEMA, "kind": "diagnose", "model": str(source) if not isinstance(source, bytes) else "<bytes>",
          "engine": variant_words(base), "dumps": str(dumps_dir), "dumped": len(dumps), "ignored": ignored,
          "passed": first is None, "first_divergence": first, "reproduced_by": [], "op_reproduced_by": [],
-         "variants": [], "search": {"variants": 0, "skipped": []}, "layers": rows}
+         "profile_toml": None, "variants": [], "search": {"variants": 0, "skipped": []}, "layers": rows}
     if first is None or not search:
         return d
     if first["op_index"] is None or first["op_index"] < 0:
@@ -413,20 +583,23 @@ def diagnose(source, inputs, dumps_dir, base: dict | None = None, *, variants=No
         d["search"]["skipped"].append(f"the first divergence is {what} the device holds differently: "
                                       "no arithmetic variant changes it")
         return d
-    kw = dict(first=first, base_values=_expected_values(model, trace), progress=progress)
+    order = [e.tensor for e in trace if e.tensor in dumps]
+    kw = dict(fmt=fmt, first=first, base_values=_expected_values(model, trace), order=order, progress=progress)
     if variants is not None:
-        found = search_variants(source, inputs, dumps, list(variants), base, **kw)
+        found = search_variants(data, inputs, dumps, list(variants), base, **kw)
     else:
-        found, d["search"]["skipped"] = _default_search(source, inputs, dumps, model, base, kw)
-    for r in found:
-        r.pop("_values", None)
-        r.pop("_op_value", None)
+        found, d["search"]["skipped"] = _default_search(data, inputs, dumps, model, base, kw)
     d["variants"] = sorted(found, key=lambda r: (r["error"] is not None, r["mismatches"] if r["mismatches"] is not None
                                                  else 1 << 62, r["same_as"] is not None, r["op_mismatches"] or 0,
                                                  len(r["variant"].split())))
     d["search"]["variants"] = len(found)
-    d["reproduced_by"] = [r["variant"] for r in d["variants"] if r["mismatches"] == 0 and r["same_as"] is None]
+    reproducing = [r for r in d["variants"] if r["mismatches"] == 0 and r["same_as"] is None]
+    d["reproduced_by"] = [r["variant"] for r in reproducing]
     d["op_reproduced_by"] = [r["variant"] for r in d["variants"]
                              if r["op_mismatches"] == 0 and r["op_same_as"] is None]
+    if reproducing:
+        d["profile_toml"] = _profile_toml(reproducing[0]["_doc"], fmt)
+    for r in found:
+        for k in ("_values", "_op_value", "_doc", "_prefix"):
+            r.pop(k, None)
     return d
-

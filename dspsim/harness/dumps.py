@@ -19,6 +19,7 @@ with one line naming the file.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,9 +42,21 @@ def sanitize_name(name: str) -> str:
     return _UNSAFE.sub("_", name)
 
 
-def model_tensors(model) -> list:
-    """:class:`TensorInfo` of every tensor of the model's subgraph, by index."""
-    return [model.tensor_info(i) for i in range(num_tensors(model))]
+def model_tensors(model, values=None) -> list:
+    """:class:`TensorInfo` of every tensor of the model's subgraph, by index; where the model leaves a tensor's
+    dtype or shape open (an ONNX activation), the dtype and shape of its value in ``values`` (tensor index ->
+    value of a run), when given."""
+    infos = [model.tensor_info(i) for i in range(num_tensors(model))]
+    if values is None:
+        return infos
+    out = []
+    for info in infos:
+        v = values.get(info.index)
+        open_shape = info.shape is None or any(d is None for d in info.shape)
+        if isinstance(v, np.ndarray) and (info.dtype is None or open_shape):
+            info = dataclasses.replace(info, dtype=v.dtype, shape=v.shape)
+        out.append(info)
+    return out
 
 
 def dump_stems(tensors) -> dict:
@@ -68,8 +81,9 @@ class Dump:
     file_dtype: str | None = None
 
 
-def load_dumps(model, directory) -> tuple:
-    """Read every dump in ``directory`` against ``model``'s tensors.
+def load_dumps(model, directory, values=None) -> tuple:
+    """Read every dump in ``directory`` against ``model``'s tensors (their dtypes and shapes, completed from
+    ``values``, a run's tensor values by index, where the model leaves them open).
 
     Returns
     -------
@@ -88,7 +102,7 @@ def load_dumps(model, directory) -> tuple:
     d = Path(directory)
     if not d.is_dir():
         raise DumpError(f"{d}: no such directory" if not d.exists() else f"{d}: not a directory")
-    tensors = model_tensors(model)
+    tensors = model_tensors(model, values)
     stems = dump_stems(tensors)
     dumps, ignored = {}, []
     for p in sorted(d.iterdir()):
@@ -107,7 +121,10 @@ def load_dumps(model, directory) -> tuple:
         if k in dumps:
             raise DumpError(f"{p}: tensor {k} is already dumped in {dumps[k].path.name}")
         info = tensors[k]
-        a = read_array(p, dtype=info.dtype, shape=info.shape)
+        if info.dtype is None:
+            raise DumpError(f"{p}: tensor {k} ({info.name!r}) holds values with no numpy type (a 4-bit or float8 "
+                            "ONNX tensor); dumps of it are not read")
+        a = read_array(p, dtype=info.dtype, shape=_declared(info.shape))
         note = None
         if a.dtype != info.dtype:
             if (a.dtype.kind == "f") != (info.dtype.kind == "f") or a.dtype.kind not in "iubf":
@@ -127,4 +144,9 @@ def read_inputs(model, paths) -> list:
     if len(paths) != len(model.inputs):
         raise DumpError(f"the model has {len(model.inputs)} input(s) "
                         f"({', '.join(repr(i.name) for i in model.inputs)}), got {len(paths)} --input file(s)")
-    return [read_array(p, dtype=info.dtype, shape=info.shape) for p, info in zip(paths, model.inputs)]
+    return [read_array(p, dtype=info.dtype, shape=_declared(info.shape)) for p, info in zip(paths, model.inputs)]
+
+
+def _declared(shape):
+    """A shape with every dimension known, else None (the file's own shape, or a flat array, is taken)."""
+    return None if shape is None or any(d is None or d < 0 for d in shape) else tuple(shape)

@@ -1,6 +1,7 @@
 """Every tensor of one model run, and every operator's integer parameters, as test-bench vectors.
 
-:func:`export_model` runs a ``dspsim.tflite`` model once and writes, in one of :data:`FORMATS`:
+:func:`export_model` runs a model (TFLite or ONNX, :func:`dspsim.load_model`) once and writes, in one of
+:data:`FORMATS`:
 
 * every tensor: the model inputs, every constant (weights, biases, shapes) and every operator's
   output, named ``t<tensor index>`` (the dump naming of :mod:`dspsim.harness.dumps`, so a device
@@ -26,7 +27,7 @@ files (and ignores the manifest, ``params.*`` and ``params/``).
 
 Manifest schema (``dspsim.export-model/1``)::
 
-    {"schema", "model", "engine" (load_model keywords, as words), "format",
+    {"schema", "model", "engine" (the engine, and a device's changes, as words), "format",
      "inputs": [tensor], "outputs": [tensor],
      "tensors": [{"tensor", "name", "role" ("input" | "constant" | "activation"), "op_index" (the
                   producing operator, null for inputs and constants), "file", "key" (npz entry or
@@ -86,10 +87,10 @@ def _run_tensors(model, inputs) -> list:
         const = access.tensor_value(model, info.index)
         e = producer.get(info.index)
         if const is not None:
-            rows.append((info, "constant", None, np.asarray(const)))
-        elif e is not None:
+            rows.append((info, "constant", None, np.asarray(getattr(const, "codes", const))))
+        elif e is not None:  # an ONNX 4-bit / float8 value is written as its codes
             rows.append((info, "input" if e.op_index < 0 else "activation", None if e.op_index < 0 else e.op_index,
-                         e.value))
+                         np.asarray(getattr(e.value, "codes", e.value))))
     return rows
 
 

@@ -1,17 +1,18 @@
 """``dspsim validate``: run a whole data set through a model and diff it, layer by layer.
 
-:func:`validate` runs a data set in chunks with :meth:`dspsim.tflite.Model.run_batch` (a stateless
+:func:`validate` runs a data set through a .tflite or .onnx model (:func:`dspsim.load_model`) in chunks with
+:meth:`dspsim.graph.model.Model.run_batch` (a stateless
 model: the leading axis holds the samples; a streaming model: the leading axis holds independent
 streams, the second their frames, and each ``run_batch`` call advances every stream of the chunk
 by one frame). With a comparison it also traces every sample (every frame of every stream) with
-:meth:`~dspsim.tflite.Model.trace` and diffs each tensor against
+:meth:`~dspsim.graph.model.Model.trace` and diffs each tensor against
 
-* another dspsim engine (``against="tflm"``: the same model loaded with that engine), or
-* the real interpreter (``interpreter="litert"``: ai_edge_litert with ``OpResolverType.BUILTIN_REF``
-  and ``experimental_preserve_all_tensors``; ``"tflm"``: tflite-micro's Python interpreter with
-  ``InterpreterConfig.kPreserveAllTensors``), run in a subprocess of ``DSPSIM_INTERPRETER_PYTHON``
-  (default: this Python) by :func:`dspsim.interpreters.run_in` (that Python needs neither dspsim nor
-  numba).
+* another dspsim engine or device profile (``against="tflm"``: the same model loaded with that engine), or
+* the real interpreter (:data:`INTERPRETERS`, named as the engine that emulates it: ``"litert"``: ai_edge_litert
+  with ``OpResolverType.BUILTIN_REF`` and ``experimental_preserve_all_tensors``; ``"tflm"``: tflite-micro's
+  Python interpreter with ``InterpreterConfig.kPreserveAllTensors``; ``"onnxruntime"``, ``"onnx-reference"``
+  for an .onnx model, every value they keep), run in a subprocess of ``DSPSIM_INTERPRETER_PYTHON`` (default:
+  this Python) by :func:`dspsim.interpreters.run_in` (that Python needs neither dspsim nor numba).
 
 The chunks are the unit of work: run one after the other here, or on a Dask distributed cluster
 (``scheduler=ADDRESS``; for a streaming model a chunk is a set of whole streams). Each chunk's
@@ -26,7 +27,7 @@ input order), or a directory of ``.npy`` files, one sample (one stream) each, so
 Results (``results.json``, schema ``dspsim.validate/1``)::
 
     {"schema", "kind": "validate", "run": {...}, "model", "engine", "against" (engine name,
-     "interpreter:litert" | "interpreter:tflm", or null), "streaming", "samples": N, "frames": T | null,
+     "interpreter:<kind>", or null), "streaming", "samples": N, "frames": T | null,
      "chunk", "scheduler", "seconds", "samples_per_second", "passed" (no element differs; true
      without a comparison),
      "outputs": [{"index", "name", "count", "mismatches", "max_abs_diff", "unit", "samples_differing",
@@ -52,8 +53,10 @@ import numpy as np
 
 from ..interpreters import MODULE, PIP, Kind, WorkerFailed, run_in, worker_python
 
-#: Interpreters ``--against-interpreter`` can run.
-INTERPRETERS = {"litert": Kind.LITERT_REF, "tflm": Kind.TFLM}
+#: Interpreters ``--against-interpreter`` can run (those that keep the intermediate tensors), by model format.
+INTERPRETERS = {Kind.LITERT.value: "tflite", Kind.LITERT_OPTIMIZED.value: "tflite", Kind.TFLM.value: "tflite",
+                Kind.ONNXRUNTIME.value: "onnx", Kind.ONNXRUNTIME_OPTIMIZED.value: "onnx",
+                Kind.ONNX_REFERENCE.value: "onnx"}
 #: How many differing sample indices a layer row lists (the count is always complete).
 SAMPLE_LIMIT = 1000
 #: Seconds to wait for a Dask scheduler to answer.
@@ -71,8 +74,8 @@ class ValidateError(ValueError):
 # =============================================================================================
 @dataclass(frozen=True)
 class ModelSource:
-    """A .tflite model's bytes (or, for models that exist only in memory, a picklable
-    ``factory(engine) -> Model``), named for the report."""
+    """A model file's bytes (or, for models that exist only in memory, a picklable ``factory(engine) -> Model``),
+    named for the report."""
 
     name: str
     data: bytes | None = field(default=None, repr=False)
@@ -84,11 +87,19 @@ class ModelSource:
             return cls(str(path), f.read())
 
     def load(self, engine):
+        """The model under ``engine`` (None: its format's engine)."""
         if self.factory is not None:
             return self.factory(engine)
-        from dspsim.tflite import load_model
+        from dspsim.load import load_model
 
         return load_model(self.data, engine=engine)
+
+    @property
+    def format(self):
+        """The model file's format (None for a factory)."""
+        from dspsim.load import model_format
+
+        return None if self.data is None else model_format(self.data).value
 
 
 _CACHE = {}  # (source, engine, thread) -> Model: each worker thread prepares a model once
@@ -169,9 +180,9 @@ class DataSet:
             raise ValidateError(f"--data {self.path}: {what} has dtype {np.dtype(dtype)}, the model's input "
                                 f"{info.name!r} takes {info.dtype}")
         rest = tuple(shape[lead:])
-        if len(shape) >= lead and rest == info.shape:
+        if len(shape) >= lead and _fits(rest, info.shape):
             return False
-        if len(shape) >= lead and info.shape[:1] == (1,) and rest == info.shape[1:]:
+        if len(shape) >= lead and info.shape[:1] == (1,) and _fits(rest, info.shape[1:]):
             return True
         raise ValidateError(f"--data {self.path}: {what} has shape {tuple(shape)}; the model's input {info.name!r} "
                             f"{info.shape} needs {layout}" + (" from a directory: each file one stream "
@@ -197,6 +208,12 @@ class DataSet:
         else:
             arrays, extra = [np.ascontiguousarray(a[start:stop]) for a in self._arrays], self._extra
         return [a.reshape(a.shape[:lead] + (1,) + a.shape[lead:]) if e else a for a, e in zip(arrays, extra)]
+
+
+def _fits(shape, declared) -> bool:
+    """Whether ``shape`` is the declared one (a ``None`` dimension, an ONNX symbolic one, takes any size)."""
+    return declared is not None and len(shape) == len(declared) and all(
+        d is None or d < 0 or d == s for s, d in zip(shape, declared))
 
 
 # =============================================================================================
@@ -294,8 +311,9 @@ def run_chunk(spec: ChunkSpec) -> dict:
     if spec.interpreter:
         wanted = sorted({e.tensor for e in _traces(model, [a[:1] for a in spec.arrays], spec.streaming, 0)[0]
                          if e.op_index >= 0 and not e.name.endswith(_STATE_WRITE)} | {o.index for o in model.outputs})
+        names = [model.tensor_info(t).name for t in wanted] if INTERPRETERS[spec.interpreter] == "onnx" else None
         ref_tensors = interpreter_tensors(spec.source.data, spec.interpreter, spec.arrays, spec.streaming, wanted,
-                                          len(model.outputs), spec.python)
+                                          len(model.outputs), spec.python, names)
     tallies, out_tallies = None, [_Tally(-2, "OUTPUT", o.index, o.name) for o in model.outputs]
     for i in range(n):
         sample = spec.start + i
@@ -310,8 +328,8 @@ def run_chunk(spec: ChunkSpec) -> dict:
                 refs = [ref.get((e.op_index, e.tensor, e.name)) for e in rows]
             else:
                 idx = (i, t) if spec.streaming else (i,)
-                refs = [None if e.name.endswith(_STATE_WRITE) else
-                        np.asarray(ref_tensors[e.tensor][idx]).reshape(e.value.shape) for e in rows]
+                refs = [None if e.name.endswith(_STATE_WRITE) or e.tensor not in ref_tensors else
+                        np.asarray(ref_tensors[e.tensor][idx]).reshape(np.shape(e.value)) for e in rows]
             for tally, e, r in zip(tallies, rows, refs):
                 if r is not None:
                     tally.add(sample, e.value, r)
@@ -340,7 +358,7 @@ def check_interpreter(kind: str, python: str | None = None) -> None:
     if kind not in INTERPRETERS:
         raise ValidateError(f"--against-interpreter must be one of {sorted(INTERPRETERS)}, got {kind!r}")
     python = python or interpreter_python()
-    module, package = MODULE[INTERPRETERS[kind]], PIP[INTERPRETERS[kind]]
+    module, package = MODULE[Kind(kind)], PIP[Kind(kind)]
     try:
         r = subprocess.run([python, "-c", f"import {module}"], capture_output=True, timeout=300)
     except OSError as exc:
@@ -350,18 +368,19 @@ def check_interpreter(kind: str, python: str | None = None) -> None:
                             + ("" if python == sys.executable else f" (into {python}, DSPSIM_INTERPRETER_PYTHON)"))
 
 
-def interpreter_tensors(model_bytes, kind, arrays, streaming, tensors, n_outputs, python=None) -> dict:
+def interpreter_tensors(model_bytes, kind, arrays, streaming, tensors, n_outputs, python=None, names=None) -> dict:
     """Run the real interpreter on a chunk in a subprocess (:func:`dspsim.interpreters.run_in`):
-    ``{tensor index: (n[, frames], ...), "out<k>": ...}``, each stream on a fresh interpreter."""
+    ``{tensor index: (n[, frames], ...), "out<k>": ...}``, each stream on a fresh interpreter; ``names``: the
+    tensors' names, by which an ONNX interpreter finds them (a tensor it did not keep is left out)."""
     if model_bytes is None:
-        raise ValidateError("--against-interpreter needs a .tflite file")
+        raise ValidateError("--against-interpreter needs a model file")
     try:
-        res = run_in(python or interpreter_python(), INTERPRETERS[kind], model_bytes, arrays, streaming=streaming,
-                     n_outputs=n_outputs, tensors=tensors, preserve_all_tensors=True)
+        res = run_in(python or interpreter_python(), Kind(kind), model_bytes, arrays, streaming=streaming,
+                     n_outputs=n_outputs, tensors=names if names is not None else tensors, preserve_all_tensors=True)
     except WorkerFailed as exc:
         raise ValidateError(f"the {kind} interpreter failed (exit {exc.returncode})"
                             + (f": {exc.last_line[:300]}" if exc.last_line else "")) from None
-    return {(int(k[1:]) if k.startswith("t") else k): v for k, v in res.items()}
+    return {(tensors[int(k[1:])] if k.startswith("t") else k): v for k, v in res.items()}
 
 
 # =============================================================================================
@@ -479,7 +498,7 @@ def _output_files(directory, n, outputs) -> list:
                                       shape=(n, *o.shape[1:])) for k, o in enumerate(outputs)]
 
 
-def validate(source, data, *, engine="litert", against=None, interpreter=None, scheduler=None, chunk=64,
+def validate(source, data, *, engine=None, against=None, interpreter=None, scheduler=None, chunk=64,
              outputs_dir=None, progress=None, in_flight=None) -> dict:
     """Run data set ``data`` through ``source`` and (optionally) diff every layer.
 
@@ -487,9 +506,10 @@ def validate(source, data, *, engine="litert", against=None, interpreter=None, s
     ----------
     source : ModelSource or path
     data : path of a ``.npy`` / ``.npz`` / directory (module docstring)
-    engine : the dspsim engine run ("litert", "tflm", "xnnpack")
-    against : another dspsim engine to diff against, layer by layer
-    interpreter : "litert" | "tflm": diff against the real interpreter instead (a subprocess)
+    engine : the dspsim engine run (a name, a device's .toml, a profile; None: the format's engine)
+    against : another dspsim engine (or device profile) to diff against, layer by layer
+    interpreter : a kind of :data:`INTERPRETERS` for the model's format: diff against the real interpreter instead
+        (a subprocess)
     scheduler : a Dask scheduler address: run the chunks there
     chunk : samples (streams) per chunk: the bound on memory and the unit of distribution
     outputs_dir : a directory where ``output_<k>.npy`` (every sample's outputs) is written
@@ -526,10 +546,13 @@ def _validate(source, data, engine, against, interpreter, scheduler, chunk, outp
     guard.check()
     python = None
     if interpreter is not None:
+        if source.data is None:
+            raise ValidateError("--against-interpreter needs a model file")
+        if interpreter in INTERPRETERS and INTERPRETERS[interpreter] != source.format:
+            raise ValidateError(f"--against-interpreter {interpreter} runs .{INTERPRETERS[interpreter]} models; "
+                                f"this one is .{source.format}")
         python = interpreter_python()
         check_interpreter(interpreter, python)
-        if source.data is None:
-            raise ValidateError("--against-interpreter needs a .tflite file")
     client = _client(scheduler) if scheduler else None
     if progress is not None:
         progress.start(ds.n, "streams" if ds.streaming else "samples")
@@ -629,13 +652,14 @@ def write_report(d: dict, tmp: Path, plots: bool = True) -> None:
 
 def add_arguments(p) -> None:
     """The ``dspsim validate`` options, on argparse parser ``p``."""
-    p.add_argument("model", help="the .tflite file")
+    p.add_argument("model", help="the .tflite or .onnx file")
     p.add_argument("--data", required=True, metavar="X.npy|X.npz|DIR",
                    help="samples first (a streaming model: streams x frames x input); a .npz with one array per "
                         "input; or a directory of .npy files, one sample (stream) each")
-    p.add_argument("--engine", default="litert", help="the dspsim engine run: litert (default), tflm or xnnpack")
+    p.add_argument("--engine", help="the dspsim engine run: an engine name or a device's .toml file (default: litert "
+                                    "for .tflite, onnxruntime for .onnx)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--against", metavar="E2", help="diff every layer against this dspsim engine")
+    g.add_argument("--against", metavar="E2", help="diff every layer against this dspsim engine (or device .toml)")
     g.add_argument("--against-interpreter", choices=sorted(INTERPRETERS),
                    help="diff every layer against the real interpreter (its package installed in "
                         "DSPSIM_INTERPRETER_PYTHON, default this Python)")

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engines.profile import OnnxKernels
+
 
 class ElemType(enum.IntEnum):
     """TensorProto.DataType values (onnx.proto). The members dspsim computes with are listed in
@@ -243,7 +245,8 @@ def _nan_code(t: ElemType, negative: np.ndarray) -> np.ndarray:
     return np.where(negative, 0, top)
 
 
-def encode_float(x, t: ElemType, saturate: bool = True, engine: str = "onnx-reference") -> np.ndarray:
+def encode_float(x, t: ElemType, saturate: bool = True,
+                 kernels: OnnxKernels = OnnxKernels.ONNX_REFERENCE) -> np.ndarray:
     """float8/float4 codes (uint8) of float values ``x``, rounded to nearest, ties to the even code.
 
     Beyond the largest finite value (after rounding) and for +-inf: with ``saturate`` the largest
@@ -252,7 +255,8 @@ def encode_float(x, t: ElemType, saturate: bool = True, engine: str = "onnx-refe
     two; FLOAT4E2M1: see :func:`_nan_code`); for FNUZ types -0 and negative values rounding to 0
     give +0.
 
-    ``engine="onnxruntime"`` reproduces ONNX Runtime's bit-twiddling conversion
+    ``kernels=OnnxKernels.ONNXRUNTIME`` (an engine profile's ``onnx.kernels``) reproduces ONNX Runtime's
+    bit-twiddling conversion
     (``include/onnxruntime/core/common/float8.h``), which differs only without saturation, just
     above the largest value: E4M3FN maps |x| in [480, 496) to +-448 (the truncated mantissa 111 is
     masked to 110 and no rounding follows) where IEEE rounding overflows to NaN; E5M2 maps |x| in
@@ -294,7 +298,7 @@ def encode_float(x, t: ElemType, saturate: bool = True, engine: str = "onnx-refe
     if not (saturate or t == ElemType.FLOAT4E2M1) and not f.ieee_specials:
         code = np.where(overflow, _nan_code(t, neg), code)
     code = np.where(nan, _nan_code(t, neg), code)
-    if engine == "onnxruntime" and not saturate:
+    if OnnxKernels(kernels) is OnnxKernels.ONNXRUNTIME and not saturate:
         sign = np.where(neg, top, 0)
         if t == ElemType.FLOAT8E4M3FN:
             code = np.where((a >= 480) & (a < 496), sign + top - 2, code)

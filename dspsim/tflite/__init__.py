@@ -10,20 +10,18 @@ anything else is refused with a ValueError that names the op and its version. ``
 whose arithmetic is emulated (:mod:`dspsim.engines`: "litert" = LiteRT's reference kernels, "tflm" =
 TensorFlow Lite Micro's reference kernels, "xnnpack" = LiteRT's default interpreter, or a device's own
 profile, :class:`dspsim.DeviceProfile`); ``accumulator`` and ``rounding`` are shorthands for a device's
-accumulator and its build's MultiplyByQuantizedMultiplier. ``dspsim run-tflite`` (:func:`cli_main`) diffs
+accumulator and its build's MultiplyByQuantizedMultiplier. ``dspsim run`` runs it layer by layer and diffs
 against LiteRT.
 """
 from __future__ import annotations
 
 from .._io import model_bytes
-
-
-from .flatbuffer import read_model
 from ..graph.executor import TensorInfo, TraceEntry
+from .flatbuffer import read_model
 from .model import Model
 from .prepare import BUILTINS
 
-__all__ = ["Model", "TensorInfo", "TraceEntry", "cli_main", "load_model", "supported_ops"]
+__all__ = ["Model", "TensorInfo", "TraceEntry", "load_model", "supported_ops"]
 
 
 def supported_ops() -> tuple:
@@ -35,7 +33,7 @@ def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding=Non
     """Read a .tflite model (a path or the file's bytes) and prepare every operator.
 
     ``engine``: an engine name, a device's ``.toml`` file or an :class:`~dspsim.engines.EngineProfile`:
-    "litert" (default; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``), "tflm" (TensorFlow Lite
+    "litert" (default, also for None; LiteRT's reference kernels, ``OpResolverType.BUILTIN_REF``), "tflm" (TensorFlow Lite
     Micro's reference kernels, e.g. FULLY_CONNECTED requantized with ``MultiplyByQuantizedMultiplier``),
     "xnnpack" (LiteRT's default interpreter: XNNPACK's kernels for FC, conv, depthwise, ADD, MUL, MEAN,
     LEAKY_RELU and QUANTIZE where its delegate takes the node), or a device's datapath
@@ -50,10 +48,3 @@ def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding=Non
     """
     data = model_bytes(path_or_bytes)
     return Model(read_model(data), engine, accumulator, rounding)
-
-
-def cli_main(argv=None) -> int:
-    """``dspsim run-tflite MODEL [--input X.npy ...] [--compare-litert] [--out DIR]``; see :mod:`.cli`."""
-    from .cli import main
-
-    return main(argv)

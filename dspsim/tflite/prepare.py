@@ -107,9 +107,11 @@ def per_tensor_quant(op, t, what):
     return s, zp
 
 
-def check_dtype(op, t, allowed, what):
+def check_dtype(op, t, allowed, what, g=None):
+    """``t``'s dtype when it is one of ``allowed``, else a refusal; ``g``: the types are the engine's (named)."""
     if t.dtype not in allowed:
-        refuse(op, f"{what} tensor {t.index} ({t.name!r}) has type {t.type_name}; supported: "
+        whose = f" by engine {g.profile.name!r}" if g is not None else ""
+        refuse(op, f"{what} tensor {t.index} ({t.name!r}) has type {t.type_name}; supported{whose}: "
                    f"{', '.join(np.dtype(d).name for d in allowed)}")
     return t.dtype
 
@@ -249,7 +251,8 @@ def check_rank(op, g, t):
     """The engine's Prepare of ``op`` takes inputs of rank at most ``TfliteProfile.max_ranks[op]``."""
     limit = g.tflite.max_ranks.get(op.name)
     if limit is not None and len(t.shape) > limit:
-        refuse(op, f"input rank {len(t.shape)} exceeds {limit}: engine {g.profile.name!r}'s {op.name} refuses it")
+        refuse(op, f"input rank {len(t.shape)} exceeds {limit}: the {op.name} kernel of engine {g.profile.name!r} "
+                   "refuses it")
 
 
 def check_registered(op, g):
@@ -260,8 +263,8 @@ def check_registered(op, g):
         refuse(op, f"{why} (engine {g.profile.name!r})")
     top = g.tflite.max_versions.get(op.name)
     if top is not None and op.version > top:
-        refuse(op, f"version {op.version}: engine {g.profile.name!r}'s op resolver registers {op.name} versions 1 to "
-                   f"{top} only, so the engine refuses the model")
+        refuse(op, f"version {op.version}: the op resolver of engine {g.profile.name!r} registers {op.name} versions "
+                   f"1 to {top} only, so the engine refuses the model")
 
 
 def defect(op, g, which, message):

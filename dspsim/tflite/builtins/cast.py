@@ -21,8 +21,8 @@ def prepare_cast(op, g):
     check_arity(op, 1)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     allowed = engine_types(op, g, (_I8, _U8, _I16, _I32, _F32))
-    check_dtype(op, t_in, allowed, "input")
-    check_dtype(op, t_out, allowed, "output")
+    check_dtype(op, t_in, allowed, "input", g)
+    check_dtype(op, t_out, allowed, "output", g)
     if tuple(t_in.shape) != tuple(t_out.shape):
         refuse(op, f"input {tuple(t_in.shape)} and output {tuple(t_out.shape)} shapes differ")
     nan = CastNaN.ZERO if g.kernel(op) is Kernel.TFLM else CastNaN.MAX

@@ -31,7 +31,7 @@ def _types(op, g, data_inputs=(0,)):
     t_out = g.tensor(op.outputs[0])
     allowed = engine_types(op, g, _ANY_TYPE)
     if t_out.dtype not in allowed:
-        refuse(op, f"output type {t_out.type_name} is not supported by engine {g.profile.name!r}'s kernel; "
+        refuse(op, f"output type {t_out.type_name} is not supported by the kernel of engine {g.profile.name!r}; "
                    f"supported: {', '.join(d.name for d in allowed)}")
     for k in data_inputs:
         check_dtype(op, g.tensor(op.inputs[k]), (t_out.dtype,), "input")
@@ -57,7 +57,7 @@ def _check_outputs(op, g, shapes):
         if y != tuple(g.tensor(o).shape):
             refuse(op, f"computes shape {y} for output tensor {o}, the model declares {tuple(g.tensor(o).shape)}")
         if not g.tflite.allocates_empty_tensors and int(np.prod(y)) == 0:
-            refuse(op, f"output tensor {o} has no element: engine {g.profile.name!r}'s allocator fails on it")
+            refuse(op, f"output tensor {o} has no element: the allocator of engine {g.profile.name!r} fails on it")
 
 
 def _moved(op, g, fn, *args, data=0, **kw):
@@ -157,7 +157,7 @@ def prepare_gather(op, g):
     check_arity(op, 2)
     t_in = _types(op, g)
     t_idx = g.tensor(op.inputs[1])
-    check_dtype(op, t_idx, engine_types(op, g, (_I32, _I64, np.dtype(np.int16)), "positions"), "positions")
+    check_dtype(op, t_idx, engine_types(op, g, (_I32, _I64, np.dtype(np.int16)), "positions"), "positions", g)
     axis, bd = op.options.get("axis", 0), op.options.get("batch_dims", 0)
     probe = np.zeros(t_idx.shape, t_idx.dtype)
     _check_outputs(op, g, (at_prepare(op, K.gather, np.zeros(t_in.shape, t_in.dtype), probe, axis, bd).shape,))

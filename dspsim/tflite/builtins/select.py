@@ -28,7 +28,7 @@ def _axis(op, g):
 def prepare_reduce_max(op, g):
     check_arity(op, 2)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    check_dtype(op, t_in, engine_types(op, g, (_I8, _U8, _I16, _I32)), "input")
+    check_dtype(op, t_in, engine_types(op, g, (_I8, _U8, _I16, _I32)), "input", g)
     check_dtype(op, t_out, (t_in.dtype,), "output")
     if t_in.dtype != _I32 and per_tensor_quant(op, t_in, "input") != per_tensor_quant(op, t_out, "output"):
         refuse(op, "the output's scale and zero point must be the input's (LiteRT's reduce.cc and TFLM's "
@@ -45,9 +45,9 @@ def prepare_reduce_max(op, g):
 def prepare_arg_max(op, g):
     check_arity(op, 2)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    check_dtype(op, t_in, engine_types(op, g, (_I8, _U8, _I16, _I32)), "input")
+    check_dtype(op, t_in, engine_types(op, g, (_I8, _U8, _I16, _I32)), "input", g)
     # TFLM's ARG_MAX writes only int32 indices (arg_min_max.cc fails at Eval: "Only int32_t are supported")
-    check_dtype(op, t_out, engine_types(op, g, (_I32, _I64), "output"), "output")
+    check_dtype(op, t_out, engine_types(op, g, (_I32, _I64), "output"), "output", g)
     axes = _axis(op, g)
     if axes.size != 1:
         refuse(op, f"axis must hold one value, got {axes.size}")

@@ -1,20 +1,21 @@
-"""``dspsim run-tflite MODEL [--input X.npy ...] [--frames N] [--engine E] [--accumulator BITS[:wrap|saturate]]
-[--compare-litert] [--seed N] [--out DIR]``.
+"""``dspsim run MODEL [--input X.npy ...] [--frames N] [--engine E] [--accumulator BITS[:wrap|saturate]]
+[--compare-litert] [--seed N] [--out DIR]`` (``run-tflite`` is the same verb).
 
-A streaming model (state kept across invocations) runs frame by frame: give inputs with a leading
-time axis, or ``--frames N`` random frames; every frame's outputs are printed and the last one is
+Runs a .tflite or .onnx model (:func:`dspsim.load_model`) through dspsim's kernels (``--engine``: a name or a
+device's .toml, default the format's engine; ``--accumulator`` a DSP register for the MAC operators) and
+prints every layer. A streaming model (state kept across invocations) runs frame by frame: give inputs with a
+leading time axis, or ``--frames N`` random frames; every frame's outputs are printed and the last one is
 traced layer by layer.
 
-Runs the model through dspsim's kernels (``--engine``, default "litert"; ``--accumulator`` a DSP
-register for FC/conv/depthwise) and prints every layer. With ``--compare-litert`` (needs
-``ai_edge_litert``) it also runs LiteRT three ways on the same inputs and diffs tensor by tensor:
+With ``--compare-litert`` (a .tflite model; needs ``ai_edge_litert``) it also runs LiteRT three ways on the
+same inputs and diffs tensor by tensor:
 
 * reference kernels (``OpResolverType.BUILTIN_REF``, every intermediate tensor kept with
   ``experimental_preserve_all_tensors``) against dspsim as configured: per layer bit-exact or not,
   mismatch count, max |diff| (LSB for integer tensors), and the first diverging layer;
 * optimized builtin kernels (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``, also per layer) and the default
   interpreter (XNNPACK delegate; outputs only, the delegate keeps no intermediates) against each
-  dspsim engine ("litert", "tflm", "xnnpack"): which of dspsim's schemes reproduces them.
+  dspsim engine of the format ("litert", "tflm", "xnnpack"): which of them reproduces them.
 
 Exit status: 0 bit-exact with the reference (or no comparison asked), 1 a reference mismatch,
 2 bad input (unreadable/corrupt/unsupported model, bad --input), printed as one line on stderr.
@@ -28,32 +29,36 @@ import sys
 
 import numpy as np
 
+from ..engines import ModelFormat, names
+from ..engines import get as engine_profile
+from ..engines.device import with_options
 from ..interpreters import Interpreter, Kind
-from . import load_model
-from ..engines import names
+from ..load import default_engine, load_model, model_format
+from .._io import model_bytes
 
-ENGINES = names("tflite")
+ENGINES = names(ModelFormat.TFLITE)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
 def _parser():
-    p = argparse.ArgumentParser(prog="dspsim run-tflite",
-                                description="Run an int8 .tflite model through dspsim's kernels, layer by layer.")
-    p.add_argument("model", help="the .tflite file")
+    p = argparse.ArgumentParser(prog="dspsim run",
+                                description="Run a quantized .tflite or .onnx model through dspsim's kernels, layer "
+                                            "by layer.")
+    p.add_argument("model", help="the .tflite or .onnx file")
     p.add_argument("--input", action="append", metavar="X.npy", default=[],
                    help="one input array per model input, in the model's order (default: seeded random inputs); "
                         "an array with one more leading axis than the input is a sequence of frames, run in "
                         "order with the model's state carried (streaming models)")
     p.add_argument("--frames", type=int, default=1, metavar="N",
                    help="with random inputs: run N frames (default 1), the state carried from one to the next")
-    p.add_argument("--engine", default="litert", metavar="ENGINE",
-                   help=f"whose arithmetic dspsim emulates: {', '.join(ENGINES)} or a device's .toml file (default "
-                        "litert = LiteRT's reference kernels; tflm = TensorFlow Lite Micro's)")
+    p.add_argument("--engine", metavar="ENGINE",
+                   help=f"whose arithmetic dspsim emulates: {', '.join(names())} or a device's .toml file (default: "
+                        "litert for .tflite, LiteRT's reference kernels; onnxruntime for .onnx)")
     p.add_argument("--accumulator", metavar="BITS[:wrap|saturate]",
-                   help="FC/conv/depthwise accumulator (default int32 wrapping), e.g. 24:saturate")
+                   help="the MAC operators' accumulator (default int32 wrapping), e.g. 24:saturate")
     p.add_argument("--compare-litert", action="store_true",
-                   help="also run LiteRT (reference, optimized builtin, XNNPACK) and diff every layer")
+                   help="a .tflite model: also run LiteRT (reference, optimized builtin, XNNPACK) and diff every layer")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--out", help="directory for trace.npz and report.json / report.md")
     return p
@@ -102,17 +107,23 @@ def _random_inputs(model, seed):
     rng = np.random.default_rng(seed)
     out = []
     for info in model.inputs:
+        if info.dtype is None:
+            raise ValueError(f"input {info.name!r} has no numpy type ({info.elem_type}); give --input")
+        shape = tuple(1 if d is None or d < 0 else d for d in info.shape or ())
         if info.dtype.kind == "f":  # a float input feeds QUANTIZE: cover its output's range
             q = next((model.tensor_info(model.outputs_of(k)[0]) for k, name in model.consumers(info.index)
                       if name == "QUANTIZE"), None)
-            if q is None or q.scale is None:
+            if q is not None and q.scale is not None:
+                lo, hi = np.iinfo(q.dtype).min, np.iinfo(q.dtype).max
+                out.append(rng.uniform((lo - q.zero_point) * q.scale, (hi - q.zero_point) * q.scale,
+                                       size=shape).astype(np.float32))
+            elif any(name == "QuantizeLinear" for _, name in model.consumers(info.index)):
+                out.append((rng.standard_normal(shape) * 1.5).astype(info.dtype))  # an ONNX QDQ model's input
+            else:
                 raise ValueError(f"input {info.name!r} is float and not quantized by a QUANTIZE; give --input")
-            lo, hi = np.iinfo(q.dtype).min, np.iinfo(q.dtype).max
-            out.append(rng.uniform((lo - q.zero_point) * q.scale, (hi - q.zero_point) * q.scale,
-                                   size=info.shape).astype(np.float32))
         else:
             lo, hi = np.iinfo(info.dtype).min, np.iinfo(info.dtype).max
-            out.append(rng.integers(lo, hi, size=info.shape, endpoint=True).astype(info.dtype))
+            out.append(rng.integers(lo, hi, size=shape, endpoint=True).astype(info.dtype))
     return out
 
 
@@ -133,7 +144,7 @@ def _compare(path, model, inputs, traces):
     with open(path, "rb") as f:
         data = f.read()
     ref, builtin = (Interpreter(kind, data, len(model.outputs), preserve_all_tensors=True)
-                    for kind in (Kind.LITERT_REF, Kind.LITERT_BUILTIN))
+                    for kind in (Kind.LITERT, Kind.LITERT_OPTIMIZED))
     for it in (ref, builtin):
         it.invoke(inputs)
     layers = []
@@ -150,7 +161,7 @@ def _compare(path, model, inputs, traces):
             first = row
         layers.append(row)
     try:
-        xnn_out = Interpreter(Kind.LITERT_DEFAULT, data, len(model.outputs)).invoke(inputs)
+        xnn_out = Interpreter(Kind.XNNPACK, data, len(model.outputs)).invoke(inputs)
         out_idx = [i.index for i in model.outputs]
         xnnpack = {eng: sum(_diff(next(e.value for e in tr if e.tensor == i), o)[0] for i, o in zip(out_idx, xnn_out))
                    for eng, tr in traces.items()}
@@ -166,7 +177,7 @@ def _table(trace, cmp):
              "|---|---|---|---|---|---|---|" + ("---|---|---|" if cmp else "")]
     rows = {r["tensor"]: r for r in cmp["layers"]} if cmp else {}
     for e in trace:
-        v = e.value
+        v = np.asarray(getattr(e.value, "codes", e.value))  # an ONNX 4-bit / float8 value: its codes
         line = (f"| {e.op_index if e.op_index >= 0 else '-'} | {e.op} | {e.tensor} {e.name[:40]} | "
                 f"{'x'.join(map(str, v.shape))} | {v.dtype} | {v.min():.6g} | {v.max():.6g} |")
         if cmp:
@@ -177,10 +188,17 @@ def _table(trace, cmp):
     return "\n".join(lines)
 
 
+def _load(path, engine, accumulator):
+    """The model at ``path`` under ``engine`` (None: its format's), with the ``--accumulator`` shorthand."""
+    fmt = model_format(model_bytes(path))
+    profile = engine_profile(default_engine(fmt) if engine is None else engine, "--engine", fmt)
+    return load_model(path, with_options(profile, _accumulator(accumulator), None, "--accumulator"))
+
+
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
-        model = load_model(args.model, engine=args.engine, accumulator=_accumulator(args.accumulator))
+        model = _load(args.model, args.engine, args.accumulator)
         if args.input:
             frames = _frames(model, [np.load(p) for p in args.input])
         else:
@@ -191,12 +209,15 @@ def main(argv=None) -> int:
             outs = model.run(inputs)
             print(f"frame {t}: " + "; ".join(_describe(o) for o in outs))
         inputs = frames[-1]
-        traces = {args.engine: model.trace(inputs)}
+        traces = {model.engine: model.trace(inputs)}
     except (OSError, ValueError, TypeError) as exc:
         print(f"dspsim: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     cmp = None
     if args.compare_litert:
+        if model_format(model_bytes(args.model)) is not ModelFormat.TFLITE:
+            print("dspsim: error: --compare-litert compares .tflite models (LiteRT runs no ONNX)", file=sys.stderr)
+            return EXIT_USAGE
         try:
             import ai_edge_litert  # noqa: F401
         except ImportError:
@@ -206,11 +227,10 @@ def main(argv=None) -> int:
             print("dspsim: error: --compare-litert compares one frame; give a single frame", file=sys.stderr)
             return EXIT_USAGE
         for eng in ENGINES:
-            traces.setdefault(eng, load_model(args.model, engine=eng, accumulator=_accumulator(args.accumulator))
-                              .trace(inputs))
+            traces.setdefault(eng, _load(args.model, eng, args.accumulator).trace(inputs))
         cmp = _compare(args.model, model, inputs, traces)
     print(f"{args.model}: {model!r}")
-    print(_table(traces[args.engine], cmp))
+    print(_table(traces[model.engine], cmp))
     if cmp:
         f = cmp["first_diverging_layer"]
         print("LiteRT reference: bit-exact on every layer" if f is None else
@@ -221,12 +241,12 @@ def main(argv=None) -> int:
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         np.savez_compressed(os.path.join(args.out, "trace.npz"),
-                            **{f"t{e.tensor}": e.value for e in traces[args.engine]})
+                            **{f"t{e.tensor}": e.value for e in traces[model.engine]})
         with open(os.path.join(args.out, "report.json"), "w") as fh:
-            json.dump({"model": args.model, "engine": args.engine, "operators": model.operators,
+            json.dump({"model": args.model, "engine": model.engine, "operators": model.operators,
                        "comparison": cmp}, fh, indent=1)
         with open(os.path.join(args.out, "report.md"), "w") as fh:
-            fh.write(f"# {os.path.basename(args.model)} (dspsim engine {args.engine})\n\n"
-                     f"{_table(traces[args.engine], cmp)}\n")
+            fh.write(f"# {os.path.basename(args.model)} (dspsim engine {model.engine})\n\n"
+                     f"{_table(traces[model.engine], cmp)}\n")
         print(f"wrote {args.out}/trace.npz, report.json, report.md")
     return EXIT_FAIL if cmp and cmp["first_diverging_layer"] is not None else EXIT_OK
