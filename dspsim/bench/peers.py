@@ -20,7 +20,7 @@ onnxruntime        QLinearMatMul / QLinearConv / QuantizeLinear    ``requant="on
                                                                    MatMul/Conv without AVX-512 VNNI:
                                                                    pair saturation, as FBGEMM)
 litert             LiteRT interpreter, reference kernels           ``rounding="double"`` (FC:
-                   (``OpResolverType.BUILTIN_REF``), in-process or ``Requant "litert-fc"``),
+                   (``OpResolverType.BUILTIN_REF``), in-process or ``requant="litert"``),
                    in a worker (:mod:`dspsim.bench.litert`)        tflite_quantize
 ================== ============================================== ================================
 
@@ -376,7 +376,7 @@ def _litert(case, p, threads):
         import dspsim
         from dspsim.requant import Requant
         rq = Requant.from_scales(p["s_in"], p["s_w"], p["s_out"], engine="litert", op="fully_connected")
-        runner.compared_with = "dspsim requant=litert-fc"
+        runner.compared_with = "dspsim requant=litert"
         runner.reference = lambda: dspsim.fully_connected(
             p["x"], p["w"], p["bias"], input_zero_point=p["zi"], weight_zero_point=p["zw"],
             output_zero_point=p["zo"], requant=rq, out_dtype=p["out_dtype"])

@@ -39,7 +39,7 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     ----------
     x : int8, uint8 or int16 array (..., K)
         int16 (TFLite's 16x8): the bias may be int64, the default accumulator is int64 (exact), and the
-        engines requantize with ``requant=Requant.fixed_point(m, s, "int64")`` (TFLM, conv) or "litert-fc"
+        engines requantize with ``requant=Requant.fixed_point(m, s, "int64")`` (TFLM, conv) or ``requant="litert"``
         (LiteRT's FC, in double).
     w : int8 or uint8 array (N, K), or ``dspsim.pack_weights(w)`` of an int8 one
         One row per output channel (TFLite layout). Packing reorders the weights for the gemm core
