@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..fixedpoint import as_int_array
+from ..fixedpoint import INT32_MAX, as_int_array
 
 _ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
@@ -120,3 +120,43 @@ def broadcast_shape(func, shape1, shape2):
         return tuple(np.broadcast_shapes(shape1, shape2))
     except ValueError:
         raise ValueError(f"{func}: shapes {tuple(shape1)} and {tuple(shape2)} do not broadcast") from None
+
+
+def float32_scale(value, func, name):
+    """``value`` as the positive finite float32 an engine stores for a scale, else TypeError/ValueError."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{func}: {name} must be a float, got {value!r}") from None
+    with np.errstate(over="ignore", under="ignore"):
+        f32 = np.float32(v)
+    if not np.isfinite(v) or v <= 0 or not np.isfinite(f32) or f32 <= 0:
+        raise ValueError(f"{func}: {name} must be finite and positive in float32, got {value!r}")
+    return f32
+
+
+def scalar_int(value, func, name, lo, hi):
+    """``value`` as a Python int in ``[lo, hi]`` (a scalar: a shape is refused)."""
+    v = as_int_array(value, func, name, lo, hi)
+    if v.ndim != 0:
+        raise ValueError(f"{func}: {name} must be a scalar int, got shape {v.shape}")
+    return int(v)
+
+
+def q31_multiplier(value, func, name):
+    """A Q31 multiplier: a scalar int in ``[0, 2^31 - 1]``."""
+    return scalar_int(value, func, name, 0, INT32_MAX)
+
+
+def resolve_axes(axis, ndim, func):
+    """The axes of ``axis`` (ints; negative counts from the end) in order of first appearance, duplicates
+    dropped, as TFLite's reduce ``ResolveAxis`` keeps them."""
+    vals = np.atleast_1d(as_int_array(axis, func, "axis")).reshape(-1)
+    out = []
+    for a in vals:
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{func}: axis {int(a)} is out of bounds for rank {ndim}")
+        a = int(a) % ndim
+        if a not in out:
+            out.append(a)
+    return tuple(out)

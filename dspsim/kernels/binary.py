@@ -18,7 +18,8 @@ from numba import njit
 
 from .._errors import names_its_errors
 from ..fixedpoint import multiply_by_quantized_multiplier_scalar, quantize_multiplier, wrap_scalar
-from .elementwise import AddParams, XnnpackAddParams, _binary_plan, _float_scale, _multiplier, _shift, xnnpack_add_params
+from ._checks import float32_scale, q31_multiplier, scalar_int
+from .elementwise import AddParams, XnnpackAddParams, _binary_plan, xnnpack_add_params
 from ._checks import broadcast_shape, check_spec, checked_pair
 
 __all__ = ["maximum", "maximum_plan", "minimum", "minimum_plan", "squared_difference", "squared_difference_plan", "sub", "sub_plan",
@@ -32,8 +33,8 @@ _TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 # parameters (Prepare)
 # --------------------------------------------------------------------------------------------
 def _three_scales(func, input1_scale, input2_scale, output_scale):
-    return (_float_scale(input1_scale, func, "input1_scale"), _float_scale(input2_scale, func, "input2_scale"),
-            _float_scale(output_scale, func, "output_scale"))
+    return (float32_scale(input1_scale, func, "input1_scale"), float32_scale(input2_scale, func, "input2_scale"),
+            float32_scale(output_scale, func, "output_scale"))
 
 
 def tflite_sub_params(input1_scale, input2_scale, output_scale, *, quotient="double", left_shift=20) -> AddParams:
@@ -133,11 +134,11 @@ def _rescaled_plan(func, square, shape1, shape2, dtype, params, zps, act_min, ac
         raise TypeError(f"{func}: params must be an AddParams, got {type(params).__name__}")
     flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(func, shape1, shape2, dtype, *zps, act_min, act_max,
                                                                 _TYPES)
-    ls = _shift(params.left_shift, func, "left_shift", 0, 22)
+    ls = scalar_int(params.left_shift, func, "left_shift", 0, 22)
     args = []
     for k, top in (("input1", 0), ("input2", 0), ("output", output_shift_max)):
-        args.append(_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
-        args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, top))
+        args.append(q31_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
+        args.append(scalar_int(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, top))
     m1, s1, m2, s2, mo, so = args
     size, out_dtype = math.prod(shape), t.dtype
 

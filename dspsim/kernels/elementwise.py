@@ -18,7 +18,6 @@ from .._errors import names_its_errors
 from numba import njit
 
 from ..fixedpoint import (
-    INT32_MAX,
     as_int_array,
     multiply_by_quantized_multiplier_scalar,
     quantize_multiplier,
@@ -29,22 +28,11 @@ from ..simd import requant_lanes
 from ..simd.add_lanes import USE_LANES, add_lanes
 from ._plan import flat_operand
 from .requantize import _requantize_codes
-from ._checks import broadcast_shape, check_spec, check_tensor, checked_pair, zero_point
+from ._checks import (broadcast_shape, check_spec, check_tensor, checked_pair, float32_scale, q31_multiplier,
+                      resolve_axes, scalar_int, zero_point)
 
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 _TYPES16 = _TYPES + (np.dtype(np.int16),)  # the 16x8 ADD, MUL, MEAN: the same kernels, int16 codes
-
-
-def _float_scale(value, func, name):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{func}: {name} must be a float, got {value!r}") from None
-    with np.errstate(over="ignore", under="ignore"):
-        f32 = np.float32(v)
-    if not np.isfinite(v) or v <= 0 or not np.isfinite(f32) or f32 <= 0:
-        raise ValueError(f"{func}: {name} must be finite and positive in float32, got {value!r}")
-    return f32
 
 
 # --------------------------------------------------------------------------------------------
@@ -77,9 +65,9 @@ def tflite_add_params(input1_scale, input2_scale, output_scale, left_shift=20) -
     ValueError instead (an output scale below ``twice_max / 2^left_shift``).
     """
     func = "tflite_add_params"
-    s1 = _float_scale(input1_scale, func, "input1_scale")
-    s2 = _float_scale(input2_scale, func, "input2_scale")
-    so = _float_scale(output_scale, func, "output_scale")
+    s1 = float32_scale(input1_scale, func, "input1_scale")
+    s2 = float32_scale(input2_scale, func, "input2_scale")
+    so = float32_scale(output_scale, func, "output_scale")
     twice_max = np.float64(np.float32(2) * max(s1, s2))
     denom = np.float64(np.float32(np.float32(1 << left_shift) * so))
     reals = (np.float64(s1) / twice_max, np.float64(s2) / twice_max, twice_max / denom)
@@ -118,17 +106,6 @@ def _binary_plan(func, shape1, shape2, dtype, input1_zero_point, input2_zero_poi
     zp2 = zero_point(input2_zero_point, dt, func, "input2_zero_point")
     zo = zero_point(output_zero_point, t.dtype, func, "output_zero_point")
     return flat_operand(shape1, shape), flat_operand(shape2, shape), shape, t, lo, hi, zp1, zp2, zo
-
-
-def _multiplier(value, func, name):
-    return _shift(value, func, name, 0, INT32_MAX)
-
-
-def _shift(value, func, name, lo, hi):
-    v = as_int_array(value, func, name, lo, hi)
-    if v.ndim != 0:
-        raise ValueError(f"{func}: {name} must be a scalar int, got shape {v.shape}")
-    return int(v)
 
 
 @names_its_errors
@@ -177,11 +154,11 @@ def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, inp
     flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
         func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
         _TYPES16)
-    ls = _shift(params.left_shift, func, "left_shift", 0, 22)
+    ls = scalar_int(params.left_shift, func, "left_shift", 0, 22)
     args = []
     for k in ("input1", "input2", "output"):
-        args.append(_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
-        args.append(_shift(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
+        args.append(q31_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
+        args.append(scalar_int(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
     m1, s1, m2, s2, mo, so = args
     size, out_dtype = math.prod(shape), t.dtype
     # each multiplier in 8 lanes, then the output's float32 lanes (add_lanes)
@@ -203,9 +180,9 @@ def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, inp
 def tflite_mul_multiplier(input1_scale, input2_scale, output_scale):
     """TFLite MUL Prepare: ``QuantizeMultiplier(double(f32(f32(s1 * s2) / s_out)))`` (float32 arithmetic)."""
     func = "tflite_mul_multiplier"
-    s1 = _float_scale(input1_scale, func, "input1_scale")
-    s2 = _float_scale(input2_scale, func, "input2_scale")
-    so = _float_scale(output_scale, func, "output_scale")
+    s1 = float32_scale(input1_scale, func, "input1_scale")
+    s2 = float32_scale(input2_scale, func, "input2_scale")
+    so = float32_scale(output_scale, func, "output_scale")
     return quantize_multiplier(float(np.float32(np.float32(s1 * s2) / so)))
 
 
@@ -255,9 +232,9 @@ def mul_plan(shape1, shape2, dtype, *, input1_zero_point, input2_zero_point, out
         raise ValueError(f"{func}: int16 MUL takes zero points 0 and multiplier/shift (TFLite's 16x8 kernel), got "
                          f"zero points {zp1}, {zp2}, {zo}" + (" and a scale" if scale is not None else ""))
     if scale is None:
-        m, s, sc = _multiplier(multiplier, func, "multiplier"), _shift(shift, func, "shift", -31, 30), np.float32(0)
+        m, s, sc = q31_multiplier(multiplier, func, "multiplier"), scalar_int(shift, func, "shift", -31, 30), np.float32(0)
     else:
-        m, s, sc = 0, 0, _float_scale(scale, func, "scale")
+        m, s, sc = 0, 0, float32_scale(scale, func, "scale")
     fp32, size, out_dtype = scale is not None, math.prod(shape), t.dtype
 
     def run(x1, x2):
@@ -293,8 +270,8 @@ def xnnpack_add_params(input1_scale, input2_scale, output_scale) -> XnnpackAddPa
     ADD with both ratios in [2^-10, 2^8) (ValueError otherwise: the node stays on the builtin kernel).
     """
     func = "xnnpack_add_params"
-    so = _float_scale(output_scale, func, "output_scale")
-    r = [np.float32(_float_scale(s, func, n) / so) for s, n in ((input1_scale, "input1_scale"),
+    so = float32_scale(output_scale, func, "output_scale")
+    r = [np.float32(float32_scale(s, func, n) / so) for s, n in ((input1_scale, "input1_scale"),
                                                                  (input2_scale, "input2_scale"))]
     if not all(2.0**-10 <= v < 2.0**8 for v in r):
         raise ValueError(f"{func}: input/output scale ratios {float(r[0])}, {float(r[1])} lie outside "
@@ -365,7 +342,7 @@ def _xnnpack_q8_8(x, zi, zo, m_pos, m_neg):
 
 
 def _xnnpack_ratio(func, input_scale, output_scale):
-    r = np.float32(_float_scale(input_scale, func, "input_scale") / _float_scale(output_scale, func, "output_scale"))
+    r = np.float32(float32_scale(input_scale, func, "input_scale") / float32_scale(output_scale, func, "output_scale"))
     if not 2.0**-8 <= r <= 2.0**7:
         raise ValueError(f"{func}: the scale ratio {float(r)} lies outside [1/256, 128]: LiteRT does not delegate it")
     return r
@@ -413,7 +390,7 @@ def xnnpack_quantize_plan(*, scale, zero_point):
     (``x`` float32)."""
     func = "xnnpack_quantize"
     zp = int(as_int_array(zero_point, func, "zero_point", -128, 127))
-    inv = np.float32(np.float32(1) / _float_scale(scale, func, "scale"))
+    inv = np.float32(np.float32(1) / float32_scale(scale, func, "scale"))
     lo, hi = np.float32(-128 - zp), np.float32(127 - zp)
 
     def run(x):
@@ -464,12 +441,12 @@ def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, outp
     lean ``run(x) -> int8``."""
     func = "xnnpack_mean"
     shape, dt = check_spec(func, "x", shape, dtype, (np.dtype(np.int8),))
-    axes = _resolve_axes(axis, len(shape), func)
+    axes = resolve_axes(axis, len(shape), func)
     zi = zero_point(input_zero_point, dt, func, "input_zero_point")
     zo = zero_point(output_zero_point, dt, func, "output_zero_point")
     n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
-    inv = np.float32(np.float32(_float_scale(input_scale, func, "input_scale")
-                                / _float_scale(output_scale, func, "output_scale")) * np.float32(np.float32(1) / n))
+    inv = np.float32(np.float32(float32_scale(input_scale, func, "input_scale")
+                                / float32_scale(output_scale, func, "output_scale")) * np.float32(np.float32(1) / n))
     zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int64(n * zi).astype(np.int32)) * inv))
 
     def run(x):
@@ -484,18 +461,6 @@ def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, outp
 # --------------------------------------------------------------------------------------------
 # MEAN
 # --------------------------------------------------------------------------------------------
-def _resolve_axes(axis, ndim, func):
-    vals = np.atleast_1d(as_int_array(axis, func, "axis")).reshape(-1)
-    out = []
-    for a in vals:
-        if not -ndim <= a < ndim:
-            raise ValueError(f"{func}: axis {int(a)} is out of bounds for rank {ndim}")
-        a = int(a) % ndim
-        if a not in out:
-            out.append(a)
-    return tuple(out)
-
-
 @names_its_errors
 def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False):
     """TFLite reference quantized MEAN (``reference_ops::QuantizedMeanOrSum``, compute_sum=false).
@@ -523,11 +488,11 @@ def mean_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, multip
     the multiplier once; returns the lean ``run(x) -> codes``."""
     func = "mean"
     shape, dt = check_spec(func, "x", shape, dtype, _TYPES16)
-    axes = _resolve_axes(axis, len(shape), func)
+    axes = resolve_axes(axis, len(shape), func)
     zi = zero_point(input_zero_point, dt, func, "input_zero_point")
     zo = zero_point(output_zero_point, dt, func, "output_zero_point")
-    m = _multiplier(multiplier, func, "multiplier")
-    s = _shift(shift, func, "shift", -31, 30)
+    m = q31_multiplier(multiplier, func, "multiplier")
+    s = scalar_int(shift, func, "shift", -31, 30)
     n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
     k = min(n.bit_length() - 1, 32, 31 + s)  # >= 0: n >= 1 and s >= -31
     rq = Requant.fixed_point((m << k) // n, s - k)  # validates M' < 2^31 and the shift
@@ -601,7 +566,7 @@ def concatenation_plan(shapes, dtypes, axis):
         raise ValueError(f"{func}: needs at least one input")
     if any(d != specs[0][1] or len(s) != len(specs[0][0]) for s, d in specs):
         raise ValueError(f"{func}: inputs must share dtype and rank")
-    ax = _resolve_axes(axis, len(specs[0][0]), func)[0]
+    ax = resolve_axes(axis, len(specs[0][0]), func)[0]
     try:
         np.concatenate([np.empty(s, np.int8) for s, _ in specs], axis=ax)  # numpy's own shape check
     except ValueError as e:

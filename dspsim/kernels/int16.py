@@ -20,7 +20,7 @@ from numba import njit
 from ..fixedpoint import rounding_divide_by_pot_scalar
 from ..requant import output_range
 from .._errors import names_its_errors
-from .elementwise import _float_scale
+from ._checks import float32_scale
 from ._checks import check_spec, check_tensor
 
 __all__ = ["PotAddParams", "checked_log2", "pot_add", "tflite_pot_add_params"]
@@ -54,7 +54,7 @@ def tflite_pot_add_params(input1_scale, input2_scale, output_scale) -> PotAddPar
     func = "tflite_pot_add_params"
     logs = []
     for s, name in ((input1_scale, "input1_scale"), (input2_scale, "input2_scale"), (output_scale, "output_scale")):
-        v = float(_float_scale(s, func, name))
+        v = float(float32_scale(s, func, name))
         e, pot = checked_log2(v)
         if not pot:
             raise ValueError(f"{func}: {name} {v!r} is not a power of two (CheckedLog2)")

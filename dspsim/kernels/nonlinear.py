@@ -43,7 +43,7 @@ from ..fixedpoint import (
 )
 from .._errors import names_its_errors
 from ._plan import flat_operand
-from .elementwise import _float_scale
+from ._checks import float32_scale
 from ._checks import check_spec, check_tensor, int_in_range, zero_point
 
 _INT8 = (np.dtype(np.int8),)
@@ -112,7 +112,7 @@ def _lut_args(func, function, input_scale, input_zero_point, output_scale, outpu
     for name, s in (("input_scale", input_scale), ("output_scale", output_scale)):
         if isinstance(s, bool) or not isinstance(s, (int, float, np.floating, np.integer)):
             raise TypeError(f"{func}: {name} must be a float, got {type(s).__name__}")
-        scales.append(_float_scale(s, func, name))
+        scales.append(float32_scale(s, func, name))
     zi = zero_point(input_zero_point, np.int8, func, "input_zero_point")
     zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
     return fn, scales[0], zi, scales[1], zo
@@ -215,7 +215,7 @@ def tflm_gemmlowp_input_params(input_scale):
     func = "tflm_gemmlowp_input_params"
     if isinstance(input_scale, bool) or not isinstance(input_scale, (int, float, np.floating, np.integer)):
         raise TypeError(f"{func}: input_scale must be a float, got {type(input_scale).__name__}")
-    q, shift = math.frexp(float(_float_scale(input_scale, func, "input_scale")) * float(1 << 27))
+    q, shift = math.frexp(float(float32_scale(input_scale, func, "input_scale")) * float(1 << 27))
     if not 0 <= shift <= 30:
         raise ValueError(f"{func}: input_scale {input_scale} gives the left shift {shift}; TFLM supports 0..30")
     m = int(math.floor(q * 2.0**31 + 0.5))

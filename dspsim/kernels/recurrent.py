@@ -22,7 +22,7 @@ from numba import njit
 
 from ..fixedpoint import multiply_by_quantized_multiplier_scalar
 from .._errors import names_its_errors
-from .elementwise import _multiplier, _shift
+from ._checks import q31_multiplier, scalar_int
 from ._checks import check_tensor, zero_point
 
 _STATE_TYPES = (np.dtype(np.int16), np.dtype(np.int8))
@@ -103,9 +103,9 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
     zi = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
     zs = zero_point(state_zero_point, st.dtype, func, "state_zero_point")
     zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
-    m1, m2 = (_multiplier(v, func, n) for v, n in
+    m1, m2 = (q31_multiplier(v, func, n) for v, n in
               ((feature_multiplier, "feature_multiplier"), (output_multiplier, "output_multiplier")))
-    s1, s2 = (_shift(v, func, n, -31, 30) for v, n in
+    s1, s2 = (scalar_int(v, func, n, -31, 30) for v, n in
               ((feature_shift, "feature_shift"), (output_shift, "output_shift")))
     info = np.iinfo(st.dtype)
     out = np.empty((n_batch, n_unit), np.int8)

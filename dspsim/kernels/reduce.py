@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._errors import check_flag, names_its_errors
-from .elementwise import _float_scale, _multiplier, _resolve_axes, _shift
+from ._checks import float32_scale, q31_multiplier, resolve_axes, scalar_int
 from .requantize import _requantize_codes
 from ._checks import check_spec, check_tensor, zero_point
 
@@ -26,7 +26,7 @@ _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 
 def _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point):
     shape, dt = check_spec(func, "x", shape, dtype, _TYPES)
-    axes = _resolve_axes(axis, len(shape), func)
+    axes = resolve_axes(axis, len(shape), func)
     zi = zero_point(input_zero_point, dt, func, "input_zero_point")
     zo = zero_point(output_zero_point, dt, func, "output_zero_point")
     n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
@@ -67,8 +67,8 @@ def reduce_sum_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, 
     ``run(x) -> codes``."""
     func = "reduce_sum"
     shape, dt, axes, zi, zo, n = _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point)
-    m = _multiplier(multiplier, func, "multiplier")
-    s = _shift(shift, func, "shift", -31, 30)
+    m = q31_multiplier(multiplier, func, "multiplier")
+    s = scalar_int(shift, func, "shift", -31, 30)
     keep_dims = check_flag(keep_dims, func, "keep_dims")
     as_bytes = check_flag(codes_as_uint8, func, "codes_as_uint8")
     if as_bytes:
@@ -118,7 +118,7 @@ def xnnpack_sum_plan(shape, dtype, axis, *, input_scale, input_zero_point, outpu
     if np.dtype(dtype) != np.int8:
         raise TypeError(f"{func}: x must be int8, got {np.dtype(dtype)}")
     shape, dt, axes, zi, zo, n = _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point)
-    inv = np.float32(_float_scale(input_scale, func, "input_scale") / _float_scale(output_scale, func, "output_scale"))
+    inv = np.float32(float32_scale(input_scale, func, "input_scale") / float32_scale(output_scale, func, "output_scale"))
     zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int64(n * zi).astype(np.int32)) * inv))
     keep_dims = check_flag(keep_dims, func, "keep_dims")
 

@@ -36,7 +36,7 @@ from ..fixedpoint import (
     wrap_scalar,
 )
 from .._errors import names_its_errors
-from .elementwise import _float_scale
+from ._checks import float32_scale
 from .nonlinear import libm_f32
 from ._checks import check_tensor, int_in_range, zero_point
 
@@ -65,7 +65,7 @@ def tflite_softmax_params(*, input_scale, beta=1.0):
     for name, v in (("input_scale", input_scale), ("beta", beta)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
             raise TypeError(f"{func}: {name} must be a float, got {type(v).__name__}")
-        _float_scale(v, func, name)
+        float32_scale(v, func, name)
     real = min(float(np.float32(beta)) * float(np.float32(input_scale)) * float(1 << 26), float((1 << 31) - 1))
     if not real > 1.0:
         raise ValueError(f"{func}: beta * input_scale * 2^26 = {real} must exceed 1 (QuantizeMultiplierGreaterThanOne)")
@@ -445,7 +445,7 @@ def optimized_softmax_table(*, input_scale, beta=1.0):
     for name, v in (("input_scale", input_scale), ("beta", beta)):
         if isinstance(v, bool) or not isinstance(v, (int, float, np.floating, np.integer)):
             raise TypeError(f"{func}: {name} must be a float, got {type(v).__name__}")
-        _float_scale(v, func, name)
+        float32_scale(v, func, name)
     scale = np.float32(-np.float32(input_scale) * np.float32(beta))
     table = np.empty(256, np.float32)
     for v in range(256):
@@ -467,7 +467,7 @@ def _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype):
         raise ValueError(f"{func}: out_dtype must be 'int8' or 'int16', got {out_dtype!r}")
     if isinstance(output_scale, bool) or not isinstance(output_scale, (int, float, np.floating, np.integer)):
         raise TypeError(f"{func}: output_scale must be a float, got {type(output_scale).__name__}")
-    s_out = _float_scale(output_scale, func, "output_scale")
+    s_out = float32_scale(output_scale, func, "output_scale")
     zo = zero_point(output_zero_point, np.dtype(out_dtype), func, "output_zero_point")
     return x, np.ascontiguousarray(t), s_out, zo
 
