@@ -1,6 +1,6 @@
 """The gemm cores with the requantization fused into their store, prepared once per layer, beside PyTorch FBGEMM.
 
-``dspsim.kernels.gemm.FusedRequant`` requantizes each ``MR x nr`` tile while it is in L1, so the
+``dspsim.kernels.mac.gemm.FusedRequant`` requantizes each ``MR x nr`` tile while it is in L1, so the
 int32 matrix and the second pass over it (``requantize_into``) disappear. Here the layer plan
 (``prepare_gemm_s32`` / ``prepare_conv2d_s32`` with ``epilogue=``) is built from the quantization the
 public kernel resolves for the same arguments (``fully_connected`` / ``conv2d`` of the bench case), and
@@ -13,7 +13,8 @@ import pytest
 
 import dspsim
 from dspsim import bench
-from dspsim.kernels import _common, gemm
+from dspsim.kernels import _common
+from dspsim.kernels.mac import gemm
 
 CASES = [bench.Case(op, variant, size) for size in bench.env_sizes() for op in ("fully_connected", "conv2d")
          for variant in ("fbgemm", "double")]

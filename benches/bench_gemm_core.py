@@ -1,4 +1,4 @@
-"""Throughput of the exact int32 GEMM / conv cores (dspsim.kernels.gemm) beside PyTorch FBGEMM.
+"""Throughput of the exact int32 GEMM / conv cores (dspsim.kernels.mac.gemm) beside PyTorch FBGEMM.
 
 Cores only: prepacked weights, int32 accumulators out (zero points folded in), no requantization;
 one case per SIMD path this machine runs. FBGEMM's timed call (``quantized::linear`` /

@@ -42,20 +42,11 @@ from .quantize import (  # quantize.py
 from . import engines  # engines as data: dspsim.engines.get / names
 from .engines import DeviceProfile, EngineProfile
 from .requant import Requant
-from .kernels.requantize import requantize
+from .kernels.quantize.requantize import requantize
 from .accumulator import Accumulator, KernelStats  # accumulator.py
-from .kernels import (  # kernels/
-    conv2d,
-    depthwise_conv2d,
-    fully_connected,
-    leaky_relu,
-    pack_weights,
-    relu,
-    relu6,
-    relu_n1_to_1,
-    tflite_activation_range,
-    tflm_relu6,
-    torch_relu,
+from .kernels import (
+    conv2d, depthwise_conv2d, fully_connected, leaky_relu, pack_weights, relu, relu6, relu_n1_to_1,
+    tflite_activation_range, tflm_relu6, torch_relu,
 )
 from .qparams import QParams, choose_qparams  # qparams.py, observers.py, qtensor.py
 from .observers import MinMaxObserver, MovingAverageMinMaxObserver, PercentileObserver
@@ -72,7 +63,7 @@ def warmup() -> None:
     Call it once before timing anything: compile time then stays out of the measurements. Kernels
     are cached on disk (``cache=True``) and load in well under a second afterwards.
     """
-    from .kernels import gemm
+    from .kernels.mac import gemm
     from .catalog import operators
 
     gemm.warmup()

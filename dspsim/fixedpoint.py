@@ -631,7 +631,7 @@ def quantize_multiplier(real_multiplier, rounding="double"):
 # ``INT32_MIN * INT32_MIN`` saturates); ``+``, ``-`` and negation wrap at 32 bits as gemmlowp's
 # plain int32 ``Add``/``Sub``/``Neg`` do on every compiler the engines use (only ``-INT32_MIN``
 # wraps in the paths below). The functions are jit primitives (never raise); the kernels of
-# dspsim.kernels.nonlinear and dspsim.kernels.softmax call them.
+# dspsim.kernels.nonlinear.pointwise and dspsim.kernels.nonlinear.softmax call them.
 # Source: google/gemmlowp fixedpoint/fixedpoint.h; TFLite kernels/internal/common.h (GetReciprocal).
 @njit(cache=True, inline="always")
 def saturating_rounding_doubling_high_mul16_scalar(a, b):

@@ -2,7 +2,7 @@
 
 One frozen value type, :class:`Requant`, names a scheme and holds its parameters (one value, or one
 per output channel); :func:`requantize_value` is its arithmetic on one accumulator, the numba core that
-every kernel calls (looped by :func:`dspsim.kernels.requantize.requantize_into`, whose public face is
+every kernel calls (looped by :func:`dspsim.kernels.quantize.requantize.requantize_into`, whose public face is
 :func:`dspsim.requantize`). :meth:`Requant.from_rule` derives the parameters from the float scales as an
 engine's Prepare does (its :class:`~dspsim.engines.RequantRule`); :meth:`Requant.from_scales` takes the
 engine's name.

@@ -1,6 +1,6 @@
 """TFLite ADD with its front in int32 vector lanes (dspsim.simd.add_lanes) against the Python-int oracle.
 
-``dspsim.kernels.elementwise.add`` runs the first ``8 * (n // 8)`` outputs in lanes (AVX2 hosts, jit on) and
+``dspsim.kernels.arithmetic.elementwise.add`` runs the first ``8 * (n // 8)`` outputs in lanes (AVX2 hosts, jit on) and
 the rest in the scalar loop: every case here has a length that is no multiple of 8 or 32, so both paths and
 their seam are compared with ``dspsim.oracle.add_oracle`` (plain Python ints). The cases: every pair of
 int8 codes, zero points at the type's extremes, the multipliers and shifts TFLite's Prepare produces over
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import dspsim.oracle as R
 from dspsim.simd import add_lanes as _add_simd
 from dspsim.simd.cpu import HAVE_AVX2
-from dspsim.kernels.elementwise import AddParams, add, tflite_add_params
+from dspsim.kernels.arithmetic.elementwise import AddParams, add, tflite_add_params
 
 INT32_MAX = (1 << 31) - 1
 RANGE = {np.int8: (-128, 127), np.uint8: (0, 255), np.int16: (-32768, 32767)}

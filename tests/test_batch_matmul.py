@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import dspsim.oracle as R
 from dspsim.fixedpoint import quantize_multiplier
-from dspsim.kernels.batch_matmul import batch_matmul
+from dspsim.kernels.mac.batch_matmul import batch_matmul
 
 
 @pytest.mark.parametrize("case,arrays,engine", params("matrix", ["batch_matmul"]) + params("arith", ["batch_matmul"]))

@@ -9,9 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim.oracle as R
-from dspsim.kernels.binary import (maximum, minimum, squared_difference, sub, tflite_squared_difference_params,
-                                   tflite_sub_params, xnnpack_sub_params)
-from dspsim.kernels.elementwise import AddParams, xnnpack_add
+from dspsim.kernels.arithmetic.binary import (
+    maximum, minimum, squared_difference, sub, tflite_squared_difference_params, tflite_sub_params,
+    xnnpack_sub_params,
+)
+from dspsim.kernels.arithmetic.elementwise import AddParams, xnnpack_add
 
 ARITH = ["add", "mul", "sub", "maximum", "minimum", "squared_difference"]  # the arith_* cases of tests/golden/ops
 ALL = np.arange(-128, 128, dtype=np.int8)  # every int8 code

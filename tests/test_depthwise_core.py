@@ -1,4 +1,4 @@
-"""The depthwise core (dspsim.kernels.depthwise_core) against the plain-Python oracle, on the shapes that take its
+"""The depthwise core (dspsim.kernels.mac.depthwise_core) against the plain-Python oracle, on the shapes that take its
 vpmaddwd tap pairs (runs of pixels at stride 1, 16- and 8-channel blocks per pixel at stride > 1) and its direct
 loops (borders, odd channel counts, depth multiplier > 1), and its int32 wrap modulo 2^32."""
 import numpy as np
@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import dspsim
 from dspsim import oracle as ref
-from dspsim.kernels import depthwise_core as core
+from dspsim.kernels.mac import depthwise_core as core
 from dspsim.requant import Requant
 from test_requant import oracle_requant
 

@@ -17,8 +17,8 @@ import dspsim
 from dspsim.simd import requant_lanes as simd
 from dspsim import kernels
 from dspsim import oracle as ref
-from dspsim.kernels import depthwise_core as core
-from dspsim.kernels.gemm import FusedRequant
+from dspsim.kernels.mac import depthwise_core as core
+from dspsim.kernels.mac.gemm import FusedRequant
 from dspsim.requant import Arithmetic, FloatBias, Requant, float_bias_arrays
 from test_depthwise_core import CHANNELS, RANGES, codes
 from test_requant import oracle_requant

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import dspsim
 from dspsim import kernels
 from dspsim import oracle as ref
-from dspsim.kernels import depthwise_core as core
+from dspsim.kernels.mac import depthwise_core as core
 from test_depthwise_core import RANGES, codes, run_case
 from test_depthwise_fused import CLAMPS, SCHEMES, pairs_only, run_layer, scheme_kwargs
 from test_requant import oracle_requant

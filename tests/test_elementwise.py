@@ -9,17 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim.oracle as R
-from dspsim.kernels.elementwise import (
-    AddParams,
-    add,
-    concatenation,
-    mean,
-    mul,
-    pad,
-    tflite_add_params,
-    tflite_mul_multiplier,
-)
-from dspsim.kernels.relu import tflite_activation_range
+from dspsim.kernels.arithmetic.elementwise import AddParams, add, mul, tflite_add_params, tflite_mul_multiplier
+from dspsim.kernels.data_movement import concatenation, pad
+from dspsim.kernels.reduce.mean import mean
+from dspsim.kernels.activation import tflite_activation_range
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 scales = st.floats(1e-4, 1.0).map(np.float32)
@@ -180,7 +173,7 @@ def test_concatenation_copies_codes_along_the_axis():
 
 # ---------------------------------------------------------------------------- XNNPACK variants
 def test_xnnpack_add_matches_litert_default_interpreter_golden_vectors():
-    from dspsim.kernels.elementwise import xnnpack_add, xnnpack_add_params
+    from dspsim.kernels.arithmetic.elementwise import xnnpack_add, xnnpack_add_params
 
     z = np.load(os.path.join(GOLDEN, "litert_add.npz"))
     checked = 0
@@ -204,7 +197,7 @@ def test_xnnpack_add_matches_litert_default_interpreter_golden_vectors():
 
 def test_xnnpack_add_rounds_once_toward_plus_infinity():
     """Ratios 0.5: multipliers 2^20, shift 21, out = (x1 + x2) / 2 rounded half up."""
-    from dspsim.kernels.elementwise import xnnpack_add, xnnpack_add_params
+    from dspsim.kernels.arithmetic.elementwise import xnnpack_add, xnnpack_add_params
 
     p = xnnpack_add_params(0.5, 0.5, 1.0)
     assert (p.a_multiplier, p.b_multiplier, p.shift) == (1 << 20, 1 << 20, 21)
@@ -217,7 +210,7 @@ def test_xnnpack_add_rounds_once_toward_plus_infinity():
 
 
 def test_xnnpack_convert_uses_an_8_bit_fraction_multiplier():
-    from dspsim.kernels.elementwise import xnnpack_convert
+    from dspsim.kernels.quantize.xnnpack import xnnpack_convert
 
     x = np.array([10, -11, 0], np.int8)
     out = xnnpack_convert(x, input_scale=0.1, input_zero_point=0, output_scale=0.3, output_zero_point=0)
@@ -228,7 +221,7 @@ def test_xnnpack_convert_uses_an_8_bit_fraction_multiplier():
 
 
 def test_xnnpack_mean_rounds_in_float_with_ties_to_even():
-    from dspsim.kernels.elementwise import xnnpack_mean
+    from dspsim.kernels.reduce.mean import xnnpack_mean
 
     x = np.array([[1, 2], [2, 3], [-1, -2]], np.int8)  # means 1.5, 2.5, -1.5
     out = xnnpack_mean(x, 1, input_scale=1.0, input_zero_point=0, output_scale=1.0, output_zero_point=0)
@@ -250,7 +243,7 @@ def test_mul_with_scale_is_xnnpack_fp32():
 def test_xnnpack_quantize_multiplies_by_the_reciprocal_and_rounds_to_even():
     """SEMANTICS 9 probes: x / s = 2.5 -> 2 (TFLite reference: 3); x * f32(1/s) = 127.5 -> -128 for -x."""
     from dspsim import tflite_quantize
-    from dspsim.kernels.elementwise import xnnpack_quantize
+    from dspsim.kernels.quantize.xnnpack import xnnpack_quantize
 
     x = np.array([1.25], np.float32)
     assert xnnpack_quantize(x, scale=0.5, zero_point=0).tolist() == [2]
@@ -264,7 +257,7 @@ def test_xnnpack_quantize_multiplies_by_the_reciprocal_and_rounds_to_even():
 @given(s1=scales, s2=scales, so=scales, z1=zps, z2=zps, zo=zps, alpha=st.floats(0.01, 0.9),
        seed=st.integers(0, 2**32 - 1))
 def test_xnnpack_kernels_equal_oracle(s1, s2, so, z1, z2, zo, alpha, seed):
-    from dspsim.kernels import elementwise as E
+    import dspsim.kernels as E
 
     rng = np.random.default_rng(seed)
     x1, x2 = _codes(rng, (2, 6)), _codes(rng, (2, 6))

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dspsim import _jit as J
-from dspsim.kernels import gemm as G
-from dspsim.kernels.gemm import PackedWeights, conv2d_s32, gemm_s32, pack_weights, row_sums
+from dspsim.kernels.mac import gemm as G
+from dspsim.kernels.mac.gemm import PackedWeights, conv2d_s32, gemm_s32, pack_weights, row_sums
 
 PATHS = list(G.PATHS)
 RANGES = {np.int8: (-128, 127), np.uint8: (0, 255)}
@@ -234,7 +234,7 @@ def test_errors_name_the_function_and_rule():
 def test_plain_path_runs_without_jit():
     script = textwrap.dedent("""
         import numpy as np
-        from dspsim.kernels.gemm import gemm_s32, conv2d_s32
+        from dspsim.kernels.mac.gemm import gemm_s32, conv2d_s32
         rng = np.random.default_rng(0)
         a = rng.integers(-128, 128, (5, 7)).astype(np.int8)
         b = rng.integers(-128, 128, (3, 7)).astype(np.int8)

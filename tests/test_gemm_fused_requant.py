@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dspsim import oracle as ref
-from dspsim.kernels import gemm as G
+from dspsim.kernels.mac import gemm as G
 from dspsim.requant import Requant, float_bias_arrays
-from dspsim.kernels.requantize import requantize_into
+from dspsim.kernels.quantize.requantize import requantize_into
 from test_requant import oracle_requant
 
 SETTINGS = settings(max_examples=30, deadline=None)  # each new scheme x output type compiles a driver

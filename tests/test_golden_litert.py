@@ -251,7 +251,7 @@ def test_add_matches_litert_reference_via_fixed_point_primitives(name):
 
 @pytest.mark.parametrize("name", _params("add"))
 def test_add_kernel_matches_litert_reference(name):
-    elementwise = pytest.importorskip("dspsim.kernels.elementwise")
+    elementwise = pytest.importorskip("dspsim.kernels.arithmetic.elementwise")
     c = CASES["add"][name]
     zo = int(c["output_zero_point"])
     lo, hi = _act_range(str(c["activation"]), c["output_scale"], zo)

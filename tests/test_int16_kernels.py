@@ -17,8 +17,10 @@ import dspsim
 import dspsim.oracle as R
 from dspsim.accumulator import Accumulator
 from dspsim.kernels import PotAddParams, leaky_relu, pot_add
-from dspsim.kernels.softmax import (Int16LutFunction, Int16SoftmaxParams, lut_populate_int16, softmax,
-                                    tflite_int16_softmax_params, tflite_softmax_params)
+from dspsim.kernels.nonlinear.softmax import (
+    Int16LutFunction, Int16SoftmaxParams, lut_populate_int16, softmax, tflite_int16_softmax_params,
+    tflite_softmax_params,
+)
 from dspsim.requant import Requant
 from dspsim.tflite import load_model
 

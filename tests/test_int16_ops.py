@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import dspsim.oracle as R
 from dspsim.kernels import PotAddParams, pot_add, tflite_pot_add_params, tflite_requantize
-from dspsim.kernels.int16 import checked_log2
+from dspsim.kernels.arithmetic.pot_add import checked_log2
 from dspsim.tflite import load_model
 
 _EDGES = np.array([-32768, -32767, -32766, -16385, -16384, -16383, -9, -8, -7, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dspsim.kernels import shape as K
+from dspsim.kernels import data_movement as K
 from dspsim.kernels._plan import flat_operand, index_plan
 from dspsim.tflite import load_model
 

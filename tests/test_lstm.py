@@ -1,4 +1,4 @@
-"""The integer LSTM (dspsim.kernels.lstm, UNIDIRECTIONAL_SEQUENCE_LSTM) against the oracle, its Prepare
+"""The integer LSTM (dspsim.kernels.recurrent.lstm, UNIDIRECTIONAL_SEQUENCE_LSTM) against the oracle, its Prepare
 rules per engine, its state across frames in a real model, and bad input. Bit-exactness against TFLM and
 LiteRT on the three real LSTM models is tests/test_real_models.py (-k "lstm or dtln")."""
 from __future__ import annotations

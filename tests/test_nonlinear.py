@@ -16,10 +16,12 @@ from hypothesis import strategies as st
 import dspsim.tflite as dt
 from dspsim import fixedpoint as fp
 from dspsim import oracle as ref
-from dspsim.kernels import nonlinear as nl
-from dspsim.kernels.normalization import l2_normalization
-from dspsim.kernels.softmax import (log_softmax, optimized_softmax, optimized_softmax_table, softmax,
-                                   tflite_log_softmax_params, tflite_softmax_params)
+from dspsim.kernels.nonlinear import pointwise as nl
+from dspsim.kernels.nonlinear.normalization import l2_normalization
+from dspsim.kernels.nonlinear.softmax import (
+    log_softmax, optimized_softmax, optimized_softmax_table, softmax, tflite_log_softmax_params,
+    tflite_softmax_params,
+)
 
 GOLDEN = Path(__file__).parent / "golden" / "ops"
 sys.path.insert(0, str(Path(__file__).parent / "golden"))

@@ -1,4 +1,4 @@
-"""int16 sigmoid and tanh (dspsim.kernels.nonlinear_int16): the table-and-interpolation kernels of the
+"""int16 sigmoid and tanh (dspsim.kernels.nonlinear.pointwise.int16): the table-and-interpolation kernels of the
 TFLite/TFLM reference and gemmlowp's int16 fixed point, against the oracle on every int16 code and on
 hypothesis draws, against the real functions, and on bad input."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dspsim import oracle as ref
 from dspsim.kernels import fixedpoint16_logistic, fixedpoint16_tanh, int16_logistic, int16_tanh
-from dspsim.kernels.nonlinear_int16 import SIGMOID_TABLE_UINT16, tflite_int16_sigmoid_rescale
+from dspsim.kernels.nonlinear.int16 import SIGMOID_TABLE_UINT16, tflite_int16_sigmoid_rescale
 
 GOLDEN = Path(__file__).parent / "golden" / "ops" / "int16_sigmoid.npz"
 sys.path.insert(0, str(Path(__file__).parent / "golden"))

@@ -313,8 +313,8 @@ def test_qlinear_matmul_float16_scales_differ_between_engines_as_documented():
     ort = donnx.qlinear_matmul(np.array([[1]], np.int8), sa, np.int8(0), np.array([[1]], np.int8), sb, np.int8(0),
                                sy, np.int8(0))
     assert ort.dtype == np.int8
-    rq_ref = donnx.quantization.requant_scales(sa, sb, sy, engines.get("onnx-reference"), "fully_connected", "t")
-    rq_ort = donnx.quantization.requant_scales(sa, sb, sy, engines.get("onnxruntime"), "fully_connected", "t")
+    rq_ref = donnx.mac.requant_scales(sa, sb, sy, engines.get("onnx-reference"), "fully_connected", "t")
+    rq_ort = donnx.mac.requant_scales(sa, sb, sy, engines.get("onnxruntime"), "fully_connected", "t")
     assert rq_ref.scale[0] == float(np.float16(np.float16(sa * sb) / sy))
     assert rq_ort.scale[0] == float(np.float32(np.float32(np.float32(sa) * np.float32(sb)) / np.float32(sy)))
 

@@ -1,4 +1,4 @@
-"""SVDF (dspsim.kernels.recurrent) against the oracle, and against TFLM and LiteRT on the keyword model."""
+"""SVDF (dspsim.kernels.recurrent.svdf) against the oracle, and against TFLM and LiteRT on the keyword model."""
 import os
 import sys
 

@@ -9,7 +9,7 @@ from dspsim.simd import requant_lanes as simd
 from dspsim import oracle as ref
 from dspsim.fixedpoint import multiply_by_quantized_multiplier_scalar
 from dspsim.requant import Requant, float_bias_arrays
-from dspsim.kernels.requantize import prepare_requantize_into
+from dspsim.kernels.quantize.requantize import prepare_requantize_into
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 OUT = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16}

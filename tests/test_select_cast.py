@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 import dspsim.tflite as dt
 from dspsim import oracle as ref
 from dspsim.fixedpoint import quantize_multiplier
-from dspsim.kernels import typecast as C
-from dspsim.kernels import requantize as R
-from dspsim.kernels import select as K
+from dspsim.kernels.quantize import cast as C
+from dspsim.kernels.quantize import requantize as R
+from dspsim.kernels.reduce import select as K
 
 SETTINGS = settings(max_examples=50, deadline=None)
 OPS = os.path.join(os.path.dirname(__file__), "golden", "ops")

@@ -1,4 +1,4 @@
-"""Data movement kernels (dspsim.kernels.shape) against their oracles in dspsim.oracle and against
+"""Data movement kernels (dspsim.kernels.data_movement) against their oracles in dspsim.oracle and against
 numpy's own indexing (an independent reading of the same index rules); bad input."""
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dspsim import oracle as ref
-from dspsim.kernels import shape as K
+from dspsim.kernels import data_movement as K
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -335,7 +335,7 @@ def test_batched_swap_plan_equals_transpose_on_every_perm_it_takes():
     axes, and gives np.transpose's array."""
     from itertools import permutations
 
-    from dspsim.kernels.shape import batched_swap_plan
+    from dspsim.kernels.data_movement import batched_swap_plan
 
     rng = np.random.default_rng(5)
     taken = 0

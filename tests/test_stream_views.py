@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from dspsim import Accumulator
-from dspsim.kernels import shape as K
+from dspsim.kernels import data_movement as K
 from dspsim.kernels._plan import contiguous_copy, index_plan, index_views, window_of
 from dspsim.tflite import load_model
 from dspsim.graph.ir import ModelDef, OperatorDef, SubgraphDef, TensorDef

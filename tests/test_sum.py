@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import dspsim.oracle as R
 from dspsim.fixedpoint import quantize_multiplier
-from dspsim.kernels.reduce import reduce_sum, xnnpack_sum
+from dspsim.kernels.reduce.sum import reduce_sum, xnnpack_sum
 
 
 @pytest.mark.parametrize("case,arrays,engine", params("reductions", ["sum_"]) + params("arith", ["sum_"]))

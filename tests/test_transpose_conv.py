@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim.oracle as R
-from dspsim.kernels.transpose_conv import transpose_conv
+from dspsim.kernels.mac.transpose_conv import transpose_conv
 from dspsim.requant import Requant
 
 

@@ -38,8 +38,8 @@ KERNEL_VARIANTS = ("double", "single", "fbgemm", "onnxruntime")
 RELU_VARIANTS = ("clamp", "requant")
 QUANTIZE_VARIANTS = ("tf-min-combined", "tf-min-first", "tf-scaled", "torch", "onnx", "tflite", "pof2")
 REQUANT_VARIANTS = ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack")
-#: the exact int32 GEMM / convolution cores of dspsim.kernels.gemm (prepacked weights, no requantization);
-#: their variants are the SIMD paths this machine runs (dspsim.kernels.gemm.PATHS)
+#: the exact int32 GEMM / convolution cores of dspsim.kernels.mac.gemm (prepacked weights, no requantization);
+#: their variants are the SIMD paths this machine runs (dspsim.kernels.mac.gemm.PATHS)
 CORE_OPS = ("gemm_s32", "conv2d_s32")
 OPS = KERNEL_OPS + ("relu", "quantize", "requantize") + CORE_OPS
 VARIANTS = {**{op: KERNEL_VARIANTS for op in KERNEL_OPS}, "relu": RELU_VARIANTS,
@@ -110,7 +110,7 @@ def env_sizes(default: str = "quick") -> list[str]:
 def variants(op: str) -> tuple:
     """The variants of ``op`` (the cores': the SIMD paths of this machine)."""
     if op in CORE_OPS:
-        from ..kernels.gemm import PATHS
+        from ..kernels.mac.gemm import PATHS
         return PATHS
     return VARIANTS[op]
 
@@ -267,7 +267,7 @@ def dspsim_runner(case: Case, p: dict, accumulator=None) -> Runner:
     if case.op == "quantize":
         return Runner("dspsim", _quantize_call(case.variant, p), to_numpy=_quantize_output)
     if case.op in CORE_OPS:
-        from ..kernels import gemm
+        from ..kernels.mac import gemm
         packed = gemm.pack_weights(p["w"])  # once, outside the timing
         if case.op == "gemm_s32":
             return Runner("dspsim", lambda: gemm.gemm_s32(p["x"], packed, a_zero_point=p["zi"], path=case.variant))

@@ -7,16 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import oracle as ref
-from ..kernels.elementwise import xnnpack_leaky_relu
-from ..kernels.relu import (
-    NegativeAlpha,
-    leaky_relu,
-    relu,
-    relu6,
-    relu_n1_to_1,
-    tflm_relu6,
-    torch_relu,
-)
+from ..kernels.activation import xnnpack_leaky_relu
+from ..kernels.activation import NegativeAlpha, leaky_relu, relu, relu6, relu_n1_to_1, tflm_relu6, torch_relu
 from .descriptor import Operator, SuiteCase, random_codes, register
 
 _RELU_PARAMS = {"dtype": "int8", "shape": [3, 97], "input_scale": 0.05, "output_scale": 0.04, "input_zero_point": 0,

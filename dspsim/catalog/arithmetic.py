@@ -7,25 +7,14 @@ from __future__ import annotations
 import numpy as np
 
 from .. import oracle as ref
-from ..kernels.binary import (
-    QUOTIENTS,
-    maximum,
-    minimum,
-    squared_difference,
-    sub,
-    tflite_squared_difference_params,
-    tflite_sub_params,
+from ..kernels.arithmetic.binary import (
+    QUOTIENTS, maximum, minimum, squared_difference, sub, tflite_squared_difference_params, tflite_sub_params,
 )
-from ..kernels.elementwise import (
-    add,
-    mul,
-    tflite_add_params,
-    tflite_mul_multiplier,
-    xnnpack_add,
-    xnnpack_add_params,
+from ..kernels.arithmetic.elementwise import (
+    add, mul, tflite_add_params, tflite_mul_multiplier, xnnpack_add, xnnpack_add_params,
 )
-from ..kernels.int16 import PotAddParams, pot_add
-from ..kernels.relu import tflite_activation_range
+from ..kernels.arithmetic.pot_add import PotAddParams, pot_add
+from ..kernels.activation import tflite_activation_range
 from .descriptor import Operator, SuiteCase, random_codes, register
 
 

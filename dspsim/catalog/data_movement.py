@@ -7,18 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import oracle as ref
-from ..kernels.elementwise import concatenation, pad
-from ..kernels.shape import (
-    depth_to_space,
-    gather,
-    mirror_pad,
-    pack,
-    slice_tensor,
-    space_to_depth,
-    split,
-    split_v,
-    strided_slice,
-    transpose,
+from ..kernels.data_movement import concatenation, pad
+from ..kernels.data_movement import (
+    depth_to_space, gather, mirror_pad, pack, slice_tensor, space_to_depth, split, split_v, strided_slice, transpose,
     unpack,
 )
 from .descriptor import Operator, SuiteCase, random_codes, register

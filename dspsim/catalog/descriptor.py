@@ -41,7 +41,7 @@ class Operator:
     name : str
         The operator's name in suites and reports (``"add"``, ``"fully_connected"``).
     kernel : callable
-        The public, validating function (``dspsim.kernels.elementwise.add``).
+        The public, validating function (``dspsim.kernels.arithmetic.elementwise.add``).
     oracle : callable
         Its plain-Python counterpart in :mod:`dspsim.oracle`, called with the same arguments and
         returning the same integers (ndarray, or a tuple of them).

@@ -9,12 +9,12 @@ import numpy as np
 from .. import oracle as ref
 from ..accumulator import Accumulator
 from ..fixedpoint import quantize_multiplier
-from ..kernels.batch_matmul import batch_matmul
-from ..kernels.conv import conv2d, depthwise_conv2d
-from ..kernels.dense import fully_connected
-from ..kernels.gemm import pack_weights
-from ..kernels.relu import tflite_activation_range
-from ..kernels.transpose_conv import transpose_conv
+from ..kernels.mac.batch_matmul import batch_matmul
+from ..kernels.mac.conv import conv2d, depthwise_conv2d
+from ..kernels.mac.dense import fully_connected
+from ..kernels.mac.gemm import pack_weights
+from ..kernels.activation import tflite_activation_range
+from ..kernels.mac.transpose_conv import transpose_conv
 from ..requant import Requant
 from .descriptor import Operator, SuiteCase, random_codes, register
 

@@ -7,36 +7,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import oracle as ref
-from ..kernels.nonlinear import (
-    LutFunction,
-    hard_swish,
-    lookup_table,
-    prelu,
-    rsqrt,
-    tflite_hard_swish_params,
-    tflite_lut_table,
-    tflite_prelu_params,
-    tflite_rsqrt_multiplier,
-    tflm_gemmlowp_input_params,
-    tflm_logistic,
-    tflm_tanh,
+from ..kernels.nonlinear.pointwise import (
+    LutFunction, hard_swish, lookup_table, prelu, rsqrt, tflite_hard_swish_params, tflite_lut_table,
+    tflite_prelu_params, tflite_rsqrt_multiplier, tflm_gemmlowp_input_params, tflm_logistic, tflm_tanh,
     xnnpack_lut_table,
 )
-from ..kernels.nonlinear_int16 import (
-    fixedpoint16_logistic,
-    fixedpoint16_tanh,
-    int16_logistic,
-    int16_tanh,
-)
-from ..kernels.normalization import l2_normalization
-from ..kernels.softmax import (
-    log_softmax,
-    optimized_softmax,
-    optimized_softmax_table,
-    softmax,
-    tflite_int16_softmax_params,
-    tflite_log_softmax_params,
-    tflite_softmax_params,
+from ..kernels.nonlinear.int16 import fixedpoint16_logistic, fixedpoint16_tanh, int16_logistic, int16_tanh
+from ..kernels.nonlinear.normalization import l2_normalization
+from ..kernels.nonlinear.softmax import (
+    log_softmax, optimized_softmax, optimized_softmax_table, softmax, tflite_int16_softmax_params,
+    tflite_log_softmax_params, tflite_softmax_params,
 )
 from .descriptor import Operator, SuiteCase, random_codes, register
 

@@ -9,9 +9,9 @@ import numpy as np
 from .. import oracle as ref
 from ..dtypes import TF_TYPES
 from ..fixedpoint import quantize_multiplier
-from ..kernels.elementwise import xnnpack_convert, xnnpack_quantize
-from ..kernels.requantize import ROUNDINGS, tflite_requantize
-from ..kernels.typecast import CAST_TYPES, cast
+from ..kernels.quantize.xnnpack import xnnpack_convert, xnnpack_quantize
+from ..kernels.quantize.requantize import ROUNDINGS, tflite_requantize
+from ..kernels.quantize.cast import CAST_TYPES, cast
 from ..quantize import (
     ONNX_TYPES,
     TFLITE_TYPES,

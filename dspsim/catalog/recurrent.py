@@ -8,8 +8,8 @@ import numpy as np
 
 from .. import oracle as ref
 from ..fixedpoint import quantize_multiplier
-from ..kernels.lstm import litert_lstm_params, lstm, tflm_lstm_params
-from ..kernels.recurrent import svdf
+from ..kernels.recurrent.lstm import litert_lstm_params, lstm, tflm_lstm_params
+from ..kernels.recurrent.svdf import svdf
 from .descriptor import Operator, SuiteCase, random_codes, register
 
 

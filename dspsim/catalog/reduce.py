@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import oracle as ref
 from ..fixedpoint import quantize_multiplier
-from ..kernels.elementwise import mean, xnnpack_mean
-from ..kernels.reduce import reduce_sum, xnnpack_sum
-from ..kernels.select import arg_max, reduce_max
+from ..kernels.reduce.mean import mean, xnnpack_mean
+from ..kernels.reduce.sum import reduce_sum, xnnpack_sum
+from ..kernels.reduce.select import arg_max, reduce_max
 from .descriptor import Operator, SuiteCase, random_codes, register
 
 _SUM = {"dtype": "int8", "shape": [2, 5, 7, 3], "axis": [1, 2], "keep_dims": True, "input_scale": 0.05,

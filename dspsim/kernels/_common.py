@@ -18,8 +18,8 @@ from ..accumulator import Accumulator, KernelStats, mac_by_mac_conv
 from ..fixedpoint import as_int_array, requant_rounding
 from ..requant import Requant, float_bias_arrays, output_range
 from ._checks import channel_zero_points, check_tensor, pair, zero_point
-from .gemm import FusedRequant, PackedWeights
-from .requantize import prepare_requantize_into, requantize_into
+from .mac.gemm import FusedRequant, PackedWeights
+from .quantize.requantize import prepare_requantize_into, requantize_into
 
 _ACT_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
 ACT_TYPES16 = _ACT_TYPES + (np.dtype(np.int16),)
@@ -50,7 +50,7 @@ class Geometry:
 
     @property
     def pads(self):
-        """(top, bottom, left, right), as :func:`dspsim.kernels.gemm.conv2d_s32` takes them."""
+        """(top, bottom, left, right), as :func:`dspsim.kernels.mac.gemm.conv2d_s32` takes them."""
         return self.pad_top, self.pad_bottom, self.pad_left, self.pad_right
 
 
@@ -341,7 +341,7 @@ class ConvLayer:
         ``prepare_fast(problem) -> run(x) -> int32 (M, OC)`` accumulators modulo 2^32, or None when
         the fast path does not apply to this layer; None: the problem's own ``fast(problem, 32)``.
     fused : bool
-        ``prepare_fast`` takes a second argument, a :class:`~dspsim.kernels.gemm.FusedRequant`, and its
+        ``prepare_fast`` takes a second argument, a :class:`~dspsim.kernels.mac.gemm.FusedRequant`, and its
         ``run(x)`` then returns the requantized codes (M, OC): the gemm cores requantize each tile
         while it is in L1, and the int32 matrix never exists.
     """

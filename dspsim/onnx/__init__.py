@@ -19,8 +19,8 @@ from .._io import model_bytes
 from ..graph.executor import TensorInfo, TraceEntry
 from .model import Model
 from .proto import read_model
-from .quantization import (conv_integer, dequantize_linear, dynamic_quantize_linear, matmul_integer, qlinear_conv,
-                           qlinear_matmul, quantize_linear)
+from .mac import conv_integer, matmul_integer, qlinear_conv, qlinear_matmul
+from .quantize import dequantize_linear, dynamic_quantize_linear, quantize_linear
 from .types import ElemType, QArray
 
 __all__ = ["ElemType", "Model", "QArray", "TensorInfo", "TraceEntry", "conv_integer",

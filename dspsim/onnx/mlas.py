@@ -11,7 +11,7 @@ import numpy as np
 
 from ..quantize import quantize_linear as ort_quantize_linear
 from ..requant import Requant
-from ..kernels.requantize import requantize
+from ..kernels.quantize.requantize import requantize
 
 _F32 = np.float32
 

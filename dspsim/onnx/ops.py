@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quantization import (QLinearConvOp, conv_integer, dequantize_linear, dynamic_quantize_linear, matmul_integer,
-                           qlinear_matmul, quantize_linear)
+from .mac import QLinearConvOp, conv_integer, matmul_integer, qlinear_matmul
+from .quantize import dequantize_linear, dynamic_quantize_linear, quantize_linear
 from ..engines import OnnxKernels
 from .types import ElemType, NATIVE
 

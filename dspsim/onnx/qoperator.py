@@ -20,7 +20,7 @@ from ..kernels import fully_connected, max_pool2d
 from ..requant import Requant
 from . import mlas
 from .ops import _fail, _guard, _opt, attrs
-from .quantization import ConvGeometry, mlas_accumulator, requant_scales
+from .mac import ConvGeometry, mlas_accumulator, requant_scales
 from .resize import prepare_resize
 from .types import QArray
 

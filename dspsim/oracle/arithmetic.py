@@ -25,7 +25,7 @@ from .fixedpoint import (
 
 
 # (section: tflite ops)
-# --- ADD, MUL, MEAN, pooling (dspsim.kernels.elementwise / pool; TFLite reference integer ops) --
+# --- ADD, MUL, MEAN, pooling (dspsim.kernels.arithmetic.elementwise / pool; TFLite reference integer ops) --
 def tflite_add_params(s1, s2, s_out, left_shift=20):
     """TFLite ADD Prepare: (left_shift, (M1, S1), (M2, S2), (Mo, So)) from float32 scales."""
     s1, s2, s_out = (float(f32(float(v))) for v in (s1, s2, s_out))

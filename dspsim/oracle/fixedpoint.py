@@ -141,7 +141,7 @@ def clamp(v: int, lo: int, hi: int) -> int:
     return min(max(v, lo), hi)
 
 
-# --- ReLU family (dspsim.kernels.relu) -------------------------------------------------------
+# --- ReLU family (dspsim.kernels.activation) -------------------------------------------------------
 def haz_f32_div(f, scale) -> int:
     """TfLiteRound(f / scale) with a float32 division."""
     return round_fraction(f32(f32(f) / f32(scale)), "half_away_from_zero")
@@ -151,7 +151,7 @@ def _shape(x):
     return (len(x), len(x[0]), len(x[0][0]), len(x[0][0][0]))
 
 
-# --- XNNPACK variants (LiteRT's default interpreter; dspsim.kernels.elementwise.xnnpack_*) -----
+# --- XNNPACK variants (LiteRT's default interpreter; dspsim.kernels.arithmetic.elementwise.xnnpack_*) -----
 def _f32(v) -> Fraction:
     return f32(Fraction(float(v)) if not isinstance(v, (int, Fraction)) else v)
 

@@ -20,7 +20,7 @@ from .nonlinear import (
 )
 
 
-# --- SVDF (dspsim.kernels.recurrent) ------------------------------------------------------------
+# --- SVDF (dspsim.kernels.recurrent.svdf) ------------------------------------------------------------
 def svdf_oracle(x, weights_feature, weights_time, bias, state, *, rank, input_zero_point, state_zero_point,
                 output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift):
     """One SVDF frame as TFLM's EvalIntegerSvdfReference reads: shift, feature MBQM, time sums, MBQM."""

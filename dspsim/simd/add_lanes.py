@@ -1,6 +1,6 @@
 """TFLite's quantized ADD (``reference_integer_ops::AddFunc``) in int32 vector lanes (LLVM IR), 8 lanes per vector.
 
-Per lane the formula of :func:`dspsim.kernels.elementwise.add` (``MBQM`` = MultiplyByQuantizedMultiplier, shifts
+Per lane the formula of :func:`dspsim.kernels.arithmetic.elementwise.add` (``MBQM`` = MultiplyByQuantizedMultiplier, shifts
 <= 0, the lanes of :func:`dspsim.simd.requant_lanes._mbqm_lanes`)::
 
     v1 = MBQM((x1 - zp1) << left_shift, M1, S1)
@@ -31,7 +31,7 @@ from .tiles import _I32, _I64, _splat
 
 __all__ = ["USE_LANES", "add_lanes"]
 
-#: whether :func:`dspsim.kernels.elementwise.add` runs :func:`add_lanes` (AVX2 hosts, jit on)
+#: whether :func:`dspsim.kernels.arithmetic.elementwise.add` runs :func:`add_lanes` (AVX2 hosts, jit on)
 USE_LANES = bool(HAVE_AVX2 and not numba.config.DISABLE_JIT)
 
 _V8 = ir.VectorType(_I32, 8)
@@ -118,7 +118,7 @@ def add_lanes(a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out):
     the scalar loop. ``a``, ``b``, ``out`` flat arrays of one dtype (int8, uint8 or int16) and ``out``'s length;
     ``mults`` int32 ``[M1] * 8 + [M2] * 8 + [Mo] * 8`` then rows 3-6 of the output's
     :func:`dspsim.simd.requant_lanes.lane_parameters` (``Mo``, ``So``), 8 of each; the other parameters those of
-    :func:`dspsim.kernels.elementwise.add_plan` (validated there: multipliers in [0, 2^31), shifts in [-31, 0],
+    :func:`dspsim.kernels.arithmetic.elementwise.add_plan` (validated there: multipliers in [0, 2^31), shifts in [-31, 0],
     zero points and clamp inside the dtype). Returns 0 for other types or layouts.
 
     The multipliers are loaded in each block, not splat from scalars: a splat is hoisted out of the loop, and

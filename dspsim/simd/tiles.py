@@ -12,7 +12,7 @@ row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
   intermediate saturation (``vpdpbusds`` is the saturating variant; ``vpmaddubsw`` saturates int16
   pairs and is not used). 64 exact MACs per instruction; the ``MR * nvec`` accumulators stay in zmm
   registers.
-* :func:`tile_avx2` (AVX2, ``B`` as :meth:`dspsim.kernels.gemm.PackedWeights.pairs`: int16 pairs
+* :func:`tile_avx2` (AVX2, ``B`` as :meth:`dspsim.kernels.mac.gemm.PackedWeights.pairs`: int16 pairs
   ``(k0, k2)``, ``(k1, k3)`` of every column): ``vpmaddwd`` adds two int16 products into an int32
   lane; ``|u * b| <= 255 * 128`` so the pair sum is exact (the instruction's only overflow,
   ``-32768 * -32768 * 2``, cannot occur). A row's 4 bytes are broadcast once per k-step and split
@@ -181,7 +181,7 @@ _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j
     AVX2 tiles ignore ``flip``: :func:`tile_avx2` reads the bytes as uint8, :func:`tile_avx2_signed` as int8,
     so its sum is the flip = 0x80 sum less ``128 * sum_q B[q, j]``, which the caller adds to ``col_add``) and
     ``B`` the panel at ``bp[b_off:]``: int8 ``bp[b_off + ((s*k4 + q//4)*nr + j)*4 + q%4]`` (VNNI), int16
-    pairs (AVX2, :meth:`~dspsim.kernels.gemm.PackedWeights.pairs`); ``nr = 16 * nvec`` (the panel's
+    pairs (AVX2, :meth:`~dspsim.kernels.mac.gemm.PackedWeights.pairs`); ``nr = 16 * nvec`` (the panel's
     width; only the ``ceil(nv / 16)`` vectors holding columns ``j < nv`` are computed); rows ``r >= mv``
     and columns ``j >= nv`` are not stored (their ``rows`` entries must still point at readable
     memory); ``col_add`` and ``col_mul`` are read for ``NR`` columns from ``n0``.

@@ -33,7 +33,7 @@ import dataclasses
 import numpy as np
 
 from .. import kernels
-from .builtins.conv import _conv_common
+from .builtins.mac import _conv_common
 from .prepare import Prepared, at_run
 
 _SPLIT_DATA = {"SPLIT_V": 0, "SPLIT": 1}  # the data input of each splitting operator

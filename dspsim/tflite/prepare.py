@@ -26,7 +26,7 @@ from ..engines import EngineDefectWarning, Kernel
 from ..graph.executor import Prepared  # noqa: F401  (what every builtin's Prepare returns)
 from ..graph.state import State
 from ..fixedpoint import quantize_multiplier
-from ..kernels.relu import tflite_activation_range
+from ..kernels.activation import tflite_activation_range
 from ..requant import Requant
 
 
@@ -149,7 +149,7 @@ _ACTIVATIONS = {0: None, 1: "relu", 2: "relu_n1_to_1", 3: "relu6"}
 
 def activation_range(op, code, t_out, kind=None):
     """(act_min, act_max) of a fused activation ``code`` (CalculateActivationRangeQuantized), or of
-    the standalone ReLU op ``kind``: :func:`dspsim.kernels.relu.tflite_activation_range`, its refusals
+    the standalone ReLU op ``kind``: :func:`dspsim.kernels.activation.tflite_activation_range`, its refusals
     naming the operator."""
     if code not in _ACTIVATIONS:
         refuse(op, f"fused activation {code} (TANH/SIGN_BIT) is not supported on quantized tensors")

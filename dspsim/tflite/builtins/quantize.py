@@ -1,21 +1,33 @@
-"""QUANTIZE (float -> int, int -> int requantization) and DEQUANTIZE.
+"""The quantize family's builtins: QUANTIZE, DEQUANTIZE, CAST.
+
+QUANTIZE (float -> int, int -> int requantization) and DEQUANTIZE.
 
 Per kernel (``g.kernel(op)``): TFLite's reference ``Quantize`` / ``Requantize``, or ``Kernel.XNNPACK``:
 XNNPACK's ``f32-qs8-vcvt`` / ``qs8-vcvt`` where its delegate takes the node, else LiteRT's optimized kernels
 (int16 quantize, and the NEON ``Requantize`` between 8-bit types, whose final shift rounds ties toward
 +inf). The int32 pairs each engine's Prepare takes: ``TfliteProfile.int32_requantize_pairs``.
+
+CAST between int8, uint8, int16, int32 and float32 (no quantization involved: raw values).
+
+LiteRT (``cast.cc``) takes every pair; TFLM (``micro/kernels/cast.cc``) reads int8, int16, int32 and
+float32 (and uint32, bool) and writes int8, int16, int32 and float32: uint8 on either side fails at
+Eval. A float32 NaN cast to an integer is the type's maximum under LiteRT and 0 under TFLM.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ...kernels import elementwise
-from ...kernels.requantize import tflite_requantize_plan
-from ...quantize import litert_optimized_quantize_int16, tflite_dequantize_plan, tflite_quantize_plan
 from ...engines import Kernel
-from ..prepare import (Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape, fixed_point_multiplier,
-                       per_tensor_quant, refuse, xnnpack_delegates)
+from ...kernels.quantize.cast import CastNaN, cast_plan
+from ...kernels.quantize.requantize import tflite_requantize_plan
+from ...kernels.quantize.xnnpack import xnnpack_convert_plan, xnnpack_quantize_plan
+from ...quantize import litert_optimized_quantize_int16, tflite_dequantize_plan, tflite_quantize_plan
+from ..prepare import (
+    Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape, fixed_point_multiplier, per_tensor_quant,
+    refuse, xnnpack_delegates, engine_types,
+)
 from ._lean import planned, unary_run
+
 
 _QTYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 _BYTE_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
@@ -47,7 +59,7 @@ def prepare_quantize(op, g):
             (scale, zp), axis = per_tensor_quant(op, t_out, "output"), None
             xnnpack = g.kernel(op) is Kernel.XNNPACK
             if xnnpack and t_out.dtype == np.int8:
-                run = planned(elementwise.xnnpack_quantize_plan, scale=scale, zero_point=zp)
+                run = planned(xnnpack_quantize_plan, scale=scale, zero_point=zp)
                 return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"scale": scale, "zero_point": zp})
             if xnnpack and t_out.dtype == np.int16:  # not delegated: LiteRT's optimized kernel
                 return Prepared(lambda inputs: at_run(op, litert_optimized_quantize_int16, inputs[0], scale, zp),
@@ -63,7 +75,7 @@ def prepare_quantize(op, g):
     if xnnpack and t_in.dtype == t_out.dtype == np.int8 \
             and xnnpack_delegates((np.float32(s_in / s_out),), 2.0**-8, 2.0**7, hi_open=False):
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
-        run = planned(elementwise.xnnpack_convert_plan, **q)
+        run = planned(xnnpack_convert_plan, **q)
         return Prepared(lambda inputs: at_run(op, run, inputs[0]), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # Requantize, double quotient
     if xnnpack and t_in.dtype in _BYTE_TYPES and t_out.dtype in _BYTE_TYPES:
@@ -86,3 +98,21 @@ def prepare_dequantize(op, g):
     s, zp = per_tensor_quant(op, t_in, "input")
     return Prepared(unary_run(op, g, tflite_dequantize_plan, s, zp, shape_only=True),
                     {"scale": s, "zero_point": zp})
+
+
+_I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
+
+
+@builtin("CAST")
+def prepare_cast(op, g):
+    check_arity(op, 1)
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    allowed = engine_types(op, g, (_I8, _U8, _I16, _I32, _F32))
+    check_dtype(op, t_in, allowed, "input", g)
+    check_dtype(op, t_out, allowed, "output", g)
+    if tuple(t_in.shape) != tuple(t_out.shape):
+        refuse(op, f"input {tuple(t_in.shape)} and output {tuple(t_out.shape)} shapes differ")
+    nan = CastNaN.ZERO if g.kernel(op) is Kernel.TFLM else CastNaN.MAX
+    dtype = t_out.dtype.name
+    run = planned(cast_plan, t_in.dtype, dtype, nan=nan)  # elementwise: the shape is the input's
+    return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"dtype": dtype, "nan": nan.value})

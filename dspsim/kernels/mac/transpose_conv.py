@@ -1,0 +1,122 @@
+"""Quantized TRANSPOSE_CONV (int8 or int16 input, int8 per-channel weights, int32 / int64 bias).
+
+TFLite's reference kernel (``reference_integer_ops::TransposeConv``, used by LiteRT ``transpose_conv.cc``
+with ``kReference`` and by tflite-micro ``transpose_conv.cc``) scatters every input pixel into an
+int32 scratch buffer, ``scratch[b, in_y*stride - pad_top + fy, in_x*stride - pad_left + fx, oc] +=
+(x - zx) * w[oc, fy, fx, ic]`` (taps outside the output are dropped), then per output element adds the
+bias, requantizes per output channel, adds the output zero point and clamps. The filter zero point
+is not used (int8 filters are symmetric). The padding is TFLite's ``ComputePaddingHeightWidth`` run on
+the *output* size (SAME: ``total = max((ceil(out / s) - 1) * s + k - out, 0)``, ``pad = total // 2``;
+VALID: 0). The requantization is any :class:`dspsim.Requant`: ``Requant.from_scales(..., engine="tflm", op="transpose_conv")``
+for LiteRT/TFLM (``MultiplyByQuantizedMultiplier``), ``engine="xnnpack"`` for XNNPACK's deconvolution
+(float32 scale, ties to even). The 16x8 kernel (int16 input and output, zero points 0) accumulates in
+int64 and requantizes with the int64 ``MultiplyByQuantizedMultiplier`` (15-bit multiplier, one rounding).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ...fixedpoint import as_int_array, multiply_by_quantized_multiplier_int64
+from ...requant import Requant, output_range
+from ..quantize.requantize import requantize
+from ..._errors import names_its_errors
+from .._common import geometry
+from .._checks import check_tensor, pair, zero_point
+
+__all__ = ["transpose_conv"]
+
+
+@njit(cache=True)
+def _scatter(x, w, zx, stride_h, stride_w, pad_top, pad_left, acc):
+    """``acc[b, oy, ox, oc] += (x[b, iy, ix, ic] - zx) * w[oc, fy, fx, ic]`` in int64 (exact; the int8
+    kernel's int32 wrap is taken once at the end, which is the same modulo 2^32)."""
+    n, in_h, in_w, c_in = x.shape
+    c_out, k_h, k_w, _ = w.shape
+    out_h, out_w = acc.shape[1], acc.shape[2]
+    for b in range(n):
+        for iy in range(in_h):
+            for ix in range(in_w):
+                oy0 = iy * stride_h - pad_top
+                ox0 = ix * stride_w - pad_left
+                for fy in range(k_h):
+                    oy = oy0 + fy
+                    if oy < 0 or oy >= out_h:
+                        continue
+                    for fx in range(k_w):
+                        ox = ox0 + fx
+                        if ox < 0 or ox >= out_w:
+                            continue
+                        for ic in range(c_in):
+                            v = np.int64(x[b, iy, ix, ic]) - zx
+                            for oc in range(c_out):
+                                acc[b, oy, ox, oc] += v * w[oc, fy, fx, ic]
+
+
+@names_its_errors
+def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", input_zero_point, output_zero_point,
+                   requant: Requant, act_min=None, act_max=None):
+    """TFLite TRANSPOSE_CONV (reference kernel: scratch accumulation, then per-channel requantization).
+
+    int8: ``acc = int32(scatter sum of (x - zx) * w + bias[oc])`` (wraps in int32), ``out =
+    clamp(requant(acc) + zo, act_min, act_max)``. With a fixed-point ``requant`` MBQM rounds twice
+    (SRDHM ties toward +inf, the right shift ties away from zero); with XNNPACK's float scale, ties to
+    even. int16 (16x8): ``acc`` in int64 (exact), ``out = clamp(MBQM_int64(acc))`` (15-bit multiplier,
+    ties toward +inf, result truncated to int32 before the clamp). The clamp is the only saturation.
+
+    Parameters
+    ----------
+    x : int8 or int16 array (N, H, W, C_in), NHWC
+    w : int8 array (C_out, KH, KW, C_in), OHWI (TFLite's transpose-conv filter layout)
+    bias : int32 array (C_out,) (int16 input: int64), optional
+    output_size : (out_h, out_w)
+        The spatial size of TFLite's ``output_shape`` input.
+    stride : int or (sh, sw)
+    padding : "SAME" | "VALID"
+    input_zero_point, output_zero_point : int
+    requant : Requant
+        One multiplier/shift (or scale) per output channel, or one for all; int16 input: fixed point
+        (``Requant.fixed_point`` / ``from_scales(engine="tflm")``, either rounding), zero points 0.
+    act_min, act_max : int, optional
+        Fused activation range (default the full range of x's dtype).
+
+    Returns an array of x's dtype (N, out_h, out_w, C_out).
+    """
+    func = "transpose_conv"
+    x = check_tensor(x, func, "x", ndim=4, allowed=(np.dtype(np.int8), np.dtype(np.int16)))
+    w = check_tensor(w, func, "w", ndim=4, allowed=(np.dtype(np.int8),))
+    if w.shape[3] != x.shape[3]:
+        raise ValueError(f"{func}: w has {w.shape[3]} input channels (OHWI), x has {x.shape[3]}")
+    if not isinstance(requant, Requant):
+        raise TypeError(f"{func}: requant must be a dspsim.Requant, got {type(requant).__name__}")
+    if not (isinstance(padding, str) and padding.upper() in ("SAME", "VALID")):
+        raise ValueError(f"{func}: padding must be 'SAME' or 'VALID', got {padding!r}")
+    out_h, out_w = pair(output_size, func, "output_size", lo=1)
+    g = geometry((out_h, out_w), w.shape[1:3], stride, padding, 1, func)
+    zx = zero_point(input_zero_point, x.dtype, func, "input_zero_point")
+    zo = zero_point(output_zero_point, x.dtype, func, "output_zero_point")
+    n_out = x.shape[0] * out_h * out_w * w.shape[0]
+    if n_out >= 1 << 31:
+        raise ValueError(f"{func}: the output ({x.shape[0]}, {out_h}, {out_w}, {w.shape[0]}) has more than 2^31 - 1 "
+                         "elements (TFLite's int sizes)")
+    wide = x.dtype == np.int16
+    if wide and (zx != 0 or zo != 0 or requant.scheme not in ("double", "single")):
+        raise ValueError(f"{func}: the 16x8 kernel needs zero points 0 and a fixed-point requant (its int64 MBQM is "
+                         "the same in both builds), "
+                         f"got {zx}, {zo}, {requant.scheme!r}")
+    c_out = w.shape[0]
+    acc = np.zeros((x.shape[0], out_h, out_w, c_out), np.int64)
+    _scatter(x, w, zx, g.stride[0], g.stride[1], g.pad_top, g.pad_left, acc)
+    if bias is not None:
+        bits = 63 if wide else 31
+        b = as_int_array(bias, func, "bias", -(1 << bits), (1 << bits) - 1)
+        if b.shape != (c_out,):
+            raise ValueError(f"{func}: bias must have shape ({c_out},), got {b.shape}")
+        acc += b
+    if wide:
+        _, lo, hi = output_range("int16", act_min, act_max, func)
+        v = multiply_by_quantized_multiplier_int64(acc, np.asarray(requant.multiplier), np.asarray(requant.shift),
+                                                   axis=-1)
+        return np.clip(v, lo, hi).astype(np.int16)
+    acc = (acc + (1 << 31)) % (1 << 32) - (1 << 31)
+    return requantize(acc, requant, zo, act_min, act_max, out_dtype="int8")

@@ -1,0 +1,99 @@
+"""Quantized MEAN: TFLite's reference ``QuantizedMeanOrSum`` (compute_sum=false) and XNNPACK's ``mean_nd``."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..._errors import names_its_errors
+from ...requant import Requant
+from .._checks import check_spec, check_tensor, float32_scale, q31_multiplier, resolve_axes, scalar_int, zero_point
+from ..quantize.requantize import _requantize_codes
+
+_TYPES16 = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))  # the 16x8 MEAN: the same kernel
+
+
+@names_its_errors
+def mean(x, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False):
+    """TFLite reference quantized MEAN (``reference_ops::QuantizedMeanOrSum``, compute_sum=false).
+
+    ``multiplier``/``shift`` are ``QuantizeMultiplier(double(s_in) / double(s_out))``; the kernel
+    folds the element count ``n`` (product of the reduced dimensions) into them exactly as TFLite::
+
+        k     = min(floor(log2(n)), 32, 31 + shift)
+        M'    = (multiplier << k) // n                   # int64, truncating (both positive)
+        sum   = int32(sum of the codes - zp_in * n)      # int32 accumulator, wraps
+        out   = clamp(MBQM(sum, M', shift - k) + zp_out) # to the dtype; no activation
+
+    so the division by ``n`` is rounded twice more (the truncation of ``M'`` and MBQM's two
+    roundings: SRDHM ties toward +inf, the right shift ties away from zero). Duplicate and negative
+    axes are resolved as TFLite's ResolveAxis does. int16 (16x8) runs the same kernel (LiteRT
+    ``reduce.cc``, TFLM ``reduce_common.cc``).
+    """
+    x = check_tensor(x, "mean", "x", allowed=_TYPES16)
+    return mean_plan(x.shape, x.dtype, axis, input_zero_point=input_zero_point, output_zero_point=output_zero_point,
+                     multiplier=multiplier, shift=shift, keep_dims=keep_dims)(x)
+
+
+def mean_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, multiplier, shift, keep_dims=False):
+    """:func:`mean` prepared for codes of ``shape`` and ``dtype``: the axes resolved and ``n`` folded into
+    the multiplier once; returns the lean ``run(x) -> codes``."""
+    func = "mean"
+    shape, dt = check_spec(func, "x", shape, dtype, _TYPES16)
+    axes = resolve_axes(axis, len(shape), func)
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
+    m = q31_multiplier(multiplier, func, "multiplier")
+    s = scalar_int(shift, func, "shift", -31, 30)
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    k = min(n.bit_length() - 1, 32, 31 + s)  # >= 0: n >= 1 and s >= -31
+    rq = Requant.fixed_point((m << k) // n, s - k)  # validates M' < 2^31 and the shift
+    info = np.iinfo(dt)
+    args = (0, zo, int(rq.multiplier[0]), int(rq.shift[0]), 0, int(info.min), int(info.max))  # "double" MBQM
+    offset = zi * n
+
+    def run(x):
+        # the int32 sum wraps as TFLite's accumulator (mod 2^32, as the core's wrap of the int64 difference)
+        total = x.sum(axis=axes, keepdims=keep_dims, dtype=np.int32).astype(np.int64) - offset
+        out = np.empty(total.size, np.int64)
+        _requantize_codes(np.ravel(total), *args, out)
+        return out.astype(dt).reshape(np.shape(total))
+
+    return run
+
+
+@names_its_errors
+def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
+    """XNNPACK ``mean_nd`` on int8: an int32 sum of the codes, then its reference int32 -> qs8 convert::
+
+        inv = f32(f32(s_in / s_out) * f32(1 / n))
+        zp' = f32(zo - f32(float(n * zi) * inv))
+        out = clamp(nearbyint(f32(f32(float(sum) * inv) + zp')))     # ties to even
+
+    ``float(sum)`` rounds above 2^24. No fused multiply-add (baseline x86-64 build).
+    """
+    x = check_tensor(x, "xnnpack_mean", "x", allowed=(np.dtype(np.int8),))
+    return xnnpack_mean_plan(x.shape, x.dtype, axis, input_scale=input_scale, input_zero_point=input_zero_point,
+                             output_scale=output_scale, output_zero_point=output_zero_point,
+                             keep_dims=keep_dims)(x)
+
+
+def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, output_scale, output_zero_point,
+                      keep_dims=False):
+    """:func:`xnnpack_mean` prepared for int8 codes of ``shape`` (validated and derived once); returns the
+    lean ``run(x) -> int8``."""
+    func = "xnnpack_mean"
+    shape, dt = check_spec(func, "x", shape, dtype, (np.dtype(np.int8),))
+    axes = resolve_axes(axis, len(shape), func)
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
+    n = int(np.prod([shape[a] for a in axes], dtype=np.int64)) if axes else 1
+    inv = np.float32(np.float32(float32_scale(input_scale, func, "input_scale")
+                                / float32_scale(output_scale, func, "output_scale")) * np.float32(np.float32(1) / n))
+    zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int64(n * zi).astype(np.int32)) * inv))
+
+    def run(x):
+        total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims)
+        acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
+        y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
+        return np.clip(y, -128, 127).astype(np.int8)
+
+    return run

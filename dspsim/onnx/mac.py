@@ -1,0 +1,440 @@
+"""ONNX MAC operators, standalone: the integer accumulators and their requantization.
+
+* :func:`matmul_integer`, :func:`conv_integer`: exact int32 accumulators (wrapping modulo 2^32,
+  as the engines' int32), per-row / per-column (per-output-channel) zero points.
+* :func:`qlinear_matmul`, :func:`qlinear_conv`: requantized, as the ``engine`` computes them (an engine that
+  runs ONNX models, :func:`dspsim.engines.names` ``("onnx")``, or a device's profile: its MAC family's
+  requantization and accumulator, ``fully_connected`` for the matmuls, ``conv_2d`` / ``depthwise_conv_2d``
+  for the convs).
+
+Tensors are NCHW here, as ONNX lays them out; the kernels underneath are dspsim's NHWC ones.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..accumulator import Accumulator
+from ..kernels import conv2d, depthwise_conv2d, fully_connected
+from ..kernels.mac.gemm import conv2d_s32, gemm_s32
+from ..requant import Requant
+from .quantize import onnx_engine, runs_reference, scale_array
+
+# ------------------------------------------------------------------------------------------------
+# integer accumulators
+# ------------------------------------------------------------------------------------------------
+def _int8_operand(a, func, name):
+    a = np.asarray(a)
+    if a.dtype not in (np.int8, np.uint8):
+        raise TypeError(f"{func}: {name} must be int8 or uint8, got dtype {a.dtype}")
+    return a
+
+
+def _matmul_operands(a, b, func):
+    """``(a, b, a2, b2, (M, K, N))``: the int8 / uint8 operands of an ONNX integer MatMul, with a 1-D
+    ``a`` as one row and a 1-D ``b`` as one column (numpy's matmul rule), their K checked to agree."""
+    a = _int8_operand(a, func, "a")
+    b = _int8_operand(b, func, "b")
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    m, k = a2.shape[-2:]
+    k2, n = b2.shape[-2:]
+    if k != k2:
+        raise ValueError(f"{func}: a has K={k} but b has K={k2}")
+    return a, b, a2, b2, (m, k, n)
+
+
+def _zero_points(zp, dtype, n_allowed, func, name):
+    """int64 zero points of ``dtype`` (same type as the operand), 1 or ``n_allowed`` values."""
+    if zp is None:
+        return np.zeros(1, np.int64)
+    z = np.asarray(zp)
+    if z.dtype != dtype:
+        raise TypeError(f"{func}: {name} must have the operand's type {np.dtype(dtype)}, got {z.dtype}")
+    z = z.astype(np.int64).reshape(-1)
+    if z.size not in (1, n_allowed):
+        raise ValueError(f"{func}: {name} must have 1 or {n_allowed} values, got {z.size}")
+    return z
+
+
+def _signed_weights(w, zw):
+    """uint8 weights as int8 ``w - 128`` with ``zw - 128`` (the sum of products is unchanged)."""
+    if w.dtype == np.uint8:
+        return (w.astype(np.int16) - 128).astype(np.int8), zw - 128
+    return w, zw
+
+
+def pair_saturated_u8s8(a, b):
+    """``sum_k a[m, k] * b[k, n]`` of uint8 ``a`` (M, K) and int8 ``b`` (K, N) as x86 ``vpmaddubsw``
+    computes it (MLAS's U8S8 GEMM when B is not prepacked): products of adjacent k pairs
+    (2j, 2j+1) added with int16 saturation, then widened and summed exactly; an odd last k alone.
+    Returns int64 (M, N)."""
+    m, k = a.shape
+    n = b.shape[1]
+    kp = k + (k % 2)
+    a2 = np.zeros((m, kp), np.int32)
+    a2[:, :k] = a
+    b2 = np.zeros((kp, n), np.int32)
+    b2[:k] = b
+    out = np.zeros((m, n), np.int64)
+    for j in range(0, kp, 2):
+        pair = a2[:, j, None] * b2[j][None, :] + a2[:, j + 1, None] * b2[j + 1][None, :]
+        out += np.clip(pair, -32768, 32767)
+    return out
+
+
+def _mlas_u8s8(a, b, za, zb):
+    """MLAS U8S8 with pair saturation on the raw codes, then ``- zb*sum_k a - za*sum_k b + K*za*zb``
+    (``za`` per row (M, 1) or scalar, ``zb`` per column), wrapped to int32."""
+    k = a.shape[1]
+    raw = pair_saturated_u8s8(a, b)
+    za = np.asarray(za, np.int64).reshape(-1, 1)
+    zb = np.asarray(zb, np.int64).reshape(1, -1)
+    acc = raw - zb * a.sum(axis=1, dtype=np.int64)[:, None] - za * b.sum(axis=0, dtype=np.int64)[None, :] + k * za * zb
+    return acc.astype(np.int32)
+
+
+def matmul_integer(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-reference"):
+    """ONNX ``MatMulInteger``: int32 ``(a - a_zero_point) @ (b - b_zero_point)``, numpy batching rules.
+
+    ``a`` (..., M, K) and ``b`` (..., K, N) int8/uint8; ``a_zero_point`` scalar or per row (M,),
+    ``b_zero_point`` scalar or per column (N,), each of its operand's type.
+
+    Exact, wrapping modulo 2^32 as an int32 accumulator, except where the engine's ``fully_connected``
+    accumulator saturates product pairs: uint8 ``a`` x int8 ``b`` on ONNX Runtime without VNNI ("onnxruntime",
+    the AVX2 golden host; "onnxruntime-vnni" is exact), which MLAS sums with x86 pair saturation
+    (:func:`pair_saturated_u8s8`; B constant or not). ORT refuses a per-row ``a_zero_point``.
+    """
+    func = "dspsim.onnx.matmul_integer"
+    profile = onnx_engine(engine, func)
+    a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
+    za = _zero_points(a_zero_point, a.dtype, m, func, "a_zero_point")
+    zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{func}: batch dimensions {a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
+    ab = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
+    bb = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
+    out = np.empty((ab.shape[0], m, n), np.int32)
+    zbn = np.broadcast_to(zb, (n,))
+    for i in range(ab.shape[0]):
+        if _pairs(profile, "fully_connected", a.dtype, b.dtype, func):
+            out[i] = _mlas_u8s8(ab[i], bb[i], za, zbn)
+            continue
+        ws, zws = _signed_weights(np.ascontiguousarray(bb[i].T), zbn)
+        # per-row zero points: sum (a - za_m)(b - zb) = sum a (b - zb) - za_m * sum (b - zb)
+        acc = gemm_s32(np.ascontiguousarray(ab[i]), ws, b_zero_point=zws).astype(np.int64)
+        col = ws.astype(np.int64).sum(axis=1) - k * zws
+        out[i] = (acc - za[:, None] * col[None, :]).astype(np.int32)  # wraps modulo 2^32, as int32
+    out = out.reshape(batch + (m, n))
+    if a.ndim == 1:
+        out = out[..., 0, :]
+    if b.ndim == 1:
+        out = out[..., 0]
+    return out
+
+
+def conv_pads(attrs: dict, in_hw, k_hw, strides, dilations, func):
+    """Explicit (top, bottom, left, right) pads from ONNX ``pads`` / ``auto_pad`` (2-D)."""
+    auto = attrs.get("auto_pad", "NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    if auto in ("NOTSET", ""):
+        p = list(attrs.get("pads", [0, 0, 0, 0]))
+        if len(p) != 4 or min(p) < 0:
+            raise ValueError(f"{func}: pads must be 4 ints >= 0 (2-D conv), got {p}")
+        return p[0], p[2], p[1], p[3]
+    if auto == "VALID":
+        return 0, 0, 0, 0
+    if auto not in ("SAME_UPPER", "SAME_LOWER"):
+        raise ValueError(f"{func}: auto_pad {auto!r} is not NOTSET, VALID, SAME_UPPER or SAME_LOWER")
+    out = []
+    for n, k, s, d in zip(in_hw, k_hw, strides, dilations):
+        o = -(-n // s)
+        total = max((o - 1) * s + (k - 1) * d + 1 - n, 0)
+        small = total // 2
+        out.append((total - small, small) if auto == "SAME_LOWER" else (small, total - small))
+    return out[0][0], out[0][1], out[1][0], out[1][1]
+
+
+class ConvGeometry:
+    """The geometry of an ONNX Conv / ConvInteger / QLinearConv node on an NCHW (or NCL) input."""
+
+    def __init__(self, attrs: dict, x_shape, w_shape, func):
+        if len(x_shape) not in (3, 4) or len(w_shape) != len(x_shape):
+            raise ValueError(f"{func}: only 1-D and 2-D convolutions are supported (x {tuple(x_shape)}, "
+                             f"w {tuple(w_shape)})")
+        self.one_d = len(x_shape) == 3
+        x4 = tuple(x_shape) if not self.one_d else (x_shape[0], x_shape[1], 1, x_shape[2])
+        w4 = tuple(w_shape) if not self.one_d else (w_shape[0], w_shape[1], 1, w_shape[2])
+
+        def two(name, default):
+            v = list(attrs.get(name, default))
+            return [1] + v if self.one_d and len(v) == 1 else v
+
+        self.strides = two("strides", [1] * (len(x_shape) - 2))
+        self.dilations = two("dilations", [1] * (len(x_shape) - 2))
+        self.group = int(attrs.get("group", 1))
+        a = dict(attrs)
+        if self.one_d and "pads" in a:
+            p = list(a["pads"])
+            a["pads"] = [0, p[0], 0, p[1]]
+        ks = attrs.get("kernel_shape")
+        if ks is not None and tuple(two("kernel_shape", ks)) != w4[2:]:
+            raise ValueError(f"{func}: kernel_shape {list(ks)} does not match the weights {tuple(w_shape)}")
+        if x4[1] != w4[1] * self.group or w4[0] % self.group:
+            raise ValueError(f"{func}: input channels {x4[1]} != weight input channels {w4[1]} x group {self.group}")
+        self.pads = conv_pads(a, x4[2:], w4[2:], self.strides, self.dilations, func)
+        self.depthwise = self.group == x4[1] and w4[1] == 1 and self.group > 1
+        self.multiplier = w4[0] // self.group
+
+
+def _to_nhwc(x, one_d):
+    x4 = x[:, :, None, :] if one_d else x
+    return np.ascontiguousarray(x4.transpose(0, 2, 3, 1))
+
+
+def _from_nhwc(y, one_d):
+    y = y.transpose(0, 3, 1, 2)
+    return np.ascontiguousarray(y[:, :, 0, :] if one_d else y)
+
+
+def conv_weights_ohwi(w, one_d):
+    """OIHW (or OIL) weights as OHWI."""
+    w4 = w[:, :, None, :] if one_d else w
+    return np.ascontiguousarray(w4.transpose(0, 2, 3, 1))
+
+
+def _im2col(x, kh, kw, g: "ConvGeometry"):
+    """NCHW codes (one group's channels) as ORT's im2col matrix (C*KH*KW, OH*OW), padded with the
+    zero point's code by the caller (``x`` already padded)."""
+    n_c, hp, wp = x.shape
+    sh, sw = g.strides
+    dh, dw = g.dilations
+    oh = (hp - dh * (kh - 1) - 1) // sh + 1
+    ow = (wp - dw * (kw - 1) - 1) // sw + 1
+    cols = np.empty((n_c, kh, kw, oh, ow), x.dtype)
+    for ky in range(kh):
+        for kx in range(kw):
+            cols[:, ky, kx] = x[:, ky * dh:ky * dh + sh * (oh - 1) + 1:sh, kx * dw:kx * dw + sw * (ow - 1) + 1:sw]
+    return cols.reshape(n_c * kh * kw, oh * ow), oh, ow
+
+
+def _conv_integer_mlas_u8s8(x, w, zx, zw, g):
+    """ORT ConvInteger with uint8 weights and int8 input: im2col (padded with ``zx``), then MLAS
+    U8S8 GEMM ``W (M, C*KH*KW) x col`` with pair saturation along the im2col k = (c, ky, kx)."""
+    pt, pb, pl, pr = g.pads
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)), constant_values=zx)
+    n_oc, cg, kh, kw = w.shape
+    per = n_oc // g.group
+    outs = []
+    for b in range(x.shape[0]):
+        groups = []
+        for gi in range(g.group):
+            col, oh, ow = _im2col(xp[b, gi * cg:(gi + 1) * cg], kh, kw, g)
+            wg = w[gi * per:(gi + 1) * per].reshape(per, -1)
+            acc = _mlas_u8s8(wg, col, zw[gi * per:(gi + 1) * per], np.full(col.shape[1], zx))
+            groups.append(acc.reshape(per, oh, ow))
+        outs.append(np.concatenate(groups))
+    return np.stack(outs)
+
+
+def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, engine="onnx-reference", **attrs):
+    """ONNX ``ConvInteger``: int32 ``conv(x - x_zero_point, w - w_zero_point)``, NCHW, padding with 0
+    after the zero point is subtracted. ``w_zero_point`` scalar or per output channel (O,).
+    Attributes as ONNX: ``pads``, ``strides``, ``dilations``, ``group``, ``auto_pad``, ``kernel_shape``.
+
+    Exact, except uint8 weights with an int8 input where the engine's ``conv_2d`` accumulator saturates
+    product pairs (ONNX Runtime without VNNI: MLAS U8S8 with the weights as A, x86 pair saturation along the
+    im2col order, :func:`pair_saturated_u8s8`). ORT refuses a per-channel ``w_zero_point``.
+    """
+    func = "dspsim.onnx.conv_integer"
+    profile = onnx_engine(engine, func)
+    x = _int8_operand(x, func, "x")
+    w = _int8_operand(w, func, "w")
+    g = ConvGeometry(attrs, x.shape, w.shape, func)
+    zx = _zero_points(x_zero_point, x.dtype, 1, func, "x_zero_point")
+    zw = _zero_points(w_zero_point, w.dtype, w.shape[0], func, "w_zero_point")
+    if _pairs(profile, "conv_2d", w.dtype, x.dtype, func):
+        x4 = x[:, :, None, :] if g.one_d else x
+        w4 = w[:, :, None, :] if g.one_d else w
+        y = _conv_integer_mlas_u8s8(x4, w4, int(zx[0]), np.broadcast_to(zw, (w.shape[0],)), g)
+        return y[:, :, 0, :] if g.one_d else y
+    ws, zws = _signed_weights(conv_weights_ohwi(w, g.one_d), np.broadcast_to(zw, (w.shape[0],)))
+    acc = conv2d_s32(_to_nhwc(x, g.one_d), ws, stride=tuple(g.strides), dilation=tuple(g.dilations),
+                     pads=g.pads, groups=g.group, input_zero_point=int(zx[0]), weight_zero_point=zws)
+    return _from_nhwc(acc, g.one_d)
+
+
+# ------------------------------------------------------------------------------------------------
+# requantized ops
+# ------------------------------------------------------------------------------------------------
+def requant_scales(in_scale, w_scale, out_scale, profile, family, func):
+    """The Requant of an int32 accumulator ``acc * in_scale * w_scale / out_scale`` by the engine's rule for
+    MAC ``family`` (:meth:`dspsim.Requant.from_rule`: ONNX Runtime and the reference ``f32(f32(s_in * s_w) /
+    s_out)``, the reference then multiplying in float64; a device's fixed point or shift).
+
+    float16 scales: the reference computes ``f16(f16(s_in * s_w) / s_out)`` in numpy's float16 arithmetic,
+    then multiplies in float64; ONNX Runtime widens them to float32 first and proceeds as for float32 scales
+    (observed, ORT 1.32: 0 mismatches; the float16 multiplier moves 1-2 of 180 outputs).
+    """
+    arrays = [np.asarray(s) for s in (in_scale, w_scale, out_scale)]
+    for name, a in zip(("input scale", "weight scale", "output scale"), arrays):
+        scale_array(a, func, name)
+    rule = profile.mac.family(family).requant
+    if runs_reference(profile) and any(a.dtype == np.float16 for a in arrays):
+        m = (arrays[0].astype(np.float16).reshape(-1)[0] * arrays[1].astype(np.float16).reshape(-1)) / \
+            arrays[2].astype(np.float16).reshape(-1)[0]
+        return Requant.float_scale(m.astype(np.float16).astype(np.float64), "float64")
+    w = arrays[1].astype(np.float32).reshape(-1)
+    try:
+        return Requant.from_rule(rule, arrays[0].astype(np.float32).reshape(-1)[0], w if w.size > 1 else w[0],
+                                 arrays[2].astype(np.float32).reshape(-1)[0])
+    except ValueError as exc:
+        raise ValueError(f"{func}: {str(exc).replace('Requant.from_rule: ', '')}") from None
+
+
+def mlas_accumulator(profile, family, a_dtype, b_dtype):
+    """The accumulator of the engine's MAC ``family`` for a GEMM of ``a_dtype`` x ``b_dtype``: its register, where
+    pair saturation (x86 ``vpmaddubsw``: ONNX Runtime's MLAS on a host without VNNI, observed with ORT 1.32 on
+    the AVX2 host of the golden vectors, QgemmU8X8KernelAvx2.S) applies to uint8 x int8 (U8S8) only; None:
+    exact int32."""
+    acc = profile.mac.family(family).accumulator
+    if acc is None or not acc.pair_saturation:
+        return acc
+    if np.dtype(a_dtype) == np.uint8 and np.dtype(b_dtype) == np.int8:
+        return acc
+    acc = replace(acc, pair_saturation=False)
+    return None if acc == Accumulator() else acc
+
+
+def _pairs(profile, family, a_dtype, b_dtype, func) -> bool:
+    """Whether an integer GEMM (MatMulInteger, ConvInteger: int32 out, no requantization) saturates product
+    pairs; another accumulator model is refused there (those operators have no register to simulate)."""
+    acc = mlas_accumulator(profile, family, a_dtype, b_dtype)
+    if acc is not None and (acc.bits != 32 or acc.overflow != "wrap"):
+        raise ValueError(f"{func}: engine {profile.name!r} declares a {acc.bits}-bit {acc.overflow} accumulator; "
+                         "the integer GEMM operators give the int32 sums (a device's accumulator applies to the "
+                         "requantized QLinear operators)")
+    return acc is not None
+
+
+def _scalar_zp(zp, dtype, func, name):
+    if zp is None:
+        return 0
+    z = np.asarray(zp)
+    if z.dtype != dtype:
+        raise TypeError(f"{func}: {name} must have type {np.dtype(dtype)}, got {z.dtype}")
+    if z.size != 1:
+        raise ValueError(f"{func}: {name} must be a scalar (per tensor), got shape {z.shape}")
+    return int(z.reshape(-1)[0])
+
+
+def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, *,
+                   engine="onnxruntime"):
+    """ONNX ``QLinearMatMul``: ``y = requant((a - za) @ (b - zb))`` with numpy batching (batched B).
+
+    ``b_scale`` / ``b_zero_point`` may be per column (N,). The output type is ``y_zero_point``'s.
+    The engine's ``fully_connected`` rule: ONNX Runtime's MLAS ``v = f32(float(acc) * f32(f32(sa*sb)/sy))``,
+    ties to even, then ``+ zy``, saturate; the onnx reference ``rint(acc * multiplier + zy)`` in float64 (the
+    zero point added before the rounding: ties differ; float16 scales are supported there, the multiplier
+    computed in float16, as numpy does); a device's fixed point or power-of-two shift. The accumulator:
+    :func:`mlas_accumulator` (uint8 x int8 on ONNX Runtime without VNNI saturates product pairs).
+    """
+    func = "dspsim.onnx.qlinear_matmul"
+    profile = onnx_engine(engine, func)
+    a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
+    za = _scalar_zp(a_zero_point, a.dtype, func, "a_zero_point")
+    zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
+    zy_arr = np.asarray(y_zero_point)
+    out_dtype = zy_arr.dtype
+    if out_dtype not in (np.int8, np.uint8):
+        raise TypeError(f"{func}: y_zero_point must be int8 or uint8, got {out_dtype}")
+    zy = _scalar_zp(y_zero_point, out_dtype, func, "y_zero_point")
+    bs = np.asarray(b_scale)
+    if bs.size not in (1, n):
+        raise ValueError(f"{func}: b_scale must have 1 or {n} values, got {bs.size}")
+    bsv = bs.reshape(-1) if bs.size > 1 else bs.reshape(-1)[:1]
+    rq = requant_scales(a_scale, bsv, y_scale, profile, "fully_connected", func)
+    try:
+        batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    except ValueError:
+        raise ValueError(f"{func}: batch dimensions {a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
+    ab = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
+    bb = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
+    acc = mlas_accumulator(profile, "fully_connected", a.dtype, b.dtype)
+    out = np.stack([fully_connected(np.ascontiguousarray(ab[i]), np.ascontiguousarray(bb[i].T), None,
+                                    input_zero_point=za, weight_zero_point=np.broadcast_to(zb, (n,)).copy(),
+                                    output_zero_point=zy, requant=rq, out_dtype=out_dtype.name, accumulator=acc)
+                    for i in range(ab.shape[0])]).reshape(batch + (m, n))
+    if a.ndim == 1:
+        out = out[..., 0, :]
+    if b.ndim == 1:
+        out = out[..., 0]
+    return out
+
+
+class QLinearConvOp:
+    """A prepared QLinearConv: weights in OHWI / depthwise layout and the requantization, derived once.
+
+    Call it on an NHWC input (:meth:`run_nhwc`); :func:`qlinear_conv` is the NCHW one-shot form.
+    """
+
+    def __init__(self, x_shape, x_dtype, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+                 bias=None, attrs=None, engine="onnxruntime", func="dspsim.onnx.qlinear_conv", act_min=None):
+        profile = onnx_engine(engine, func)
+        w = _int8_operand(w, func, "w")
+        self.g = ConvGeometry(attrs or {}, x_shape, w.shape, func)
+        n_oc = w.shape[0]
+        self.zx = _scalar_zp(x_zero_point, x_dtype, func, "x_zero_point")
+        self.zw = np.broadcast_to(_zero_points(w_zero_point, w.dtype, n_oc, func, "w_zero_point"), (n_oc,)).copy()
+        zy = np.asarray(y_zero_point)
+        if zy.dtype not in (np.int8, np.uint8):
+            raise TypeError(f"{func}: y_zero_point must be int8 or uint8, got {zy.dtype}")
+        self.out_dtype = zy.dtype.name
+        self.zy = _scalar_zp(y_zero_point, zy.dtype, func, "y_zero_point")
+        ws = np.asarray(w_scale)
+        if ws.size not in (1, n_oc):
+            raise ValueError(f"{func}: w_scale must have 1 or {n_oc} values (output channels), got {ws.size}")
+        wsv = np.broadcast_to(ws.reshape(-1), (n_oc,))
+        family = "depthwise_conv_2d" if self.g.depthwise else "conv_2d"
+        self.requant = requant_scales(x_scale, wsv, y_scale, profile, family, func)
+        if bias is not None:
+            bias = np.asarray(bias)
+            if bias.dtype != np.int32 or bias.shape != (n_oc,):
+                raise ValueError(f"{func}: bias must be int32 of shape ({n_oc},), got {bias.dtype} {bias.shape}")
+        self.bias = bias
+        self.act_min = act_min
+        ohwi = conv_weights_ohwi(w, self.g.one_d)
+        if self.g.depthwise:  # (C*M, KH, KW, 1) -> (1, KH, KW, C*M)
+            self.w = np.ascontiguousarray(ohwi.transpose(3, 1, 2, 0))
+        else:
+            self.w = ohwi
+        pt, pb, pl, pr = self.g.pads
+        self.padding = ((pt, pb), (pl, pr))
+        # MLAS's U8S8 GEMM (uint8 activations, int8 weights) adds product pairs with int16 saturation
+        # (vpmaddubsw) along the NHWC im2col order; its depthwise kernel is exact (the profiles say so).
+        self.accumulator = mlas_accumulator(profile, family, x_dtype, w.dtype)
+
+    def run_nhwc(self, x):
+        kw = dict(stride=tuple(self.g.strides), padding=self.padding, dilation=tuple(self.g.dilations),
+                  input_zero_point=self.zx, weight_zero_point=self.zw, output_zero_point=self.zy,
+                  requant=self.requant, out_dtype=self.out_dtype, act_min=self.act_min,
+                  accumulator=self.accumulator)
+        if self.g.depthwise:
+            return depthwise_conv2d(x, self.w, self.bias, depth_multiplier=self.g.multiplier, **kw)
+        return conv2d(x, self.w, self.bias, **kw)
+
+
+def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None, *,
+                 engine="onnxruntime", **attrs):
+    """ONNX ``QLinearConv`` on NCHW (or NCL) codes: int32 ``conv(x - zx, w - zw[o]) + bias``, requantized
+    as :func:`qlinear_matmul` says, by the engine's ``conv_2d`` rule (``depthwise_conv_2d`` for a depthwise
+    conv; per-channel ``w_scale``/``w_zero_point`` allowed). Grouped and depthwise convolutions use
+    :func:`dspsim.conv2d` / :func:`dspsim.depthwise_conv2d` (MLAS's depthwise kernel is exact).
+    """
+    x = _int8_operand(x, "dspsim.onnx.qlinear_conv", "x")
+    op = QLinearConvOp(x.shape, x.dtype, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
+                       bias, attrs, engine)
+    return _from_nhwc(op.run_nhwc(_to_nhwc(x, op.g.one_d)), op.g.one_d)

@@ -1,0 +1,186 @@
+"""The MAC family's builtins: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, BATCH_MATMUL, TRANSPOSE_CONV.
+
+CONV_2D and DEPTHWISE_CONV_2D (int8 x int8 -> int8, per-channel weights; 16x8: int16 activations, int64 bias).
+
+The engine's MAC rule of each family (``g.mac("conv_2d")``, ``g.mac("depthwise_conv_2d")``) gives the
+requantization, the accumulator and the bias width. 16x8 (``reference_integer_ops::ConvPerChannel`` /
+``DepthwiseConvPerChannel`` on int16 in every engine here): an int64 accumulator and the int64
+``MultiplyByQuantizedMultiplier`` (``Requant`` scheme "int64"); zero points 0.
+
+FULLY_CONNECTED (int8 x int8 -> int8; 16x8: int16 activations, int64 bias).
+
+The engine's MAC rule for the family (``g.mac("fully_connected")``) gives the requantization (8-bit and 16x8),
+the accumulator and the bias width: LiteRT's reference kernel requantizes in double (``"double_scale"``,
+docs/engines.md), TFLM with ``MultiplyByQuantizedMultiplier`` (its 16x8 with the multiplier reduced to 16
+bits), XNNPACK in float32.
+
+BATCH_MATMUL and TRANSPOSE_CONV (int8).
+
+BATCH_MATMUL: LiteRT and tflite-micro run the same reference kernel with the same multiplier
+(:mod:`dspsim.kernels.mac.batch_matmul`). LiteRT's default interpreter gave the same integers on every
+golden case, with the rhs zero point non-zero (``VisitBatchMatMulNode`` refuses those) and zero
+(``arith_batch_matmul_rhs_zp0``, two dynamic inputs), so every engine here runs the same kernel.
+
+TRANSPOSE_CONV: see :mod:`dspsim.kernels.mac.transpose_conv`; the engine's MAC rule of the family
+(``g.mac("transpose_conv")``) gives the requantization of int8 layers (its int16 ones: TFLite's fixed point).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import kernels
+from ...kernels.mac.batch_matmul import batch_matmul_plan
+from ...kernels.mac.transpose_conv import transpose_conv
+from ..prepare import (
+    Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant, mac_bias,
+    mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales, check_dtype, check_shape,
+    fixed_point_multiplier,
+)
+from ._lean import binary_run
+
+
+FAMILY = {"CONV_2D": "conv_2d", "DEPTHWISE_CONV_2D": "depthwise_conv_2d"}
+"""The MAC family of each operator."""
+
+
+def _conv_common(op, g, axis):
+    check_arity(op, (2, 3))
+    wide = len(op.inputs) > 0 and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == np.int16
+    check_int_types(op, g, allowed=(np.dtype(np.int16),) if wide else (np.dtype(np.int8),))
+    t_in, t_w, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    w = constant(op, g, 1, "filter")
+    if w is None or w.ndim != 4 or w.dtype != np.int8:
+        refuse(op, "filter must be a constant int8 4-D tensor")
+    bias = mac_bias(op, g, FAMILY[op.name], constant(op, g, 2, "bias"), t_in)
+    if len(t_in.shape) != 4:
+        refuse(op, f"input must be 4-D NHWC, got shape {t_in.shape}")
+    s_in, zi = per_tensor_quant(op, t_in, "input")
+    s_out, zo = per_tensor_quant(op, t_out, "output")
+    s_w, _ = weight_scales(op, t_w, axis)
+    o = op.options
+    lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
+    if wide and (zi, zo) != (0, 0):
+        refuse(op, f"16x8 {op.name} needs zero points 0, got {zi} and {zo}")
+    # ConvPerChannel ignores the filter zero point (int8 filters are symmetric)
+    quant = dict(input_zero_point=zi, weight_zero_point=0, output_zero_point=zo,
+                 requant=mac_requant(op, g, FAMILY[op.name], t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
+                 stride=(o.get("stride_h", 1), o.get("stride_w", 1)), padding=padding_name(op, o.get("padding", 0)),
+                 dilation=(o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)))
+    if wide:
+        quant["out_dtype"] = "int16"
+    return t_in, t_out, w, bias, quant
+
+
+@builtin("CONV_2D")
+def prepare_conv_2d(op, g):
+    t_in, t_out, w, bias, quant = _conv_common(op, g, 0)
+    layer = at_prepare(op, kernels.conv2d_layer, t_in.shape, t_in.dtype, w, bias, **quant)
+    return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
+
+
+@builtin("DEPTHWISE_CONV_2D")
+def prepare_depthwise_conv_2d(op, g):
+    t_in, t_out, w, bias, quant = _conv_common(op, g, 3)
+    c_in, c_out = t_in.shape[3], w.shape[3]
+    if w.shape[0] != 1 or c_in == 0 or c_out % c_in:
+        refuse(op, f"filter {w.shape} does not fit {c_in} input channels")
+    quant["depth_multiplier"] = c_out // c_in  # LiteRT derives the multiplier from the shapes
+    layer = at_prepare(op, kernels.depthwise_conv2d_layer, t_in.shape, t_in.dtype, w, bias, **quant)
+    return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
+
+
+def _runner(op, g, layer, t_out):
+    """``run(inputs)`` of a prepared conv layer: the kernel call alone (the model checks the output shape)."""
+    if tuple(layer.out_shape) != tuple(t_out.shape):
+        refuse(op, f"computes shape {tuple(layer.out_shape)} but the model declares {tuple(t_out.shape)}")
+    acc = g.mac(FAMILY[op.name]).accumulator
+    return lambda inputs: at_run(op, layer.run, inputs[0], acc)
+
+
+@builtin("FULLY_CONNECTED")
+def prepare_fully_connected(op, g):
+    check_arity(op, (2, 3))
+    wide = len(op.inputs) > 0 and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == np.int16
+    check_int_types(op, g, allowed=(np.dtype(np.int16),) if wide else (np.dtype(np.int8),))
+    t_in, t_w, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    o = op.options
+    if o.get("weights_format", 0) != 0:
+        refuse(op, "shuffled weights (SHUFFLED4x16INT8) are not supported")
+    w = constant(op, g, 1, "weights")
+    if w is None or w.ndim != 2 or w.dtype != np.int8:
+        refuse(op, "weights must be a constant int8 matrix (N, K)")
+    bias = mac_bias(op, g, "fully_connected", constant(op, g, 2, "bias"), t_in)
+    s_in, zi = per_tensor_quant(op, t_in, "input")
+    s_out, zo = per_tensor_quant(op, t_out, "output")
+    s_w, zw = weight_scales(op, t_w, 0)
+    if wide and (zi, zo) != (0, 0):
+        refuse(op, f"16x8 FULLY_CONNECTED needs zero points 0, got {zi} and {zo}")
+    n, k = w.shape
+    if k == 0 or int(np.prod(t_in.shape)) % k or int(np.prod(t_out.shape)) != int(np.prod(t_in.shape)) // k * n:
+        refuse(op, f"input {t_in.shape} and output {t_out.shape} do not fit weights {w.shape}")
+    if np.ndim(s_w) == 0 and bias is not None and op.inputs[2] >= 0:
+        t_b = g.tensor(op.inputs[2])
+        if t_b.scale.size:  # GetQuantizedConvolutionMultipler: bias scale ~ s_in * s_w
+            diff = abs(np.float64(s_in) * np.float64(s_w) - np.float64(t_b.scale[0]))
+            if diff / np.float64(s_out) > 0.02:
+                refuse(op, "bias scale differs from input_scale * weight_scale by more than 0.02 output LSB")
+    lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
+    quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo,
+                 requant=mac_requant(op, g, "fully_connected", t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
+                 out_dtype=t_out.dtype.name)
+    layer = at_prepare(op, kernels.fully_connected_layer, (int(np.prod(t_in.shape)) // k, k), t_in.dtype, w, bias,
+                       **quant)
+    rows, out_shape, acc = layer.layer.x_shape, tuple(t_out.shape), g.mac("fully_connected").accumulator
+    return Prepared(lambda inputs: at_run(op, layer.run, inputs[0].reshape(rows[0], k), acc).reshape(out_shape),
+                    requant_params(quant))
+
+
+@builtin("BATCH_MATMUL")
+def prepare_batch_matmul(op, g):
+    check_arity(op, 2)
+    check_int_types(op, g, ("lhs", "rhs"))
+    tx, ty, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    (sx, zx), (sy, zy), (so, zo) = (per_tensor_quant(op, t, w)
+                                    for t, w in ((tx, "lhs"), (ty, "rhs"), (t_out, "output")))
+    m, s = fixed_point_multiplier(op, np.float64(sx) * np.float64(sy) / np.float64(so))
+    q = dict(adj_x=bool(op.options.get("adj_x", 0)), adj_y=bool(op.options.get("adj_y", 0)), x_zero_point=zx,
+             y_zero_point=zy, output_zero_point=zo, multiplier=m, shift=s)
+    return Prepared(binary_run(op, g, batch_matmul_plan, **q), q)
+
+
+@builtin("TRANSPOSE_CONV")
+def prepare_transpose_conv(op, g):
+    check_arity(op, (3, 4))
+    if len(op.inputs) < 3 or min(op.inputs[:3]) < 0:
+        refuse(op, "expects output_shape, weights and input tensors")
+    t_in, t_w, t_out = g.tensor(op.inputs[2]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    dt = check_dtype(op, t_in, (np.dtype(np.int8), np.dtype(np.int16)), "input")
+    check_dtype(op, t_out, (dt,), "output")
+    w = constant(op, g, 1, "weights")
+    if w is None or w.ndim != 4 or w.dtype != np.int8:
+        refuse(op, "weights must be a constant int8 4-D tensor (OHWI)")
+    bias = mac_bias(op, g, "transpose_conv", constant(op, g, 3, "bias"), t_in)
+    if len(t_in.shape) != 4 or len(t_out.shape) != 4:
+        refuse(op, f"input and output must be 4-D NHWC, got {t_in.shape} and {t_out.shape}")
+    s_in, zi = per_tensor_quant(op, t_in, "input")
+    s_out, zo = per_tensor_quant(op, t_out, "output")
+    s_w, _ = weight_scales(op, t_w, 0)
+    o = op.options
+    lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
+    if dt == np.int16 and (zi, zo) != (0, 0):
+        refuse(op, f"int16 TRANSPOSE_CONV needs zero points 0, got {zi} and {zo}")
+    if g.mac("transpose_conv").accumulator is not None:
+        refuse(op, f"engine {g.profile.name!r} declares an accumulator for TRANSPOSE_CONV; its kernel sums in the "
+                   "exact int32 (int64 for 16x8) only")
+    rq = mac_requant(op, g, "transpose_conv", t_in, s_in, s_w, s_out)
+    q = dict(output_size=tuple(t_out.shape[1:3]), stride=(o.get("stride_h", 1), o.get("stride_w", 1)),
+             padding=padding_name(op, o.get("padding", 0)), input_zero_point=zi, output_zero_point=zo, requant=rq,
+             act_min=lo, act_max=hi)
+
+    def run(inputs):  # output_shape may be a model input: it must name the declared output shape
+        if inputs[0] is not None and tuple(np.asarray(inputs[0]).reshape(-1).tolist()) != tuple(t_out.shape):
+            raise ValueError(f"Model.run: operator {op.index} (TRANSPOSE_CONV): output_shape "
+                             f"{np.asarray(inputs[0]).tolist()} differs from the declared {tuple(t_out.shape)}")
+        return check_shape(op, at_run(op, transpose_conv, inputs[2], w, bias, **q), t_out)
+
+    return Prepared(run, q)
