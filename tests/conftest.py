@@ -32,3 +32,9 @@ other worker does the rest meanwhile instead of waiting for it at the end."""
 
 def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: item.path.name not in STARTS_FIRST)  # stable: the rest keep their order
+
+
+SUPPORT = ("support", "fuzz")
+"""The folders of helper modules the tests of every folder import (``from oracle_views import oracle_requant``,
+``import fuzz_args``): on ``sys.path`` before any test module is collected."""
+sys.path[:0] = [os.path.join(os.path.dirname(__file__), d) for d in SUPPORT]

@@ -8,7 +8,7 @@ value assigned to a variable) are rewritten for N, and everything else is shared
 copy with the same builtins gives operators that take N samples in one call: FULLY_CONNECTED sees N
 rows, CONV_2D and DEPTHWISE_CONV_2D N images, SVDF/LSTM N batch rows, a resource variable N
 streams' state. Every TFLite kernel computes the batch rows independently, so the batch-N run is
-the N runs stacked (``Model.run_batch`` relies on it; tests/test_batching.py checks it on every
+the N runs stacked (``Model.run_batch`` relies on it; tests/tflite/test_batching.py checks it on every
 real model).
 
 A model qualifies when every operator keeps dimension 0 as the batch: :func:`batch_blocker` names

@@ -1,6 +1,6 @@
 """In-place byte edits of a real LSTM model (numpy and struct only: the golden script and the tests share it).
 
-The edited models are never stored: the golden script (make_golden_lstm_edits.py) and tests/test_lstm.py
+The edited models are never stored: the golden script (make_golden_lstm_edits.py) and tests/kernels/test_lstm.py
 both apply :data:`EDITS` to ``../shared/models/tflite-micro/trained_lstm_int8.tflite``. Each edit rewrites
 fields the file already holds (a tensor's first scale, a float or byte of the LSTM's options), so the
 flatbuffer layout is unchanged. Slots: schema.fbs (Model.subgraphs 2, SubGraph.tensors 0 / operators 3,

@@ -12,7 +12,7 @@ int16 SUB with ``pot_scale_int16`` (shifts 0 and 3, the first input shifted, a f
 One-operator int16 models built from the schema objects (``_tflite_edit.one_op_model``), run and packed
 exactly as ``make_golden_ops.py`` does (same engines, same four input sets: a strided sweep of the int16
 codes, two uniform draws, alternating extremes); written to ``tests/golden/ops/int16_edges.npz`` and
-``tests/golden/ops/<case>.tflite``, read by ``tests/test_golden_ops.py`` like every other family::
+``tests/golden/ops/<case>.tflite``, read by ``tests/kernels/test_golden_ops.py`` like every other family::
 
     /work/goldvenv/bin/python tests/golden/make_golden_int16_edges.py        # about 30 s
 

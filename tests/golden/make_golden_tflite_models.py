@@ -293,7 +293,7 @@ def refused_models():
     """Models for the refusal tests: ``refused_relu6_overflow.tflite`` (a conv with fused RELU6 whose
     output scale makes 6 / scale overflow int32: LiteRT's Prepare fails), ``refused_concat_scales``
     (int8 CONCATENATION of differently scaled inputs: LiteRT refuses). The unsupported-operator test makes
-    its CUSTOM op itself (tests/test_tflite_models.py)."""
+    its CUSTOM op itself (tests/tflite/test_tflite_models.py)."""
     rng = np.random.default_rng(7)
     w = _w(rng, 1, 1, 2, 2)
     base = convert(lambda x: tf.nn.relu6(tf.nn.conv2d(x, w, 1, "VALID")), [(1, 2, 2, 2)], 7)
