@@ -258,3 +258,68 @@ def qlinear_softmax(x, x_scale, y_scale, y_zero_point, axis, dtype) -> np.ndarra
     q = np.minimum(q, 127 if signed else 255)
     y = q.astype(np.int8) if signed else q.astype(np.uint8)
     return np.moveaxis(y.reshape(x.shape), -1, axis)
+
+
+def fma_dot(a, b, bias=None):
+    """float32 ``a (M, K) @ b (K, N)``: one FMA chain per output in k order from 0, then ``+ bias``
+    (MLAS SGEMM's register accumulation for K within one block)."""
+    acc = np.zeros((a.shape[0], b.shape[1]), _F32)
+    for k in range(a.shape[1]):
+        acc = fma_f32(a[:, k, None], b[None, k, :], acc)
+    if bias is not None:
+        acc = (acc + np.asarray(bias, _F32)).astype(_F32)
+    return acc
+
+
+def sgemm_m1(a, b, c=None):
+    """MLAS's one-row SGEMM (``MlasSgemmKernelM1Avx``, x86_64/SgemmKernelM1Avx.S; the algorithm as
+    described, not read from the assembly): ``a`` (1, K) x ``b`` (K, N). K is taken in groups of 4,
+    then one of 2, then one of 1; a group's products are summed left to right with separate
+    multiplies and adds (no FMA), then added to C (0 for a MatMul, the broadcast bias for a Gemm)."""
+    k = a.shape[1]
+    out = np.zeros((1, b.shape[1]), _F32) if c is None else np.broadcast_to(np.asarray(c, _F32), (1, b.shape[1])).copy()
+    kk = 0
+    for g in [4] * (k // 4) + ([2] if k % 4 >= 2 else []) + ([1] if k % 2 else []):
+        t = (a[0, kk] * b[kk]).astype(_F32)
+        for j in range(1, g):
+            t = (t + (a[0, kk + j] * b[kk + j]).astype(_F32)).astype(_F32)
+        out[0] = (t + out[0]).astype(_F32)
+        kk += g
+    return out
+
+
+def sgemm_m1_transpose_b(a, bt, c=None):
+    """``MlasSgemmKernelM1TransposeBAvx`` (mlas/lib/x86_64/SgemmKernelM1TransposeBAvx.S): ``a`` (1, K)
+    times ``bt.T`` for ``bt`` (N, K). Per output, 8 lane accumulators (lane l sums the products of
+    k = l mod 8 in order, ``vmulps`` then ``vaddps``); outputs in blocks of 4, then 2, then 1, whose
+    lane reductions differ: 4 -> ``(((l0+l1)+l2)+l3) + (((l4+l5)+l6)+l7)``, 2 -> ``((l0+l2)+(l4+l6)) +
+    ((l1+l3)+(l5+l7))``, 1 -> ``((l0+l1)+(l2+l3)) + ((l4+l5)+(l6+l7))``; then ``+ C`` (the bias)."""
+    k, n = a.shape[1], bt.shape[0]
+    kp = -(-k // 8) * 8
+    ap = np.zeros(kp, _F32)
+    ap[:k] = a[0]
+    bp = np.zeros((n, kp), _F32)
+    bp[:, :k] = bt
+    lanes = np.zeros((n, 8), _F32)
+    for k0 in range(0, kp, 8):
+        lanes = (lanes + (ap[None, k0:k0 + 8] * bp[:, k0:k0 + 8]).astype(_F32)).astype(_F32)
+    l = [lanes[:, j] for j in range(8)]
+
+    def add(*v):
+        t = v[0]
+        for u in v[1:]:
+            t = (t + u).astype(_F32)
+        return t
+    red4 = add(add(l[0], l[1], l[2], l[3]), add(l[4], l[5], l[6], l[7]))
+    red2 = add(add(add(l[0], l[2]), add(l[4], l[6])), add(add(l[1], l[3]), add(l[5], l[7])))
+    red1 = add(add(add(l[0], l[1]), add(l[2], l[3])), add(add(l[4], l[5]), add(l[6], l[7])))
+    block = np.zeros(n, int)
+    rest = n % 4
+    block[n - rest:] = 2 if rest >= 2 else 1
+    if rest == 3:
+        block[-1] = 1
+    block[:n - rest] = 4
+    out = np.where(block == 4, red4, np.where(block == 2, red2, red1)).astype(_F32)[None, :]
+    if c is not None:
+        out = (out + np.asarray(c, _F32)).astype(_F32)
+    return out

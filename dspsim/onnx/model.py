@@ -112,7 +112,7 @@ class Model(GraphModel):
                 if name not in index:
                     add(name, None, np.shape(value), value)
         ctx = Context(profile, constants, opset)
-        table = _table()
+        table = PREPARE
         plan = []
         for k, n in enumerate(nodes):
             if n.domain not in ("", "ai.onnx", "com.microsoft"):
@@ -187,9 +187,3 @@ class Model(GraphModel):
                 raise ValueError(f"{func}: input {info.name!r} must have shape {info.shape}, got {a.shape}")
             out.append(a)
         return out
-
-
-def _table():
-    from .qoperator import PREPARE_QOP
-
-    return {**PREPARE, **PREPARE_QOP}

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from functools import partial
 
 import numpy as np
 
@@ -341,41 +340,3 @@ def resize_reference(x, spec: ResizeSpec, out_shape, scales):
     info = np.finfo(x.dtype)
     return np.clip(r, info.min, info.max).astype(x.dtype)
 
-
-# ------------------------------------------------------------------------------------------------
-# the node
-# ------------------------------------------------------------------------------------------------
-_DTYPES = (np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.int8))
-
-
-def prepare_resize(node, ctx):
-    """Resize's prepare function (:mod:`.ops`): attributes validated at load; the output geometry,
-    indices and weights made once per input shape and type (cached when scales / sizes are constants)."""
-    from .ops import _fail, _guard, _opt, attrs
-
-    a = attrs(node)
-    spec = resize_spec(a, ctx.opset, lambda msg: _fail(node, msg))
-    channels_last = bool(a.get("channels_last", 0))  # set by .fusion (ORT's NHWC layout)
-    reference = ctx.reference
-    constant = all(ctx.is_const(node, k) for k in (2, 3))
-    cache = {}
-
-    def fail(msg):
-        return ValueError(f"Resize: {msg}")
-
-    def run(i):
-        x = i[0]
-        if not isinstance(x, np.ndarray) or x.dtype not in _DTYPES:
-            raise TypeError(f"Resize: input X must be float32, uint8 or int8, got "
-                            f"{getattr(x, 'dtype', type(x).__name__)}")
-        apply = cache.get((x.shape, x.dtype))
-        if apply is None:
-            out_shape, scales = output_geometry(spec, x.shape, _opt(i, 2), _opt(i, 3), reference, fail)
-            if reference:
-                apply = partial(resize_reference, spec=spec, out_shape=out_shape, scales=scales)
-            else:
-                apply = plan_onnxruntime(x.shape, x.dtype, spec, out_shape, scales, channels_last, fail)
-            if constant:
-                cache[(x.shape, x.dtype)] = apply
-        return [apply(x)]
-    return _guard(node, run)

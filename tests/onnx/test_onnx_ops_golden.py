@@ -11,30 +11,13 @@ import numpy as np
 import pytest
 
 import dspsim.onnx as donnx
-from dspsim.onnx.proto import read_tensor
 from dspsim.onnx.types import QArray
+from onnx_golden import bit_list, decode
 
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden", "onnx", "ops.npz")
 Z = np.load(GOLDEN)
 META = json.loads(str(Z["meta"]))
 CASES = {c["name"]: c for c in META["cases"]}
-
-
-def decode(b):
-    b = bytes(b)
-    t = read_tensor(memoryview(b), (0, len(b)))
-    return t.name, t.array()
-
-
-def bit_list(v):
-    """Comparable bits: codes for QArray, the bit pattern for floats (all NaNs alike), values otherwise."""
-    if isinstance(v, QArray):
-        return v.type.name, v.codes.astype(np.int64).tolist()
-    v = np.asarray(v)
-    if v.dtype.kind == "f":
-        u = v.reshape(-1).view(f"u{v.dtype.itemsize}").astype(np.int64)
-        return v.dtype.name, np.where(np.isnan(v.reshape(-1)), -1, u).tolist()
-    return v.dtype.name, v.reshape(-1).tolist()
 
 
 def run_case(name, engine):

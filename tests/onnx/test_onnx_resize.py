@@ -14,7 +14,7 @@ import pytest
 import dspsim.onnx as donnx
 from dspsim.onnx import resize as rz
 
-from test_onnx_ops_golden import bit_list, decode
+from onnx_golden import bit_list, decode
 
 GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden", "onnx", "resize.npz")
 Z = np.load(GOLDEN)
