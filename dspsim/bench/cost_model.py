@@ -50,7 +50,7 @@ def cost_channels(size: str, repeats: int, budget: float) -> dict:
 
 
 def cost_packing(size: str, repeats: int, budget: float) -> dict:
-    """What the public call with raw int8 weights costs against the layer prepared once (``*_layer``)."""
+    """What the public call with raw int8 weights costs against the kernel's plan, prepared once (``*_plan``)."""
     import dspsim
     out = []
     for op in PACKED_OPS:

@@ -250,10 +250,10 @@ def dspsim_runner(case: Case, p: dict, accumulator=None) -> Runner:
     import dspsim
     if case.op in KERNEL_OPS:
         kw = kernel_kwargs(case, p, accumulator)
-        if accumulator is None:  # the layer prepared once, outside the timing, as FBGEMM's prepacked op
+        if accumulator is None:  # the kernel's plan, prepared outside the timing, as FBGEMM's prepacked op
             from .. import kernels
-            layer = getattr(kernels, f"{case.op}_layer")(p["x"].shape, p["x"].dtype, p["w"], p["bias"], **kw)
-            return Runner("dspsim", lambda: layer.run(p["x"]))
+            plan = getattr(kernels, f"{case.op}_plan")(p["x"].shape, p["x"].dtype, p["w"], p["bias"], **kw)
+            return Runner("dspsim", lambda: plan(p["x"]))
         op = getattr(dspsim, case.op)
         w = p["w"]
         if case.op in PACKED_OPS:  # packed once per layer, outside the timing, as FBGEMM's prepack

@@ -11,8 +11,8 @@ from .arithmetic.binary import (
     maximum, minimum, squared_difference, sub, tflite_squared_difference_params, tflite_sub_params,
     xnnpack_sub_params,
 )
-from .mac.conv import conv2d, conv2d_layer, depthwise_conv2d, depthwise_conv2d_layer
-from .mac.dense import fully_connected, fully_connected_layer
+from .mac.conv import conv2d, conv2d_plan, depthwise_conv2d, depthwise_conv2d_plan
+from .mac.dense import fully_connected, fully_connected_plan
 from .arithmetic.elementwise import (
     AddParams, XnnpackAddParams, add, mul, tflite_add_params, tflite_mul_multiplier, xnnpack_add, xnnpack_add_params,
 )
@@ -54,7 +54,7 @@ __all__ = ["svdf", "HardSwishParams", "LogSoftmaxParams", "LutFunction", "PreluP
            "tflite_rsqrt_multiplier", "tflite_hard_swish_params", "tflite_lut_table", "tflite_prelu_params",
            "tflite_softmax_params", "tflm_gemmlowp_input_params", "tflm_logistic", "tflm_tanh", "xnnpack_lut_table",
            "AddParams", "PackedWeights", "XnnpackAddParams", "add", "average_pool2d", "concatenation", "conv2d",
-           "conv2d_layer", "depthwise_conv2d", "depthwise_conv2d_layer", "fully_connected", "fully_connected_layer", "leaky_relu", "max_pool2d", "mean", "mul", "pack_weights", "pad",
+           "conv2d_plan", "depthwise_conv2d", "depthwise_conv2d_plan", "fully_connected", "fully_connected_plan", "leaky_relu", "max_pool2d", "mean", "mul", "pack_weights", "pad",
            "relu", "relu6", "relu_n1_to_1", "tflite_activation_range", "tflite_add_params", "tflite_mul_multiplier",
            "tflm_relu6", "torch_relu", "xnnpack_add", "xnnpack_add_params", "xnnpack_convert",
            "xnnpack_leaky_relu", "xnnpack_mean", "xnnpack_quantize"]

@@ -323,7 +323,7 @@ class ConvProblem:
         return out, KernelStats(ev, ovf, int(pair_ev), int(n_sat), int(n_lo), int(n_hi), fast_path)
 
 
-class ConvLayer:
+class ConvPlan:
     """A :class:`ConvProblem` prepared for inputs of one shape and dtype, as TFLite's Prepare does:
     weights signed and packed, bias, quantization and geometry resolved, the fast path's index
     tables and the requantization loop chosen, all once. ``run(x)`` is then the kernel call alone.
@@ -375,9 +375,10 @@ class ConvLayer:
         return p
 
     def run(self, x, accumulator=None, stats=False):
-        """The layer on ``x`` (of the prepared shape and dtype): the output (B, OH, OW, OC) [, KernelStats]."""
+        """The plan on ``x`` (of the prepared shape and dtype): the output (B, OH, OW, OC) [, KernelStats].
+        ``plan(x)`` is ``plan.run(x)``, as every kernel's ``*_plan`` runs."""
         if x.shape != self.x_shape or x.dtype != self.x_dtype:
-            raise ValueError(f"{self.problem.func}: the layer was prepared for {self.x_dtype} {self.x_shape}, got "
+            raise ValueError(f"{self.problem.func}: the plan was prepared for {self.x_dtype} {self.x_shape}, got "
                              f"{x.dtype} {x.shape}")
         acc = None
         if accumulator is None and not stats and self._fast is not None:
@@ -389,3 +390,5 @@ class ConvLayer:
         out = np.empty(acc.size, self.problem.quant.out_dtype)
         self._requant(np.ascontiguousarray(acc).reshape(-1), out)
         return out.reshape(self.out_shape)
+
+    __call__ = run

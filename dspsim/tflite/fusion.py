@@ -166,7 +166,7 @@ def _merged_depthwise(sg, g, parts, ops, concat):
             return None
     quant = dict(common[0], stride=(1, common[0]["stride"]), requant=dataclasses.replace(requants[0][0], **fields),
                  depth_multiplier=1)
-    layer = kernels.depthwise_conv2d_layer(t_x.shape, t_x.dtype, np.concatenate(weights, axis=3),
+    layer = kernels.depthwise_conv2d_plan(t_x.shape, t_x.dtype, np.concatenate(weights, axis=3),
                                            np.concatenate(biases), **quant)
     if tuple(layer.out_shape) != tuple(sg.tensors[concat.outputs[0]].shape):
         return None
@@ -188,10 +188,10 @@ def _padded_conv(sg, g, pad, pad_params, conv):
         return None
     quant["padding"] = tuple((int(a), int(b)) for a, b in pads[1:3])
     if conv.name == "DEPTHWISE_CONV_2D":
-        layer = kernels.depthwise_conv2d_layer(t_x.shape, t_x.dtype, w, bias, depth_multiplier=w.shape[3] //
+        layer = kernels.depthwise_conv2d_plan(t_x.shape, t_x.dtype, w, bias, depth_multiplier=w.shape[3] //
                                                t_x.shape[3], **quant)
     else:
-        layer = kernels.conv2d_layer(t_x.shape, t_x.dtype, w, bias, **quant)
+        layer = kernels.conv2d_plan(t_x.shape, t_x.dtype, w, bias, **quant)
     if tuple(layer.out_shape) != tuple(t_out.shape):
         return None
     op = dataclasses.replace(conv, inputs=(x,), options={})

@@ -11,21 +11,7 @@ from dspsim import oracle as ref
 from dspsim.kernels.mac import depthwise_core as core
 from dspsim.requant import Requant
 from oracle_views import oracle_requant
-
-RANGES = {"int8": (-128, 127), "uint8": (0, 255)}
-# 1 and 3 (runs only), 7 (direct), 8/9 (two overlapping 8-blocks), 16/17/24 (16-blocks, tails), 33 (two 16-blocks + tail)
-CHANNELS = [1, 3, 7, 8, 9, 16, 17, 24, 33]
-
-
-def codes(rng, shape, dtype, edge):
-    """Random codes of ``dtype``, a quarter of them at the type's min/max when ``edge``."""
-    lo, hi = RANGES[dtype]
-    a = rng.integers(lo, hi + 1, shape)
-    if edge:
-        pick = rng.random(shape)
-        a = np.where(pick < 0.125, lo, np.where(pick < 0.25, hi, a))
-    return a.astype(dtype)
-
+from depthwise_cases import CHANNELS, RANGES, codes, plain_sums, run_case
 
 @st.composite
 def cases(draw):
@@ -42,39 +28,6 @@ def cases(draw):
         zw=draw(st.one_of(st.sampled_from(RANGES[wd]), st.integers(*RANGES[wd]))),
         per_channel_zw=draw(st.booleans()), edge=draw(st.booleans()), seed=draw(st.integers(0, 2**32 - 1)),
         shift=draw(st.integers(-5, -3)))
-
-
-def run_case(cs):
-    rng = np.random.default_rng(cs["seed"])
-    (kh, kw), (dh, dw), pads = cs["k"], cs["dil"], list(cs["pads"])
-    if cs["h"] + pads[0] + pads[1] < (kh - 1) * dh + 1 or cs["w"] + pads[2] + pads[3] < (kw - 1) * dw + 1:
-        pads = [(kh - 1) * dh, (kh - 1) * dh, (kw - 1) * dw, (kw - 1) * dw]
-    oc = cs["c"] * cs["mult"]
-    x = codes(rng, (cs["b"], cs["h"], cs["w"], cs["c"]), cs["xd"], cs["edge"])
-    w = codes(rng, (1, kh, kw, oc), cs["wd"], cs["edge"])
-    lo, hi = RANGES[cs["wd"]]
-    zw = [int(v) for v in rng.integers(lo, hi + 1, oc)] if cs["per_channel_zw"] else cs["zw"]
-    bias = rng.integers(-(1 << 12), 1 << 12, oc).astype(np.int32)
-    # shift-only to int16: |sum| <= 9 * 255 * 255 + 2^12, divided by 8 to 32 it fits, so a wrong sum shows
-    rq = Requant.shift_only(cs["shift"])
-    top, bottom, left, right = pads
-    got = dspsim.depthwise_conv2d(x, w, bias, depth_multiplier=cs["mult"], stride=cs["stride"], dilation=cs["dil"],
-                                  padding=((top, bottom), (left, right)), input_zero_point=cs["zx"],
-                                  weight_zero_point=zw, output_zero_point=0, requant=rq, out_dtype="int16")
-    want, _, _ = ref.depthwise_conv2d(x.tolist(), w.tolist(), bias.tolist(), cs["zx"], zw, 0, oracle_requant(rq),
-                                      -32768, 32767, depth_multiplier=cs["mult"], stride=cs["stride"],
-                                      pads=tuple(pads), dilation=cs["dil"])
-    # the core's sums themselves, against plain Python ints
-    zw_c = np.broadcast_to(np.asarray(zw, np.int64), (oc,))
-    w_s, zw_s = (w.astype(np.int64) - 128, zw_c - 128) if cs["wd"] == "uint8" else (w.astype(np.int64), zw_c)
-    prepared = core.prepare_depthwise_weights(w_s[0].astype(np.int8), zw_s, cs["mult"])
-    sums, out_h, out_w = plain_sums(x, w_s[0], cs["zx"], zw_s, bias, cs["stride"], pads, cs["dil"], cs["mult"])
-    assert got.shape[1:3] == (out_h, out_w)
-    for bits in (32, 64):
-        acc = core.depthwise_accumulate(x, prepared, cs["zx"], bias.astype(np.int64), cs["stride"], cs["dil"], top,
-                                        left, out_h, out_w, bits)
-        assert np.array_equal(acc, sums.astype(np.int64)), bits
-    return got, np.array(want, np.int64)
 
 
 @settings(max_examples=200, deadline=None)
@@ -107,27 +60,6 @@ def test_depthwise_mcu_shapes_match_oracle(shape, k, stride, padding, mult):
     want, _, _ = ref.depthwise_conv2d(x.tolist(), w.tolist(), bias.tolist(), -128, 0, 0, oracle_requant(rq), -32768,
                                       32767, depth_multiplier=mult, stride=g.stride, pads=g.pads, dilation=(1, 1))
     assert np.array_equal(got, np.array(want))
-
-
-def plain_sums(x, w, zx, zw, bias, stride, pads, dilation=(1, 1), mult=1):
-    """Exact Python-int depthwise sums ``(B*OH*OW, C*M)`` of ``w`` (KH, KW, C*M), taps outside the input skipped."""
-    n_b, in_h, in_w, c = x.shape
-    k_h, k_w, n_oc = w.shape
-    (sh, sw), (pt, pb, pl, pr), (dh, dw) = stride, pads, dilation
-    out_h, out_w = (in_h + pt + pb - (k_h - 1) * dh - 1) // sh + 1, (in_w + pl + pr - (k_w - 1) * dw - 1) // sw + 1
-    out = np.zeros((n_b, out_h, out_w, n_oc), object)
-    for b in range(n_b):
-        for oy in range(out_h):
-            for ox in range(out_w):
-                for oc in range(n_oc):
-                    s = int(bias[oc])
-                    for fy in range(k_h):
-                        for fx in range(k_w):
-                            iy, ix = oy * sh - pt + dh * fy, ox * sw - pl + dw * fx
-                            if 0 <= iy < in_h and 0 <= ix < in_w:
-                                s += (int(x[b, iy, ix, oc // mult]) - zx) * (int(w[fy, fx, oc]) - int(zw[oc]))
-                    out[b, oy, ox, oc] = s
-    return out.reshape(-1, n_oc), out_h, out_w
 
 
 @pytest.mark.parametrize("stride", [1, 2])

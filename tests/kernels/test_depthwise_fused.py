@@ -1,5 +1,5 @@
 """The requantization fused into the depthwise tap pairs' store (depthwise_core.prepare_depthwise_requantize, the
-prepared ``depthwise_conv2d_layer``) and the float-scale lanes it uses (dspsim.simd.requant_lanes.requantize_float_row),
+prepared ``depthwise_conv2d_plan``) and the float-scale lanes it uses (dspsim.simd.requant_lanes.requantize_float_row),
 against the plain-Python oracle and against the unfused path (int32 sums, then the requantization loop).
 
 Compile budget: the layers here use the ``_pair_rows`` specializations the other depthwise tests compile too (int8 in
@@ -20,15 +20,11 @@ from dspsim import oracle as ref
 from dspsim.kernels.mac import depthwise_core as core
 from dspsim.kernels.mac.gemm import FusedRequant
 from dspsim.requant import Arithmetic, FloatBias, Requant, float_bias_arrays
-from test_depthwise_core import CHANNELS, RANGES, codes
+from depthwise_cases import CHANNELS, CLAMPS, RANGES, SCHEMES, codes, pairs_only, run_layer, scheme_kwargs
 from oracle_views import oracle_requant
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 OUT = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16}
-CLAMPS = {"int8": [(0, -128, 127), (-128, -128, 127), (127, -128, 127), (-3, 0, 6), (9, 9, 9)],
-          "uint8": [(0, 0, 255), (128, 0, 255), (255, 0, 255), (3, 3, 200)],
-          "int16": [(0, -32768, 32767), (-32768, -32768, 32767), (100, -200, 300)]}
-pairs_only = pytest.mark.skipif(not core.USE_PAIRS, reason="the fused store is the tap pairs' (AVX2, jit)")
 lanes_only = pytest.mark.skipif(not (simd.HAVE_AVX2 and not numba.config.DISABLE_JIT),
                                 reason="the float lanes are jit primitives compiled for AVX2")
 
@@ -131,30 +127,6 @@ def test_float_lanes_compile_to_vcvtps2dq_and_vfmadd():
     assert "vcvtps2dq" in asm and "vfmadd" in asm and "vcvtdq2ps" in asm
 
 
-# --------------------------------------------------------------------------------------------
-# the fused depthwise layer
-# --------------------------------------------------------------------------------------------
-SCHEMES = ["double", "double-per-tensor", "fbgemm", "fbgemm-per-tensor", "xnnpack", "onnxruntime", "single"]
-
-
-def scheme_kwargs(scheme, rng, oc):
-    """(keywords of the layer, the oracle's requant dict, float bias or None) for ``scheme`` on ``oc`` channels."""
-    s_in, s_out = 0.05, float(rng.choice([0.5, 5.0, 40.0]))
-    s_w = (0.005 + rng.random(oc) * 0.01).astype(np.float32)
-    bias_i = rng.integers(-(1 << 14), 1 << 14, oc).astype(np.int32)
-    if scheme in ("double", "double-per-tensor", "single"):
-        rq = Requant.from_scales(s_in, s_w if scheme != "double-per-tensor" else 0.01, s_out, engine="tflm",
-                                 op="depthwise", rounding="single" if scheme == "single" else "double")
-        return dict(requant=rq), bias_i, None
-    if scheme in ("xnnpack", "onnxruntime"):
-        return dict(requant=Requant.from_scales(s_in, s_w, s_out, engine=scheme, op="depthwise")), bias_i, None
-    per_tensor = scheme == "fbgemm-per-tensor"
-    rq = Requant.from_scales(s_in, 0.01 if per_tensor else s_w, s_out, engine="fbgemm", op="depthwise")
-    fbias = (bias_i.astype(np.float32) * np.float32(s_in) * (np.float32(0.01) if per_tensor else s_w)).astype(
-        np.float32)
-    return dict(requant=rq), fbias, fbias
-
-
 @st.composite
 def layer_cases(draw, out_types=("same",)):
     c = draw(st.sampled_from(CHANNELS + [64]))
@@ -170,34 +142,6 @@ def layer_cases(draw, out_types=("same",)):
         per_channel_zw=draw(st.booleans()), edge=draw(st.booleans()), seed=draw(st.integers(0, 2**32 - 1)),
         scheme=draw(st.sampled_from(SCHEMES)), out=draw(st.sampled_from(out_types)),
         clamp=draw(st.integers(0, 3)))
-
-
-def run_layer(cs):
-    """The prepared layer's codes, the public (unfused) call's and the oracle's."""
-    rng = np.random.default_rng(cs["seed"])
-    (kh, kw), (dh, dw), pads = cs["k"], cs["dil"], list(cs["pads"])
-    if cs["h"] + pads[0] + pads[1] < (kh - 1) * dh + 1 or cs["w"] + pads[2] + pads[3] < (kw - 1) * dw + 1:
-        pads = [(kh - 1) * dh, (kh - 1) * dh, (kw - 1) * dw, (kw - 1) * dw]
-    c, mult = cs["c"], cs.get("mult", 1)  # the odd-channel cases keep M = 1
-    x = codes(rng, (cs["b"], cs["h"], cs["w"], c), cs["xd"], cs["edge"])
-    w = codes(rng, (1, kh, kw, c * mult), "int8", cs["edge"])
-    zw = [int(v) for v in rng.integers(-128, 128, c * mult)] if cs["per_channel_zw"] else cs["zw"]
-    kw_q, bias, fbias = scheme_kwargs(cs["scheme"], rng, c * mult)
-    out_name = cs["xd"] if cs["out"] == "same" else cs["out"]
-    zo, lo, hi = CLAMPS[out_name][cs["clamp"] % len(CLAMPS[out_name])]
-    top, bottom, left, right = pads
-    kw_all = dict(depth_multiplier=mult, stride=cs["stride"], dilation=cs["dil"], padding=((top, bottom), (left, right)),
-                  input_zero_point=cs["zx"], weight_zero_point=zw, output_zero_point=zo, act_min=lo, act_max=hi,
-                  out_dtype=out_name, **kw_q)
-    layer = kernels.depthwise_conv2d_layer(x.shape, x.dtype, w, bias, **kw_all)
-    got = layer.run(x)
-    unfused = dspsim.depthwise_conv2d(x, w, bias, **kw_all)
-    want, _, _ = ref.depthwise_conv2d(x.tolist(), w.tolist(), None if fbias is not None else bias.tolist(), cs["zx"],
-                                      zw, zo, oracle_requant(kw_q["requant"]), lo, hi, depth_multiplier=mult,
-                                      stride=cs["stride"],
-                                      pads=tuple(pads), dilation=cs["dil"],
-                                      float_bias=None if fbias is None else [Fraction(float(v)) for v in fbias])
-    return got, unfused, np.array(want, np.int64)
 
 
 @settings(max_examples=60, deadline=None)
@@ -235,7 +179,7 @@ def test_small_blocks_and_row_windows_change_nothing(monkeypatch, scheme, stride
         want = dspsim.depthwise_conv2d(x, w, bias, **kw_all)
         monkeypatch.setattr(core, "CHUNK_VALUES", 1)
         monkeypatch.setattr(core, "RING_BYTES", 1)
-        got = kernels.depthwise_conv2d_layer(x.shape, x.dtype, w, bias, **kw_all).run(x)
+        got = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all).run(x)
         monkeypatch.undo()
         assert np.array_equal(got, want), (shape, k, dil)
 
@@ -256,7 +200,7 @@ def test_every_shift_and_edge_multiplier_through_the_fused_store():
                                                                        0)).astype(np.int32)
     kw_all = dict(padding="SAME", input_zero_point=-128, weight_zero_point=0, output_zero_point=-5,
                   requant=Requant.fixed_point(mult, shift))
-    layer = kernels.depthwise_conv2d_layer(x.shape, x.dtype, w, bias, **kw_all)
+    layer = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all)
     got = layer.run(x)
     assert np.array_equal(got, dspsim.depthwise_conv2d(x, w, bias, **kw_all))
     want, _, _ = ref.depthwise_conv2d(x.tolist(), w.tolist(), bias.tolist(), -128, 0, -5,

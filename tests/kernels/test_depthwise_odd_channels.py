@@ -16,8 +16,7 @@ import dspsim
 from dspsim import kernels
 from dspsim import oracle as ref
 from dspsim.kernels.mac import depthwise_core as core
-from test_depthwise_core import RANGES, codes, run_case
-from test_depthwise_fused import CLAMPS, SCHEMES, pairs_only, run_layer, scheme_kwargs
+from depthwise_cases import CLAMPS, RANGES, SCHEMES, codes, pairs_only, run_case, run_layer, scheme_kwargs
 from oracle_views import oracle_requant
 
 LANE_SCHEMES = [s for s in SCHEMES if s != "single"]  # the schemes whose requantization is fused into the store
@@ -84,11 +83,11 @@ def test_streams_of_odd_channels_share_store_blocks_and_equal_oracle(monkeypatch
     rng = np.random.default_rng(c * 100 + t)
     n = 2 * core.CHUNK_VALUES // c + 3
     x, w, bias, kw_all, want = stream_layer(n, t, c, scheme, "int8" if scheme == "double" else "uint8", rng)
-    got = kernels.depthwise_conv2d_layer(x.shape, x.dtype, w, bias, **kw_all).run(x)
+    got = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all).run(x)
     assert np.array_equal(got.reshape(want.shape), want)
     assert np.array_equal(dspsim.depthwise_conv2d(x, w, bias, **kw_all), want)
     monkeypatch.setattr(core, "CHUNK_VALUES", 1)
-    small = kernels.depthwise_conv2d_layer(x.shape, x.dtype, w, bias, **kw_all).run(x)
+    small = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all).run(x)
     assert np.array_equal(small.reshape(want.shape), want)
 
 

@@ -1,5 +1,6 @@
-"""Prepared layers (conv2d_layer, depthwise_conv2d_layer, fully_connected_layer) give exactly what the
-public kernels give on the same arguments, and refuse an input of another shape or dtype."""
+"""The MAC kernels' plans (conv2d_plan, depthwise_conv2d_plan, fully_connected_plan) give exactly what the
+public kernels give on the same arguments, called as every plan is (``plan(x)``) or with an accumulator and
+statistics (``plan.run(x, accumulator, stats)``), and refuse an input of another shape or dtype."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dspsim
-from dspsim.kernels import conv2d_layer, depthwise_conv2d_layer, fully_connected_layer
+from dspsim.kernels import conv2d_plan, depthwise_conv2d_plan, fully_connected_plan
 
 SETTINGS = settings(max_examples=20, deadline=None)  # each new scheme compiles a fused driver
 
@@ -46,13 +47,13 @@ def window_case(draw, depthwise):
 @pytest.mark.parametrize("depthwise", [False, True], ids=["conv2d", "depthwise"])
 @SETTINGS
 @given(data=st.data())
-def test_a_prepared_window_layer_is_the_public_kernel(depthwise, data):
+def test_a_window_plan_is_the_public_kernel(depthwise, data):
     x, w, bias, kw = data.draw(window_case(depthwise))
-    public, make = (dspsim.depthwise_conv2d, depthwise_conv2d_layer) if depthwise else (dspsim.conv2d, conv2d_layer)
-    layer = make(x.shape, x.dtype, w, bias, **kw)
-    assert np.array_equal(layer.run(x), public(x, w, bias, **kw))
+    public, make = (dspsim.depthwise_conv2d, depthwise_conv2d_plan) if depthwise else (dspsim.conv2d, conv2d_plan)
+    plan = make(x.shape, x.dtype, w, bias, **kw)
+    assert np.array_equal(plan(x), public(x, w, bias, **kw))
     acc = dspsim.Accumulator(16, "saturate")  # the checked kernel: passed through
-    got, stats = layer.run(x, acc, stats=True)
+    got, stats = plan.run(x, acc, stats=True)
     want, want_stats = public(x, w, bias, **kw, accumulator=acc, stats=True)
     assert np.array_equal(got, want) and stats == want_stats
 
@@ -60,23 +61,23 @@ def test_a_prepared_window_layer_is_the_public_kernel(depthwise, data):
 @SETTINGS
 @given(seed=st.integers(0, 2**32 - 1), rows=st.integers(1, 40), k=st.integers(1, 70), n=st.integers(1, 40),
        requant=st.sampled_from(["tflm", "litert", "xnnpack"]))
-def test_a_prepared_dense_layer_is_the_public_kernel(seed, rows, k, n, requant):
+def test_a_dense_plan_is_the_public_kernel(seed, rows, k, n, requant):
     rng = np.random.default_rng(seed)
     x, w = _codes(rng, (rows, k), np.int8), _codes(rng, (n, k), np.int8)
     bias = rng.integers(-(1 << 24), 1 << 24, n).astype(np.int32)
     kw = dict(input_zero_point=int(rng.integers(-128, 128)), output_zero_point=int(rng.integers(-128, 128)),
               input_scale=0.02, weight_scale=0.004, output_scale=float(rng.uniform(0.01, 0.5)), requant=requant)
-    layer = fully_connected_layer(x.shape, x.dtype, w, bias, **kw)
-    assert np.array_equal(layer.run(x), dspsim.fully_connected(x, w, bias, **kw))
+    plan = fully_connected_plan(x.shape, x.dtype, w, bias, **kw)
+    assert np.array_equal(plan(x), dspsim.fully_connected(x, w, bias, **kw))
 
 
-def test_a_layer_refuses_an_input_of_another_shape_or_dtype():
+def test_a_plan_refuses_an_input_of_another_shape_or_dtype():
     w = np.ones((4, 3, 3, 2), np.int8)
-    layer = conv2d_layer((1, 5, 5, 2), np.int8, w, input_zero_point=0, output_zero_point=0, multiplier=1 << 30,
-                         shift=0)
-    with pytest.raises(ValueError, match=r"conv2d_layer: the layer was prepared for int8 \(1, 5, 5, 2\)"):
-        layer.run(np.zeros((1, 6, 5, 2), np.int8))
+    plan = conv2d_plan((1, 5, 5, 2), np.int8, w, input_zero_point=0, output_zero_point=0, multiplier=1 << 30,
+                       shift=0)
+    with pytest.raises(ValueError, match=r"conv2d_plan: the plan was prepared for int8 \(1, 5, 5, 2\)"):
+        plan(np.zeros((1, 6, 5, 2), np.int8))
     with pytest.raises(ValueError, match="prepared for int8"):
-        layer.run(np.zeros((1, 5, 5, 2), np.uint8))
-    with pytest.raises(TypeError, match="conv2d_layer: x_shape must be a tuple of ints"):
-        conv2d_layer("bogus", np.int8, w, input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)
+        plan.run(np.zeros((1, 5, 5, 2), np.uint8))
+    with pytest.raises(TypeError, match="conv2d_plan: x_shape must be a tuple of ints"):
+        conv2d_plan("bogus", np.int8, w, input_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)

@@ -22,7 +22,7 @@ from dspsim.tflite.model import Model
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
 from golden_io import load_real_model  # noqa: E402
-from test_stream_views import _fused_run  # noqa: E402  (the run loop's steps, every tensor recorded)
+from model_steps import recorded_run  # noqa: E402  (the run loop's steps, every tensor recorded)
 
 CODES = {"PAD": 34, "PADV2": 60, "CONV_2D": 3, "DEPTHWISE_CONV_2D": 4}
 MOBILENET = "mobilenet_v2_quantized_1x3x224x224"
@@ -84,11 +84,11 @@ def _assert_fused_is_traced(mdef, engine, accumulator=None, dtype=np.int8):
     xs = np.random.default_rng(5).integers(info.min, info.max + 1, (4, 1, 9, 10, 4)).astype(dtype)
     traces = [{e.tensor: e.value for e in model.trace(x)} for x in xs]
     for k, x in enumerate(xs):
-        outs, seen = _fused_run(model, x)
+        outs, seen = recorded_run(model, x)
         for i, v in seen.items():
             assert np.array_equal(v, traces[k][i]), f"sample {k}: tensor {i} differs from the trace"
         assert all(np.array_equal(o, traces[k][info_.index]) for o, info_ in zip(outs, model.outputs))
-    batched, seen = _fused_run(model, xs, batch=4)
+    batched, seen = recorded_run(model, xs, batch=4)
     for i, v in seen.items():
         for k in range(4):
             assert np.array_equal(v[k], traces[k][i][0]), f"batch sample {k}: tensor {i} differs"

@@ -11,7 +11,6 @@ from a model input, a slice the caller receives).
 """
 from __future__ import annotations
 
-import dataclasses
 import glob
 import os
 import sys
@@ -29,6 +28,7 @@ from dspsim.tflite.model import Model
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "golden"))
 from golden_io import load_real_model  # noqa: E402
+from model_steps import recorded_run
 
 WAKEWORD = sorted(glob.glob(os.path.join(ROOT, "tests", "golden", "real_models", "*.npz")))
 
@@ -151,39 +151,17 @@ def mixconv_model(activations=(1, 1), split_output=False, tail_output=False):
     return ModelDef(3, [main, init], None)
 
 
-def _fused_run(model, inputs, batch=None):
-    """``run`` (or ``run_batch``) with every tensor its steps compute recorded (copies): (outputs, values)."""
-    ex = model._exec if batch is None else model._executor(batch)  # the run loop's steps: no public hook
-    seen, steps = {}, ex.steps[0]
-
-    def recording(step):
-        def run(xs):
-            y = step.run(xs)
-            for i, v in zip(step.outputs, y if isinstance(y, (tuple, list)) else (y,)):
-                if isinstance(v, np.ndarray):
-                    seen[i] = v.copy()
-            return y
-        return dataclasses.replace(step, run=run)
-
-    ex.steps[0] = [recording(s) for s in steps]
-    try:
-        outs = model.run(inputs) if batch is None else model.run_batch(inputs)
-    finally:
-        ex.steps[0] = steps
-    return outs, seen
-
-
 def _assert_fused_is_traced(make, frames, engine="tflm", accumulator=None):
     """Frame by frame: every tensor of the fused run equals the trace's, on one stream and on 3 streams."""
     fused, traced = make(engine, accumulator), make(engine, accumulator)
     streams = [make(engine, accumulator) for _ in range(3)]
     for f, x in enumerate(frames):
-        outs, seen = _fused_run(fused, x)
+        outs, seen = recorded_run(fused, x)
         values = {e.tensor: e.value for e in traced.trace(x) if "(state write)" not in e.name}
         for i, v in seen.items():
             assert np.array_equal(v, values[i]), f"frame {f}: tensor {i} differs from the trace"
         xs = np.stack([x] + [np.roll(x, k + 1) for k in range(2)])
-        batched, seen_b = _fused_run(fused, xs, batch=3)
+        batched, seen_b = recorded_run(fused, xs, batch=3)
         for k, m in enumerate(streams):
             one = {e.tensor: e.value for e in m.trace(xs[k]) if "(state write)" not in e.name}
             for i, v in seen_b.items():

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..._errors import names_its_errors
 
-from .._common import ACT_TYPES16, ConvLayer, ConvProblem, geometry, resolve_quant, weights_and_pack
+from .._common import ACT_TYPES16, ConvPlan, ConvProblem, geometry, resolve_quant, weights_and_pack
 from ..quantize.requantize import prepare_requantize_into
 from .depthwise_core import (
     depthwise_accumulate, prepare_depthwise_requantize, prepare_depthwise_weights, prepare_store_requant,
@@ -45,21 +45,21 @@ def conv2d(x, w, bias=None, *, stride=1, padding="VALID", dilation=1, input_zero
            accumulator=None, out_dtype="int8", requant=None, input_scale=None, weight_scale=None,
            output_scale=None, tie=None, stats=False):
     # One call: the separate requantization pass (one compiled driver per SIMD path, whatever the
-    # scheme); a prepared layer (conv2d_layer) fuses it into the store.
-    return _conv_problem("conv2d", x, w, bias, **_layer_keywords(locals())).run(accumulator, stats)
+    # scheme); a plan (conv2d_plan) fuses it into the store.
+    return _conv_problem("conv2d", x, w, bias, **_call_keywords(locals())).run(accumulator, stats)
 
 
 @names_its_errors
-def conv2d_layer(x_shape, x_dtype, w, bias=None, **kw) -> ConvLayer:
+def conv2d_plan(x_shape, x_dtype, w, bias=None, **kw) -> ConvPlan:
     """:func:`conv2d` prepared once for inputs of ``x_shape`` and ``x_dtype`` (TFLite's Prepare): the
-    keywords are those of :func:`conv2d` except ``accumulator`` and ``stats``, which ``run`` takes.
-    ``conv2d_layer(x.shape, x.dtype, w, bias, **kw).run(x)`` is ``conv2d(x, w, bias, **kw)``; raw
-    weights are packed here, once."""
-    return ConvLayer(_conv_problem("conv2d_layer", probe_array(x_shape, x_dtype, "conv2d_layer"), w, bias, **kw),
-                     _conv_prepare_fast, fused=True)
+    keywords are those of :func:`conv2d` except ``accumulator`` and ``stats``, which
+    ``plan.run(x, accumulator, stats)`` takes. ``conv2d_plan(x.shape, x.dtype, w, bias, **kw)(x)`` is
+    ``conv2d(x, w, bias, **kw)``; raw weights are packed here, once."""
+    return ConvPlan(_conv_problem("conv2d_plan", probe_array(x_shape, x_dtype, "conv2d_plan"), w, bias, **kw),
+                    _conv_prepare_fast, fused=True)
 
 
-def _layer_keywords(kw):
+def _call_keywords(kw):
     return {k: v for k, v in kw.items() if k not in ("x", "w", "bias", "accumulator", "stats")}
 
 
@@ -141,17 +141,19 @@ def depthwise_conv2d(x, w, bias=None, *, depth_multiplier=1, stride=1, padding="
                      input_zero_point, weight_zero_point=0, output_zero_point, multiplier=None, shift=None,
                      act_min=None, act_max=None, rounding="double", accumulator=None, out_dtype="int8",
                      requant=None, input_scale=None, weight_scale=None, output_scale=None, tie=None, stats=False):
-    return _depthwise_problem("depthwise_conv2d", x, w, bias, **_layer_keywords(locals())).run(accumulator, stats)
+    return _depthwise_problem("depthwise_conv2d", x, w, bias, **_call_keywords(locals())).run(accumulator, stats)
 
 
 @names_its_errors
-def depthwise_conv2d_layer(x_shape, x_dtype, w, bias=None, **kw) -> ConvLayer:
+def depthwise_conv2d_plan(x_shape, x_dtype, w, bias=None, **kw) -> ConvPlan:
     """:func:`depthwise_conv2d` prepared once for inputs of ``x_shape`` and ``x_dtype`` (keywords as
-    :func:`depthwise_conv2d` except ``accumulator`` and ``stats``, which ``run`` takes); the weights'
-    layouts are made here, once, and the requantization is fused into the tap pairs' store where it can be."""
-    problem = _depthwise_problem("depthwise_conv2d_layer", probe_array(x_shape, x_dtype, "depthwise_conv2d_layer"), w,
+    :func:`depthwise_conv2d` except ``accumulator`` and ``stats``, which ``plan.run(x, accumulator, stats)``
+    takes): ``depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw)(x)`` is ``depthwise_conv2d(x, w, bias, **kw)``;
+    the weights' layouts are made here, once, and the requantization is fused into the tap pairs' store where it
+    can be."""
+    problem = _depthwise_problem("depthwise_conv2d_plan", probe_array(x_shape, x_dtype, "depthwise_conv2d_plan"), w,
                                  bias, **kw)
-    return ConvLayer(problem, _depthwise_prepare_fast, fused=True)
+    return ConvPlan(problem, _depthwise_prepare_fast, fused=True)
 
 
 def _depthwise_problem(func, x, w, bias, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..._errors import names_its_errors
 
-from .._common import ACT_TYPES16, ConvLayer, ConvProblem, Geometry, resolve_quant, weights_and_pack
+from .._common import ACT_TYPES16, ConvPlan, ConvProblem, Geometry, resolve_quant, weights_and_pack
 from .gemm import _choose_path, gemm_s32, pack_weights, prepare_gemm_s32
 from .._checks import check_tensor, probe_array
 
@@ -88,32 +88,34 @@ def fully_connected(x, w, bias=None, *, input_zero_point, weight_zero_point=0, o
     return (out, st) if stats else out
 
 
-class DenseLayer:
+class DensePlan:
     """:func:`fully_connected` prepared once for inputs of one shape and dtype (see
-    :func:`fully_connected_layer`): ``run(x, accumulator=None, stats=False)``."""
+    :func:`fully_connected_plan`): ``plan(x)``, or ``plan.run(x, accumulator=None, stats=False)``."""
 
-    def __init__(self, layer: ConvLayer, out_shape):
-        self.layer = layer
+    def __init__(self, rows: ConvPlan, out_shape):
+        self.rows = rows
         self.out_shape = out_shape
-        self._rows_shape = layer.x_shape
+        self._rows_shape = rows.x_shape
 
     def run(self, x, accumulator=None, stats=False):
-        res = self.layer.run(x.reshape(self._rows_shape), accumulator, stats)
+        res = self.rows.run(x.reshape(self._rows_shape), accumulator, stats)
         if stats:
             return res[0].reshape(self.out_shape), res[1]
         return res.reshape(self.out_shape)
 
+    __call__ = run
+
 
 @names_its_errors
-def fully_connected_layer(x_shape, x_dtype, w, bias=None, **kw) -> DenseLayer:
+def fully_connected_plan(x_shape, x_dtype, w, bias=None, **kw) -> DensePlan:
     """:func:`fully_connected` prepared once for inputs of ``x_shape`` (..., K) and ``x_dtype``, as
     TFLite's Prepare does: the keywords are those of :func:`fully_connected` except ``accumulator``
-    and ``stats``, which ``run`` takes. ``fully_connected_layer(x.shape, x.dtype, w, bias, **kw).run(x)``
-    is ``fully_connected(x, w, bias, **kw)``; raw int8 weights are packed here, once."""
-    func = "fully_connected_layer"
+    and ``stats``, which ``plan.run(x, accumulator, stats)`` takes. ``fully_connected_plan(x.shape, x.dtype, w,
+    bias, **kw)(x)`` is ``fully_connected(x, w, bias, **kw)``; raw int8 weights are packed here, once."""
+    func = "fully_connected_plan"
     x = probe_array(x_shape, x_dtype, func)
     problem = _fc_problem(func, x, w, bias, **kw)
-    return DenseLayer(ConvLayer(problem, _prepare_fast, fused=True), x.shape[:-1] + (problem.w.shape[0],))
+    return DensePlan(ConvPlan(problem, _prepare_fast, fused=True), x.shape[:-1] + (problem.w.shape[0],))
 
 
 def _prepare_fast(p, epilogue):

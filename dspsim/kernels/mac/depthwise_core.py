@@ -23,7 +23,7 @@ without AVX2, ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator 
 needs the exact value, summed in int64) take a direct loop over the valid taps, vectorised by LLVM
 (``vpmulld``). A padded input is read through a cache-sized window of padded rows (:data:`RING_BYTES`).
 
-:func:`prepare_depthwise_requantize` (a prepared layer: ``dspsim.kernels.depthwise_conv2d_layer``) fuses
+:func:`prepare_depthwise_requantize` (a prepared layer: ``dspsim.kernels.depthwise_conv2d_plan``) fuses
 the requantization into the pairs' store: each block of about :data:`CHUNK_VALUES` sums is requantized
 while it is in L1, by the int32 lanes of ``"double"`` or the float32 lanes of ``"fbgemm"``,
 ``"onnxruntime"`` and ``"xnnpack"`` (:mod:`dspsim.simd.requant_lanes`), and the codes are the only output.

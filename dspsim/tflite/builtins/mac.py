@@ -74,7 +74,7 @@ def _conv_common(op, g, axis):
 @builtin("CONV_2D")
 def prepare_conv_2d(op, g):
     t_in, t_out, w, bias, quant = _conv_common(op, g, 0)
-    layer = at_prepare(op, kernels.conv2d_layer, t_in.shape, t_in.dtype, w, bias, **quant)
+    layer = at_prepare(op, kernels.conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
     return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
 
 
@@ -85,7 +85,7 @@ def prepare_depthwise_conv_2d(op, g):
     if w.shape[0] != 1 or c_in == 0 or c_out % c_in:
         refuse(op, f"filter {w.shape} does not fit {c_in} input channels")
     quant["depth_multiplier"] = c_out // c_in  # LiteRT derives the multiplier from the shapes
-    layer = at_prepare(op, kernels.depthwise_conv2d_layer, t_in.shape, t_in.dtype, w, bias, **quant)
+    layer = at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
     return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
 
 
@@ -128,9 +128,9 @@ def prepare_fully_connected(op, g):
     quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo,
                  requant=mac_requant(op, g, "fully_connected", t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
                  out_dtype=t_out.dtype.name)
-    layer = at_prepare(op, kernels.fully_connected_layer, (int(np.prod(t_in.shape)) // k, k), t_in.dtype, w, bias,
+    layer = at_prepare(op, kernels.fully_connected_plan, (int(np.prod(t_in.shape)) // k, k), t_in.dtype, w, bias,
                        **quant)
-    rows, out_shape, acc = layer.layer.x_shape, tuple(t_out.shape), g.mac("fully_connected").accumulator
+    rows, out_shape, acc = layer.rows.x_shape, tuple(t_out.shape), g.mac("fully_connected").accumulator
     return Prepared(lambda inputs: at_run(op, layer.run, inputs[0].reshape(rows[0], k), acc).reshape(out_shape),
                     requant_params(quant))
 
