@@ -4,27 +4,15 @@ QuantizeLinear / DequantizeLinear (per tensor, per axis, blocked; float8 with sa
 DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul (batched, per column, ties,
 float16 scales). Bit-exact: 0 mismatches, element for element, for each engine that ran the model.
 """
-import json
-import os
 
 import numpy as np
 import pytest
 
-import dspsim.onnx as donnx
 from dspsim.onnx.types import QArray
-from onnx_golden import bit_list, decode
+from onnx_golden import GoldenFile, bit_list, decode
 
-GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden", "onnx", "ops.npz")
-Z = np.load(GOLDEN)
-META = json.loads(str(Z["meta"]))
-CASES = {c["name"]: c for c in META["cases"]}
-
-
-def run_case(name, engine):
-    c = CASES[name]
-    model = donnx.load_model(bytes(Z[f"{name}/model"]), engine=engine)
-    given = dict(decode(Z[f"{name}/in{k}"]) for k in range(c["n_in"]))
-    return model.run({i.name: given[i.name] for i in model.inputs})
+GOLDEN = GoldenFile("ops.npz")
+Z, META, CASES, run_case = GOLDEN.z, GOLDEN.meta, GOLDEN.cases, GOLDEN.run
 
 
 def ids(engine):

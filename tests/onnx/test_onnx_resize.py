@@ -5,8 +5,6 @@ int8, scales up and down, sizes, axes, 2-D, NHWC-shaped scales, float specials. 
 mismatches, element for element, for each engine that ran the model. The graph-level cases (Resize
 inside quantized U-Net-like models, ORT_ENABLE_ALL's NHWC integer kernel) are in test_onnx_models.py.
 """
-import json
-import os
 
 import numpy as np
 import pytest
@@ -14,19 +12,10 @@ import pytest
 import dspsim.onnx as donnx
 from dspsim.onnx import resize as rz
 
-from onnx_golden import bit_list, decode
+from onnx_golden import GoldenFile, bit_list, decode
 
-GOLDEN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden", "onnx", "resize.npz")
-Z = np.load(GOLDEN)
-META = json.loads(str(Z["meta"]))
-CASES = {c["name"]: c for c in META["cases"]}
-
-
-def run_case(name, engine):
-    c = CASES[name]
-    model = donnx.load_model(bytes(Z[f"{name}/model"]), engine=engine)
-    given = dict(decode(Z[f"{name}/in{k}"]) for k in range(c["n_in"]))
-    return model.run({i.name: given[i.name] for i in model.inputs})
+GOLDEN = GoldenFile("resize.npz")
+Z, META, CASES, run_case = GOLDEN.z, GOLDEN.meta, GOLDEN.cases, GOLDEN.run
 
 
 def ids(key):

@@ -131,12 +131,8 @@ def _conv(node, ctx):
         xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
         if ctx.reference:
             return [_conv_reference(xp, w, opt(i, 2), g)]
-        n, c, hp, wp = xp.shape
-        oc, cg, kh, kw = w.shape
-        sh, sw = g.strides
-        dh, dw = g.dilations
-        oh = (hp - dh * (kh - 1) - 1) // sh + 1
-        ow = (wp - dw * (kw - 1) - 1) // sw + 1
+        n, oc, cg, kh, kw, oh, ow = _window(xp, w, g)
+        (sh, sw), (dh, dw) = g.strides, g.dilations
         per = oc // g.group
         y = np.empty((n, oc, oh, ow), F32)
         for b in range(n):
@@ -158,16 +154,21 @@ def _conv(node, ctx):
     return guard(node, run)
 
 
+def _window(xp, w, g):
+    """``(n, oc, c/group, kh, kw, oh, ow)`` of a float Conv on the padded input ``xp`` (NCHW) and ``w`` (OIHW)."""
+    n, _, hp, wp = xp.shape
+    oc, cg, kh, kw = w.shape
+    (sh, sw), (dh, dw) = g.strides, g.dilations
+    return n, oc, cg, kh, kw, (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+
+
 def _conv_reference(xp, w, bias, g):
     """onnx/reference/ops/op_conv.py ``_conv_implementation``: im2col with rows (c, ky, kx) and
     columns (n, oy, ox), then ``W.reshape(group, OC/group, C/group*KH*KW) @ cols`` (numpy matmul),
     ``+= B``."""
-    n, c, hp, wp = xp.shape
-    oc, cg, kh, kw = w.shape
-    sh, sw = g.strides
-    dh, dw = g.dilations
-    oh = (hp - dh * (kh - 1) - 1) // sh + 1
-    ow = (wp - dw * (kw - 1) - 1) // sw + 1
+    n, oc, cg, kh, kw, oh, ow = _window(xp, w, g)
+    (sh, sw), (dh, dw) = g.strides, g.dilations
+    c = xp.shape[1]
     cols = np.empty((c, kh, kw, n, oh, ow), F32)
     for ky in range(kh):
         for kx in range(kw):
