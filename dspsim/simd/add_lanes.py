@@ -89,7 +89,7 @@ def _add_block(nvec):
             if _BITS[out.dtype] != 8:
                 exact()
                 return context.get_dummy_value()
-            # 8-bit codes: the output's requantization in the float32 lanes of dspsim._requant_simd where its
+            # 8-bit codes: the output's requantization in the float32 lanes of dspsim.simd.requant_lanes where its
             # right shift is in [2, 31] and no lane is flagged, else exactly
             with bld.if_else(_all_one_floor(bld, [multiplier(3)]), likely=True) as (one_floor, other):
                 with one_floor:

@@ -1,4 +1,4 @@
-"""Golden vectors for the int16 sigmoid and tanh kernels (dspsim.kernels.nonlinear.pointwise.int16).
+"""Golden vectors for the int16 sigmoid and tanh kernels (dspsim.kernels.nonlinear.int16).
 
 Run with the golden venv from the repository root (a few seconds)::
 

@@ -1,4 +1,4 @@
-"""int16 sigmoid and tanh (dspsim.kernels.nonlinear.pointwise.int16): the table-and-interpolation kernels of the
+"""int16 sigmoid and tanh (dspsim.kernels.nonlinear.int16): the table-and-interpolation kernels of the
 TFLite/TFLM reference and gemmlowp's int16 fixed point, against the oracle on every int16 code and on
 hypothesis draws, against the real functions, and on bad input."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """dspsim.onnx's standalone quantization operators against the plain-Python oracles of
-dspsim/onnx/reference.py (and dspsim/oracle/), on random and edge inputs: every minifloat
+dspsim/oracle/quantize.py, on random and edge inputs: every minifloat
 code and midpoint, ties, saturation, every sub-byte code, per-tensor / per-axis / blocked layouts,
 per-row / per-column zero points; plus ONNX's type rules and the refusals.
 """
@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 import dspsim.onnx as donnx
 from dspsim import oracle as ref
-from dspsim import oracle as oref
 from dspsim import engines
 from dspsim.engines import OnnxKernels
 from dspsim.onnx.mlas import fma_f32
@@ -56,14 +55,14 @@ def minifloat_probe(t):
 def test_minifloat_rounding_matches_oracle_on_every_code_and_midpoint(t, saturate):
     x = minifloat_probe(t)
     got = encode_float(x, t, saturate)
-    want = [oref.minifloat_encode(float(v), t.name, saturate) for v in x]
+    want = [ref.minifloat_encode(float(v), t.name, saturate) for v in x]
     assert got.tolist() == want
 
 
 @settings(max_examples=120, deadline=None)
 @given(st.floats(width=32, allow_nan=False), st.sampled_from(MINI), st.booleans())
 def test_minifloat_rounding_matches_oracle_on_random_floats(v, t, saturate):
-    assert int(encode_float(np.float32(v), t, saturate)) == oref.minifloat_encode(float(np.float32(v)), t.name,
+    assert int(encode_float(np.float32(v), t, saturate)) == ref.minifloat_encode(float(np.float32(v)), t.name,
                                                                                   saturate)
 
 
@@ -72,7 +71,7 @@ def test_minifloat_decode_is_exact(t):
     n = 16 if t == ElemType.FLOAT4E2M1 else 256
     got = decode_float(np.arange(n), t)
     for code, g in enumerate(got):
-        want = oref.minifloat_value(code, t.name)
+        want = ref.minifloat_value(code, t.name)
         if isinstance(want, float) and math.isnan(want):
             assert math.isnan(g)
         else:
@@ -130,7 +129,7 @@ def test_integer_quantize_per_tensor_matches_oracle_including_ties(t):
     for scale, zp in ((0.25, (lo + hi) // 2), (0.0371, lo), (3.0, hi), (2.0**-7, lo + 1)):
         x = tie_inputs(rng, scale, lo, hi, 50)
         y = donnx.quantize_linear(x, np.float32(scale), zp_of(t, zp))
-        want = [oref.onnx_quantize(float(v), scale, zp, lo, hi) for v in x]
+        want = [ref.onnx_quantize(float(v), scale, zp, lo, hi) for v in x]
         assert codes_of(y).tolist() == want
 
 
@@ -143,13 +142,13 @@ def test_integer_quantize_per_axis_and_blocked_match_oracle(t):
     z = rng.integers(lo, hi + 1, 7)
     y = codes_of(donnx.quantize_linear(x, s, zp_of(t, z), axis=-2)).reshape(x.shape)
     for idx in np.ndindex(x.shape):
-        assert y[idx] == oref.onnx_quantize(float(x[idx]), float(s[idx[1]]), int(z[idx[1]]), lo, hi)
+        assert y[idx] == ref.onnx_quantize(float(x[idx]), float(s[idx[1]]), int(z[idx[1]]), lo, hi)
     sb = rng.uniform(0.05, 1.5, (3, 3, 2)).astype(np.float32)  # block_size 3 over axis 1 (7 = 3 + 3 + 1)
     zb = rng.integers(lo, hi + 1, (3, 3, 2))
     y = codes_of(donnx.quantize_linear(x, sb, zp_of(t, zb), axis=1, block_size=3)).reshape(x.shape)
     for idx in np.ndindex(x.shape):
-        b = oref.block_index(idx, 1, 3)
-        assert y[idx] == oref.onnx_quantize(float(x[idx]), float(sb[b]), int(zb[b]), lo, hi)
+        b = ref.block_index(idx, 1, 3)
+        assert y[idx] == ref.onnx_quantize(float(x[idx]), float(sb[b]), int(zb[b]), lo, hi)
 
 
 @pytest.mark.parametrize("t", list(INTS), ids=lambda t: t.name)
@@ -172,11 +171,11 @@ def test_minifloat_quantize_and_dequantize_match_oracle(t, saturate):
     zp = QArray(np.zeros(1, np.uint8), t)
     y = donnx.quantize_linear(x, np.float32(0.37), zp, saturate=saturate, engine="onnx-reference")
     assert y.type == t
-    want = [oref.quantize_minifloat(float(v), 0.37, 0.0, t.name, saturate) for v in x]
+    want = [ref.quantize_minifloat(float(v), 0.37, 0.0, t.name, saturate) for v in x]
     assert y.codes.tolist() == want
     back = donnx.dequantize_linear(y, np.float32(0.37))
     for code, b in zip(y.codes, back):
-        w = oref.dequantize_minifloat(int(code), 0.37, t.name)
+        w = ref.dequantize_minifloat(int(code), 0.37, t.name)
         assert (math.isnan(b) and isinstance(w, float) and math.isnan(w)) or float(b) == float(w)
 
 
@@ -233,7 +232,7 @@ def test_dynamic_quantize_linear_follows_the_formula():
         hi, lo = max(0.0, float(x.max())), min(0.0, float(x.min()))
         assert s == np.float32(np.float32(hi - lo) / np.float32(255))
         assert z == np.uint8(np.rint(min(255.0, max(0.0, float(np.float32(0 - np.float32(lo) / s))))))
-        assert codes_of(y).tolist() == [oref.onnx_quantize(float(v), float(s), int(z), 0, 255) for v in x]
+        assert codes_of(y).tolist() == [ref.onnx_quantize(float(v), float(s), int(z), 0, 255) for v in x]
     zeros = np.zeros(4, np.float32)
     assert donnx.dynamic_quantize_linear(zeros)[1] == np.float32(1.0)
     assert donnx.dynamic_quantize_linear(zeros, engine="onnx-reference")[1] == np.float32(1.0) / np.float32(255)
@@ -256,7 +255,7 @@ def test_matmul_integer_matches_oracle_with_row_and_column_zero_points(ta, tb):
     a, b = rand_codes(rng, ta, (5, 37)), rand_codes(rng, tb, (37, 6))
     za, zb = rand_codes(rng, ta, 5), rand_codes(rng, tb, 6)
     got = donnx.matmul_integer(a, b, za, zb)
-    want = oref.matmul_integer(a.astype(int).tolist(), b.astype(int).tolist(), za.astype(int).tolist(),
+    want = ref.matmul_integer(a.astype(int).tolist(), b.astype(int).tolist(), za.astype(int).tolist(),
                                zb.astype(int).tolist())
     assert got.dtype == np.int32 and got.tolist() == want
 
@@ -285,7 +284,7 @@ def test_conv_integer_matches_oracle_with_pads_strides_dilations_groups(ta, tb):
     zx, zw = rand_codes(rng, ta, ()), rand_codes(rng, tb, 6)
     kw = dict(pads=[1, 0, 2, 1], strides=[2, 1], dilations=[1, 2], group=2)
     got = donnx.conv_integer(x, w, zx, zw, **kw)
-    want = oref.conv_integer(x.astype(int).tolist(), w.astype(int).tolist(), int(zx), zw.astype(int).tolist(),
+    want = ref.conv_integer(x.astype(int).tolist(), w.astype(int).tolist(), int(zx), zw.astype(int).tolist(),
                              (2, 1), (1, 0, 2, 1), (1, 2), 2)
     assert got.dtype == np.int32 and got.tolist() == want
 
@@ -305,7 +304,7 @@ def test_qlinear_matmul_batched_per_column_matches_oracle_including_ties(dt, eng
         bi, m, n = idx
         acc = int(((a[bi, m].astype(int) - base) * (b[bi, :, n].astype(int) - base)).sum())
         mult = float(np.float32(np.float32(np.float32(0.25) * sb[n]) / np.float32(1.0)))
-        assert got[idx] == oref.requantize_scale(acc, mult, base + 3, lo, hi, engine)
+        assert got[idx] == ref.requantize_scale(acc, mult, base + 3, lo, hi, engine)
 
 
 def test_qlinear_matmul_float16_scales_differ_between_engines_as_documented():

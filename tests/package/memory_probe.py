@@ -1,6 +1,6 @@
 """Peak memory of dspsim's elementwise ops on a large input, measured in this (fresh) process.
 
-``python tests/memory_probe.py N_ELEMENTS OP [OP ...]`` prints one JSON line per op:
+``python tests/package/memory_probe.py N_ELEMENTS OP [OP ...]`` prints one JSON line per op:
 ``{"op", "input_bytes", "output_bytes", "rss_peak_bytes", "traced_peak_bytes"}``.
 
 - ``rss_peak_bytes``: the rise of the resident set's high-water mark during the call (Linux

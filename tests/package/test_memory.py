@@ -2,7 +2,7 @@
 requantizers and fixed-point primitives work in chunks, so that their temporaries (the peak beyond
 the output) stay within 10 % of the input.
 
-The measurement runs in a fresh subprocess (tests/memory_probe.py): the rise of the resident set's
+The measurement runs in a fresh subprocess (tests/package/memory_probe.py): the rise of the resident set's
 high-water mark (every allocation, numba's included) and tracemalloc's peak (numpy's allocations)
 during the call, the larger of the two counted.
 """

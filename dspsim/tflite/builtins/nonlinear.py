@@ -67,7 +67,7 @@ def _tflm_sigmoid(op, g, kernel, q):
 
 def _int16_sigmoid(op, g, tanh):
     """int16 LOGISTIC / TANH (16x8): the input rescaled as TFLM's and LiteRT's Prepare do
-    (:func:`~dspsim.kernels.nonlinear.pointwise.int16.tflite_int16_sigmoid_rescale`), then the 256-entry table with
+    (:func:`~dspsim.kernels.nonlinear.int16.tflite_int16_sigmoid_rescale`), then the 256-entry table with
     linear interpolation (TFLM and LiteRT BUILTIN_REF). LiteRT's default interpreter (XNNPACK takes no
     int16 sigmoid) runs its optimized kernel, which on a power-of-two input scale (multiplier 0) takes
     gemmlowp's int16 fixed point instead: Q3.12 in, Q0.15 out (TANH with left shift 1: the input doubled
