@@ -31,7 +31,8 @@ and loads it wherever an engine is taken: ``load_model(model, engine=dspsim.Devi
 ``float_rounding``         float32 requantization's tie rule (the same names)
 =========================  ===========================================================================
 
-and ``[tflite] rounding = "double" | "single"`` for the fixed-point operators outside the MAC families. A key
+and ``[tflite] rounding = "double" | "single"`` for the fixed-point operators outside the MAC families, ``[tflite]
+quotient = "double" | "float32"`` for TFLM Prepares that divide two float32 scales (LEAKY_RELU, SUB). A key
 that is not one of these, or a value outside its set, is refused with a ValueError naming the key and the
 allowed values. :meth:`DeviceProfile.to_toml` writes a profile back (``dspsim diagnose`` prints the one that
 reproduces a device's dumps that way).
@@ -72,7 +73,7 @@ MAC_KEYS = MappingProxyType({
     "float_rounding": _TIES,
 })
 """The keys of a MAC table and their allowed values."""
-_TFLITE_KEYS = MappingProxyType({"rounding": ("double", "single")})
+_TFLITE_KEYS = MappingProxyType({"rounding": ("double", "single"), "quotient": ("double", "float32")})
 _TOP_KEYS = ("name", "engine", "summary")
 _TABLES = ("mac", "tflite") + MAC_FAMILIES
 

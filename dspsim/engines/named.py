@@ -4,6 +4,9 @@ measurements behind every field).
 =========================  ==============================================================================
 ``"tflm"``                 TensorFlow Lite Micro's reference kernels: what MCU / DSP ports (CMSIS-NN, ESP-NN)
                            must match
+``"tflm-cmsis-nn"``        TensorFlow Lite Micro with CMSIS-NN kernels (what Cortex-M devices run): the reference
+                           kernels' integers but for the LSTM state reset at every invocation, the int8-state
+                           SVDF and the TRANSPOSE_CONV row bug of the CMSIS-NN commit TFLM pins
 ``"litert"``               LiteRT's reference kernels (``OpResolverType.BUILTIN_REF``), refusals and defects
                            included
 ``"xnnpack"``              LiteRT's default interpreter: the XNNPACK delegate where it takes the node, LiteRT's
@@ -18,6 +21,7 @@ measurements behind every field).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from types import MappingProxyType
 
 from ..accumulator import Accumulator
@@ -70,6 +74,13 @@ TFLM = EngineProfile(
         max_ranks={"STRIDED_SLICE": 4, "SLICE": 5, "TRANSPOSE": 5, "L2_NORMALIZATION": 4},
         takes_uint8=False, checks_quantization=False, allocates_empty_tensors=False,
         int32_requantize_pairs=frozenset({(_I8, _I32), (_I16, _I32), (_I32, _I8), (_I32, _I16)})))
+
+TFLM_CMSIS_NN = TFLM.derive(
+    "tflm-cmsis-nn", "TensorFlow Lite Micro with CMSIS-NN kernels (OPTIMIZED_KERNEL_DIR=cmsis_nn; CMSIS-NN "
+                     "4ab83cc, its C paths, as TFLM 90b983c pins): the reference kernels' integers, its defects "
+                     "included", interpreter=None, tflite=replace(TFLM.tflite, quotient="float32"),
+    defects=frozenset({Defect.CMSIS_NN_LSTM_STATE_RESET, Defect.CMSIS_NN_SVDF_INT8_STATE,
+                       Defect.CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS}))
 
 _LITERT_TFLITE = dict(
     types={"RESIZE_BILINEAR": (_I8, _I16)},
@@ -126,7 +137,7 @@ FBGEMM = EngineProfile("fbgemm", "PyTorch's FBGEMM quantized linear / conv (ReQu
 ONEDNN = EngineProfile("onednn", "PyTorch's oneDNN quantized conv (the 'x86' engine)",
                        _mac(*(RequantRule(RequantKind.ONEDNN),) * 4))
 
-ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, ONNXRUNTIME, ONNXRUNTIME_VNNI,
+ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, TFLM_CMSIS_NN, ONNXRUNTIME, ONNXRUNTIME_VNNI,
                                                   ONNXRUNTIME_OPTIMIZED, ONNX_REFERENCE, FBGEMM, ONEDNN)})
 """Every engine dspsim names, by name."""
 

@@ -241,6 +241,10 @@ class TfliteProfile:
     rounding : "double" | "single"
         The build's ``MultiplyByQuantizedMultiplier`` in the operators outside the MAC families (RELU,
         LEAKY_RELU, RESIZE_BILINEAR): the default build, or ``TFLITE_SINGLE_ROUNDING``.
+    quotient : "double" | "float32"
+        How a TFLM kernel's Prepare divides two float32 scales where TFLM's source writes ``float / float``
+        (LEAKY_RELU, SUB): ``"double"``, the results of the tflite-micro wheel (0.dev20261023); ``"float32"``,
+        the source built by GCC (TFLM 90b983c for x86-64 and Cortex-M), whose multipliers keep 24 bits.
     """
 
     kernels: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
@@ -253,6 +257,7 @@ class TfliteProfile:
     allocates_empty_tensors: bool = True
     int32_requantize_pairs: frozenset = frozenset()
     rounding: str = "double"
+    quotient: str = "double"
 
     def __post_init__(self):
         for name in ("kernels", "refused", "max_versions", "types", "max_ranks"):
@@ -261,6 +266,8 @@ class TfliteProfile:
                 object.__setattr__(self, name, MappingProxyType(dict(value)))
         if self.rounding not in ("double", "single"):
             raise ValueError(f"TfliteProfile: rounding must be 'double' or 'single', got {self.rounding!r}")
+        if self.quotient not in ("double", "float32"):
+            raise ValueError(f"TfliteProfile: quotient must be 'double' or 'float32', got {self.quotient!r}")
 
     def kernel(self, op: str) -> Kernel:
         """The kernel the engine runs for builtin ``op``."""
@@ -269,7 +276,7 @@ class TfliteProfile:
     def __hash__(self):
         return hash((tuple(sorted(self.kernels.items())), tuple(sorted(self.refused.items())),
                      tuple(sorted(self.max_versions.items())), self.takes_uint8, self.checks_quantization,
-                     self.allocates_empty_tensors, self.rounding))
+                     self.allocates_empty_tensors, self.rounding, self.quotient))
 
 
 class OnnxKernels(str, Enum):
@@ -305,6 +312,20 @@ class Defect(str, Enum):
     LITERT_SUM_INT8_AS_UINT8 = "litert-sum-int8-as-uint8"
     """LiteRT 2.3's reference int8 SUM reads the codes as uint8 and clamps the result to [0, 255]
     (``reduce.cc`` passes ``GetTensorData<uint8_t>`` for int8 tensors)."""
+
+    CMSIS_NN_LSTM_STATE_RESET = "cmsis-nn-lstm-state-reset"
+    """TFLM's CMSIS-NN UNIDIRECTIONAL_SEQUENCE_LSTM starts every invocation from the reset state and never writes
+    the hidden and cell state tensors: ``kernels/cmsis_nn/unidirectional_sequence_lstm.cc`` passes
+    ``arm_lstm_unidirectional_s8`` a zero-initialised context (no hidden state, the cell state in scratch)."""
+
+    CMSIS_NN_SVDF_INT8_STATE = "cmsis-nn-svdf-int8-state"
+    """``arm_svdf_s8`` (an SVDF with an int8 state) ignores the state's zero point, storing the new activation
+    ``q`` and reading the raw byte, and clamps ``q`` to the int16 range (the glue's ``input_activation``) before
+    the store truncates it to int8 (it wraps)."""
+
+    CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS = "cmsis-nn-transpose-conv-pad-rows"
+    """``arm_transpose_conv_s8`` of the CMSIS-NN commit TFLM 90b983c pins (4ab83cc) misplaces every output row
+    after the top padding when ``pad_top % stride_h != 0`` (CMSIS-NN issue #230, fixed by 4a8f5b5)."""
 
 
 @dataclass(frozen=True)

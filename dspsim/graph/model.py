@@ -200,6 +200,11 @@ class Model:
         (state write)". A state-carrying model advances one frame, as :meth:`run` does."""
         return self._execute(inputs, True, "Model.trace")[1]
 
+    def variables(self) -> dict:
+        """The variable tensors of the main graph (LSTM and SVDF state), by tensor index: the values the next
+        :meth:`run` reads (after a run, what it wrote; after :meth:`reset`, the initial values)."""
+        return dict(self.state.variables_of(self._mdef.subgraphs[0]))
+
     def reset(self):
         """Restore the initial state: resource variables unset (CALL_ONCE runs its initialisation
         subgraph again on the next run), variable tensors back to their initial values, for

@@ -47,7 +47,7 @@ class State:
         out = {}
         for t in variable_tensors(sg):
             v = self.variables.get((sg.index, t.index))
-            out[t.index] = v if v is not None else t.data if t.data is not None else _reset_value(t)
+            out[t.index] = v if v is not None else initial_value(t)
         return out
 
     def has_writes(self) -> bool:
@@ -67,7 +67,10 @@ def variable_tensors(sg):
     return found
 
 
-def _reset_value(t):
-    """A variable tensor after ``memset(data, value, bytes)``: value = zero point (int8), else 0."""
+def initial_value(t):
+    """Variable tensor ``t`` after a reset: its buffer where it has one, else ``memset(data, value, bytes)`` with
+    value = the zero point for int8 (its low byte), 0 for every other type."""
+    if t.data is not None:
+        return t.data
     value = int(t.zero_point[0]) if t.dtype == np.int8 and t.zero_point.size else 0
     return np.full(t.shape, value & 0xFF, np.uint8).view(np.int8) if value else np.zeros(t.shape, t.dtype)

@@ -22,13 +22,15 @@ from .nonlinear import (
 
 # --- SVDF (dspsim.kernels.recurrent.svdf) ------------------------------------------------------------
 def svdf_oracle(x, weights_feature, weights_time, bias, state, *, rank, input_zero_point, state_zero_point,
-                output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift):
-    """One SVDF frame as TFLM's EvalIntegerSvdfReference reads: shift, feature MBQM, time sums, MBQM."""
+                output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift,
+                activation_range=None):
+    """One SVDF frame as TFLM's EvalIntegerSvdfReference reads: shift, feature MBQM, time sums, MBQM
+    (``activation_range``: the clamp of the new activation, default the state type's range)."""
     np = _np()
     xs, wf, wt = x.tolist(), weights_feature.tolist(), weights_time.tolist()
     n_filter, n_memory = len(wt), len(wt[0])
     t_bits = np.dtype(state.dtype).itemsize * 8
-    lo, hi = -(1 << (t_bits - 1)), (1 << (t_bits - 1)) - 1
+    lo, hi = (-(1 << (t_bits - 1)), (1 << (t_bits - 1)) - 1) if activation_range is None else activation_range
     old = [int(v) for v in np.asarray(state).reshape(-1).tolist()]
     new = old[1:] + old[-1:]  # every slot takes its right neighbour's value
     n_unit = n_filter // rank

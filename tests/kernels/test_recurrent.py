@@ -26,12 +26,14 @@ def _case(rng, b, i, f, m, rank, dtype, zs):
 
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), b=st.integers(1, 3), i=st.integers(1, 9), units=st.integers(1, 4),
-       rank=st.integers(1, 3), m=st.integers(1, 5), int8_state=st.booleans())
-def test_svdf_matches_the_oracle(seed, b, i, units, rank, m, int8_state):
+       rank=st.integers(1, 3), m=st.integers(1, 5), int8_state=st.booleans(),
+       activation_range=st.sampled_from([None, (-(1 << 15), (1 << 15) - 1), (-3, 5)]))
+def test_svdf_matches_the_oracle(seed, b, i, units, rank, m, int8_state, activation_range):
     rng = np.random.default_rng(seed)
     dtype = np.int8 if int8_state else np.int16
     zs = int(rng.integers(-128, 128)) if int8_state else 0
     case = _case(rng, b, i, units * rank, m, rank, dtype, zs)
+    case["activation_range"] = activation_range
     (out, st_new), (want, want_st) = svdf(**case), ref.svdf_oracle(**case)
     assert out.dtype == np.int8 and np.array_equal(out, want)
     assert st_new.dtype == dtype and np.array_equal(st_new, want_st)
@@ -52,6 +54,20 @@ def test_svdf_int8_state_wraps_when_the_zero_point_carries_it_out():
                 feature_multiplier=1 << 30, feature_shift=0)  # a = round(255 * 127 / 2) clamps to 127
     _, s = svdf(**case)
     assert int(s.reshape(-1)[-1]) == ((100 + 127 + 128) % 256) - 128
+
+
+def test_cmsis_nn_int8_state_stores_the_activation_clamped_to_int16_and_wrapped():
+    """arm_svdf_s8: no zero point, the int16 clamp, then the int8 store truncates (wraps mod 256)."""
+    rng = np.random.default_rng(3)
+    case = _case(rng, 1, 1, 1, 1, 1, np.int8, 0)
+    case.update(x=np.array([[127]], np.int8), weights_feature=np.array([[127]], np.int8), input_zero_point=-128,
+                feature_multiplier=1 << 30, feature_shift=0, activation_range=(-(1 << 15), (1 << 15) - 1))
+    _, s = svdf(**case)  # a = round(255 * 127 / 2) = 16193, stored as its low byte
+    assert int(s.reshape(-1)[-1]) == ((16193 + 128) % 256) - 128
+    with pytest.raises(ValueError, match="svdf: activation_range must have lo <= hi"):
+        svdf(**{**case, "activation_range": (5, -5)})
+    with pytest.raises(TypeError, match="svdf: activation_range must be a"):
+        svdf(**{**case, "activation_range": 7})
 
 
 def test_svdf_refuses_mismatched_shapes_and_ranks():

@@ -11,7 +11,8 @@ per output unit::
     out[b,u] = clamp_int8(MBQM(bias[u] + sum_{r<rank} t[b,u*rank+r], M2, S2) + zo)
 
 ``T`` is the state's type (int16, or int8 in the 8-bit models); ``T(v)`` is C's conversion, which
-wraps when a non-zero state zero point carries ``zs + clamp_T(a)`` out of ``T``. The fused activation
+wraps when a non-zero state zero point carries ``zs + clamp_T(a)`` out of ``T``. CMSIS-NN's ``arm_svdf_s8``
+(int8 state) clamps to the int16 range instead and ignores ``zs`` (``activation_range``, ``zs = 0``). The fused activation
 of the options is not applied by the integer kernel (TFLM). MBQM rounds twice (SRDHM ties toward
 +inf, the right shift ties away from zero).
 """
@@ -64,7 +65,8 @@ def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, 
 
 @names_its_errors
 def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_point, state_zero_point,
-         output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift):
+         output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift,
+         activation_range=None):
     """One frame of an int8 SVDF layer (formula in the module docstring); returns ``(output, new_state)``.
 
     Parameters
@@ -78,9 +80,14 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
     input_zero_point, state_zero_point, output_zero_point : int
     feature_multiplier, feature_shift : the Q31 pair of ``s_in * s_wf / s_state`` (TFLite convention)
     output_multiplier, output_shift : the pair of ``s_state * s_wt / s_out``
+    activation_range : (lo, hi) or None
+        The clamp of the new activation ``a`` before it is stored (default: the state type's range, as the
+        reference kernels). A wider range makes the store wrap (C's conversion): ``arm_svdf_s8`` clamps to the
+        int16 range for an int8 state (pass ``state_zero_point=0`` too: it ignores the zero point).
 
     Returns int8 ``(B, F / rank)`` and the new state with ``state``'s shape. Saturation: the new
-    activation is clamped to the state type before the zero point is added; the output to int8.
+    activation is clamped to ``activation_range`` before the zero point is added, then converted to the state
+    type (wrapping where the sum leaves it); the output is clamped to int8.
     """
     func = "svdf"
     x = check_tensor(x, func, "x", ndim=2, allowed=(np.dtype(np.int8),))
@@ -108,9 +115,20 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
     s1, s2 = (scalar_int(v, func, n, -31, 30) for v, n in
               ((feature_shift, "feature_shift"), (output_shift, "output_shift")))
     info = np.iinfo(st.dtype)
+    lo, hi = (info.min, info.max) if activation_range is None else _range(activation_range, func)
     out = np.empty((n_batch, n_unit), np.int8)
     new_state = np.empty((n_batch, n_filter, n_memory), st.dtype)
     _svdf(np.ascontiguousarray(x), np.ascontiguousarray(wf), np.ascontiguousarray(wt), b,
           np.ascontiguousarray(st).reshape(n_batch, n_filter, n_memory), int(rank), zi, zs, zo, m1, s1, m2, s2,
-          int(info.min), int(info.max), out, new_state)
+          int(lo), int(hi), out, new_state)
     return out, new_state.reshape(st.shape)
+
+
+def _range(value, func):
+    """``(lo, hi)``, int32 ints with ``lo <= hi``, or a ValueError/TypeError naming ``func``."""
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise TypeError(f"{func}: activation_range must be a (lo, hi) pair of ints, got {value!r}")
+    lo, hi = (scalar_int(v, func, "activation_range", -(1 << 31), (1 << 31) - 1) for v in value)
+    if lo > hi:
+        raise ValueError(f"{func}: activation_range must have lo <= hi, got ({lo}, {hi})")
+    return lo, hi

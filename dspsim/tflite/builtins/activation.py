@@ -85,8 +85,8 @@ def prepare_leaky_relu(op, g):
             and alpha != 0 and abs(neg) >= 2.0**-8 and -127.99609375 <= neg <= 128:
         return Prepared(lambda inputs: xnnpack_leaky_relu(inputs[0], **q), q)
     q["rounding"] = g.tflite.rounding
-    # LeakyReluPrepare divides in float32 (LiteRT activations.cc); the TFLM wheel in double
-    q["quotient"] = "double" if kernel is Kernel.TFLM else "float32"
+    # LeakyReluPrepare divides in float32 (LiteRT activations.cc); TFLM as the engine's build does
+    q["quotient"] = g.tflite.quotient if kernel is Kernel.TFLM else "float32"
     if alpha < 0:  # LiteRT's optimized int16 kernel (the XNNPACK engine's) keeps the negative multiplier
         q["negative_alpha"] = (NegativeAlpha.SIGNED_MULTIPLIER if kernel is Kernel.XNNPACK and t_in.dtype == np.int16
                                else NegativeAlpha.NEGATE).value

@@ -13,8 +13,8 @@ docs/engines.md, "Arithmetic operators"):
 
 * SUB: LiteRT ``sub.cc`` derives the multipliers from double quotients; so does the tflite-micro
   wheel (measured: ``tests/golden/ops/arith.npz`` ``sub_tflm_quotients_all_pairs``), although
-  tflite-micro's ``sub_common.cc`` at commit 686df2db9 divides in float32 (``quotient="float32"`` of
-  :func:`dspsim.kernels.arithmetic.binary.tflite_sub_params` models such builds). LiteRT's XNNPACK delegate takes
+  tflite-micro's ``sub_common.cc`` divides in float32, which a GCC build of the source computes
+  (``TfliteProfile.quotient``; engine "tflm-cmsis-nn"). LiteRT's XNNPACK delegate takes
   an int8 or uint8 SUB whose scale ratios lie in [2^-10, 2^8) and runs ``qs8-vadd`` / ``qu8-vadd`` (same
   parameters) with input 2 negated.
 * SQUARED_DIFFERENCE: LiteRT refuses an output multiplier >= 1, tflite-micro shifts left; XNNPACK
@@ -139,6 +139,12 @@ def _is_pot(scale):
     return abs(v - round(v)) < 1e-3
 
 
+def _sub_quotient(op, g):
+    """LiteRT's sub.cc divides in double; TFLM's sub_common.cc ``float / float``, as the engine's build evaluates it
+    (``TfliteProfile.quotient``)."""
+    return g.tflite.quotient if g.kernel(op) is Kernel.TFLM else "double"
+
+
 def _prepare_sub_int16(op, g):
     """int16 SUB, general scales: ``left_shift = 15`` (LiteRT ``PrepareGeneralSubOp``, TFLM
     ``CalculateOpDataSub``); LiteRT requires zero points 0 and takes power-of-two scales (with
@@ -158,7 +164,7 @@ def _prepare_sub_int16(op, g):
         q = dict(act_min=lo, act_max=hi, subtract=True)
         return Prepared(binary_run(op, g, int16.pot_add_plan, pot, **q), {**q, **dataclasses.asdict(pot)})
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
-    params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, left_shift=15)
+    params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, left_shift=15, quotient=_sub_quotient(op, g))
     return Prepared(binary_run(op, g, binary.sub_plan, params, **zps), {**zps, **dataclasses.asdict(params)})
 
 
@@ -172,7 +178,7 @@ def prepare_sub(op, g):
     if g.kernel(op) is Kernel.XNNPACK and xnnpack_delegates((s1 / so, s2 / so), 2.0**-10, 2.0**8):  # qs8/qu8-vadd
         xp = binary.xnnpack_sub_params(s1, s2, so)
         return Prepared(binary_run(op, g, elementwise.xnnpack_add_plan, xp, **zps), {**zps, **dataclasses.asdict(xp)})
-    params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, quotient="double")
+    params = at_prepare(op, binary.tflite_sub_params, s1, s2, so, quotient=_sub_quotient(op, g))
     return Prepared(binary_run(op, g, binary.sub_plan, params, **zps), {**zps, **dataclasses.asdict(params)})
 
 

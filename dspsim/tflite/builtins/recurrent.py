@@ -19,10 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import kernels
-from ...engines import Kernel
+from ...engines import Defect, Kernel
+from ...graph.state import initial_value
 from ...kernels.recurrent.lstm import GATES, litert_lstm_params, lstm, tflm_lstm_params
 from ..prepare import (
-    Prepared, at_prepare, at_run, builtin, check_dtype, per_tensor_quant, refuse, constant, fixed_point_multiplier,
+    Prepared, at_prepare, at_run, builtin, check_dtype, constant, defect, fixed_point_multiplier, per_tensor_quant,
+    refuse,
 )
 
 
@@ -121,6 +123,15 @@ def prepare_unidirectional_sequence_lstm(op, g):
         params = at_prepare(op, litert_lstm_params, **scales, hidden_scale=s_hidden,
                             hidden_zero_point=z_hidden)
     h_index, c_index = op.inputs[18], op.inputs[19]
+    if defect(op, g, Defect.CMSIS_NN_LSTM_STATE_RESET, "TFLM's CMSIS-NN LSTM starts every invocation from the reset "
+                                                       "state and never writes its hidden and cell state tensors"):
+        h0, c0 = (initial_value(t).reshape(n_batch, n_cell) for t in (t_h, t_c))
+
+        def stateless(inputs):
+            x = np.swapaxes(inputs[0], 0, 1) if time_major else inputs[0]
+            out = at_run(op, lstm, x, w_in, w_rec, bias, h0, c0, params)[0]
+            return np.ascontiguousarray(np.swapaxes(out, 0, 1)) if time_major else out
+        return Prepared(stateless, {"params": params, "time_major": time_major, "state": "reset every invocation"})
 
     def run(inputs):
         x = np.swapaxes(inputs[0], 0, 1) if time_major else inputs[0]
@@ -177,6 +188,10 @@ def prepare_svdf(op, g):
     (m1, s1), (m2, s2) = (fixed_point_multiplier(op, r) for r in reals)
     q = dict(rank=rank, input_zero_point=zi, state_zero_point=zs, output_zero_point=zo, feature_multiplier=m1,
              feature_shift=s1, output_multiplier=m2, output_shift=s2)
+    if t_state.dtype == np.int8 and defect(op, g, Defect.CMSIS_NN_SVDF_INT8_STATE,
+                                           "CMSIS-NN's arm_svdf_s8 ignores the int8 state's zero point and wraps new "
+                                           "state entries outside int8 (clamped to int16, then truncated)"):
+        q.update(state_zero_point=0, activation_range=(-(1 << 15), (1 << 15) - 1))
     state_index = op.inputs[4]
 
     def run(inputs):
