@@ -323,6 +323,11 @@ class Defect(str, Enum):
     ``q`` and reading the raw byte, and clamps ``q`` to the int16 range (the glue's ``input_activation``) before
     the store truncates it to int8 (it wraps)."""
 
+    CMSIS_NN_SVDF_MVE_KERNEL_SUMS = "cmsis-nn-svdf-mve-kernel-sums"
+    """On Helium (MVE), TFLM's cmsis_nn SVDF glue precomputes kernel sums with ``arm_vector_sum_s8(...,
+    lhs_offset=-input_zp, rhs_offset=-state_zp)`` and the MVE ``arm_nn_vec_mat_mult_t_s8`` adds them: every
+    int8-state feature accumulator gains ``input_zp * state_zp * input_size`` (the C and DSP paths do not)."""
+
     CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS = "cmsis-nn-transpose-conv-pad-rows"
     """``arm_transpose_conv_s8`` of the CMSIS-NN commit TFLM 90b983c pins (4ab83cc) misplaces every output row
     after the top padding when ``pad_top % stride_h != 0`` (CMSIS-NN issue #230, fixed by 4a8f5b5)."""

@@ -23,9 +23,10 @@ from .nonlinear import (
 # --- SVDF (dspsim.kernels.recurrent.svdf) ------------------------------------------------------------
 def svdf_oracle(x, weights_feature, weights_time, bias, state, *, rank, input_zero_point, state_zero_point,
                 output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift,
-                activation_range=None):
+                activation_range=None, feature_offset=0):
     """One SVDF frame as TFLM's EvalIntegerSvdfReference reads: shift, feature MBQM, time sums, MBQM
-    (``activation_range``: the clamp of the new activation, default the state type's range)."""
+    (``activation_range``: the clamp of the new activation, default the state type's range;
+    ``feature_offset``: added to each feature sum)."""
     np = _np()
     xs, wf, wt = x.tolist(), weights_feature.tolist(), weights_time.tolist()
     n_filter, n_memory = len(wt), len(wt[0])
@@ -38,7 +39,7 @@ def svdf_oracle(x, weights_feature, weights_time, bias, state, *, rank, input_ze
     out = []
     for b, row in enumerate(xs):
         for f in range(n_filter):
-            dot = wrap(sum(wf[f][c] * (row[c] - input_zero_point) for c in range(len(row))), 32)
+            dot = wrap(feature_offset + sum(wf[f][c] * (row[c] - input_zero_point) for c in range(len(row))), 32)
             a = clamp(multiply_by_quantized_multiplier(dot, feature_multiplier, feature_shift), lo, hi)
             new[(b * n_filter + f) * n_memory + n_memory - 1] = wrap(state_zero_point + a, t_bits)
         line = []

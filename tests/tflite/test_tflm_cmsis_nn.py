@@ -147,3 +147,49 @@ def test_the_transpose_conv_row_bug_is_refused_by_name_and_the_fixed_build_is_tf
 @pytest.mark.skipif(not FILES, reason="the tflm-cmsis-nn goldens are not on this machine")
 def test_the_goldens_cover_the_development_models():
     assert len(FILES) >= 142
+
+
+M55 = os.path.join(GOLDENS, "svdf_int8_state_m55.npz")
+
+
+@pytest.mark.parametrize("name", ["keyword_scrambled_8bit", "probes/probe_svdf_int8_state"])
+@pytest.mark.parametrize("engine, build", [("tflm-cmsis-nn", "x86"), ("tflm-cmsis-nn-m55", "m55")])
+def test_int8_state_svdf_matches_the_c_path_and_the_helium_path(name, engine, build):
+    """The Cortex-M55 build (QEMU) differs from the C path only in the int8-state SVDF's zero-point term: every
+    state and output of every Invoke, per build, from ``svdf_int8_state_m55.npz``."""
+    if not os.path.isfile(M55):
+        pytest.skip("the tflm-cmsis-nn goldens are not on this machine")
+    m55, z = np.load(M55), np.load(os.path.join(GOLDENS, f"{name}.npz"))
+    key = os.path.basename(name)
+    path = _model_path(str(z["model"]))
+    if path is None:
+        pytest.skip(f"{z['model']} is not on this machine")
+    with pytest.warns(EngineDefectWarning, match="SVDF"):
+        model = load_model(path, engine=engine)
+    n_in = len(z["input_index"])
+    for s in range(int(z["n_sets"])):
+        model.reset()
+        for t in range(int(m55[f"{key}__n_invokes"])):
+            y = model.run([z[f"in_s{s}_i{k}"][t] for k in range(n_in)])
+            y = y[0] if isinstance(y, list) else y
+            assert np.array_equal(y, m55[f"{key}__{build}_out_s{s}_o0"][t]), f"set {s} invoke {t} output"
+            state = model.variables()
+            for i in m55[f"{key}__state_index"]:
+                want = m55[f"{key}__{build}_state_s{s}_t{i}"][t]
+                assert np.array_equal(state[int(i)].reshape(want.shape), want), f"set {s} invoke {t} state {i}"
+
+
+def test_diagnose_names_tflm_cmsis_nn_from_a_cortex_m_builds_dump(tmp_path):
+    """The SVDF probe's first Invoke as the CMSIS-NN build dumped it (its output, from the golden), diagnosed against
+    TFLM's reference kernels: the engine search names the engine that reproduces it."""
+    from dspsim.harness.diagnose import diagnose
+
+    if "probe_svdf_int8_state" not in PROBES:
+        pytest.skip("the tflm-cmsis-nn goldens are not on this machine")
+    z = np.load(PROBES["probe_svdf_int8_state"])
+    np.save(tmp_path / f"t{int(z['output_index'][0])}.npy", z["out_s0_o0"][0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", EngineDefectWarning)
+        result = diagnose(_model_path(str(z["model"])), [z["in_s0_i0"][0]], tmp_path, "tflm")
+    assert not result["passed"] and result["first_divergence"]["locality"] == "local"
+    assert "engine=tflm-cmsis-nn" in result["reproduced_by"]

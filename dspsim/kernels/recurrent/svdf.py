@@ -5,7 +5,7 @@ the keyword-spotting models), one frame per call, ``F`` filters, ``M`` memory sl
 per output unit::
 
     state  <- state shifted left by one slot (the oldest activation dropped)
-    a[b,f]  = MBQM(sum_c w_feature[f,c] * (x[b,c] - zi), M1, S1)       # int32 sum, double rounding
+    a[b,f]  = MBQM(offset + sum_c w_feature[f,c] * (x[b,c] - zi), M1, S1)  # int32 sum, double rounding
     state[b,f,M-1] = T(zs + clamp_T(a[b,f]))                          # clamp BEFORE the zero point
     t[b,f]  = sum_m w_time[f,m] * (state[b,f,m] - zs)                  # int32
     out[b,u] = clamp_int8(MBQM(bias[u] + sum_{r<rank} t[b,u*rank+r], M2, S2) + zo)
@@ -30,7 +30,7 @@ _STATE_TYPES = (np.dtype(np.int16), np.dtype(np.int8))
 
 
 @njit(cache=True)
-def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, out, new_state):
+def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, offset, out, new_state):
     n_batch, n_input = x.shape
     n_filter, n_memory = wt.shape
     n_unit = n_filter // rank
@@ -42,7 +42,7 @@ def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, 
     bits = 8 * new_state.itemsize
     for b in range(n_batch):
         for f in range(n_filter):
-            dot = np.int64(0)
+            dot = np.int64(offset)
             for c in range(n_input):
                 dot += np.int64(wf[f, c]) * (np.int64(x[b, c]) - zi)
             dot = (dot << 32) >> 32  # int32 accumulator
@@ -66,7 +66,7 @@ def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, 
 @names_its_errors
 def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_point, state_zero_point,
          output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift,
-         activation_range=None):
+         activation_range=None, feature_offset=0):
     """One frame of an int8 SVDF layer (formula in the module docstring); returns ``(output, new_state)``.
 
     Parameters
@@ -84,6 +84,9 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
         The clamp of the new activation ``a`` before it is stored (default: the state type's range, as the
         reference kernels). A wider range makes the store wrap (C's conversion): ``arm_svdf_s8`` clamps to the
         int16 range for an int8 state (pass ``state_zero_point=0`` too: it ignores the zero point).
+    feature_offset : int
+        Added to every feature accumulator before its requantization, in the int32 sum (default 0). CMSIS-NN's
+        Helium (MVE) path adds ``input_zero_point * state_zero_point * I`` through its kernel sums.
 
     Returns int8 ``(B, F / rank)`` and the new state with ``state``'s shape. Saturation: the new
     activation is clamped to ``activation_range`` before the zero point is added, then converted to the state
@@ -120,7 +123,8 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
     new_state = np.empty((n_batch, n_filter, n_memory), st.dtype)
     _svdf(np.ascontiguousarray(x), np.ascontiguousarray(wf), np.ascontiguousarray(wt), b,
           np.ascontiguousarray(st).reshape(n_batch, n_filter, n_memory), int(rank), zi, zs, zo, m1, s1, m2, s2,
-          int(lo), int(hi), out, new_state)
+          int(lo), int(hi), scalar_int(feature_offset, func, "feature_offset", -(1 << 31), (1 << 31) - 1), out,
+          new_state)
     return out, new_state.reshape(st.shape)
 
 

@@ -192,6 +192,9 @@ def prepare_svdf(op, g):
                                            "CMSIS-NN's arm_svdf_s8 ignores the int8 state's zero point and wraps new "
                                            "state entries outside int8 (clamped to int16, then truncated)"):
         q.update(state_zero_point=0, activation_range=(-(1 << 15), (1 << 15) - 1))
+        if defect(op, g, Defect.CMSIS_NN_SVDF_MVE_KERNEL_SUMS, "CMSIS-NN's Helium SVDF adds input_zp * state_zp * "
+                                                                "input_size to every feature sum"):
+            q["feature_offset"] = int(np.int32(np.int64(zi) * zs * t_in.shape[1]))
     state_index = op.inputs[4]
 
     def run(inputs):
