@@ -12,6 +12,7 @@ measurements behind every field).
                            included
 ``"xnnpack"``              LiteRT's default interpreter: the XNNPACK delegate where it takes the node, LiteRT's
                            optimized builtin kernels elsewhere
+``"litert-optimized"``     LiteRT's optimized builtin kernels without a delegate (``BUILTIN_WITHOUT_DEFAULT_DELEGATES``)
 ``"onnxruntime"``          ONNX Runtime's CPU provider, graph optimizations off, on an x86 host without VNNI
                            (uint8 x int8 GEMMs saturate product pairs, as the golden vectors were made)
 ``"onnxruntime-vnni"``     the same on a host with AVX-512 VNNI or AVX-VNNI (those GEMMs exact)
@@ -27,7 +28,7 @@ from types import MappingProxyType
 
 from ..accumulator import Accumulator
 from .profile import (Defect, EngineProfile, Kernel, MacProfile, MacRule, ModelFormat, OnnxKernels, OnnxProfile,
-                      RealMultiplier, RequantKind, RequantRule, TfliteProfile)
+                      RealMultiplier, RequantKind, RequantRule, Rounding, TfliteProfile)
 
 # --------------------------------------------------------------------------------------------
 # MAC rules
@@ -104,6 +105,21 @@ LITERT = EngineProfile(
         **_LITERT_TFLITE),
     defects=frozenset({Defect.LITERT_SUM_INT8_AS_UINT8}))
 
+_HALF_UP = RequantRule(RequantKind.FIXED_POINT, shift_rounding=Rounding.HALF_UP)
+
+LITERT_OPTIMIZED = EngineProfile(
+    "litert-optimized", "LiteRT's optimized builtin kernels without a delegate (BUILTIN_WITHOUT_DEFAULT_DELEGATES; the "
+                        "TFLite C library apps embed)",
+    _mac(_FIXED_FC, _HALF_UP, _HALF_UP, _FIXED, fc_16x8=_LITERT_FC), frozenset({ModelFormat.TFLITE}),
+    "litert-optimized",
+    TfliteProfile(
+        # LiteRT 2.3's builtin int8 SUM gives XNNPACK's integers without the delegate (measured)
+        kernels={**{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR",
+                                                            "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE",
+                                                            "LEAKY_RELU", "ELU")},
+                 **{op: Kernel.XNNPACK for op in ("SUM",)}},
+        **_LITERT_TFLITE))
+
 XNNPACK = EngineProfile(
     "xnnpack", "LiteRT's default interpreter: the XNNPACK delegate where it takes the node, LiteRT's optimized "
                "builtin kernels elsewhere",
@@ -143,7 +159,7 @@ FBGEMM = EngineProfile("fbgemm", "PyTorch's FBGEMM quantized linear / conv (ReQu
 ONEDNN = EngineProfile("onednn", "PyTorch's oneDNN quantized conv (the 'x86' engine)",
                        _mac(*(RequantRule(RequantKind.ONEDNN),) * 4))
 
-ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, TFLM_CMSIS_NN, TFLM_CMSIS_NN_M55, ONNXRUNTIME, ONNXRUNTIME_VNNI,
+ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, LITERT_OPTIMIZED, TFLM_CMSIS_NN, TFLM_CMSIS_NN_M55, ONNXRUNTIME, ONNXRUNTIME_VNNI,
                                                   ONNXRUNTIME_OPTIMIZED, ONNX_REFERENCE, FBGEMM, ONEDNN)})
 """Every engine dspsim names, by name."""
 

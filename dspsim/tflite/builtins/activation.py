@@ -88,6 +88,7 @@ def prepare_leaky_relu(op, g):
     # LeakyReluPrepare divides in float32 (LiteRT activations.cc); TFLM as the engine's build does
     q["quotient"] = g.tflite.quotient if kernel is Kernel.TFLM else "float32"
     if alpha < 0:  # LiteRT's optimized int16 kernel (the XNNPACK engine's) keeps the negative multiplier
-        q["negative_alpha"] = (NegativeAlpha.SIGNED_MULTIPLIER if kernel is Kernel.XNNPACK and t_in.dtype == np.int16
+        optimized = kernel in (Kernel.XNNPACK, Kernel.LITERT_OPTIMIZED)
+        q["negative_alpha"] = (NegativeAlpha.SIGNED_MULTIPLIER if optimized and t_in.dtype == np.int16
                                else NegativeAlpha.NEGATE).value
     return Prepared(unary_run(op, g, leaky_relu_plan, **q), q)

@@ -80,7 +80,7 @@ def _int16_sigmoid(op, g, tanh):
         refuse(op, f"int16 {op.name} needs zero points 0, got input {zi} and output {zo}")
     m, s = at_prepare(op, nl16.tflite_int16_sigmoid_rescale, float(s_in), tanh=tanh)
     params = {"input_multiplier": m, "input_left_shift": s}
-    if g.kernel(op) is Kernel.XNNPACK and m == 0:
+    if g.kernel(op) in (Kernel.XNNPACK, Kernel.LITERT_OPTIMIZED) and m == 0:
         if not tanh:
             return Prepared(lambda inputs: nl16.fixedpoint16_logistic(inputs[0], 3), dict(params, integer_bits=3))
 
@@ -130,6 +130,8 @@ def prepare_elu(op, g):
     q = _unary_quant(op, g)
     if g.kernel(op) is Kernel.XNNPACK:  # the delegate takes int8 ELU (VisitUnaryNode: float or qint8)
         return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_ELU, q)
+    if g.kernel(op) is Kernel.LITERT_OPTIMIZED:  # LiteRT's own ELU (BUILTIN_REF registers none): expm1f
+        return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.ELU, q)
     return _table_op(op, g, nonlinear.tflite_lut_table, nonlinear.LutFunction.TFLM_ELU, q)
 
 

@@ -21,7 +21,9 @@ from ...engines import Kernel
 from ...kernels.quantize.cast import CastNaN, cast_plan
 from ...kernels.quantize.requantize import tflite_requantize_plan
 from ...kernels.quantize.xnnpack import xnnpack_convert_plan, xnnpack_quantize_plan
-from ...quantize import litert_optimized_quantize_int16, tflite_dequantize_plan, tflite_quantize_plan
+from ...quantize import (
+    litert_optimized_dequantize_plan, litert_optimized_quantize_int16, tflite_dequantize_plan, tflite_quantize_plan,
+)
 from ..prepare import (
     Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape, fixed_point_multiplier, per_tensor_quant,
     refuse, xnnpack_delegates, engine_types,
@@ -58,10 +60,11 @@ def prepare_quantize(op, g):
         else:
             (scale, zp), axis = per_tensor_quant(op, t_out, "output"), None
             xnnpack = g.kernel(op) is Kernel.XNNPACK
+            optimized = xnnpack or g.kernel(op) is Kernel.LITERT_OPTIMIZED  # the delegate's fallback: LiteRT's
             if xnnpack and t_out.dtype == np.int8:
                 run = planned(xnnpack_quantize_plan, scale=scale, zero_point=zp)
                 return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"scale": scale, "zero_point": zp})
-            if xnnpack and t_out.dtype == np.int16:  # not delegated: LiteRT's optimized kernel
+            if optimized and t_out.dtype == np.int16:  # LiteRT's optimized kernel (XNNPACK delegates no int16)
                 return Prepared(lambda inputs: at_run(op, litert_optimized_quantize_int16, inputs[0], scale, zp),
                                 {"scale": scale, "zero_point": zp})
         return Prepared(unary_run(op, g, tflite_quantize_plan, scale, zp, t_out.dtype.name, axis,
@@ -78,7 +81,8 @@ def prepare_quantize(op, g):
         run = planned(xnnpack_convert_plan, **q)
         return Prepared(lambda inputs: at_run(op, run, inputs[0]), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # Requantize, double quotient
-    if xnnpack and t_in.dtype in _BYTE_TYPES and t_out.dtype in _BYTE_TYPES:
+    if (xnnpack or g.kernel(op) is Kernel.LITERT_OPTIMIZED) and t_in.dtype in _BYTE_TYPES \
+            and t_out.dtype in _BYTE_TYPES:
         # the delegate declines this QUANTIZE: LiteRT's optimized Requantize (NEON through NEON_2_SSE on x86),
         # whose final shift rounds ties toward +inf (docs/engines.md, "Data movement operators")
         q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, out_dtype=t_out.dtype.name)
@@ -96,6 +100,9 @@ def prepare_dequantize(op, g):
     check_dtype(op, t_in, _QTYPES, "input")
     check_dtype(op, t_out, (np.dtype(np.float32),), "output")
     s, zp = per_tensor_quant(op, t_in, "input")
+    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and t_in.dtype == np.int8:  # optimized_ops::Dequantize
+        return Prepared(unary_run(op, g, litert_optimized_dequantize_plan, s, zp, shape_only=True),
+                        {"scale": s, "zero_point": zp, "kernel": "optimized"})
     return Prepared(unary_run(op, g, tflite_dequantize_plan, s, zp, shape_only=True),
                     {"scale": s, "zero_point": zp})
 
