@@ -10,7 +10,6 @@ dspsim refuses (an operator it does not have yet) is skipped with the operator n
 from __future__ import annotations
 
 import glob
-import importlib.util
 import os
 import sys
 
@@ -23,6 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 sys.path.insert(0, GOLDEN)
 from golden_io import load_real_model  # noqa: E402
+from shared_models import pymicro_wakeword_model, tflite_micro_model  # noqa: E402
 
 #: golden engine record -> dspsim engine (litert_default keeps no intermediates: outputs only)
 ENGINES = {"tflm": "tflm", "litert_ref": "litert", "litert_default": "xnnpack"}
@@ -32,13 +32,8 @@ FILES = sorted(glob.glob(os.path.join(GOLDEN, "real_models", "*.npz")))
 def _model_path(source):
     """The .tflite named by a golden's ``meta.source``, or None when it is not on this machine."""
     if source.startswith("pymicro_wakeword/"):
-        spec = importlib.util.find_spec("pymicro_wakeword")
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        path = os.path.join(list(spec.submodule_search_locations)[0], source.split("/", 1)[1])
-    else:
-        path = os.path.join(ROOT, "..", "shared", "models", "tflite-micro", os.path.basename(source))
-    return path if os.path.isfile(path) else None
+        return pymicro_wakeword_model(source.split("/", 1)[1])
+    return tflite_micro_model(source)
 
 
 def _cases():

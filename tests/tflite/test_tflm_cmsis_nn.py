@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import glob
 import hashlib
-import importlib.util
 import json
 import os
 import warnings
@@ -22,9 +21,8 @@ import pytest
 
 from dspsim.engines import EngineDefectWarning
 from dspsim.tflite import load_model
+from shared_models import SHARED, existing, pymicro_wakeword_model, tflite_micro_model
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SHARED = os.path.join(ROOT, "..", "shared")
 GOLDENS = os.path.join(SHARED, "goldens", "tflm-cmsis-nn")
 FILES = sorted(glob.glob(os.path.join(GOLDENS, "*.npz")) + glob.glob(os.path.join(GOLDENS, "probes", "*.npz")))
 FILES = [f for f in FILES if not os.path.basename(f).startswith("svdf_int8_state_m55")]
@@ -34,15 +32,10 @@ ENGINE = "tflm-cmsis-nn"
 def _model_path(source):
     """The .tflite a golden's ``model`` key names, or None when it is not on this machine."""
     if source.startswith("pymicro-wakeword"):
-        spec = importlib.util.find_spec("pymicro_wakeword")
-        if spec is None or not spec.submodule_search_locations:
-            return None
-        path = os.path.join(list(spec.submodule_search_locations)[0], source.split("pymicro_wakeword/", 1)[1])
-    elif source.startswith("probes/"):
-        path = os.path.join(GOLDENS, source)
-    else:
-        path = os.path.join(SHARED, "models", "tflite-micro", os.path.basename(source))
-    return path if os.path.isfile(path) else None
+        return pymicro_wakeword_model(source.split("pymicro_wakeword/", 1)[1])
+    if source.startswith("probes/"):
+        return existing(os.path.join(GOLDENS, source))
+    return tflite_micro_model(source)
 
 
 def _load(path):

@@ -1,0 +1,27 @@
+"""Where the real models live on a development machine: ../shared beside the checkout (the tflite-micro set, the
+goldens of builds that cannot be pip-installed) and the installed pymicro_wakeword package. Every lookup gives
+None where the file is absent, so that the tests that read them skip on a clean clone."""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+SHARED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..", "shared")
+
+
+def existing(path):
+    """``path`` where it is a file, else None."""
+    return path if os.path.isfile(path) else None
+
+
+def tflite_micro_model(name):
+    """``../shared/models/tflite-micro/<basename of name>``, or None."""
+    return existing(os.path.join(SHARED, "models", "tflite-micro", os.path.basename(name)))
+
+
+def pymicro_wakeword_model(relative):
+    """``relative`` (e.g. ``models/okay_nabu.tflite``) inside the installed pymicro_wakeword package, or None."""
+    spec = importlib.util.find_spec("pymicro_wakeword")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return existing(os.path.join(list(spec.submodule_search_locations)[0], relative))
