@@ -106,17 +106,19 @@ LITERT = EngineProfile(
     defects=frozenset({Defect.LITERT_SUM_INT8_AS_UINT8}))
 
 _HALF_UP = RequantRule(RequantKind.FIXED_POINT, shift_rounding=Rounding.HALF_UP)
+_HALF_UP_FC = RequantRule(RequantKind.FIXED_POINT, shift_rounding=Rounding.HALF_UP,
+                          per_tensor_real=RealMultiplier.FLOAT32_PRODUCT)
 
 LITERT_OPTIMIZED = EngineProfile(
     "litert-optimized", "LiteRT's optimized builtin kernels without a delegate (BUILTIN_WITHOUT_DEFAULT_DELEGATES; the "
                         "TFLite C library apps embed)",
-    _mac(_FIXED_FC, _HALF_UP, _HALF_UP, _FIXED, fc_16x8=_LITERT_FC), frozenset({ModelFormat.TFLITE}),
+    _mac(_HALF_UP_FC, _HALF_UP, _HALF_UP, _FIXED, fc_16x8=_LITERT_FC), frozenset({ModelFormat.TFLITE}),
     "litert-optimized",
     TfliteProfile(
         # LiteRT 2.3's builtin int8 SUM gives XNNPACK's integers without the delegate (measured)
         kernels={**{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR",
                                                             "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE",
-                                                            "LEAKY_RELU", "ELU")},
+                                                            "LEAKY_RELU", "ELU", "MEAN")},
                  **{op: Kernel.XNNPACK for op in ("SUM",)}},
         **_LITERT_TFLITE))
 

@@ -147,6 +147,7 @@ from .quantize import (  # noqa: F401
     tf_dequantize_oracle,
     tf_quantize,
     tf_quantize_oracle,
+    litert_optimized_dequantize_oracle,
     tflite_dequantize,
     tflite_dequantize_oracle,
     tflite_quantize,
@@ -166,6 +167,7 @@ from .recurrent import (  # noqa: F401
 )
 from .reduce import (  # noqa: F401
     arg_max_oracle,
+    litert_optimized_mean_oracle,
     mean_oracle,
     reduce_max_oracle,
     reduce_sum_oracle,

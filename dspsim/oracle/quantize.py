@@ -377,6 +377,17 @@ def tflite_dequantize_oracle(q, scale, zero_point=0):
                     for v in np.asarray(q).reshape(-1).tolist()).reshape(np.shape(q))
 
 
+def litert_optimized_dequantize_oracle(q, scale, zero_point=0):
+    """LiteRT's optimized int8 Dequantize: ``f32(f32(q * s) - f32(zp * s))`` on the first ``n // 8 * 8`` codes (C
+    order), the reference ``f32((q - zp) * s)`` on the rest."""
+    np = _np()
+    flat, s, zp = np.asarray(q).reshape(-1).tolist(), f32(scale), int(zero_point)
+    block = len(flat) // 8 * 8
+    vals = [f32(f32(v * s) - f32(zp * s)) if i < block else tflite_dequantize(v, float(scale), zp)
+            for i, v in enumerate(flat)]
+    return _float32(vals).reshape(np.shape(q))
+
+
 def quantize_pof2_oracle(x, frac_bits, bits=8, rounding="half_to_even", narrow_range=True, axis=None):
     np = _np()
     dt = np.dtype(np.int8 if bits <= 8 else np.int16 if bits <= 16 else np.int32)

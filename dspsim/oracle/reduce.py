@@ -14,7 +14,9 @@ from .fixedpoint import (
     clamp,
     f32,
     multiply_by_quantized_multiplier,
+    quantize_multiplier,
     round_fraction,
+    saturating_rounding_doubling_high_mul,
     wrap,
 )
 
@@ -57,6 +59,28 @@ def mean_oracle(x, axis, *, input_zero_point, output_zero_point, multiplier, shi
 def xnnpack_mean_oracle(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
     return _reduce(x, axis, keep_dims,
                    lambda v: xnnpack_mean(v, input_zero_point, output_zero_point, input_scale, output_scale), x.dtype)
+
+
+def litert_optimized_mean_oracle(x, *, input_scale, input_zero_point, output_scale, output_zero_point):
+    """LiteRT's optimized int8 spatial MEAN (NHWC, H and W reduced, keep_dims): per (batch, channel) the raw
+    codes' sum through ``QuantizeMultiplier(f32(s_in / f32(n * s_out)))``, the final shift rounding ties toward
+    +inf on channels ``< C // 16 * 16`` and away from zero after, plus ``zo - trunc(f32(f32(zi * s_in) / s_out))``,
+    clamped to int8."""
+    np = _np()
+    n_b, h, w, c = x.shape
+    s_in, s_out = _f32(input_scale), _f32(output_scale)
+    m, shift = quantize_multiplier(float(f32(s_in / f32(h * w * s_out))))
+    q = f32(f32(input_zero_point * s_in) / s_out)
+    bias = output_zero_point - int(q)  # int(Fraction) truncates toward zero
+    left, right = max(shift, 0), max(-shift, 0)
+    out = np.empty((n_b, 1, 1, c), np.int8)
+    for b in range(n_b):
+        for ch in range(c):
+            acc = wrap(sum(x[b, :, :, ch].reshape(-1).tolist()), 32)
+            high = saturating_rounding_doubling_high_mul(wrap(acc * 2**left, 32), m)
+            tie = "half_up" if ch < c // 16 * 16 else "half_away_from_zero"
+            out[b, 0, 0, ch] = clamp(round_fraction(Fraction(high, 2**right), tie) + bias, -128, 127)
+    return out
 
 
 def tflite_sum(values, zi: int, zo: int, multiplier: int, shift: int, qmin: int, qmax: int) -> int:

@@ -20,6 +20,8 @@ costs one case, recorded as ``crashed``. Engines:
 * ``litert_ref``: LiteRT ``OpResolverType.BUILTIN_REF`` with ``experimental_preserve_all_tensors``.
 * ``litert_default``: LiteRT's default interpreter (``OpResolverType.AUTO``: XNNPACK delegate plus
   the optimized builtin kernels); outputs only.
+* ``litert_optimized``: LiteRT ``OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES`` (the optimized builtin kernels,
+  no delegate) with ``experimental_preserve_all_tensors``.
 
 Streaming models (VAR_HANDLE resource variables, or variable tensors: SVDF/LSTM state) run
 ``STREAM_FRAMES`` frames on one interpreter with the state carried; the others run ``RUNS``
@@ -53,10 +55,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 SHARED = os.path.join(ROOT, "..", "shared", "models", "tflite-micro")
 OUT = os.path.join(ROOT, "tests", "golden", "real_models")
 SKIP = {"audio_preprocessor_int8": "TFLM Signal custom ops (a later issue)"}
-ENGINES = ("tflm", "litert_ref", "litert_default")
+ENGINES = ("tflm", "litert_ref", "litert_default", "litert_optimized")
+RESOLVERS = {"litert_ref": "BUILTIN_REF", "litert_default": "AUTO", "litert_optimized": "BUILTIN_WITHOUT_DEFAULT_DELEGATES"}
 _SVDF_INT8 = ("LiteRT svdf.cc reads this int8 SVDF's int8 weights_time and state as int16 (out of bounds): "
               "a crash or garbage, run to run")
-UNDEFINED = {"keyword_scrambled_8bit": {"litert_ref": _SVDF_INT8, "litert_default": _SVDF_INT8}}
+UNDEFINED = {"keyword_scrambled_8bit": {e: _SVDF_INT8 for e in ("litert_ref", "litert_default", "litert_optimized")}}
 STREAM_FRAMES = 24
 RUNS = 2
 FULL_BYTES = 4096  # intermediates smaller than this (per frame) are stored in full
@@ -194,7 +197,7 @@ def run_litert(data, model, inputs, tensors, status, resolver_name):
 
     status["version"] = __version__
     status["stage"] = "load"
-    preserve = resolver_name == "BUILTIN_REF"
+    preserve = resolver_name != "AUTO"  # the XNNPACK delegate's tensors are not preserved
     it = Interpreter(model_content=data, experimental_op_resolver_type=getattr(OpResolverType, resolver_name),
                      experimental_preserve_all_tensors=preserve)
     status["stage"] = "allocate"
@@ -231,8 +234,7 @@ def worker(engine, model_path, in_path, out_path):
         if engine == "tflm":
             outs, ts = run_tflm(data, model, inputs, tensors, status)
         else:
-            outs, ts = run_litert(data, model, inputs, tensors, status,
-                                  "BUILTIN_REF" if engine == "litert_ref" else "AUTO")
+            outs, ts = run_litert(data, model, inputs, tensors, status, RESOLVERS[engine])
     except Exception as e:  # noqa: BLE001 (any refusal is a result)
         status.update(status="refused", error=f"{type(e).__name__}: {str(e).strip().splitlines()[0][:300]}"
                       if str(e).strip() else type(e).__name__)
@@ -345,7 +347,8 @@ def golden_one(name, source, path):
 def compare(meta, results, tensors):
     """Where the engines' outputs and intermediates differ: {pair: {key: stats}}."""
     out = {}
-    for a, b in (("tflm", "litert_ref"), ("tflm", "litert_default"), ("litert_ref", "litert_default")):
+    for a, b in (("tflm", "litert_ref"), ("tflm", "litert_default"), ("litert_ref", "litert_default"),
+                 ("litert_ref", "litert_optimized")):
         za, zb = results[a], results[b]
         if not za or not zb:
             continue
@@ -388,7 +391,8 @@ def summary_row(meta):
         return txt + f"; max |diff| {mx:g}"
 
     return (f"| {meta['model']} | {' '.join(ops)} | {meta['frames']} | {', '.join(ran) or '-'} | "
-            f"{pair('tflm:litert_ref')} | {pair('litert_ref:litert_default')} | {'; '.join(refused) or '-'} |")
+            f"{pair('tflm:litert_ref')} | {pair('litert_ref:litert_default')} | {pair('litert_ref:litert_optimized')} | "
+            f"{'; '.join(refused) or '-'} |")
 
 
 def write_summary(metas):
@@ -396,10 +400,12 @@ def write_summary(metas):
              "Written by `tests/golden/make_golden_real_models.py`. Per model: the operators, frames run, the",
              "engines that ran it, where TFLM and LiteRT BUILTIN_REF differ (outputs and intermediates, every",
              "frame; the first differing tensor in execution order), where LiteRT BUILTIN_REF and LiteRT default",
-             "(XNNPACK + optimized kernels; outputs only) differ, and refusals.", "",
+             "(XNNPACK + optimized kernels; outputs only) differ, where LiteRT BUILTIN_REF and its optimized",
+             "kernels without a delegate differ (every tensor), and refusals.", "",
              f"Skipped: {', '.join(f'{k} ({v})' for k, v in SKIP.items())}.", "",
-             "| model | ops | frames | engines that ran it | TFLM vs LiteRT REF | LiteRT REF vs default | refused |",
-             "|---|---|---|---|---|---|---|"]
+             "| model | ops | frames | engines that ran it | TFLM vs LiteRT REF | LiteRT REF vs default | "
+             "LiteRT REF vs optimized | refused |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [summary_row(m) for m in metas]
     with open(os.path.join(OUT, "SUMMARY.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -25,7 +25,7 @@ from golden_io import load_real_model  # noqa: E402
 from shared_models import pymicro_wakeword_model, tflite_micro_model  # noqa: E402
 
 #: golden engine record -> dspsim engine (litert_default keeps no intermediates: outputs only)
-ENGINES = {"tflm": "tflm", "litert_ref": "litert", "litert_default": "xnnpack"}
+ENGINES = {"tflm": "tflm", "litert_ref": "litert", "litert_default": "xnnpack", "litert_optimized": "litert-optimized"}
 FILES = sorted(glob.glob(os.path.join(GOLDEN, "real_models", "*.npz")))
 
 

@@ -1,12 +1,14 @@
-"""Quantized MEAN: TFLite's reference ``QuantizedMeanOrSum`` (compute_sum=false) and XNNPACK's ``mean_nd``."""
+"""Quantized MEAN: TFLite's reference ``QuantizedMeanOrSum`` (compute_sum=false), LiteRT's optimized int8 spatial
+mean, and XNNPACK's ``mean_nd``."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..._errors import names_its_errors
+from ...fixedpoint import quantize_multiplier
 from ...requant import Requant
 from .._checks import check_spec, check_tensor, float32_scale, q31_multiplier, resolve_axes, scalar_int, zero_point
-from ..quantize.requantize import _requantize_codes
+from ..quantize.requantize import ROUNDINGS, _requantize_codes
 
 _TYPES16 = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))  # the 16x8 MEAN: the same kernel
 
@@ -95,5 +97,48 @@ def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, outp
         acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
         y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
         return np.clip(y, -128, 127).astype(np.int8)
+
+    return run
+
+
+@names_its_errors
+def litert_optimized_mean_plan(shape, dtype, *, input_scale, input_zero_point, output_scale, output_zero_point):
+    """LiteRT's optimized int8 MEAN over H and W of a 4-D NHWC tensor, keep_dims
+    (``optimized_integer_ops::Mean``, the path ``reduce.cc`` takes for exactly that case), prepared for codes of
+    ``shape``; returns the lean ``run(x) -> (N, 1, 1, C) int8``::
+
+        M, sh = QuantizeMultiplier(f32(s_in / f32(n * s_out)))            # n = H * W, all float32
+        bias  = zo - int32(f32(f32(zi * s_in) / s_out))                   # truncated toward zero
+        out   = clamp(MBQM(sum of the raw codes, M, sh) + bias, -128, 127)
+
+    The zero point is folded into ``bias`` once, truncated, where the reference subtracts ``zi * n`` from the
+    sum. MBQM rounds twice: SRDHM ties toward +inf, then the right shift ties toward +inf on the channels done
+    in blocks of 16 (the NEON ``MultiplyByQuantizedMultiplier4Rows``, through NEON_2_SSE on x86) and away from
+    zero on the last ``C % 16`` (the scalar loop). The only saturation is the final clamp. Measured:
+    mobilenet_v2's global pool, 32 of 1,280 values differ from ties away from zero everywhere.
+    """
+    func = "litert_optimized_mean"
+    shape, dt = check_spec(func, "x", shape, dtype, (np.dtype(np.int8),))
+    if len(shape) != 4:
+        raise ValueError(f"{func}: x must be 4-D NHWC (the kernel reduces H and W), got shape {shape}")
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
+    s_in = np.float32(float32_scale(input_scale, func, "input_scale"))
+    s_out = np.float32(float32_scale(output_scale, func, "output_scale"))
+    n = np.float32(shape[1] * shape[2])
+    multiplier, shift = quantize_multiplier(float(np.float32(s_in / np.float32(n * s_out))))
+    bias = zo - int(np.float32(np.float32(np.float32(zi) * s_in) / s_out))  # int(): truncation toward zero
+    c = shape[3]
+    vector = c // 16 * 16
+    neon, scalar = ((0, bias, int(multiplier), int(shift), ROUNDINGS.index(r), -128, 127) for r in ("neon", "double"))
+
+    def run(x):
+        total = x.sum(axis=(1, 2), keepdims=True, dtype=np.int32).astype(np.int64)
+        rows = total.reshape(-1, c)
+        out = np.empty(rows.shape, np.int64)
+        for b in range(rows.shape[0]):
+            _requantize_codes(rows[b, :vector], *neon, out[b, :vector])
+            _requantize_codes(rows[b, vector:], *scalar, out[b, vector:])
+        return out.astype(np.int8).reshape(total.shape)
 
     return run

@@ -28,7 +28,7 @@ from ...engines import Kernel, Defect
 from ...kernels.reduce import mean, sum as reduce, select as K
 from ..prepare import (
     Prepared, builtin, check_arity, check_int_types, constant, fixed_point_multiplier, per_tensor_quant, refuse,
-    defect, engine_types, at_prepare, check_dtype,
+    defect, engine_types, at_prepare, at_run, check_dtype,
 )
 from ._lean import reshaped_run, unary_run
 
@@ -50,6 +50,11 @@ def prepare_mean(op, g):
     if g.kernel(op) is Kernel.XNNPACK and t_in.dtype == np.int8:
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
         return Prepared(reshaped_run(op, g, mean.xnnpack_mean_plan, axes, **q), q)
+    spatial = len(t_in.shape) == 4 and sorted(int(a) % 4 for a in axes) == [1, 2] and len(axes) == 2
+    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and t_in.dtype == np.int8 and keep and spatial:
+        q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
+        run = at_prepare(op, mean.litert_optimized_mean_plan, tuple(t_in.shape), t_in.dtype, **q)
+        return Prepared(lambda inputs: at_run(op, run, inputs[0]), dict(q, kernel="optimized spatial mean"))
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # PrepareMeanOrSum: double quotient
     q = dict(input_zero_point=zi, output_zero_point=zo, multiplier=m, shift=s, keep_dims=keep)
     return Prepared(reshaped_run(op, g, mean.mean_plan, axes, **q), q)

@@ -1,0 +1,63 @@
+"""LiteRT's optimized kernels that differ from the reference (engine "litert-optimized"): the int8 spatial MEAN
+and the int8 DEQUANTIZE, against the oracle on random codes, every int8 code, exact ties and saturation."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dspsim import oracle as ref
+from dspsim.kernels.reduce.mean import litert_optimized_mean_plan
+from dspsim.quantize import litert_optimized_dequantize_plan, tflite_dequantize_plan
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), b=st.integers(1, 2), hw=st.sampled_from([(1, 1), (1, 2), (2, 2), (2, 4), (3, 5)]),
+       c=st.sampled_from([1, 15, 16, 17, 33]), zi=st.integers(-128, 127), zo=st.integers(-128, 127),
+       ratio=st.sampled_from([2.0**-3, 0.5, 1.0, 2.0, 8.0, 0.37]), edge=st.booleans())
+def test_optimized_mean_matches_the_oracle_on_ties_and_saturation(seed, b, hw, c, zi, zo, ratio, edge):
+    """Power-of-two scale ratios over 1, 2, 4 or 8 pixels make the final shift exact, so odd sums are ties: the
+    channels in blocks of 16 round them toward +inf, the rest away from zero."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, (b, *hw, c)).astype(np.int8)
+    if edge:
+        x[..., ::2] = rng.choice(np.array([-128, 127], np.int8), x[..., ::2].shape)
+    kw = dict(input_scale=0.05, input_zero_point=zi, output_scale=0.05 * ratio, output_zero_point=zo)
+    got = litert_optimized_mean_plan(x.shape, x.dtype, **kw)(x)
+    assert got.dtype == np.int8 and got.shape == (b, 1, 1, c)
+    assert np.array_equal(got, ref.litert_optimized_mean_oracle(x, **kw))
+
+
+def test_optimized_mean_rounds_ties_up_in_blocks_of_16_and_away_from_zero_in_the_tail():
+    x = np.full((1, 1, 2, 17), -1, np.int8)  # sum -2 over 2 pixels at ratio 1/4: -0.5 exactly
+    kw = dict(input_scale=1.0, input_zero_point=0, output_scale=2.0, output_zero_point=0)
+    got = litert_optimized_mean_plan(x.shape, x.dtype, **kw)(x).reshape(-1)
+    assert got[:16].tolist() == [0] * 16 and got[16] == -1
+
+
+def test_optimized_mean_refuses_what_its_path_does_not_take():
+    with pytest.raises(ValueError, match="litert_optimized_mean: x must be 4-D NHWC"):
+        litert_optimized_mean_plan((2, 3, 4), np.int8, input_scale=1.0, input_zero_point=0, output_scale=1.0,
+                                   output_zero_point=0)
+    with pytest.raises((TypeError, ValueError), match="litert_optimized_mean"):
+        litert_optimized_mean_plan((1, 2, 2, 3), np.int16, input_scale=1.0, input_zero_point=0, output_scale=1.0,
+                                   output_zero_point=0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 40), zp=st.integers(-128, 127), scale=st.floats(1e-4, 10.0), seed=st.integers(0, 2**32 - 1))
+def test_optimized_dequantize_matches_the_oracle(n, zp, scale, seed):
+    q = np.random.default_rng(seed).integers(-128, 128, n).astype(np.int8)
+    got = litert_optimized_dequantize_plan(q.shape, scale, zp)(q)
+    assert got.dtype == np.float32
+    assert np.array_equal(got.view(np.uint32), ref.litert_optimized_dequantize_oracle(q, scale, zp).view(np.uint32))
+
+
+def test_optimized_dequantize_differs_from_the_reference_on_every_int8_code_only_in_the_blocks():
+    q = np.arange(-128, 128, dtype=np.int8).reshape(2, 128)[:, :-3].copy()  # 250 codes: a tail of 2
+    got = litert_optimized_dequantize_plan(q.shape, 0.05, -7)(q)
+    want = tflite_dequantize_plan(q.shape, 0.05, -7)(q)
+    flat_g, flat_w = got.reshape(-1), want.reshape(-1)
+    assert np.array_equal(flat_g[-2:], flat_w[-2:]) and np.count_nonzero(flat_g[:-2] != flat_w[:-2]) > 0
+    assert np.array_equal(got.view(np.uint32), ref.litert_optimized_dequantize_oracle(q, 0.05, -7).view(np.uint32))
