@@ -1160,23 +1160,27 @@ def tflite_quantize_plan(shape, scale, zero_point=0, dtype="int8", axis=None):
     return run
 
 
-def litert_optimized_quantize_int16(x, scale, zero_point=0):
-    """LiteRT's optimized float32 -> int16 ``AffineQuantize`` (the default interpreter; ``optimized_ops.h``,
-    its NEON code through NEON_2_SSE on x86).
+def litert_optimized_quantize(x, scale, zero_point=0, dtype="int16"):
+    """LiteRT's optimized float32 -> int8 / int16 ``AffineQuantize`` (``optimized_ops.h``, its NEON code through
+    NEON_2_SSE on x86; the XNNPACK engine's int16 fallback and every QUANTIZE of ``litert-optimized``).
 
     In blocks of 8 values (C order): ``v = f32(x * f32(1 / double(scale)))`` rounded to nearest, ties to
     even (``vcvtnq_s32_f32``); the last ``n % 8`` values: ``TfLiteRound(x / double(scale))``, ties away
     from zero (the scalar tail, as :func:`tflite_quantize` but dividing in double). A value beyond int32
     becomes INT32_MIN (x86 ``cvtps2dq`` / ``cvttsd2si``), ``+ zero_point`` wraps at 32 bits, then the
-    clamp to int16 (the only saturation). NaN refused. Measured: 21 of 1,024 codes differ from the
-    reference kernel's (``tests/golden/ops/int16_edges.npz``).
+    clamp to ``dtype`` (the only saturation). NaN refused. Measured: 21 of 1,024 int16 codes differ from the
+    reference kernel's (``tests/golden/ops/int16_edges.npz``); int8: openmv_face_landmarks_192's input
+    quantization (``tests/golden/real_models``).
     """
-    func = "litert_optimized_quantize_int16"
+    func = "litert_optimized_quantize"
+    if dtype not in ("int8", "int16"):
+        raise ValueError(f"{func}: dtype must be 'int8' or 'int16', got {dtype!r}")
+    info = np.iinfo(np.dtype(dtype))
     x = _float32_array(x, func)
     s = _scales(scale, func, "scale")
     if s.size != 1:
         raise ValueError(f"{func}: scale must be one value (per tensor), got {s.size}")
-    zp = int(as_int_array(zero_point, func, "zero_point", -32768, 32767))
+    zp = int(as_int_array(zero_point, func, "zero_point", int(info.min), int(info.max)))
     if np.isnan(x).any():
         raise ValueError(f"{func}: x contains NaN, whose code no engine defines")
     flat = x.reshape(-1)
@@ -1189,7 +1193,7 @@ def litert_optimized_quantize_int16(x, scale, zero_point=0):
     v = np.concatenate([head, tail])
     v = np.where((v >= -(2.0**31)) & (v < 2.0**31), v, -(2.0**31)).astype(np.int64)
     v = (v + zp + (1 << 31)) % (1 << 32) - (1 << 31)
-    return np.clip(v, -32768, 32767).astype(np.int16).reshape(x.shape)
+    return np.clip(v, int(info.min), int(info.max)).astype(info.dtype).reshape(x.shape)
 
 
 @names_its_errors

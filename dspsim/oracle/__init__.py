@@ -130,7 +130,7 @@ from .quantize import (  # noqa: F401
     dequantize_pof2,
     dequantize_pof2_oracle,
     ftz32,
-    litert_optimized_quantize_int16_oracle,
+    litert_optimized_quantize_oracle,
     minifloat_encode,
     minifloat_value,
     onnx_dequantize,

@@ -442,10 +442,10 @@ def tflite_requantize_oracle(x, *, input_zero_point, output_zero_point, multipli
     return _from_lists(values, np.shape(x), dt)
 
 
-def litert_optimized_quantize_int16_oracle(x, scale, zero_point=0):
-    """LiteRT's optimized float -> int16 AffineQuantize: the first ``8 * (n // 8)`` values (C order)
+def litert_optimized_quantize_oracle(x, scale, zero_point=0, dtype="int16"):
+    """LiteRT's optimized float -> int8 / int16 AffineQuantize: the first ``8 * (n // 8)`` values (C order)
     ``round_half_even(f32(x * f32(1 / s)))``, the rest ``round_half_away(x / s)`` (exact quotient of the
-    float32 values); out-of-int32 values become INT32_MIN; ``+ zp`` wraps; clamped to int16."""
+    float32 values); out-of-int32 values become INT32_MIN; ``+ zp`` wraps; clamped to ``dtype``."""
     np = _np()
     flat = np.asarray(x, np.float32).reshape(-1).tolist()
     s = Fraction(float(np.float32(scale)))
@@ -457,8 +457,9 @@ def litert_optimized_quantize_int16_oracle(x, scale, zero_point=0):
             round_fraction(Fraction(v) / s, "half_away_from_zero")
         if not -(2**31) <= r < 2**31:
             r = -(2**31)
-        values.append(min(max(wrap(r + int(zero_point), 32), -32768), 32767))
-    return _from_lists(values, np.shape(x), np.int16)
+        info = np.iinfo(np.dtype(dtype))
+        values.append(min(max(wrap(r + int(zero_point), 32), int(info.min)), int(info.max)))
+    return _from_lists(values, np.shape(x), np.dtype(dtype))
 
 
 # --- ONNX's float8 / float4 codes (QuantizeLinear / DequantizeLinear to minifloats) and blocked scales ---

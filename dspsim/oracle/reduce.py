@@ -64,14 +64,14 @@ def xnnpack_mean_oracle(x, axis, *, input_scale, input_zero_point, output_scale,
 def litert_optimized_mean_oracle(x, *, input_scale, input_zero_point, output_scale, output_zero_point):
     """LiteRT's optimized int8 spatial MEAN (NHWC, H and W reduced, keep_dims): per (batch, channel) the raw
     codes' sum through ``QuantizeMultiplier(f32(s_in / f32(n * s_out)))``, the final shift rounding ties toward
-    +inf on channels ``< C // 16 * 16`` and away from zero after, plus ``zo - trunc(f32(f32(zi * s_in) / s_out))``,
-    clamped to int8."""
+    +inf on channels ``< C // 16 * 16`` and away from zero after, plus ``zo - round(f32(f32(zi * s_in) / s_out))``
+    (ties away from zero), clamped to int8."""
     np = _np()
     n_b, h, w, c = x.shape
     s_in, s_out = _f32(input_scale), _f32(output_scale)
     m, shift = quantize_multiplier(float(f32(s_in / f32(h * w * s_out))))
     q = f32(f32(input_zero_point * s_in) / s_out)
-    bias = output_zero_point - int(q)  # int(Fraction) truncates toward zero
+    bias = output_zero_point - round_fraction(q, "half_away_from_zero")
     left, right = max(shift, 0), max(-shift, 0)
     out = np.empty((n_b, 1, 1, c), np.int8)
     for b in range(n_b):

@@ -1,5 +1,5 @@
 """Where the real models live on a development machine: ../shared beside the checkout (the tflite-micro set, the
-goldens of builds that cannot be pip-installed) and the installed pymicro_wakeword package. Every lookup gives
+deployed models of ``fresh``, the goldens of builds that cannot be pip-installed) and the installed pymicro_wakeword package. Every lookup gives
 None where the file is absent, so that the tests that read them skip on a clean clone."""
 from __future__ import annotations
 
@@ -17,6 +17,11 @@ def existing(path):
 def tflite_micro_model(name):
     """``../shared/models/tflite-micro/<basename of name>``, or None."""
     return existing(os.path.join(SHARED, "models", "tflite-micro", os.path.basename(name)))
+
+
+def fresh_model(name):
+    """``../shared/models/fresh/<basename of name>`` (the deployed models), or None."""
+    return existing(os.path.join(SHARED, "models", "fresh", os.path.basename(name)))
 
 
 def pymicro_wakeword_model(relative):

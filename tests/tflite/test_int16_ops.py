@@ -188,27 +188,27 @@ def test_leaky_relu_rejects_an_unknown_quotient():
 @given(n=st.integers(1, 40), scale=st.sampled_from([2.0**-13, 2.0**-7, 1.1e-4, 3.7e-3]), zp=st.integers(-50, 50),
        seed=st.integers(0, 2**32 - 1))
 def test_litert_optimized_int16_quantize_matches_oracle(n, scale, zp, seed):
-    from dspsim.quantize import litert_optimized_quantize_int16
+    from dspsim.quantize import litert_optimized_quantize
 
     rng = np.random.default_rng(seed)
     s = np.float32(scale)
     x = (rng.integers(-40000, 40000, n) + rng.choice([0.0, 0.5, 0.25], n)).astype(np.float64) * np.float64(s)
     x = x.astype(np.float32)
-    np.testing.assert_array_equal(litert_optimized_quantize_int16(x, s, zp),
-                                  R.litert_optimized_quantize_int16_oracle(x, s, zp))
+    np.testing.assert_array_equal(litert_optimized_quantize(x, s, zp),
+                                  R.litert_optimized_quantize_oracle(x, s, zp))
 
 
 def test_litert_optimized_int16_quantize_rounds_blocks_to_even_and_the_tail_away():
-    from dspsim.quantize import litert_optimized_quantize_int16
+    from dspsim.quantize import litert_optimized_quantize
 
     x = np.full(9, 2.5 * 2.0**-10, np.float32)  # exact ties k + 1/2: eight in a block, one in the tail
-    np.testing.assert_array_equal(litert_optimized_quantize_int16(x, 2.0**-10), [2] * 8 + [3])
+    np.testing.assert_array_equal(litert_optimized_quantize(x, 2.0**-10), [2] * 8 + [3])
     big = np.array([np.inf, -np.inf, 1e30, -1e30, 3.0, -3.0, 0.0, 1.0], np.float32)
-    np.testing.assert_array_equal(litert_optimized_quantize_int16(big, 1.0, 5), [-32768] * 4 + [8, 2, 5, 6])
-    with pytest.raises(ValueError, match="litert_optimized_quantize_int16: x contains NaN"):
-        litert_optimized_quantize_int16(np.array([np.nan], np.float32), 1.0)
-    with pytest.raises(TypeError, match="litert_optimized_quantize_int16"):
-        litert_optimized_quantize_int16(np.array([1], np.int16), 1.0)
+    np.testing.assert_array_equal(litert_optimized_quantize(big, 1.0, 5), [-32768] * 4 + [8, 2, 5, 6])
+    with pytest.raises(ValueError, match="litert_optimized_quantize: x contains NaN"):
+        litert_optimized_quantize(np.array([np.nan], np.float32), 1.0)
+    with pytest.raises(TypeError, match="litert_optimized_quantize"):
+        litert_optimized_quantize(np.array([1], np.int16), 1.0)
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 The goldens (tests/golden/real_models/, made by make_golden_real_models.py) hold, per model and
 engine, the inputs of every frame, the outputs, and a sha256 of every intermediate tensor. The models
 themselves are read where they live: ../shared/models/tflite-micro (the development set beside the
-repository) and the installed pymicro_wakeword package. A model that is absent is skipped; a model
+repository), ../shared/models/fresh (the deployed models: MLPerf Tiny, Coral, microWakeWord, OpenMV, MCUNet) and
+the installed pymicro_wakeword package. A model that is absent is skipped; a model
 dspsim refuses (an operator it does not have yet) is skipped with the operator named; every other
 (model, engine) pair must be bit-exact on every tensor of every frame.
 """
@@ -22,17 +23,24 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 sys.path.insert(0, GOLDEN)
 from golden_io import load_real_model  # noqa: E402
-from shared_models import pymicro_wakeword_model, tflite_micro_model  # noqa: E402
+from shared_models import fresh_model, pymicro_wakeword_model, tflite_micro_model  # noqa: E402
 
 #: golden engine record -> dspsim engine (litert_default keeps no intermediates: outputs only)
 ENGINES = {"tflm": "tflm", "litert_ref": "litert", "litert_default": "xnnpack", "litert_optimized": "litert-optimized"}
 FILES = sorted(glob.glob(os.path.join(GOLDEN, "real_models", "*.npz")))
+#: (model, engine) pairs the engine does not reproduce yet (strict: a fix makes them fail, to be dropped here)
+KNOWN = {("openmv_blazeface_front_128", "litert-optimized"):
+         "LiteRT's optimized DEPTHWISE_CONV_2D requantizes channels in NEON blocks of 8 (ties toward +inf) and the "
+         "C % 8 tail with the scalar MultiplyByQuantizedMultiplier (ties away from zero): 28 channels, 2 ties in "
+         "channel 27 (optimized_ops::Quantize); dspsim applies one tie rule to every channel"}
 
 
 def _model_path(source):
     """The .tflite named by a golden's ``meta.source``, or None when it is not on this machine."""
     if source.startswith("pymicro_wakeword/"):
         return pymicro_wakeword_model(source.split("/", 1)[1])
+    if source.startswith("shared/models/fresh/"):
+        return fresh_model(source)
     return tflite_micro_model(source)
 
 
@@ -40,7 +48,9 @@ def _cases():
     for f in FILES:
         name = os.path.basename(f)[:-4]
         for golden_engine in ENGINES:
-            yield pytest.param(f, golden_engine, id=f"{name}-{ENGINES[golden_engine]}")
+            reason = KNOWN.get((name, ENGINES[golden_engine]))
+            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
+            yield pytest.param(f, golden_engine, id=f"{name}-{ENGINES[golden_engine]}", marks=marks)
 
 
 @pytest.mark.parametrize("path,golden_engine", list(_cases()))
