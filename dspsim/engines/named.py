@@ -112,7 +112,8 @@ _HALF_UP_FC = RequantRule(RequantKind.FIXED_POINT, shift_rounding=Rounding.HALF_
 LITERT_OPTIMIZED = EngineProfile(
     "litert-optimized", "LiteRT's optimized builtin kernels without a delegate (BUILTIN_WITHOUT_DEFAULT_DELEGATES; the "
                         "TFLite C library apps embed)",
-    _mac(_HALF_UP_FC, _HALF_UP, _HALF_UP, _FIXED, fc_16x8=_LITERT_FC), frozenset({ModelFormat.TFLITE}),
+    _mac(_HALF_UP_FC, _HALF_UP, replace(_HALF_UP, vector_channels=8), _FIXED, fc_16x8=_LITERT_FC),
+    frozenset({ModelFormat.TFLITE}),
     "litert-optimized",
     TfliteProfile(
         # LiteRT 2.3's builtin int8 SUM gives XNNPACK's integers without the delegate (measured)

@@ -117,6 +117,10 @@ class RequantRule:
         :attr:`RealMultiplier.DOUBLE`).
     float_rounding : Rounding
         :attr:`RequantKind.FLOAT32`: the tie rule of the float-to-int conversion.
+    vector_channels : int
+        0: every output channel is requantized alike. Otherwise the engine's vector code takes the channels in
+        blocks of this many (with :attr:`tie`) and a scalar loop the last ``C % vector_channels``, whose final
+        shift keeps the rounding's own tie rule (LiteRT's optimized DEPTHWISE_CONV_2D: 8, ``optimized_ops::Quantize``).
     """
 
     kind: RequantKind
@@ -126,6 +130,7 @@ class RequantRule:
     requant_input: RequantInput = RequantInput.INT32
     per_tensor_real: RealMultiplier = RealMultiplier.DOUBLE
     float_rounding: Rounding = Rounding.HALF_TO_EVEN
+    vector_channels: int = 0
 
     def __post_init__(self):
         if not isinstance(self.kind, RequantKind):
@@ -134,6 +139,13 @@ class RequantRule:
             raise ValueError(f"RequantRule: rounding must be one of {_ROUNDINGS}, got {self.rounding!r}")
         if isinstance(self.multiplier_bits, bool) or self.multiplier_bits not in range(2, 32):
             raise ValueError(f"RequantRule: multiplier_bits must be an int in [2, 31], got {self.multiplier_bits!r}")
+        if isinstance(self.vector_channels, bool) or self.vector_channels not in range(0, 65):
+            raise ValueError(f"RequantRule: vector_channels must be an int in [0, 64], got {self.vector_channels!r}")
+
+    @property
+    def scalar_rule(self) -> "RequantRule":
+        """The rule of the channels past the vector blocks: the rounding's own tie rule."""
+        return replace(self, shift_rounding=None, vector_channels=0)
 
     @property
     def tie(self) -> Rounding:

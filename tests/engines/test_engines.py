@@ -1,6 +1,7 @@
 """Engines as data (dspsim.engines): every engine one profile, one vocabulary of names, and no code path outside
 the profiles that branches on an engine's name."""
 import ast
+import dataclasses
 import pathlib
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import dspsim
 from dspsim import engines
 from dspsim.engines import EngineProfile, ModelFormat, RequantKind
+from dspsim.fixedpoint import Rounding
 
 PACKAGE = pathlib.Path(dspsim.__file__).parent
 MODELS = pathlib.Path(__file__).parents[1] / "golden" / "models"
@@ -81,6 +83,16 @@ def _engine_name_comparisons(path):
         if any(isinstance(v, str) and v in names for v in literals):
             hits.append((node.lineno, ast.unparse(node)))
     return hits
+
+
+def test_litert_optimized_depthwise_keeps_the_scalar_tie_rule_past_its_vector_blocks():
+    rule = engines.get("litert-optimized", "test").mac.depthwise_conv_2d.requant
+    assert rule.vector_channels == 8 and rule.tie is Rounding.HALF_UP
+    assert rule.scalar_rule.tie is Rounding.HALF_AWAY_FROM_ZERO and rule.scalar_rule.vector_channels == 0
+    assert engines.get("litert", "test").mac.depthwise_conv_2d.requant.vector_channels == 0
+    for bad in (-1, 65, True, 2.5):
+        with pytest.raises(ValueError, match="RequantRule: vector_channels must be an int in \\[0, 64\\]"):
+            dataclasses.replace(rule, vector_channels=bad)
 
 
 def test_no_kernel_operator_or_runtime_branches_on_an_engine_name():

@@ -28,11 +28,6 @@ from shared_models import fresh_model, pymicro_wakeword_model, tflite_micro_mode
 #: golden engine record -> dspsim engine (litert_default keeps no intermediates: outputs only)
 ENGINES = {"tflm": "tflm", "litert_ref": "litert", "litert_default": "xnnpack", "litert_optimized": "litert-optimized"}
 FILES = sorted(glob.glob(os.path.join(GOLDEN, "real_models", "*.npz")))
-#: (model, engine) pairs the engine does not reproduce yet (strict: a fix makes them fail, to be dropped here)
-KNOWN = {("openmv_blazeface_front_128", "litert-optimized"):
-         "LiteRT's optimized DEPTHWISE_CONV_2D requantizes channels in NEON blocks of 8 (ties toward +inf) and the "
-         "C % 8 tail with the scalar MultiplyByQuantizedMultiplier (ties away from zero): 28 channels, 2 ties in "
-         "channel 27 (optimized_ops::Quantize); dspsim applies one tie rule to every channel"}
 
 
 def _model_path(source):
@@ -48,9 +43,7 @@ def _cases():
     for f in FILES:
         name = os.path.basename(f)[:-4]
         for golden_engine in ENGINES:
-            reason = KNOWN.get((name, ENGINES[golden_engine]))
-            marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-            yield pytest.param(f, golden_engine, id=f"{name}-{ENGINES[golden_engine]}", marks=marks)
+            yield pytest.param(f, golden_engine, id=f"{name}-{ENGINES[golden_engine]}")
 
 
 @pytest.mark.parametrize("path,golden_engine", list(_cases()))

@@ -33,6 +33,7 @@ from ...engines import Defect
 from ...kernels._common import geometry
 from ...kernels.mac.batch_matmul import batch_matmul_plan
 from ...kernels.mac.transpose_conv import transpose_conv
+from ...requant import Requant
 from ..prepare import (
     Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant, mac_bias,
     mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales, check_dtype, check_shape,
@@ -88,7 +89,22 @@ def prepare_depthwise_conv_2d(op, g):
         refuse(op, f"filter {w.shape} does not fit {c_in} input channels")
     quant["depth_multiplier"] = c_out // c_in  # LiteRT derives the multiplier from the shapes
     layer = at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
-    return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
+    run = _runner(op, g, layer, t_out)
+    rule = g.mac("depthwise_conv_2d").requant
+    tail = c_out % rule.vector_channels if rule.vector_channels and t_in.dtype == np.int8 else 0
+    if tail:  # the channels past the vector blocks: the scalar loop's tie rule (optimized_ops::Quantize)
+        s_in, s_out = per_tensor_quant(op, t_in, "input")[0], per_tensor_quant(op, t_out, "output")[0]
+        scalar = dict(quant, requant=at_prepare(op, Requant.from_rule, rule.scalar_rule, s_in,
+                                                weight_scales(op, g.tensor(op.inputs[1]), 3)[0], s_out))
+        run_scalar = _runner(op, g, at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias,
+                                               **scalar), t_out)
+
+        def run_blocks(inputs):
+            out = run(inputs)
+            out[..., c_out - tail:] = run_scalar(inputs)[..., c_out - tail:]
+            return out
+        return Prepared(run_blocks, dict(requant_params(quant), scalar_channels_from=c_out - tail))
+    return Prepared(run, requant_params(quant))
 
 
 def _runner(op, g, layer, t_out):
