@@ -93,3 +93,19 @@ def test_model_matches_litert_optimized_on_every_tensor(name):
             if not np.array_equal(got[i], Z[key]):
                 bad.append(f"{r} tensor {i}: {np.count_nonzero(got[i] != Z[key])} of {Z[key].size} differ")
     assert not bad, bad[:4]
+
+
+def test_diagnose_names_litert_optimized_from_the_optimized_interpreters_dumps(tmp_path):
+    """Every tensor LiteRT's optimized kernels computed on the committed model ``branches``, dumped as a
+    device would, diagnosed against the reference kernels: the engine search names litert-optimized."""
+    from dspsim.harness.diagnose import diagnose
+
+    name, run = "branches", "r0"
+    z = np.load(os.path.join(GOLDEN, "models", f"{name}.npz"))
+    prefix = f"models/{name}/{run}/t"
+    for key in (k for k in Z.files if k.startswith(prefix)):
+        np.save(tmp_path / f"t{key[len(prefix):]}.npy", Z[key])
+    inputs = [z[f"{run}/in{j}"] for j in range(len([k for k in z.files if k.startswith(f"{run}/in")]))]
+    result = diagnose(os.path.join(GOLDEN, "models", f"{name}.tflite"), inputs, tmp_path, "litert")
+    assert not result["passed"]
+    assert "engine=litert-optimized" in result["reproduced_by"]
