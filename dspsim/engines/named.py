@@ -7,6 +7,7 @@ measurements behind every field).
 ``"tflm-cmsis-nn"``        TensorFlow Lite Micro with CMSIS-NN kernels (what Cortex-M devices run): the reference
                            kernels' integers but for the LSTM state reset at every invocation, the int8-state
                            SVDF and the TRANSPOSE_CONV row bug of the CMSIS-NN commit TFLM pins
+``"tflm-cmsis-nn-4a8f5b5"`` the same with CMSIS-NN's TRANSPOSE_CONV row fix (4a8f5b5 or later)
 ``"tflm-cmsis-nn-m55"``    the same on a Cortex-M55 (Helium): its int8-state SVDF adds a zero-point term
 ``"litert"``               LiteRT's reference kernels (``OpResolverType.BUILTIN_REF``), refusals and defects
                            included
@@ -84,6 +85,9 @@ TFLM_CMSIS_NN = TFLM.derive(
     defects=frozenset({Defect.CMSIS_NN_LSTM_STATE_RESET, Defect.CMSIS_NN_SVDF_INT8_STATE,
                        Defect.CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS}))
 
+TFLM_CMSIS_NN_FIXED = TFLM_CMSIS_NN.derive(
+    "tflm-cmsis-nn-4a8f5b5", "tflm-cmsis-nn with CMSIS-NN 4a8f5b5 (its TRANSPOSE_CONV row fix) or later",
+    defects=TFLM_CMSIS_NN.defects - {Defect.CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS})
 TFLM_CMSIS_NN_M55 = TFLM_CMSIS_NN.derive(
     "tflm-cmsis-nn-m55", "TensorFlow Lite Micro with CMSIS-NN on a Cortex-M55 (Helium/MVE paths): tflm-cmsis-nn, "
                          "and its int8-state SVDF adds input_zp * state_zp * input_size to every feature sum",
@@ -162,7 +166,7 @@ FBGEMM = EngineProfile("fbgemm", "PyTorch's FBGEMM quantized linear / conv (ReQu
 ONEDNN = EngineProfile("onednn", "PyTorch's oneDNN quantized conv (the 'x86' engine)",
                        _mac(*(RequantRule(RequantKind.ONEDNN),) * 4))
 
-ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, LITERT_OPTIMIZED, TFLM_CMSIS_NN, TFLM_CMSIS_NN_M55, ONNXRUNTIME, ONNXRUNTIME_VNNI,
+ENGINES = MappingProxyType({p.name: p for p in (TFLM, LITERT, XNNPACK, LITERT_OPTIMIZED, TFLM_CMSIS_NN, TFLM_CMSIS_NN_FIXED, TFLM_CMSIS_NN_M55, ONNXRUNTIME, ONNXRUNTIME_VNNI,
                                                   ONNXRUNTIME_OPTIMIZED, ONNX_REFERENCE, FBGEMM, ONEDNN)})
 """Every engine dspsim names, by name."""
 

@@ -342,7 +342,8 @@ class Defect(str, Enum):
 
     CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS = "cmsis-nn-transpose-conv-pad-rows"
     """``arm_transpose_conv_s8`` of the CMSIS-NN commit TFLM 90b983c pins (4ab83cc) misplaces every output row
-    after the top padding when ``pad_top % stride_h != 0`` (CMSIS-NN issue #230, fixed by 4a8f5b5)."""
+    after the top padding when ``pad_top % stride_h != 0`` and leaves the last one unwritten (CMSIS-NN issue #230,
+    fixed by 4a8f5b5): :attr:`dspsim.kernels.mac.transpose_conv.RowFlush.CMSIS_NN_4AB83CC`."""
 
 
 @dataclass(frozen=True)

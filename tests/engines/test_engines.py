@@ -32,7 +32,7 @@ def test_every_named_engine_is_a_profile_under_its_own_name():
 def test_names_by_format_are_the_engines_that_run_it():
     tflite, onnx = engines.names(ModelFormat.TFLITE), engines.names("onnx")
     assert tflite == ("tflm", "litert", "xnnpack", "litert-optimized", "tflm-cmsis-nn",
-                      "tflm-cmsis-nn-m55")
+                      "tflm-cmsis-nn-4a8f5b5", "tflm-cmsis-nn-m55")
     assert set(onnx) == {"onnxruntime", "onnxruntime-vnni", "onnxruntime-optimized", "onnx-reference"}
     assert not set(tflite) & set(onnx)
 

@@ -14,6 +14,8 @@ int64 and requantizes with the int64 ``MultiplyByQuantizedMultiplier`` (15-bit m
 """
 from __future__ import annotations
 
+from enum import Enum
+
 import numpy as np
 from numba import njit
 
@@ -24,7 +26,24 @@ from ..._errors import names_its_errors
 from .._common import geometry
 from .._checks import check_tensor, pair, zero_point
 
-__all__ = ["transpose_conv"]
+__all__ = ["RowFlush", "transpose_conv"]
+
+
+class RowFlush(str, Enum):
+    """How the int8 kernel hands finished output rows over, where an engine computes them row by row."""
+
+    EXACT = "exact"
+    """Every output row gets its own sums (TFLite's reference kernel; CMSIS-NN from 4a8f5b5 on)."""
+    CMSIS_NN_4AB83CC = "cmsis-nn-4ab83cc"
+    """``arm_transpose_conv_s8`` of CMSIS-NN 4ab83cc (the commit TFLM 90b983c pins): input rows accumulate into
+    a rolling buffer of ``max(KH, SH)`` rows, and after input row ``j`` it flushes ``SH`` rows once the top
+    padding is behind it, none before, never the partial count of the row where the padding ends. Where
+    ``pad_top % SH != 0`` every later row is shifted by one buffer position (sums meant for a neighbour mixed
+    in) and the last row is left unwritten: it keeps what the output buffer held, 0 here (TFLM's arena, as
+    measured). CMSIS-NN issue #230."""
+    CMSIS_NN_4A8F5B5 = "cmsis-nn-4a8f5b5"
+    """The same rolling buffer with the fix of 4a8f5b5 (the row where the padding ends flushes its partial
+    count): the integers of :attr:`EXACT`, computed the way that kernel schedules them."""
 
 
 @njit(cache=True)
@@ -55,7 +74,7 @@ def _scatter(x, w, zx, stride_h, stride_w, pad_top, pad_left, acc):
 
 @names_its_errors
 def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", input_zero_point, output_zero_point,
-                   requant: Requant, act_min=None, act_max=None):
+                   requant: Requant, act_min=None, act_max=None, row_flush=RowFlush.EXACT):
     """TFLite TRANSPOSE_CONV (reference kernel: scratch accumulation, then per-channel requantization).
 
     int8: ``acc = int32(scatter sum of (x - zx) * w + bias[oc])`` (wraps in int32), ``out =
@@ -79,6 +98,8 @@ def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", in
         (``Requant.fixed_point`` / ``from_scales(engine="tflm")``, either rounding), zero points 0.
     act_min, act_max : int, optional
         Fused activation range (default the full range of x's dtype).
+    row_flush : RowFlush
+        int8 only: :attr:`RowFlush.CMSIS_NN_4AB83CC` reproduces that kernel's row bug (see the enum).
 
     Returns an array of x's dtype (N, out_h, out_w, C_out).
     """
@@ -104,15 +125,32 @@ def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", in
         raise ValueError(f"{func}: the 16x8 kernel needs zero points 0 and a fixed-point requant (its int64 MBQM is "
                          "the same in both builds), "
                          f"got {zx}, {zo}, {requant.scheme!r}")
+    try:
+        row_flush = RowFlush(row_flush)
+    except ValueError:
+        raise ValueError(f"{func}: row_flush must be one of {[r.value for r in RowFlush]}, got {row_flush!r}") from None
+    if wide and row_flush is not RowFlush.EXACT:
+        raise ValueError(f"{func}: row_flush {row_flush.value!r} is an int8 kernel's; the 16x8 kernel is exact")
+    if row_flush is not RowFlush.EXACT and w.shape[1] < g.stride[0]:
+        raise ValueError(f"{func}: arm_transpose_conv_s8 writes past its output when the filter ({w.shape[1]} rows) is "
+                         f"shorter than the stride ({g.stride[0]}): undefined behaviour, no integers to give")
     c_out = w.shape[0]
-    acc = np.zeros((x.shape[0], out_h, out_w, c_out), np.int64)
-    _scatter(x, w, zx, g.stride[0], g.stride[1], g.pad_top, g.pad_left, acc)
+    b = np.zeros(c_out, np.int64)
     if bias is not None:
         bits = 63 if wide else 31
         b = as_int_array(bias, func, "bias", -(1 << bits), (1 << bits) - 1)
         if b.shape != (c_out,):
             raise ValueError(f"{func}: bias must have shape ({c_out},), got {b.shape}")
+    if row_flush is RowFlush.EXACT:
+        acc = np.zeros((x.shape[0], out_h, out_w, c_out), np.int64)
+        _scatter(x, w, zx, g.stride[0], g.stride[1], g.pad_top, g.pad_left, acc)
         acc += b
+    else:
+        acc, written = _rolling_rows(x, w, zx, b.astype(np.int64), g, out_h, out_w,
+                                     partial_flush=row_flush is RowFlush.CMSIS_NN_4A8F5B5)
+        out = requantize((acc + (1 << 31)) % (1 << 32) - (1 << 31), requant, zo, act_min, act_max, out_dtype="int8")
+        out.reshape(-1, out_w, c_out)[written:] = 0  # never written: the output buffer's 0
+        return out
     if wide:
         _, lo, hi = output_range("int16", act_min, act_max, func)
         v = multiply_by_quantized_multiplier_int64(acc, np.asarray(requant.multiplier), np.asarray(requant.shift),
@@ -120,3 +158,45 @@ def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", in
         return np.clip(v, lo, hi).astype(np.int16)
     acc = (acc + (1 << 31)) % (1 << 32) - (1 << 31)
     return requantize(acc, requant, zo, act_min, act_max, out_dtype="int8")
+
+
+def _rolling_rows(x, w, zx, bias, g, out_h, out_w, partial_flush):
+    """The int32 sums (int64 here) of ``arm_transpose_conv_s8``'s rolling row buffer, as that C code schedules
+    them: each input row's filter rows added into consecutive buffer rows from the current one, finished rows
+    flushed to the output in order (``partial_flush``: the fixed count of 4a8f5b5; else the bug of 4ab83cc),
+    the leftover rows written where they fall inside the output. Returns the sums (N, out_h, out_w, C_out) and
+    how many output rows (counted across the batch) were written; the rest hold no sums."""
+    n, in_h, in_w, _ = x.shape
+    c_out, k_h, k_w, _ = w.shape
+    (s_h, s_w), pad_top, pad_left = g.stride, g.pad_top, g.pad_left
+    buf_w, buf_h = (in_w - 1) * s_w + max(k_w, s_w), max(k_h, s_h)
+    xs = x.astype(np.int64) - zx
+    wt = w.astype(np.int64)
+    rows = []  # the output pointer advances row by row across the batch
+    for b in range(n):
+        slots = np.broadcast_to(bias, (buf_h, buf_w, c_out)).copy()
+        current = 0
+        for j in range(in_h):
+            skip_top = max(0, pad_top - j * s_h)
+            skip_bottom = max(0, j * s_h + k_h - (pad_top + out_h) - 1)
+            for r, ky in enumerate(range(skip_top, k_h - skip_bottom)):
+                slot = slots[(current + r) % buf_h]
+                for kx in range(k_w):
+                    slot[kx:kx + s_w * (in_w - 1) + 1:s_w] += xs[b, j] @ wt[:, ky, kx, :].T
+            if partial_flush:
+                count = max(0, (j + 1) * s_h - pad_top) - max(0, j * s_h - pad_top)
+            else:
+                count = s_h if skip_top == 0 else 0
+            for _ in range(count):
+                rows.append(slots[current, pad_left:pad_left + out_w].copy())
+                slots[current] = bias
+                current = (current + 1) % buf_h
+        for y in range(k_h - s_h):
+            if pad_top <= in_h * s_h + y < pad_top + out_h:
+                rows.append(slots[current, pad_left:pad_left + out_w].copy())
+            current = (current + 1) % buf_h
+    acc = np.zeros((n * out_h, out_w, c_out), np.int64)
+    kept = rows[:n * out_h]  # writes past the output (none on valid shapes) are the C code's overflow
+    if kept:
+        acc[:len(kept)] = np.stack(kept)
+    return acc.reshape(n, out_h, out_w, c_out), len(kept)

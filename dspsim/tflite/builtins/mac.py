@@ -32,12 +32,12 @@ from ... import kernels
 from ...engines import Defect
 from ...kernels._common import geometry
 from ...kernels.mac.batch_matmul import batch_matmul_plan
-from ...kernels.mac.transpose_conv import transpose_conv
+from ...kernels.mac.transpose_conv import RowFlush, transpose_conv
 from ...requant import Requant
 from ..prepare import (
     Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant, mac_bias,
     mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales, check_dtype, check_shape,
-    fixed_point_multiplier,
+    fixed_point_multiplier, defect,
 )
 from ._lean import binary_run
 
@@ -194,8 +194,10 @@ def prepare_transpose_conv(op, g):
     q = dict(output_size=tuple(t_out.shape[1:3]), stride=(o.get("stride_h", 1), o.get("stride_w", 1)),
              padding=padding_name(op, o.get("padding", 0)), input_zero_point=zi, output_zero_point=zo, requant=rq,
              act_min=lo, act_max=hi)
-    if dt == np.int8 and Defect.CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS in g.profile.defects:
-        _refuse_cmsis_nn_pad_rows(op, q, w, t_in.shape[3])
+    if dt == np.int8 and _takes_cmsis_nn_row_path(q, w, t_in.shape[3]) and defect(
+            op, g, Defect.CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS, "CMSIS-NN 4ab83cc's arm_transpose_conv_s8 misplaces the "
+            "output rows after the top padding and leaves the last one unwritten (pad_top % stride_h != 0)"):
+        q["row_flush"] = RowFlush.CMSIS_NN_4AB83CC
 
     def run(inputs):  # output_shape may be a model input: it must name the declared output shape
         if inputs[0] is not None and tuple(np.asarray(inputs[0]).reshape(-1).tolist()) != tuple(t_out.shape):
@@ -206,15 +208,10 @@ def prepare_transpose_conv(op, g):
     return Prepared(run, q)
 
 
-def _refuse_cmsis_nn_pad_rows(op, q, w, in_channels):
-    """CMSIS-NN 4ab83cc's ``arm_transpose_conv_s8`` (the path ``arm_transpose_conv_wrapper_s8`` takes unless both
-    strides are <= 2 and there are more than 16 input channels) misplaces the output rows after the top padding
-    when ``pad_top % stride_h != 0`` and leaves one row unwritten (whatever the output buffer held): not modelled,
-    so refused (the fixed CMSIS-NN, 4a8f5b5, computes the reference kernels' integers: engine "tflm")."""
+def _takes_cmsis_nn_row_path(q, w, in_channels):
+    """Whether CMSIS-NN 4ab83cc's ``arm_transpose_conv_s8`` takes this layer down its buggy row path: the path
+    ``arm_transpose_conv_wrapper_s8`` takes unless both strides are <= 2 and there are more than 16 input
+    channels, and only where ``pad_top % stride_h != 0`` do its rows move."""
     (s_h, s_w), pad_top = q["stride"], geometry(q["output_size"], w.shape[1:3], q["stride"], q["padding"], 1,
                                                 "TRANSPOSE_CONV").pad_top
-    reverse_conv = s_h <= 2 and s_w <= 2 and in_channels > 16
-    if not reverse_conv and pad_top % s_h:
-        refuse(op, f"CMSIS-NN's arm_transpose_conv_s8 misplaces rows when pad_top ({pad_top}) % stride_h ({s_h}) != 0 "
-                   "(CMSIS-NN issue #230; the output depends on what the output buffer held, which dspsim does not "
-                   "model); a build with CMSIS-NN 4a8f5b5 or later computes engine 'tflm''s integers")
+    return not (s_h <= 2 and s_w <= 2 and in_channels > 16) and pad_top % s_h != 0
