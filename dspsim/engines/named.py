@@ -120,11 +120,9 @@ LITERT_OPTIMIZED = EngineProfile(
     frozenset({ModelFormat.TFLITE}),
     "litert-optimized",
     TfliteProfile(
-        # LiteRT 2.3's builtin int8 SUM gives XNNPACK's integers without the delegate (measured)
-        kernels={**{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR",
-                                                            "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE",
-                                                            "LEAKY_RELU", "ELU", "MEAN")},
-                 **{op: Kernel.XNNPACK for op in ("SUM",)}},
+        kernels={op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "LOGISTIC",
+                                                         "TANH", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "ELU", "MEAN",
+                                                         "SUM")},
         **_LITERT_TFLITE))
 
 XNNPACK = EngineProfile(

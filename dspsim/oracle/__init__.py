@@ -168,6 +168,8 @@ from .recurrent import (  # noqa: F401
 from .reduce import (  # noqa: F401
     arg_max_oracle,
     litert_optimized_mean_oracle,
+    litert_optimized_sum,
+    litert_optimized_sum_oracle,
     mean_oracle,
     reduce_max_oracle,
     reduce_sum_oracle,

@@ -1,5 +1,6 @@
-"""LiteRT's optimized kernels that differ from the reference (engine "litert-optimized"): the int8 spatial MEAN
-and the int8 DEQUANTIZE, against the oracle on random codes, every int8 code, exact ties and saturation."""
+"""LiteRT's optimized kernels that differ from the reference (engine "litert-optimized"): the int8 spatial MEAN,
+the int8 SUM and the int8 DEQUANTIZE, against the oracle on random codes, every int8 code, exact ties and
+saturation."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from dspsim import oracle as ref
 from dspsim.kernels.reduce.mean import litert_optimized_mean_plan
+from dspsim.kernels.reduce.sum import litert_optimized_sum_plan
 from dspsim.quantize import litert_optimized_dequantize_plan, tflite_dequantize_plan
 
 
@@ -61,3 +63,27 @@ def test_optimized_dequantize_differs_from_the_reference_on_every_int8_code_only
     flat_g, flat_w = got.reshape(-1), want.reshape(-1)
     assert np.array_equal(flat_g[-2:], flat_w[-2:]) and np.count_nonzero(flat_g[:-2] != flat_w[:-2]) > 0
     assert np.array_equal(got.view(np.uint32), ref.litert_optimized_dequantize_oracle(q, 0.05, -7).view(np.uint32))
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shape=st.sampled_from([(2, 3, 4), (1, 5, 2, 3), (16,)]),
+       axis=st.sampled_from([0, -1, (0, 1)]), keep=st.booleans(), zi=st.integers(-128, 127), zo=st.integers(-128, 127),
+       ratio=st.sampled_from([2.0**-3, 0.25, 1.0, 4.0, 0.37]), edge=st.booleans())
+def test_optimized_sum_matches_the_oracle_on_ties_and_saturation(seed, shape, axis, keep, zi, zo, ratio, edge):
+    """Power-of-two scale ratios make float32 ties exact: TfLiteRound takes them away from zero."""
+    if isinstance(axis, tuple) and len(shape) < 2:
+        axis = 0
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-128, 128, shape).astype(np.int8)
+    if edge:
+        x.reshape(-1)[::3] = 127
+    kw = dict(input_scale=0.05, input_zero_point=zi, output_scale=0.05 / ratio, output_zero_point=zo, keep_dims=keep)
+    got = litert_optimized_sum_plan(x.shape, x.dtype, axis, **kw)(x)
+    assert np.array_equal(got, ref.litert_optimized_sum_oracle(x, axis, **kw))
+
+
+def test_optimized_sum_rounds_a_negative_tie_away_from_zero():
+    x = np.array([[-1, 0]], np.int8)  # sum -1 at a ratio of 1/2: -0.5 exactly
+    got = litert_optimized_sum_plan(x.shape, x.dtype, 1, input_scale=1.0, input_zero_point=0, output_scale=2.0,
+                                    output_zero_point=0)(x)
+    assert got.tolist() == [-1]

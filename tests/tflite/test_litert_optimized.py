@@ -22,8 +22,6 @@ ENGINE = "litert-optimized"
 
 #: Where the engine does not give LiteRT's optimized integers yet (strict: a fix turns these into failures to drop).
 KNOWN = {
-    "sum_axis12_keep_pot": "int8 SUM on power-of-two scales: neither XNNPACK's sum_nd nor the reference sum",
-    "sum_int8_ties_pow2": "int8 SUM on power-of-two scales: neither XNNPACK's sum_nd nor the reference sum",
     "cnn_half": "int8 ADD of a scalar with an input-to-output scale ratio of 256: all 32 values 255 apart",
 }
 

@@ -128,3 +128,33 @@ def xnnpack_sum_plan(shape, dtype, axis, *, input_scale, input_zero_point, outpu
         return np.clip(y, -128, 127).astype(np.int8)
 
     return run
+
+
+@names_its_errors
+def litert_optimized_sum_plan(shape, dtype, axis, *, input_scale, input_zero_point, output_scale, output_zero_point,
+                              keep_dims=False):
+    """LiteRT's optimized int8 SUM (``reduce.cc`` ``kGenericOptimized``: the float ``QuantizedMeanOrSum``)
+    prepared for codes of ``shape``; returns the lean ``run(x) -> int8``::
+
+        scale = f32(s_in / s_out);  bias = f32(f32(-zi * scale) * n)
+        out   = clamp(TfLiteRound(f32(f32(float(sum of the raw codes) * scale) + bias)) + zo, -128, 127)
+
+    float32 throughout, ``float(sum)`` rounding above 2^24; ties away from zero (``TfLiteRound``), where
+    XNNPACK's ``sum_nd`` rounds them to even. The clamp is the only saturation. Measured: the 8 int8 SUM
+    goldens of ``tests/golden/litert_optimized.npz``, power-of-two ties included.
+    """
+    func = "litert_optimized_sum"
+    if np.dtype(dtype) != np.int8:
+        raise TypeError(f"{func}: x must be int8, got {np.dtype(dtype)}")
+    shape, dt, axes, zi, zo, n = _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point)
+    scale = np.float32(float32_scale(input_scale, func, "input_scale") / float32_scale(output_scale, func,
+                                                                                      "output_scale"))
+    bias = np.float32(np.float32(np.float32(-zi) * scale) * np.float32(n))
+    keep_dims = check_flag(keep_dims, func, "keep_dims")
+
+    def run(x):
+        y = np.float32(np.float32(_int32_sum(x, axes, keep_dims).astype(np.int32).astype(np.float32) * scale) + bias)
+        r = np.sign(y) * np.floor(np.abs(y) + np.float32(0.5))  # TfLiteRound: ties away from zero
+        return np.clip(r + zo, -128, 127).astype(np.int8)
+
+    return run

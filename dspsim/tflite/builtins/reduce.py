@@ -76,6 +76,9 @@ def prepare_sum(op, g):
     if g.kernel(op) is Kernel.XNNPACK and int8 and axes.size > 0:
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
         return Prepared(reshaped_run(op, g, reduce.xnnpack_sum_plan, axes, **q), q)
+    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and int8:  # the float QuantizedMeanOrSum
+        q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
+        return Prepared(reshaped_run(op, g, reduce.litert_optimized_sum_plan, axes, **q), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # PrepareMeanOrSum: double quotient
     as_uint8 = int8 and defect(op, g, Defect.LITERT_SUM_INT8_AS_UINT8, "LiteRT 2.3's reference int8 SUM reads the "
                                                                        "codes as uint8 and clamps the result to [0, 255]")
