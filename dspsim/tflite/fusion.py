@@ -47,6 +47,8 @@ def fuse(sg, plan, g):
     conv's place; ``plan`` itself when nothing fuses."""
     if any(g.mac(family).accumulator is not None for family in ("conv_2d", "depthwise_conv_2d")):
         return plan  # the fused layers run the exact int32 accumulator
+    if g.mac("depthwise_conv_2d").requant.vector_channels:
+        return plan  # the fused layers take one tie rule for every channel: the builtin handles the tail channels
     readers = {}
     for op, _ in plan:
         for i in op.inputs:
@@ -141,7 +143,7 @@ def _merged_depthwise(sg, g, parts, ops, concat):
         o = dw.options
         if o.get("padding", 0) != 1 or o.get("dilation_h_factor", 1) != 1:
             return None
-        t_in, t_out, w, bias, quant = _conv_common(dw, g, 3)
+        t_in, t_out, w, bias, quant, _ = _conv_common(dw, g, 3)
         if w.shape[1] != h - top or w.shape[3] != t_in.shape[3] or t_out.shape[1] != 1:
             return None  # not a full-window kernel, or a depth multiplier
         rq = quant.pop("requant")
@@ -183,7 +185,7 @@ def _padded_conv(sg, g, pad, pad_params, conv):
     t_x, pads = sg.tensors[x], np.asarray(pad_params["paddings"])
     if len(t_x.shape) != 4 or pads.shape != (4, 2) or pads[0].any() or pads[3].any():
         return None
-    t_in, t_out, w, bias, quant = _conv_common(conv, g, _CONV_AXIS[conv.name])
+    t_in, t_out, w, bias, quant, _ = _conv_common(conv, g, _CONV_AXIS[conv.name])
     if int(pad_params["pad_value"]) != quant["input_zero_point"] or t_x.dtype != t_in.dtype:
         return None
     quant["padding"] = tuple((int(a), int(b)) for a, b in pads[1:3])

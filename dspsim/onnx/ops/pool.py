@@ -123,10 +123,15 @@ def _average_pool(node, ctx):
     return run
 
 
-def _qlinear_global_average_pool(node, ctx):
+def _qlinear_pool_node(node, ctx):
+    """At load: a com.microsoft QLinear pool needs contrib operators and NCHW (channels_last=0)."""
     needs_contrib_ops(node, ctx)
     if attrs(node).get("channels_last", 0):
         raise fail(node, "channels_last=1 is not supported")
+
+
+def _qlinear_global_average_pool(node, ctx):
+    _qlinear_pool_node(node, ctx)
 
     def run(i):
         x = np.asarray(i[0])
@@ -135,9 +140,7 @@ def _qlinear_global_average_pool(node, ctx):
 
 
 def _qlinear_average_pool(node, ctx):
-    needs_contrib_ops(node, ctx)
-    if attrs(node).get("channels_last", 0):
-        raise fail(node, "channels_last=1 is not supported")
+    _qlinear_pool_node(node, ctx)
 
     def run(i):
         x = np.asarray(i[0])

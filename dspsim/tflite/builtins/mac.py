@@ -71,19 +71,19 @@ def _conv_common(op, g, axis):
                  dilation=(o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)))
     if wide:
         quant["out_dtype"] = "int16"
-    return t_in, t_out, w, bias, quant
+    return t_in, t_out, w, bias, quant, (s_in, s_w, s_out)
 
 
 @builtin("CONV_2D")
 def prepare_conv_2d(op, g):
-    t_in, t_out, w, bias, quant = _conv_common(op, g, 0)
+    t_in, t_out, w, bias, quant, _ = _conv_common(op, g, 0)
     layer = at_prepare(op, kernels.conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
     return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
 
 
 @builtin("DEPTHWISE_CONV_2D")
 def prepare_depthwise_conv_2d(op, g):
-    t_in, t_out, w, bias, quant = _conv_common(op, g, 3)
+    t_in, t_out, w, bias, quant, scales = _conv_common(op, g, 3)
     c_in, c_out = t_in.shape[3], w.shape[3]
     if w.shape[0] != 1 or c_in == 0 or c_out % c_in:
         refuse(op, f"filter {w.shape} does not fit {c_in} input channels")
@@ -93,9 +93,7 @@ def prepare_depthwise_conv_2d(op, g):
     rule = g.mac("depthwise_conv_2d").requant
     tail = c_out % rule.vector_channels if rule.vector_channels and t_in.dtype == np.int8 else 0
     if tail:  # the channels past the vector blocks: the scalar loop's tie rule (optimized_ops::Quantize)
-        s_in, s_out = per_tensor_quant(op, t_in, "input")[0], per_tensor_quant(op, t_out, "output")[0]
-        scalar = dict(quant, requant=at_prepare(op, Requant.from_rule, rule.scalar_rule, s_in,
-                                                weight_scales(op, g.tensor(op.inputs[1]), 3)[0], s_out))
+        scalar = dict(quant, requant=at_prepare(op, Requant.from_rule, rule.scalar_rule, *scales))
         run_scalar = _runner(op, g, at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias,
                                                **scalar), t_out)
 
