@@ -41,12 +41,14 @@ _LITERT_FC = RequantRule(RequantKind.DOUBLE_SCALE)
 _FLOAT32 = RequantRule(RequantKind.FLOAT32)
 
 
-def _mac(fc, conv, depthwise, transpose_conv, fc_16x8=_INT64, accumulator=None, depthwise_accumulator=None):
-    """The MAC families' rules; 16x8 layers: the int64 overload (TRANSPOSE_CONV: the build's fixed point)."""
-    def rule(rq, rq16=_INT64, acc=accumulator):
-        return MacRule(rq, rq16, acc)
+def _mac(fc, conv, depthwise, transpose_conv, fc_16x8=_INT64, accumulator=None, depthwise_accumulator=None,
+         depthwise_uint8=None):
+    """The MAC families' rules; 16x8 layers: the int64 overload (TRANSPOSE_CONV: the build's fixed point); uint8
+    layers: the 8-bit rule (``MacRule.uint8_requant``) but where ``depthwise_uint8`` is given."""
+    def rule(rq, rq16=_INT64, acc=accumulator, rq_u8=None):
+        return MacRule(rq, rq16, acc, requant_uint8=rq_u8)
 
-    return MacProfile(rule(fc, fc_16x8), rule(conv), rule(depthwise, acc=depthwise_accumulator),
+    return MacProfile(rule(fc, fc_16x8), rule(conv), rule(depthwise, acc=depthwise_accumulator, rq_u8=depthwise_uint8),
                       rule(transpose_conv, _FIXED))
 
 
@@ -94,7 +96,7 @@ TFLM_CMSIS_NN_M55 = TFLM_CMSIS_NN.derive(
     defects=TFLM_CMSIS_NN.defects | {Defect.CMSIS_NN_SVDF_MVE_KERNEL_SUMS})
 
 _LITERT_TFLITE = dict(
-    types={"RESIZE_BILINEAR": (_I8, _I16)},
+    types={"RESIZE_BILINEAR": (_I8, _U8, _I16)},
     int32_requantize_pairs=frozenset({(_I16, _I32), (_I32, _I8), (_I32, _I16)}))
 
 LITERT = EngineProfile(
@@ -116,13 +118,15 @@ _HALF_UP_FC = RequantRule(RequantKind.FIXED_POINT, shift_rounding=Rounding.HALF_
 LITERT_OPTIMIZED = EngineProfile(
     "litert-optimized", "LiteRT's optimized builtin kernels without a delegate (BUILTIN_WITHOUT_DEFAULT_DELEGATES; the "
                         "TFLite C library apps embed)",
-    _mac(_HALF_UP_FC, _HALF_UP, replace(_HALF_UP, vector_channels=8), _FIXED, fc_16x8=_LITERT_FC),
+    # uint8 depthwise (depthwiseconv_uint8.h DepthwiseConvGeneral): gemmlowp's RoundingDivideByPOT, ties away from zero
+    _mac(_HALF_UP_FC, _HALF_UP, replace(_HALF_UP, vector_channels=8), _FIXED, fc_16x8=_LITERT_FC,
+         depthwise_uint8=_FIXED_FC),
     frozenset({ModelFormat.TFLITE}),
     "litert-optimized",
     TfliteProfile(
         kernels={op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "LOGISTIC",
                                                          "TANH", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "ELU", "MEAN",
-                                                         "SUM")},
+                                                         "SUM", "RESIZE_BILINEAR")},
         **_LITERT_TFLITE))
 
 XNNPACK = EngineProfile(

@@ -176,14 +176,31 @@ class MacRule:
         dspsim names. Accumulators are simulated MAC by MAC in TFLite's loop order.
     bias_bits : int
         The bias register's width: an int32 bias is saturated to it at Prepare (8-bit activations).
+    requant_uint8 : RequantRule or None
+        Layers with uint8 activations and weights (legacy asymmetric, per-tensor), where the engine's uint8
+        kernel rounds otherwise than its int8 one (LiteRT's optimized uint8 DEPTHWISE_CONV_2D); None:
+        :attr:`requant` with the real multiplier of TFLite's uint8 Prepare (:attr:`uint8_requant`).
     """
 
     requant: RequantRule
     requant_16x8: RequantRule
     accumulator: Accumulator | None = None
     bias_bits: int = 32
+    requant_uint8: RequantRule | None = None
+
+    @property
+    def uint8_requant(self) -> RequantRule:
+        """The rule of uint8 layers: :attr:`requant_uint8`, else :attr:`requant` with the per-tensor real multiplier
+        ``double(f32(s_in * s_w)) / s_out`` (``PopulateConvolutionQuantizationParams`` takes it from
+        ``GetQuantizedConvolutionMultipler`` for uint8 inputs, whatever the family)."""
+        if self.requant_uint8 is not None:
+            return self.requant_uint8
+        return replace(self.requant, per_tensor_real=RealMultiplier.FLOAT32_PRODUCT)
 
     def __post_init__(self):
+        if self.requant_uint8 is not None and not isinstance(self.requant_uint8, RequantRule):
+            raise TypeError(f"MacRule: requant_uint8 must be a RequantRule or None, got "
+                            f"{type(self.requant_uint8).__name__}")
         if self.accumulator is not None and not isinstance(self.accumulator, Accumulator):
             raise TypeError(f"MacRule: accumulator must be an Accumulator or None, got {type(self.accumulator).__name__}")
         if isinstance(self.bias_bits, bool) or self.bias_bits not in range(8, 33):

@@ -18,7 +18,7 @@ from numba import njit
 
 from .._errors import check_flag, names_its_errors
 from ..fixedpoint import as_int_array
-from ._checks import check_spec, check_tensor, resolve_axes, zero_point
+from ._checks import check_spec, check_tensor, float32_scale, resolve_axes, zero_point
 
 _MAX_DIMS = 8
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8))  # PAD, CONCATENATION: int8 / uint8 codes, and int16
@@ -500,20 +500,45 @@ def pad_plan(shape, dtype, paddings, pad_value):
 
 
 @names_its_errors
-def concatenation(xs, axis):
-    """TFLite int8 CONCATENATION: the codes copied along ``axis``.
+def concatenation(xs, axis, *, input_scales=None, input_zero_points=None, output_scale=None, output_zero_point=None):
+    """TFLite CONCATENATION: the codes copied along ``axis``.
 
     LiteRT's int8 kernel refuses inputs whose scale or zero point differ from the output's
-    (``concatenation.cc`` Prepare), so there is no requantization to model for int8.
+    (``concatenation.cc`` Prepare), so there is no requantization to model for int8. Its uint8 kernel
+    (``reference_ops::ConcatenationWithScaling``, every kernel type) rescales such inputs: give the quantization
+    (``input_scales``, ``input_zero_points``, ``output_scale``, ``output_zero_point``) and see
+    :func:`concatenation_scaling_table`.
     """
     arrs = [check_tensor(a, "concatenation", f"xs[{i}]", allowed=_TYPES + (np.dtype(np.int16),))
             for i, a in enumerate(xs)]
-    return concatenation_plan([a.shape for a in arrs], [a.dtype for a in arrs], axis)(arrs)
+    return concatenation_plan([a.shape for a in arrs], [a.dtype for a in arrs], axis, input_scales=input_scales,
+                              input_zero_points=input_zero_points, output_scale=output_scale,
+                              output_zero_point=output_zero_point)(arrs)
 
 
-def concatenation_plan(shapes, dtypes, axis):
+def concatenation_scaling_table(input_scale, input_zero_point, output_scale, output_zero_point):
+    """The 256 output codes of one uint8 input of ``ConcatenationWithScaling``, or None where it copies (scale and
+    zero point equal to the output's): ``scale = f32(s_in * f32(1 / s_out))``, ``bias = f32(-zi * scale)``,
+    ``out = clamp(TfLiteRound(f32(f32(q * scale) + bias)) + zo, 0, 255)``, every step in float32, the rounding
+    ties away from zero."""
+    func = "concatenation_scaling_table"
+    s_in, s_out = (float32_scale(v, func, n) for v, n in ((input_scale, "input_scale"), (output_scale, "output_scale")))
+    zi = zero_point(input_zero_point, np.dtype(np.uint8), func, "input_zero_point")
+    zo = zero_point(output_zero_point, np.dtype(np.uint8), func, "output_zero_point")
+    if zi == zo and s_in == s_out:
+        return None
+    scale = np.float32(s_in * np.float32(np.float32(1) / s_out))
+    bias = np.float32(np.float32(-zi) * scale)
+    v = ((np.arange(256, dtype=np.float32) * scale).astype(np.float32) + bias).astype(np.float32).astype(np.float64)
+    rounded = np.sign(v) * np.floor(np.abs(v) + 0.5)  # exact: |v| < 2^24 in float64
+    return np.clip(rounded + zo, 0, 255).astype(np.uint8)
+
+
+def concatenation_plan(shapes, dtypes, axis, *, input_scales=None, input_zero_points=None, output_scale=None,
+                       output_zero_point=None):
     """:func:`concatenation` prepared for inputs of ``shapes`` and ``dtypes`` (validated once); the lean
-    ``run(xs)`` is ``np.concatenate`` along the resolved axis."""
+    ``run(xs)`` is ``np.concatenate`` along the resolved axis, the uint8 inputs to rescale looked up in their
+    :func:`concatenation_scaling_table` first."""
     func = "concatenation"
     specs = [check_spec(func, f"xs[{i}]", s, d, _TYPES + (np.dtype(np.int16),))
              for i, (s, d) in enumerate(zip(shapes, dtypes))]
@@ -526,4 +551,16 @@ def concatenation_plan(shapes, dtypes, axis):
         np.concatenate([np.empty(s, np.int8) for s, _ in specs], axis=ax)  # numpy's own shape check
     except ValueError as e:
         raise ValueError(f"{func}: {e}") from None
-    return lambda xs: np.concatenate(xs, axis=ax)
+    quant = (input_scales, input_zero_points, output_scale, output_zero_point)
+    if all(q is None for q in quant):
+        return lambda xs: np.concatenate(xs, axis=ax)
+    if any(q is None for q in quant) or specs[0][1] != np.uint8:
+        raise ValueError(f"{func}: rescaling takes uint8 inputs and all four of input_scales, input_zero_points, "
+                         "output_scale, output_zero_point (LiteRT's ConcatenationWithScaling)")
+    if len(input_scales) != len(specs) or len(input_zero_points) != len(specs):
+        raise ValueError(f"{func}: input_scales and input_zero_points need one value per input ({len(specs)})")
+    tables = [concatenation_scaling_table(s, z, output_scale, output_zero_point)
+              for s, z in zip(input_scales, input_zero_points)]
+    if all(t is None for t in tables):
+        return lambda xs: np.concatenate(xs, axis=ax)
+    return lambda xs: np.concatenate([x if t is None else t[x] for x, t in zip(xs, tables)], axis=ax)

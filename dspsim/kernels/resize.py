@@ -226,6 +226,96 @@ def resize_bilinear_plan(shape, dtype, size, *, align_corners=False, half_pixel_
     return run
 
 
+def _float_axis(in_size, out_size, align_corners, half_pixel_centers):
+    """(lower, upper, d) per output index, float32 as LiteRT's ``ComputeInterpolationValues``: ``scale = f32(in /
+    out)`` (``(in - 1) / (out - 1)`` with align_corners), ``v = i * scale`` (``(i + 0.5) * scale - 0.5`` with
+    half_pixel_centers), ``lower = max(floor(v), 0)``, ``upper = min(ceil(v), in - 1)``, ``d = f32(v - lower)``."""
+    f = np.float32
+    num, den = (in_size - 1, out_size - 1) if align_corners and out_size > 1 else (in_size, out_size)
+    scale = f(f(num) / f(den))
+    i = np.arange(out_size).astype(f)
+    v = ((i + f(0.5)) * scale - f(0.5)).astype(f) if half_pixel_centers else (i * scale).astype(f)
+    lower = np.maximum(np.floor(v).astype(np.int64), 0)
+    upper = np.minimum(np.ceil(v).astype(np.int64), in_size - 1)
+    return lower, upper, (v - lower.astype(f)).astype(f)
+
+
+@njit(cache=True)
+def _bilinear_float(x, y0, y1, dy, x0, x1, dx, premultiplied, out):
+    n_b, _, _, depth = x.shape
+    one, half = np.float32(1.0), np.float32(0.5)
+    for b in range(n_b):
+        for oy in range(y0.size):
+            fy, gy = dy[oy], np.float32(one - dy[oy])
+            for ox in range(x0.size):
+                fx, gx = dx[ox], np.float32(one - dx[ox])
+                w00, w01 = np.float32(gy * gx), np.float32(gy * fx)
+                w10, w11 = np.float32(fy * gx), np.float32(fy * fx)
+                for c in range(depth):
+                    v00 = np.float32(x[b, y0[oy], x0[ox], c])
+                    v01 = np.float32(x[b, y0[oy], x1[ox], c])
+                    v10 = np.float32(x[b, y1[oy], x0[ox], c])
+                    v11 = np.float32(x[b, y1[oy], x1[ox], c])
+                    if premultiplied:  # ResizeBilinearGenericSmallChannel: the four weights, then in tap order
+                        acc = np.float32(v00 * w00)
+                        acc = np.float32(acc + np.float32(v01 * w01))
+                        acc = np.float32(acc + np.float32(v10 * w10))
+                        acc = np.float32(acc + np.float32(v11 * w11))
+                    else:  # reference_ops::ResizeBilinear<T>: each term (v * wy) * wx, then summed
+                        acc = np.float32(np.float32(v00 * gy) * gx)
+                        acc = np.float32(acc + np.float32(np.float32(v10 * fy) * gx))
+                        acc = np.float32(acc + np.float32(np.float32(v01 * gy) * fx))
+                        acc = np.float32(acc + np.float32(np.float32(v11 * fy) * fx))
+                    out[b, oy, ox, c] = np.int64(np.float32(acc + half)) & 0xFF  # static_cast<uint8_t>: cvttss2si
+
+
+@names_its_errors
+def float_resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=False, premultiplied=False):
+    """TFLite RESIZE_BILINEAR on uint8 codes as LiteRT computes it, in float32 (no integer kernel: LiteRT runs its
+    float template on uint8).
+
+    ``premultiplied=False``: ``reference_ops::ResizeBilinear<uint8_t>`` (BUILTIN_REF): per tap ``f32(f32(v * wy) *
+    wx)``, the taps (y0 x0, y1 x0, y0 x1, y1 x1) summed in order. ``premultiplied=True``:
+    ``optimized_ops::ResizeBilinear`` (uint8; ``ResizeBilinearGenericSmallChannel``): the weights ``f32(wy * wx)``
+    first, the taps (y0 x0, y0 x1, y1 x0, y1 x1) summed in order. Both add 0.5 and truncate; positions from
+    ``ComputeInterpolationValues`` (float32). The optimized kernel's 8x upsampling (half_pixel_centers, channels a
+    multiple of 8, ``ResizeBilinear888Uint8``, 8.8 fixed point) is not modelled: refused.
+
+    Parameters
+    ----------
+    x : uint8 array (N, H, W, C)
+    size : two positive ints (out_height, out_width)
+    align_corners, half_pixel_centers : bool (not both)
+    premultiplied : bool
+    """
+    a = np.asarray(x)
+    return float_resize_bilinear_plan(a.shape, a.dtype, size, align_corners=align_corners,
+                                      half_pixel_centers=half_pixel_centers, premultiplied=premultiplied)(a)
+
+
+def float_resize_bilinear_plan(shape, dtype, size, *, align_corners=False, half_pixel_centers=False,
+                               premultiplied=False):
+    """:func:`float_resize_bilinear` prepared for inputs of ``shape`` and ``dtype``; returns the lean ``run(x)``."""
+    func = "float_resize_bilinear"
+    premultiplied = check_flag(premultiplied, func, "premultiplied")
+    shape, dt, oh, ow, align_corners, half_pixel_centers = _spec_args(
+        func, shape, dtype, size, align_corners, half_pixel_centers, (np.dtype(np.uint8),))
+    if premultiplied and half_pixel_centers and shape[3] % 8 == 0 and oh >= 8 and ow >= 8 and oh % shape[1] == 0 \
+            and oh // shape[1] == 8 and shape[2] * 8 == ow:
+        raise ValueError(f"{func}: an 8x half-pixel upsampling of a multiple of 8 channels takes LiteRT's "
+                         "ResizeBilinear888Uint8 (8.8 fixed point), which is not modelled")
+    ay = _float_axis(shape[1], oh, align_corners, half_pixel_centers)
+    ax = _float_axis(shape[2], ow, align_corners, half_pixel_centers)
+    out_shape = (shape[0], oh, ow, shape[3])
+
+    def run(x):
+        out = np.empty(out_shape, dt)
+        _bilinear_float(np.ascontiguousarray(x), *ay, *ax, premultiplied, out)
+        return out
+
+    return run
+
+
 def _xnnpack_axis(in_size, out_size, align_corners, half_pixel_centers):
     """(lower, upper, 11-bit weight) per output index: ``xnn_indirection_init_resize_bilinear2d_hwc_q11``."""
     f = np.float32

@@ -4,7 +4,9 @@ Plain Python integers and exact fractions (no numba); the kernels are checked ag
 """
 from __future__ import annotations
 
-from .fixedpoint import _np
+from fractions import Fraction
+
+from .fixedpoint import _np, clamp, f32, round_fraction
 
 
 def pad_oracle(x, paddings, pad_value):
@@ -15,12 +17,32 @@ def pad_oracle(x, paddings, pad_value):
     return out
 
 
-def concatenation_oracle(xs, axis):
+def concatenation_oracle(xs, axis, *, input_scales=None, input_zero_points=None, output_scale=None,
+                         output_zero_point=None):
+    """The codes along ``axis``; with the quantization given, LiteRT's uint8 ``ConcatenationWithScaling``: an input
+    whose scale or zero point differs from the output's becomes ``clamp(round_half_away(f32(f32(q * scale) + bias))
+    + zo, 0, 255)``, ``scale = f32(s_in * f32(1 / s_out))``, ``bias = f32(-zi * scale)``."""
     np = _np()
     ax = int(axis) % xs[0].ndim
+    if input_scales is not None:
+        xs = [_rescaled_codes(a, s, z, output_scale, output_zero_point)
+              for a, s, z in zip(xs, input_scales, input_zero_points)]
     parts = [np.moveaxis(np.asarray(a), ax, 0) for a in xs]
     rows = [row for p in parts for row in p]  # the slabs along the axis, in order
     return np.moveaxis(np.array(rows, dtype=xs[0].dtype), 0, ax)
+
+
+def _rescaled_codes(x, input_scale, input_zero_point, output_scale, output_zero_point):
+    np = _np()
+    s_in, s_out = (Fraction(float(np.float32(v))) for v in (input_scale, output_scale))
+    zi, zo = int(input_zero_point), int(output_zero_point)
+    if zi == zo and s_in == s_out:
+        return np.asarray(x)
+    scale = f32(s_in * f32(1 / s_out))
+    bias = f32(-zi * scale)
+    values = [clamp(round_fraction(f32(f32(int(q) * scale) + bias), "half_away_from_zero") + zo, 0, 255)
+              for q in np.asarray(x).reshape(-1).tolist()]
+    return np.array(values, np.uint8).reshape(np.shape(x))
 
 
 def _multi_indices(shape):

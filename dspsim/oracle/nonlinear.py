@@ -189,11 +189,12 @@ def softmax_oracle(x, *, params, out_dtype=None):
     p = params
     if np.asarray(x).dtype == np.int16:
         return _softmax_int16_oracle(x, p)
-    bits = 8 if out_dtype in (None, "int8") else 16
-    lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
     arr = np.asarray(x)
+    out_dtype = np.dtype(out_dtype or arr.dtype.name)  # uint8 in, uint8 out: the type's minimum is 0
+    bits = 8 * out_dtype.itemsize
+    lo, hi = int(np.iinfo(out_dtype).min), int(np.iinfo(out_dtype).max)
     rows = arr.reshape(-1, arr.shape[-1])
-    out = np.empty(rows.shape, np.dtype(f"int{bits}"))
+    out = np.empty(rows.shape, out_dtype)
     for r, row in enumerate(rows):
         diffs = [int(v) - max(int(u) for u in row) for v in row]
         exps = [gemmlowp_exp_on_negative_values(
@@ -301,14 +302,15 @@ def rsqrt_oracle(x, *, input_zero_point, output_zero_point, multiplier, shift):
     return np.array(out, np.int8).reshape(np.shape(x))
 
 
-def optimized_softmax_oracle(x, *, table, output_scale, output_zero_point, out_dtype="int8"):
-    """LiteRT optimized_ops::Softmax (int8 input): every float32 step as an exact f32() rounding."""
+def optimized_softmax_oracle(x, *, table, output_scale, output_zero_point, out_dtype=None):
+    """LiteRT optimized_ops::Softmax (int8 or uint8 input): every float32 step as an exact f32() rounding; a uint8
+    output is ``int32_t(f32(p + 0.5f))`` (truncated, no zero point), the others ``std::round(p) + zp``."""
     import numpy as np
 
-    bits = 8 if out_dtype == "int8" else 16
-    lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-    s_out = Fraction(float(np.float32(output_scale)))
     arr = np.asarray(x)
+    out_dtype = np.dtype(out_dtype or arr.dtype.name)
+    lo, hi = int(np.iinfo(out_dtype).min), int(np.iinfo(out_dtype).max)
+    s_out = Fraction(float(np.float32(output_scale)))
     rows = arr.reshape(-1, arr.shape[-1])
     out = np.empty(rows.shape, np.dtype(out_dtype))
     for r, row in enumerate(rows):
@@ -318,7 +320,11 @@ def optimized_softmax_oracle(x, *, table, output_scale, output_zero_point, out_d
         for v in e:
             total = f32(total + v)
         inv = f32(1 / f32(total * s_out))
-        out[r] = [clamp(round_fraction(f32(v * inv), "half_away_from_zero") + output_zero_point, lo, hi) for v in e]
+        if out_dtype == np.uint8:
+            out[r] = [clamp(int(f32(f32(v * inv) + Fraction(1, 2))), lo, hi) for v in e]
+        else:
+            out[r] = [clamp(round_fraction(f32(v * inv), "half_away_from_zero") + output_zero_point, lo, hi)
+                      for v in e]
     return out.reshape(arr.shape)
 
 

@@ -102,6 +102,39 @@ def xnnpack_resize_bilinear_oracle(x, size, *, align_corners=False, half_pixel_c
     return _from_lists(values, [n, oh, ow, c], x.dtype)
 
 
+def _float_taps(i, n, m, align_corners, half_pixel_centers):
+    """(lower, upper, d) of LiteRT's float ComputeInterpolationValues, every step an exact f32 rounding."""
+    num, den = (n - 1, m - 1) if align_corners and m > 1 else (n, m)
+    scale = f32(Fraction(num) / den)
+    v = f32(f32((i + Fraction(1, 2)) * scale) - Fraction(1, 2)) if half_pixel_centers else f32(i * scale)
+    lo, hi = max(math.floor(v), 0), min(math.ceil(v), n - 1)
+    return lo, hi, f32(v - lo)
+
+
+def float_resize_bilinear_oracle(x, size, *, align_corners=False, half_pixel_centers=False, premultiplied=False):
+    """LiteRT's uint8 RESIZE_BILINEAR in float32: the reference's ``(v * wy) * wx`` per tap, or the optimized
+    kernel's premultiplied weights, summed in each kernel's tap order, ``+ 0.5`` and truncated."""
+    oh, ow = (int(v) for v in size)
+    n, h, w, c = x.shape
+    ty = [_float_taps(i, h, oh, align_corners, half_pixel_centers) for i in range(oh)]
+    tx = [_float_taps(i, w, ow, align_corners, half_pixel_centers) for i in range(ow)]
+    values = []
+    for b, oy, ox, ch in _multi_indices([n, oh, ow, c]):
+        y0, y1, fy = ty[oy]
+        x0, x1, fx = tx[ox]
+        gy, gx = f32(1 - fy), f32(1 - fx)
+        v00, v01, v10, v11 = (int(x[b, yy, xx, ch]) for yy, xx in ((y0, x0), (y0, x1), (y1, x0), (y1, x1)))
+        if premultiplied:
+            terms = [f32(v00 * f32(gy * gx)), f32(v01 * f32(gy * fx)), f32(v10 * f32(fy * gx)), f32(v11 * f32(fy * fx))]
+        else:
+            terms = [f32(f32(v00 * gy) * gx), f32(f32(v10 * fy) * gx), f32(f32(v01 * gy) * fx), f32(f32(v11 * fy) * fx)]
+        acc = terms[0]
+        for t in terms[1:]:
+            acc = f32(acc + t)
+        values.append(int(f32(acc + Fraction(1, 2))) & 0xFF)
+    return _from_lists(values, [n, oh, ow, c], x.dtype)
+
+
 # --- ONNX Runtime's 8-bit bilinear Resize (UpsampleBilinear, NhwcUpsampleBilinearInteger) ---
 def _f32(v: float) -> float:
     """``v`` rounded to float32 (one IEEE rounding: a double result of one float32 op rounds exactly)."""

@@ -30,7 +30,8 @@ from ..kernels.activation import tflite_activation_range
 from ..requant import Requant
 
 
-_BIAS_TYPES = {np.dtype(np.int8): np.dtype(np.int32), np.dtype(np.int16): np.dtype(np.int64)}
+_BIAS_TYPES = {np.dtype(np.int8): np.dtype(np.int32), np.dtype(np.uint8): np.dtype(np.int32),
+               np.dtype(np.int16): np.dtype(np.int64)}
 
 
 class Graph:
@@ -279,10 +280,17 @@ def defect(op, g, which, message):
 
 def mac_requant(op, g, family, t_in, s_in, s_w, s_out):
     """The :class:`dspsim.Requant` of a layer of MAC ``family``, derived as the engine's Prepare does
-    (its rule for 8-bit or, for int16 inputs, 16x8 layers); a failure is a refusal naming the operator."""
+    (:func:`mac_rule`); a failure is a refusal naming the operator."""
+    return at_prepare(op, Requant.from_rule, mac_rule(g, family, t_in), s_in, s_w, s_out)
+
+
+def mac_rule(g, family, t_in):
+    """The engine's :class:`~dspsim.engines.RequantRule` of a ``family`` layer with input ``t_in``: 16x8 for int16
+    inputs, uint8 (``MacRule.uint8_requant``) for uint8 ones, else the 8-bit rule."""
     rule = g.mac(family)
-    return at_prepare(op, Requant.from_rule, rule.requant_16x8 if t_in.dtype == np.int16 else rule.requant,
-                      s_in, s_w, s_out)
+    if t_in.dtype == np.int16:
+        return rule.requant_16x8
+    return rule.uint8_requant if t_in.dtype == np.uint8 else rule.requant
 
 
 def mac_bias(op, g, family, bias, t_in):

@@ -34,6 +34,13 @@ from .._checks import check_tensor, int_in_range, zero_point
 
 _INT8 = (np.dtype(np.int8),)
 _INT16 = (np.dtype(np.int16),)
+_BYTES = (np.dtype(np.int8), np.dtype(np.uint8))  # int8 or uint8 (legacy asymmetric) codes
+
+
+def _out_range(out_dtype):
+    """(min, max) of an output type: the reference adds the minimum (``numeric_limits<OutputT>::min()``)."""
+    info = np.iinfo(np.dtype(out_dtype))
+    return int(info.min), int(info.max)
 _SCALED_DIFF_INTEGER_BITS = 5
 _ACCUMULATION_INTEGER_BITS = 12
 
@@ -110,30 +117,30 @@ def _max_and_sum_of_exps(row, multiplier, left_shift, diff_min):
 
 
 @njit(cache=True)
-def _softmax_rows(x, depth, multiplier, left_shift, diff_min, out_bits, out):
+def _softmax_rows(x, depth, multiplier, left_shift, diff_min, out_bits, out_min, out_max, out):
     for r in range(x.shape[0] // depth):
         row = x[r * depth:(r + 1) * depth]
         orow = out[r * depth:(r + 1) * depth]
         max_in_row, sum_of_exps = _max_and_sum_of_exps(row, multiplier, left_shift, diff_min)
         shifted_scale, num_bits_over_unit = get_reciprocal(sum_of_exps, 12)
         exponent = num_bits_over_unit + 31 - out_bits
-        out_min = -(np.int64(1) << (out_bits - 1))
         for c in range(depth):
             d = np.int64(row[c]) - max_in_row
             if d >= diff_min:
                 e = exp_on_negative_values(_diff_q5_26(d, multiplier, left_shift), 5)
                 o = rounding_divide_by_pot_scalar(saturating_rounding_doubling_high_mul_scalar(shifted_scale, e), exponent) + out_min
-                orow[c] = min(max(o, out_min), -out_min - 1)
+                orow[c] = min(max(o, out_min), out_max)
             else:
                 orow[c] = out_min
 
 
 def softmax(x, *, params, out_dtype=None):
-    """TFLite SOFTMAX over the last axis, int8 or int16 input.
+    """TFLite SOFTMAX over the last axis, int8, uint8 or int16 input.
 
     **int8 input** (see the module text): ``out_dtype`` "int8" (the default; output scale 1/256, zero point
     -128; final shift ``nbu + 23``) or "int16" (``Softmax<int8_t, int16_t>``: scale 1/65536, zero point
-    -32768; shift ``nbu + 15``). ``MBQM>1(d) = SRDHM(int32(d * 2^shift), multiplier)`` (TFLite's
+    -32768; shift ``nbu + 15``). **uint8 input** (``Softmax<uint8_t, uint8_t>``): the same recipe, the output
+    type's minimum 0 added instead of -128 (scale 1/256, zero point 0); ``out_dtype`` "uint8", the default. ``MBQM>1(d) = SRDHM(int32(d * 2^shift), multiplier)`` (TFLite's
     ``MultiplyByQuantizedMultiplierGreaterThanOne`` in the default build: one rounding, ties toward +inf);
     the final shift ties away from zero; the sum of exps in Q12.19 cannot overflow for rows of fewer than
     2^12 entries (each term is at most 1). ``params``: a :class:`SoftmaxParams` from
@@ -145,24 +152,25 @@ def softmax(x, *, params, out_dtype=None):
     the final shift toward +inf, outputs clamped to [0, 32767]).
     """
     func = "softmax"
-    x = check_tensor(x, func, "x", allowed=_INT8 + _INT16)
+    x = check_tensor(x, func, "x", allowed=_BYTES + _INT16)
     if x.ndim < 1:
         raise ValueError(f"{func}: x must have rank >= 1")
     if x.dtype == np.int16:
         return _softmax_int16(func, x, params, out_dtype)
     if out_dtype is None:
-        out_dtype = "int8"
+        out_dtype = x.dtype.name
     if not isinstance(params, SoftmaxParams):
         raise TypeError(f"{func}: params must be a SoftmaxParams for an int8 x, got {type(params).__name__}")
     _check_fields(func, params, (("input_multiplier", 1 << 30, (1 << 31) - 1), ("input_left_shift", 0, 31),
                                  ("diff_min", -(1 << 31), 0)))
     depth = _q12_19_depth(func, x)
-    if out_dtype not in ("int8", "int16"):
-        raise ValueError(f"{func}: out_dtype must be 'int8' or 'int16', got {out_dtype!r}")
+    outs = ("int8", "int16") if x.dtype == np.int8 else ("uint8",)
+    if out_dtype not in outs:
+        raise ValueError(f"{func}: out_dtype must be one of {outs} for a {x.dtype} x, got {out_dtype!r}")
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, np.dtype(out_dtype))
     _softmax_rows(flat, depth, int(params.input_multiplier), int(params.input_left_shift), int(params.diff_min),
-                  8 * out.itemsize, out)
+                  8 * out.itemsize, *_out_range(out_dtype), out)
     return out.reshape(x.shape)
 
 
@@ -445,8 +453,10 @@ def optimized_softmax_table(*, input_scale, beta=1.0):
     return table
 
 
-def _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype):
-    x = check_tensor(x, func, "x", allowed=_INT8)
+def _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype, allowed=_BYTES):
+    x = check_tensor(x, func, "x", allowed=allowed)
+    if out_dtype is None:
+        out_dtype = x.dtype.name
     if x.ndim < 1:
         raise ValueError(f"{func}: x must have rank >= 1")
     t = np.asarray(table)
@@ -455,18 +465,18 @@ def _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype):
     if t[255] != 1 or not np.all((t >= 0) & (t <= 1)):
         raise ValueError(f"{func}: table must be an optimized_softmax_table: exp(-v * steps), 1 at index 255, "
                          "every entry in [0, 1]")
-    if out_dtype not in ("int8", "int16"):
-        raise ValueError(f"{func}: out_dtype must be 'int8' or 'int16', got {out_dtype!r}")
+    outs = ("int8", "int16") if x.dtype == np.int8 else ("uint8",)
+    if out_dtype not in outs:
+        raise ValueError(f"{func}: out_dtype must be one of {outs} for a {x.dtype} x, got {out_dtype!r}")
     if isinstance(output_scale, bool) or not isinstance(output_scale, (int, float, np.floating, np.integer)):
         raise TypeError(f"{func}: output_scale must be a float, got {type(output_scale).__name__}")
     s_out = float32_scale(output_scale, func, "output_scale")
     zo = zero_point(output_zero_point, np.dtype(out_dtype), func, "output_zero_point")
-    return x, np.ascontiguousarray(t), s_out, zo
+    return x, np.ascontiguousarray(t), s_out, zo, out_dtype
 
 
 @njit(cache=True)
-def _optimized_softmax_rows(x, depth, table, output_scale, zo, out_bits, out):
-    hi = (np.int64(1) << (out_bits - 1)) - 1
+def _optimized_softmax_rows(x, depth, table, output_scale, zo, lo, hi, add_half, out):
     for r in range(x.shape[0] // depth):
         row = x[r * depth:(r + 1) * depth]
         max_val = np.int64(-128)
@@ -478,23 +488,28 @@ def _optimized_softmax_rows(x, depth, table, output_scale, zo, out_bits, out):
         inv_sum_exp = np.float32(np.float32(1.0) / np.float32(sum_exp * output_scale))
         for c in range(depth):
             prob = np.float32(table[255 - max_val + np.int64(row[c])] * inv_sum_exp)
-            q = np.int64(round_half_away_from_zero(np.float64(prob))) + zo
-            out[r * depth + c] = min(max(q, -hi - 1), hi)
+            if add_half:  # int32_t(prob + 0.5f): the float32 sum truncated, no zero point
+                q = np.int64(np.float32(prob + np.float32(0.5)))
+            else:
+                q = np.int64(round_half_away_from_zero(np.float64(prob))) + zo
+            out[r * depth + c] = min(max(q, lo), hi)
 
 
-def optimized_softmax(x, *, table, output_scale, output_zero_point, out_dtype="int8"):
-    """LiteRT ``optimized_ops::Softmax`` (int8 input, x86 build): float32 throughout.
+def optimized_softmax(x, *, table, output_scale, output_zero_point, out_dtype=None):
+    """LiteRT ``optimized_ops::Softmax`` (int8 or uint8 input, x86 build): float32 throughout.
 
     Per row: ``e_j = table[255 - max + q_j]`` (:func:`optimized_softmax_table`), ``S = e_0 + e_1 + ...``
     summed in order in float32, ``inv = f32(1 / f32(S * s_out))``, ``out_j = clamp(std::round(f32(e_j *
     inv)) + zo)``: ties away from zero; the output zero point IS used (the reference adds the type's
-    minimum instead). ``out_dtype`` "int8" or "int16".
+    minimum instead). ``out_dtype`` "int8" or "int16" for an int8 x; "uint8" for a uint8 x, whose
+    ``QuantizeSoftmaxOutput<uint8_t>`` (every build but aarch64) is ``int32_t(f32(p + 0.5f))``: the float32 sum
+    truncated, and no zero point added (LiteRT's Prepare checks none for a uint8 output). None: x's type.
     """
     func = "optimized_softmax"
-    x, t, s_out, zo = _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype)
+    x, t, s_out, zo, out_dtype = _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype)
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty(flat.shape, np.dtype(out_dtype))
-    _optimized_softmax_rows(flat, x.shape[-1], t, s_out, zo, 8 * out.itemsize, out)
+    _optimized_softmax_rows(flat, x.shape[-1], t, s_out, zo, *_out_range(out_dtype), out_dtype == "uint8", out)
     return out.reshape(x.shape)
 
 
@@ -503,7 +518,7 @@ def optimized_log_softmax(x, *, table, input_scale, output_scale, output_zero_po
     ``L = logf(S)``, ``k = f32(s_in / s_out)``, ``p = f32(f32(f32(s_in * max) + L) / s_out)``,
     ``out_j = clamp(rint(f32(f32(k * q_j) - p)) + zo)``: ties to even (``std::rint``)."""
     func = "optimized_log_softmax"
-    x, t, s_out, zo = _optimized_args(func, x, table, output_scale, output_zero_point, "int8")
+    x, t, s_out, zo, _ = _optimized_args(func, x, table, output_scale, output_zero_point, "int8", _INT8)
     if isinstance(input_scale, bool) or not isinstance(input_scale, (int, float, np.floating, np.integer)) \
             or not math.isfinite(input_scale) or input_scale <= 0:
         raise ValueError(f"{func}: input_scale must be a finite positive float, got {input_scale!r}")

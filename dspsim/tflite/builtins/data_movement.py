@@ -286,23 +286,31 @@ def prepare_concatenation(op, g):
     if not op.inputs or len(op.outputs) != 1 or min(op.inputs) < 0:
         refuse(op, "expects at least one input and one output")
     t_out = g.tensor(op.outputs[0])
-    check_dtype(op, t_out, (np.dtype(np.int8), np.dtype(np.int16)), "output")
+    check_dtype(op, t_out, (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)), "output")
+    if t_out.dtype == np.uint8:
+        check_int_types(op, g, ("input",) * len(op.inputs), allowed=_QTYPES)
     if op.options.get("fused_activation_function", 0) != 0:
         refuse(op, "a fused activation is not allowed on CONCATENATION")
     q_out = per_tensor_quant(op, t_out, "output")
+    q_ins = []
     for i in op.inputs:
         t = g.tensor(i)
         check_dtype(op, t, (t_out.dtype,), "input")
         q_in = per_tensor_quant(op, t, "input")
+        q_ins.append(q_in)
         if t.dtype == np.int16:  # both engines copy int16 codes whatever the scales; zero points must be 0
             if q_in[1] != 0 or q_out[1] != 0:
                 refuse(op, f"int16 CONCATENATION needs zero points 0, got {q_in[1]} (input tensor {i}) and {q_out[1]}")
-        elif q_in != q_out:
+        elif q_in != q_out and t.dtype == np.int8:
             refuse(op, f"input tensor {i} has scale {float(q_in[0]):.9g}, zero point {q_in[1]}, the output scale "
                        f"{float(q_out[0]):.9g}, zero point {q_out[1]}; LiteRT's int8 CONCATENATION does not rescale")
     axis = op.options.get("axis", 0)
+    # uint8: ConcatenationWithScaling in every LiteRT kernel type (XNNPACK takes only equal quantizations: a copy)
+    scaling = {} if t_out.dtype != np.uint8 else dict(
+        input_scales=[float(s) for s, _ in q_ins], input_zero_points=[z for _, z in q_ins],
+        output_scale=float(q_out[0]), output_zero_point=q_out[1])
     run = planned(data_movement.concatenation_plan, [tuple(g.tensor(i).shape) for i in op.inputs],
-                  [g.tensor(i).dtype for i in op.inputs], axis)
+                  [g.tensor(i).dtype for i in op.inputs], axis, **scaling)
     shape = tuple(t_out.shape)
 
     def lean(inputs):

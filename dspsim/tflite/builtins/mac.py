@@ -37,7 +37,7 @@ from ...requant import Requant
 from ..prepare import (
     Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant, mac_bias,
     mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales, check_dtype, check_shape,
-    fixed_point_multiplier, defect,
+    fixed_point_multiplier, defect, mac_rule,
 )
 from ._lean import binary_run
 
@@ -45,32 +45,63 @@ from ._lean import binary_run
 FAMILY = {"CONV_2D": "conv_2d", "DEPTHWISE_CONV_2D": "depthwise_conv_2d"}
 """The MAC family of each operator."""
 
+_BYTES = (np.dtype(np.int8), np.dtype(np.uint8))
+
+
+def _activation_types(op, g):
+    """The input's type decides the layer's types: int16 (16x8), uint8 (legacy asymmetric: uint8 weights, one
+    scale and zero point each) or int8; the weights' type that goes with it."""
+    dt = g.tensor(op.inputs[0]).dtype if len(op.inputs) > 0 and op.inputs[0] >= 0 else None
+    allowed = (np.dtype(np.int16),) if dt == np.int16 else _BYTES
+    check_int_types(op, g, allowed=allowed)
+    if dt == np.uint8 or g.tensor(op.outputs[0]).dtype == np.uint8:
+        check_dtype(op, g.tensor(op.outputs[0]), (dt,), "output")
+        return dt, np.dtype(np.uint8)
+    return dt, np.dtype(np.int8)
+
+
+def _check_uint8_scales(op, g, t_w, s_in, s_w, s_out):
+    """uint8 layers (``PopulateConvolutionQuantizationParams`` / ``GetQuantizedConvolutionMultipler``): per-tensor
+    weights only, and a bias scale within 0.02 output LSB of ``s_in * s_w``."""
+    if np.ndim(s_w):
+        refuse(op, "uint8 weights are quantized per channel; LiteRT takes per-channel weights with int8 or int16 "
+                   "inputs only (PopulateConvolutionQuantizationParams)")
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        t_b = g.tensor(op.inputs[2])
+        if t_b.scale.size:  # GetQuantizedConvolutionMultipler: bias scale ~ s_in * s_w
+            diff = abs(np.float64(s_in) * np.float64(s_w) - np.float64(t_b.scale[0]))
+            if diff / np.float64(s_out) > 0.02:
+                refuse(op, "bias scale differs from input_scale * weight_scale by more than 0.02 output LSB "
+                           "(GetQuantizedConvolutionMultipler)")
+
 
 def _conv_common(op, g, axis):
     check_arity(op, (2, 3))
-    wide = len(op.inputs) > 0 and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == np.int16
-    check_int_types(op, g, allowed=(np.dtype(np.int16),) if wide else (np.dtype(np.int8),))
+    dt, w_dt = _activation_types(op, g)
+    wide = dt == np.int16
     t_in, t_w, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
     w = constant(op, g, 1, "filter")
-    if w is None or w.ndim != 4 or w.dtype != np.int8:
-        refuse(op, "filter must be a constant int8 4-D tensor")
+    if w is None or w.ndim != 4 or w.dtype != w_dt:
+        refuse(op, f"filter must be a constant {w_dt.name} 4-D tensor")
     bias = mac_bias(op, g, FAMILY[op.name], constant(op, g, 2, "bias"), t_in)
     if len(t_in.shape) != 4:
         refuse(op, f"input must be 4-D NHWC, got shape {t_in.shape}")
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
-    s_w, _ = weight_scales(op, t_w, axis)
+    s_w, zw = weight_scales(op, t_w, axis)
+    if dt == np.uint8:
+        _check_uint8_scales(op, g, t_w, s_in, s_w, s_out)
     o = op.options
     lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
     if wide and (zi, zo) != (0, 0):
         refuse(op, f"16x8 {op.name} needs zero points 0, got {zi} and {zo}")
-    # ConvPerChannel ignores the filter zero point (int8 filters are symmetric)
-    quant = dict(input_zero_point=zi, weight_zero_point=0, output_zero_point=zo,
+    # ConvPerChannel ignores the filter zero point (int8 filters are symmetric); uint8 kernels take it as an offset
+    quant = dict(input_zero_point=zi, weight_zero_point=zw if dt == np.uint8 else 0, output_zero_point=zo,
                  requant=mac_requant(op, g, FAMILY[op.name], t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
                  stride=(o.get("stride_h", 1), o.get("stride_w", 1)), padding=padding_name(op, o.get("padding", 0)),
                  dilation=(o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)))
-    if wide:
-        quant["out_dtype"] = "int16"
+    if dt != np.int8:
+        quant["out_dtype"] = dt.name
     return t_in, t_out, w, bias, quant, (s_in, s_w, s_out)
 
 
@@ -90,8 +121,8 @@ def prepare_depthwise_conv_2d(op, g):
     quant["depth_multiplier"] = c_out // c_in  # LiteRT derives the multiplier from the shapes
     layer = at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
     run = _runner(op, g, layer, t_out)
-    rule = g.mac("depthwise_conv_2d").requant
-    tail = c_out % rule.vector_channels if rule.vector_channels and t_in.dtype == np.int8 else 0
+    rule = mac_rule(g, "depthwise_conv_2d", t_in)
+    tail = c_out % rule.vector_channels if rule.vector_channels and t_in.dtype != np.int16 else 0
     if tail:  # the channels past the vector blocks: the scalar loop's tie rule (optimized_ops::Quantize)
         scalar = dict(quant, requant=at_prepare(op, Requant.from_rule, rule.scalar_rule, *scales))
         run_scalar = _runner(op, g, at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias,
@@ -116,19 +147,21 @@ def _runner(op, g, layer, t_out):
 @builtin("FULLY_CONNECTED")
 def prepare_fully_connected(op, g):
     check_arity(op, (2, 3))
-    wide = len(op.inputs) > 0 and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == np.int16
-    check_int_types(op, g, allowed=(np.dtype(np.int16),) if wide else (np.dtype(np.int8),))
+    dt, w_dt = _activation_types(op, g)
+    wide = dt == np.int16
     t_in, t_w, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
     o = op.options
     if o.get("weights_format", 0) != 0:
         refuse(op, "shuffled weights (SHUFFLED4x16INT8) are not supported")
     w = constant(op, g, 1, "weights")
-    if w is None or w.ndim != 2 or w.dtype != np.int8:
-        refuse(op, "weights must be a constant int8 matrix (N, K)")
+    if w is None or w.ndim != 2 or w.dtype != w_dt:
+        refuse(op, f"weights must be a constant {w_dt.name} matrix (N, K)")
     bias = mac_bias(op, g, "fully_connected", constant(op, g, 2, "bias"), t_in)
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
     s_w, zw = weight_scales(op, t_w, 0)
+    if dt == np.uint8 and np.ndim(s_w):
+        _check_uint8_scales(op, g, t_w, s_in, s_w, s_out)
     if wide and (zi, zo) != (0, 0):
         refuse(op, f"16x8 FULLY_CONNECTED needs zero points 0, got {zi} and {zo}")
     n, k = w.shape

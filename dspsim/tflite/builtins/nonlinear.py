@@ -40,6 +40,7 @@ from ._lean import binary_run, unary_run
 
 
 _INT8 = (np.dtype(np.int8),)
+_UINT8 = (np.dtype(np.uint8),)
 
 
 def _unary_quant(op, g):
@@ -190,8 +191,11 @@ _INT16 = (np.dtype(np.int16),)
 def prepare_softmax(op, g):
     check_arity(op, 1)
     check_last_axis(op, g.tensor(op.inputs[0]))
-    if check_dtype(op, g.tensor(op.inputs[0]), _INT8 + _INT16, "input") == np.int16:
+    in_dtype = check_dtype(op, g.tensor(op.inputs[0]), _INT8 + _UINT8 + _INT16, "input")
+    if in_dtype == np.int16:
         return _prepare_int16_softmax(op, g)
+    if in_dtype == np.uint8:
+        return _prepare_uint8_softmax(op, g)
     out_dtype = check_dtype(op, g.tensor(op.outputs[0]), (np.dtype(np.int8), np.dtype(np.int16)), "output")
     s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
@@ -212,6 +216,23 @@ def prepare_softmax(op, g):
         return Prepared(lambda inputs: at_run(op, optimized_softmax, inputs[0], **kq), kq)
     params = at_prepare(op, tflite_softmax_params, input_scale=float(s_in), beta=beta)
     kq = dict(params=params, out_dtype=np.dtype(out_dtype).name)
+    return Prepared(lambda inputs: at_run(op, softmax, inputs[0], **kq), kq)
+
+
+def _prepare_uint8_softmax(op, g):
+    """uint8 in and out (``SoftmaxQuantized<uint8_t, uint8_t>``): LiteRT's Prepare checks neither the output's scale
+    nor its zero point. The reference adds the type's minimum 0 (output scale 1/256 assumed); the optimized kernel
+    ``int32_t(f32(p + 0.5f))`` with the output scale and no zero point (x86: ``QuantizeSoftmaxOutput<uint8_t>``)."""
+    check_int_types(op, g, allowed=_UINT8)
+    s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    beta = float(np.float32(op.options.get("beta", 1.0)))
+    if g.kernel(op) is Kernel.LITERT_OPTIMIZED:
+        table = at_prepare(op, optimized_softmax_table, input_scale=float(s_in), beta=beta)
+        kq = dict(table=table, output_scale=float(s_out), output_zero_point=zo, out_dtype="uint8")
+        return Prepared(lambda inputs: at_run(op, optimized_softmax, inputs[0], **kq), kq)
+    params = at_prepare(op, tflite_softmax_params, input_scale=float(s_in), beta=beta)
+    kq = dict(params=params, out_dtype="uint8")
     return Prepared(lambda inputs: at_run(op, softmax, inputs[0], **kq), kq)
 
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from ...kernels import resize as K
 from ...engines import Kernel
-from ..prepare import Prepared, builtin, check_arity, check_dtype, constant, engine_types, per_tensor_quant, refuse
+from ..prepare import (Prepared, builtin, check_arity, check_dtype, check_int_types, constant, engine_types,
+                       per_tensor_quant, refuse)
 from ._lean import unary_run
 
 _I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
@@ -56,7 +57,9 @@ def prepare_resize_nearest_neighbor(op, g):
 @builtin("RESIZE_BILINEAR")
 def prepare_resize_bilinear(op, g):
     xnnpack = g.kernel(op) is Kernel.XNNPACK
-    t_in, t_out, size, ac, hp = _common(op, g, (_I8, _U8, _I16) if xnnpack else engine_types(op, g, (_I8, _I16)))
+    t_in, t_out, size, ac, hp = _common(op, g, (_I8, _U8, _I16) if xnnpack else engine_types(op, g, (_I8, _U8, _I16)))
+    if t_in.dtype == _U8:
+        check_int_types(op, g, allowed=(_U8,))
     kw = dict(align_corners=ac, half_pixel_centers=hp)
     if xnnpack and t_in.dtype != _I16:
         if per_tensor_quant(op, t_in, "input") != per_tensor_quant(op, t_out, "output"):
@@ -64,5 +67,9 @@ def prepare_resize_bilinear(op, g):
                        "(xnn_define_static_resize_bilinear_2d fails otherwise)")
         return Prepared(unary_run(op, g, K.xnnpack_resize_bilinear_plan, size, **kw),
                         dict(kw, size=size, kernel="xnnpack_resize_bilinear"))
+    if t_in.dtype == _U8:  # LiteRT's float template on the codes: reference or optimized (premultiplied weights)
+        kw["premultiplied"] = g.kernel(op) is not Kernel.REFERENCE
+        return Prepared(unary_run(op, g, K.float_resize_bilinear_plan, size, **kw),
+                        dict(kw, size=size, kernel="float_resize_bilinear"))
     kw["rounding"] = g.tflite.rounding
     return Prepared(unary_run(op, g, K.resize_bilinear_plan, size, **kw), dict(kw, size=size, kernel="resize_bilinear"))
