@@ -7,8 +7,12 @@ export-model | validate``.
 
 Exit status: 0 success; 1 a bit-exactness check failed (suite, export), the files differ
 (compare), a dump diverges (diagnose) or a layer differs (validate); 2 bad input (bad TOML,
-unknown op or case, missing or corrupt file, a bad dump), reported as one line on stderr; 130
-interrupted (no half-written report is left behind).
+unknown op or case, missing or corrupt file, a bad dump, an --out or --json that would overwrite an
+input or a folder dspsim did not write), reported as one line on stderr; 3 the run could not finish
+(a full disk, out of memory, an unexpected error), one line on stderr; 130 interrupted, 143 terminated
+(SIGTERM): no half-written report and no temporary is left behind.
+
+What dspsim writes, and what it refuses to write, is the business of :mod:`dspsim.harness.safe_io`.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ import sys
 import time
 from pathlib import Path
 
-EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_ERROR, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 3, 130, 143
 
 
 class UsageError(Exception):
@@ -54,20 +58,40 @@ def _meta(argv) -> dict:
 
 
 def _err(msg: str) -> None:
-    print(f"dspsim: error: {msg}", file=sys.stderr)
+    from .harness.safe_io import terminal_text
+
+    print(f"dspsim: error: {terminal_text(msg, one_line=True)}", file=sys.stderr)
 
 
-def _out_dir(args, name: str) -> Path:
-    """``--out`` or ``reports/<name>-<timestamp>``, checked before any work is done."""
-    from .harness.report import check_replaceable, check_writable
+#: The arguments of the verbs that name files or folders the run reads.
+_INPUT_ARGS = ("suite", "expected", "actual", "model", "input", "dumps", "data", "engine", "against")
 
-    out = Path(args.out) if args.out else _default_out(name)
-    try:
-        check_replaceable(out)
-        check_writable(out)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    return out
+
+def _inputs(args, extra=()) -> list:
+    """Every file or folder the run reads (the arguments of :data:`_INPUT_ARGS` and ``extra``)."""
+    found = []
+    for name in _INPUT_ARGS:
+        v = getattr(args, name, None)
+        found += [x for x in (v if isinstance(v, list) else [v]) if isinstance(x, str)]
+    return found + [x for x in extra if x]
+
+
+def _out_dir(args, name: str, inputs=()) -> Path:
+    """``--out`` or ``reports/<name>-<timestamp>``, checked before any work is done
+    (:func:`dspsim.harness.safe_io.check_output_dir`), and ``--json`` beside it."""
+    from .harness.safe_io import check_name, check_output_dir, check_output_file
+
+    inputs = _inputs(args, inputs)
+    if getattr(args, "json", None) not in (None, "-"):
+        check_output_file(args.json, inputs, "--json")
+    if args.out:
+        out = Path(args.out)
+    else:
+        try:
+            out = _default_out(check_name(name, "report name", "dspsim"))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return check_output_dir(out, inputs)
 
 
 # =============================================================================================
@@ -111,7 +135,7 @@ def _cmd_suite(args, argv) -> int:
         for c in cases:
             print(f"{c.name:48s} {c.op:18s} seed={c.seed} {c.params}")
         return EXIT_OK
-    out = _out_dir(args, name)
+    out = _out_dir(args, name, [c.vectors for c in cases])
     width = len(str(len(cases)))
 
     def progress(i, n, r):
@@ -163,14 +187,18 @@ def _cmd_drift(args, argv) -> int:
 def _cmd_export(args, argv) -> int:
     from .harness.report import atomic_dir
     from .harness.suite import SuiteError, find_cases, run_case
-    from .harness.vectors import c_header, c_identifier, save_npz
+    from .harness.vectors import c_header, export_stems, save_npz
 
     _, cases = _load_cases(args)
     try:
         chosen = find_cases(args.cases, cases)
     except SuiteError as exc:
         raise UsageError(str(exc)) from None
-    out = _out_dir(args, "export")
+    out = _out_dir(args, "export", [c.vectors for c in chosen])
+    try:
+        stems = export_stems([c.name for c in chosen], args.format)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     status = EXIT_OK
     with atomic_dir(out) as tmp:
         for case in chosen:
@@ -185,9 +213,9 @@ def _cmd_export(args, argv) -> int:
             o = r.outcome
             consts = {"op": case.op, "seed": case.seed, **o.constants}
             if args.format == "npz":
-                path = save_npz(tmp / f"{case.name}.npz", o.vectors, consts)
+                path = save_npz(tmp / f"{stems[case.name]}.npz", o.vectors, consts)
             else:
-                path = tmp / f"{c_identifier(case.name)}.h"
+                path = tmp / f"{stems[case.name]}.h"
                 path.write_text(c_header(case.name, o.vectors, consts,
                                          comment=f"case {case.name}: op {case.op}, seed {case.seed}; "
                                                  f"'output' is the expected result (checked against dspsim.oracle)"),
@@ -222,6 +250,13 @@ def _dtype_arg(text):
     return dt
 
 
+def _out_dir_json_only(args) -> None:
+    """Check ``--json FILE`` before any work, when no report folder is written."""
+    from .harness.safe_io import check_output_file
+
+    check_output_file(args.json, _inputs(args), "--json")
+
+
 def _write_json(d: dict, target) -> None:
     """``--json FILE`` (written atomically) or ``--json -`` (stdout)."""
     from .harness.report import json_text, write_json_file
@@ -229,10 +264,7 @@ def _write_json(d: dict, target) -> None:
     if target == "-":
         print(json_text(d))
     else:
-        try:
-            write_json_file(d, target)
-        except OSError as exc:
-            raise UsageError(f"--json {target}: {exc.strerror or exc}") from None
+        write_json_file(d, target)
 
 
 def _cmd_compare(args, argv) -> int:
@@ -240,6 +272,9 @@ def _cmd_compare(args, argv) -> int:
     from .harness.report import write_compare_report
     from .harness.vectors import VectorError
 
+    out = _out_dir(args, "compare") if args.out or not args.json else None
+    if out is None and args.json != "-":
+        _out_dir_json_only(args)
     t0 = time.perf_counter()
     try:
         r = compare_files(args.expected, args.actual, args.key, dtype=args.dtype, shape=args.shape)
@@ -250,7 +285,6 @@ def _cmd_compare(args, argv) -> int:
          "run": {"name": "compare", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)},
          "expected": str(args.expected), "actual": str(args.actual), "checks": checks,
          "problems": problems, "notes": r["notes"], "passed": passed}
-    out = _out_dir(args, "compare") if args.out or not args.json else None
     if out is not None:
         write_compare_report(d, out, plots=not args.no_plots)
     if args.json:
@@ -313,6 +347,8 @@ def _cmd_diagnose(args, argv) -> int:
 
     data, fmt, base = _model_base(args)
     out = _out_dir(args, "diagnose") if args.out or not args.json else None
+    if out is None and args.json != "-":
+        _out_dir_json_only(args)
     t0 = time.perf_counter()
     try:
         inputs = read_inputs(load_model(data, variant_profile(base, fmt)), args.input)
@@ -385,6 +421,8 @@ def _cmd_validate(args, argv) -> int:
     from .harness.report import atomic_dir
 
     out = _out_dir(args, "validate") if args.out or not args.json else None
+    if out is None and args.json != "-":
+        _out_dir_json_only(args)
     try:
         with atomic_dir(out) if out is not None else nullcontext() as tmp:
             d = v.validate(args.model, args.data, engine=args.engine, against=args.against,
@@ -432,7 +470,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dspsim",
         description="Bit-exact simulation of quantized NN layers on int8 DSP/NPU arithmetic.",
-        epilog="Exit status: 0 ok, 1 mismatch / failed check, 2 bad input, 130 interrupted.")
+        epilog="Exit status: 0 ok, 1 mismatch / failed check, 2 bad input, 3 the run could not finish (full disk, "
+               "out of memory, an unexpected error), 130 interrupted, 143 terminated.")
     p.add_argument("--version", action="version", version=f"dspsim {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -545,19 +584,45 @@ def main(argv=None) -> int:
         return EXIT_USAGE
     if args.command == "export":
         args.quick = False
-    from .harness.report import OutDirError
+    return _run_command(args, argv)
+
+
+def _run_command(args, argv) -> int:
+    """The verb, with every failure turned into one line on stderr and its exit status."""
+    import errno
+
+    from .harness.safe_io import OutDirError, Terminated, sigterm_as_interrupt
 
     try:
-        return _COMMANDS[args.command](args, argv)
+        with sigterm_as_interrupt():
+            return _COMMANDS[args.command](args, argv)
     except (UsageError, OutDirError) as exc:
         _err(str(exc))
         return EXIT_USAGE
+    except Terminated:
+        _err("terminated (SIGTERM); no report written")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         _err("interrupted; no report written")
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `dspsim suite --list | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        if exc.errno == errno.ENOSPC:
+            _err(f"{where}no space left on device; nothing was written (the previous report, if any, is kept)")
+        else:
+            _err(f"{where}{exc.strerror or exc}")
+        return EXIT_ERROR
+    except MemoryError:
+        _err("out of memory; nothing was written")
+        return EXIT_ERROR
+    except Exception as exc:  # noqa: BLE001 - a bug or an unforeseen input: one line, not a traceback
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        _err(f"unexpected {type(exc).__name__}" + (f": {msg}" if msg else "")
+             + " (please report it with the command line)")
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":  # pragma: no cover

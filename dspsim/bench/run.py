@@ -196,21 +196,29 @@ def main(argv=None) -> int:
         ap.error(f"--model-threads must be comma-separated integers, got {args.model_threads!r}")
     if min(model_threads) < 1:
         ap.error("--model-threads must be >= 1")
+    from ..harness.safe_io import atomic_dir, atomic_write_text, check_output_dir, check_output_file
+
+    out_dir = Path(args.out) if args.out else Path("reports") / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
+    try:  # before any timing: a bad --out / --json is a usage error (dspsim.harness.safe_io)
+        check_output_dir(out_dir)
+        if args.json_path:
+            check_output_file(args.json_path)
+    except ValueError as exc:
+        ap.error(str(exc))
     result = run(sizes, args.threads, repeats, budget, ops, cost_size, mem_size, not args.no_peers,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  models=None if models == "none" else models, model_threads=model_threads)
     table = format_table(result)
     print(table)
-    out_dir = Path(args.out) if args.out else Path("reports") / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
-    out_dir.mkdir(parents=True, exist_ok=True)
     text = json.dumps(result, indent=1, default=float)
-    (out_dir / "bench.json").write_text(text)
-    (out_dir / "bench.md").write_text(table)
-    try:
-        plot_bench(result, out_dir / "bench.png")
-    except Exception as exc:  # a plot must never lose the figures
-        print(f"dspsim bench: plot not written ({error_status(exc)})", file=sys.stderr)
+    with atomic_dir(out_dir) as tmp:
+        (tmp / "bench.json").write_text(text)
+        (tmp / "bench.md").write_text(table)
+        try:
+            plot_bench(result, tmp / "bench.png")
+        except Exception as exc:  # a plot must never lose the figures
+            print(f"dspsim bench: plot not written ({error_status(exc)})", file=sys.stderr)
     if args.json_path:
-        Path(args.json_path).write_text(text)
+        atomic_write_text(args.json_path, text)
     print(f"dspsim bench: wrote {out_dir}/bench.md, bench.json, bench.png", file=sys.stderr)
     return 0

@@ -1,9 +1,9 @@
 """Reports: ``summary.md`` (readable tables), ``results.json`` (machine-readable), PNG plots.
 
 The only matplotlib user in dspsim: it is imported lazily, with the Agg backend, when plots are
-drawn. Every writer builds the whole report in a temporary sibling directory and renames it into
-place at the end (:func:`atomic_dir`), so an interrupted run (Ctrl-C, a crash) leaves no
-half-written report, and an existing report of the same name is replaced whole.
+drawn. Every writer builds the whole report in a temporary sibling directory and swaps it into
+place at the end (:func:`dspsim.harness.safe_io.atomic_dir`), so an interrupted run (Ctrl-C, SIGTERM,
+a full disk) leaves no half-written report, and an existing report of the same name is replaced whole.
 
 ``results.json`` schema. Common to all kinds::
 
@@ -35,132 +35,23 @@ A *comparison* (bit-exact check) is ``{"name", "shape", "count", "mismatches", "
 """
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import math
-import os
 import re
-import secrets
-import shutil
-import stat
 from pathlib import Path
 
-
-#: Written into every directory dspsim creates; only such directories (or empty ones) are replaced.
-MARKER = ".dspsim-output"
-
-
-class OutDirError(ValueError):
-    """The report directory cannot be put in place (the CLI exits 2 with this one line)."""
+from .safe_io import atomic_dir, atomic_write_text
+from .safe_io import MARKER, OutDirError, check_replaceable, check_writable  # noqa: F401 - their old home
 
 
-def check_replaceable(out) -> None:
-    """Raise ValueError unless ``out`` is absent, an empty directory, or one that dspsim wrote.
-
-    The directory is listed through one handle and judged only if it is still at ``out`` afterwards:
-    a run finishing into the same ``out`` moves the previous report aside (and then deletes it) and
-    its own in, so a listing of a directory that has left ``out`` says nothing about ``out``. A
-    directory that has been published at ``out`` never changes while it is there."""
-    out = Path(out)
-    try:
-        mode = out.stat().st_mode
-    except (FileNotFoundError, NotADirectoryError):  # absent (check_writable says whether it can be made)
-        return
-    if not stat.S_ISDIR(mode):
-        raise ValueError(f"{out} exists and is not a directory")
-    for _ in range(100):
-        try:
-            fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
-        except (FileNotFoundError, NotADirectoryError):  # moved aside by another run: nothing to replace now
-            return
-        try:
-            names = os.listdir(fd)
-            here = os.fstat(fd)
-            try:
-                now = os.stat(out)
-                still_out = (now.st_dev, now.st_ino) == (here.st_dev, here.st_ino)
-            except FileNotFoundError:
-                still_out = False
-        finally:
-            os.close(fd)
-        if still_out:
-            if names and MARKER not in names:
-                raise ValueError(f"{out} exists and was not written by dspsim; refusing to replace it "
-                                 "(choose another --out)")
-            return
-
-
-@contextlib.contextmanager
-def atomic_dir(out):
-    """Yield a fresh temporary directory beside ``out``; on success it becomes ``out``.
-
-    On any exception (KeyboardInterrupt included) the temporary directory is removed and ``out``
-    is left as it was. An existing ``out`` is replaced whole, but only if it is empty or dspsim
-    wrote it (it holds :data:`MARKER`); anything else raises ValueError before any work.
-    """
-    out = Path(out)
-    check_replaceable(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _fresh_dir(out, "tmp")
-    try:
-        (tmp / MARKER).write_text("written by dspsim; `dspsim --out` may replace this directory\n")
-        yield tmp
-        try:
-            _move_into_place(tmp, out)
-        except OSError as exc:
-            raise OutDirError(f"{out}: cannot put the report in place ({exc.strerror or exc})") from None
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-
-
-def _move_into_place(tmp: Path, out: Path) -> None:
-    """Rename ``tmp`` to ``out``, moving a previous ``out`` aside first. Runs that finish into the
-    same ``out`` at the same moment each retry until their rename lands: the last one wins and the
-    report in place is always one run's, whole."""
-    for _ in range(1000):
-        try:
-            os.replace(tmp, out)  # atomic; refused while ``out`` is a non-empty directory
-            return
-        except OSError as exc:
-            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
-                raise
-        old = _fresh_dir(out, "old")
-        try:
-            os.replace(out, old)  # onto an empty directory: allowed
-        except FileNotFoundError:  # another run moved it first
-            pass
-        shutil.rmtree(old, ignore_errors=True)
-    raise OSError(errno.EBUSY, f"{out} keeps being replaced by other runs")
-
-
-def _fresh_dir(out: Path, what: str) -> Path:
-    """A new empty directory beside ``out``, named for this process and unique."""
-    while True:
-        d = out.parent / f".{out.name}.{what}-{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            d.mkdir()
-            return d
-        except FileExistsError:
-            continue
-
-
-def check_writable(out) -> None:
-    """Raise ValueError unless a report directory can be created at ``out`` (its parents are created)."""
-    out = Path(out)
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        _fresh_dir(out, "probe").rmdir()
-    except OSError as exc:
-        raise ValueError(f"{out}: cannot write a report there ({exc.strerror or exc})") from None
+def _json_dump_text(d: dict) -> str:
+    text = json.dumps(_finite(d), indent=1, allow_nan=False)
+    # one line per innermost list (per-cycle series, shapes, indices): readable and compact
+    return re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + re.sub(r"\s*\n\s*", " ", m.group(1)) + "]", text) + "\n"
 
 
 def _dump_json(d: dict, path: Path) -> None:
-    text = json.dumps(_finite(d), indent=1, allow_nan=False)
-    # one line per innermost list (per-cycle series, shapes, indices): readable and compact
-    text = re.sub(r"\[\s+([^\[\]{}]*?)\s+\]", lambda m: "[" + re.sub(r"\s*\n\s*", " ", m.group(1)) + "]", text)
-    path.write_text(text + "\n", encoding="utf-8")
+    path.write_text(_json_dump_text(d), encoding="utf-8")
 
 
 def _finite(v):
@@ -736,16 +627,9 @@ def plot_layer_mismatches(d: dict, path) -> None:
 
 
 def write_json_file(d: dict, path) -> None:
-    """Write ``d`` as ``results.json`` is written, to ``path`` atomically (a temporary sibling file
-    renamed into place: an interrupted run leaves the old file, or none)."""
-    path = Path(path)
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}"
-    try:
-        _dump_json(d, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    """Write ``d`` as ``results.json`` is written, to ``path`` atomically (:func:`safe_io.atomic_write_text`:
+    an unpredictable temporary sibling renamed into place; an interrupted run leaves the old file, or none)."""
+    atomic_write_text(path, _json_dump_text(d))
 
 
 def json_text(d: dict) -> str:

@@ -18,7 +18,9 @@ same inputs and diffs tensor by tensor:
   dspsim engine of the format ("litert", "tflm", "xnnpack"): which of them reproduces them.
 
 Exit status: 0 bit-exact with the reference (or no comparison asked), 1 a reference mismatch,
-2 bad input (unreadable/corrupt/unsupported model, bad --input), printed as one line on stderr.
+2 bad input (unreadable/corrupt/unsupported model, bad --input, an ``--out`` that is a symlink, holds an
+input or a folder dspsim did not write), printed as one line on stderr. ``--out`` is written as every
+report is (:func:`dspsim.harness.safe_io.atomic_dir`: whole or not at all).
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ from ..engines.device import with_options
 from ..interpreters import Interpreter, Kind
 from ..load import default_engine, load_model, model_format
 from .._io import model_bytes
+from .safe_io import atomic_dir, check_output_dir, terminal_text
 
 ENGINES = names(ModelFormat.TFLITE)
 
@@ -198,6 +201,8 @@ def _load(path, engine, accumulator):
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.out:  # before any work, as every verb checks it (dspsim.harness.safe_io)
+            check_output_dir(args.out, [args.model, *args.input, args.engine])
         model = _load(args.model, args.engine, args.accumulator)
         if args.input:
             frames = _frames(model, [np.load(p) for p in args.input])
@@ -211,7 +216,7 @@ def main(argv=None) -> int:
         inputs = frames[-1]
         traces = {model.engine: model.trace(inputs)}
     except (OSError, ValueError, TypeError) as exc:
-        print(f"dspsim: error: {exc}", file=sys.stderr)
+        print(f"dspsim: error: {terminal_text(exc, one_line=True)}", file=sys.stderr)
         return EXIT_USAGE
     cmp = None
     if args.compare_litert:
@@ -229,24 +234,27 @@ def main(argv=None) -> int:
         for eng in ENGINES:
             traces.setdefault(eng, _load(args.model, eng, args.accumulator).trace(inputs))
         cmp = _compare(args.model, model, inputs, traces)
-    print(f"{args.model}: {model!r}")
-    print(_table(traces[model.engine], cmp))
+    print(terminal_text(f"{args.model}: {model!r}"))
+    print(terminal_text(_table(traces[model.engine], cmp)))
     if cmp:
         f = cmp["first_diverging_layer"]
         print("LiteRT reference: bit-exact on every layer" if f is None else
-              f"LiteRT reference: first diverging layer {f['op_index']} ({f['op']}, tensor {f['tensor']} "
-              f"{f['name']!r}): {f['mismatches']} of {f['size']} differ, max {f['max_diff']:g}")
+              terminal_text(f"LiteRT reference: first diverging layer {f['op_index']} ({f['op']}, tensor "
+                            f"{f['tensor']} {f['name']!r}): {f['mismatches']} of {f['size']} differ, max "
+                            f"{f['max_diff']:g}"))
         print("XNNPACK (default interpreter) output mismatches per dspsim engine:",
               json.dumps(cmp["xnnpack_output_mismatches"]))
     if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        np.savez_compressed(os.path.join(args.out, "trace.npz"),
-                            **{f"t{e.tensor}": e.value for e in traces[model.engine]})
-        with open(os.path.join(args.out, "report.json"), "w") as fh:
-            json.dump({"model": args.model, "engine": model.engine, "operators": model.operators,
-                       "comparison": cmp}, fh, indent=1)
-        with open(os.path.join(args.out, "report.md"), "w") as fh:
-            fh.write(f"# {os.path.basename(args.model)} (dspsim engine {model.engine})\n\n"
-                     f"{_table(traces[model.engine], cmp)}\n")
-        print(f"wrote {args.out}/trace.npz, report.json, report.md")
+        try:
+            with atomic_dir(args.out, [args.model, *args.input, args.engine]) as tmp:
+                np.savez_compressed(tmp / "trace.npz", **{f"t{e.tensor}": e.value for e in traces[model.engine]})
+                (tmp / "report.json").write_text(json.dumps({"model": args.model, "engine": model.engine,
+                                                             "operators": model.operators, "comparison": cmp},
+                                                            indent=1), encoding="utf-8")
+                (tmp / "report.md").write_text(f"# {os.path.basename(args.model)} (dspsim engine {model.engine})"
+                                               f"\n\n{_table(traces[model.engine], cmp)}\n", encoding="utf-8")
+        except ValueError as exc:  # OutDirError: the folder changed during the run
+            print(f"dspsim: error: {terminal_text(exc, one_line=True)}", file=sys.stderr)
+            return EXIT_USAGE
+        print(terminal_text(f"wrote {args.out}/trace.npz, report.json, report.md"))
     return EXIT_FAIL if cmp and cmp["first_diverging_layer"] is not None else EXIT_OK

@@ -9,11 +9,12 @@ bit-exact check has 0 mismatches.
 TOML schema (``dspsim suite my.toml``)::
 
     [suite]                      # optional
-    name = "my-suite"            # used in the report directory name
+    name = "my-suite"            # used in the report directory name (the rule of case names below)
     seed = 0                     # default seed of the cases
 
     [[case]]
-    name = "fc-ties"             # unique; default "<op>-<index>"
+    name = "fc-ties"             # unique; default "<op>-<index>"; names become file names: 1 to 128
+                                 # characters of A-Z a-z 0-9 _ . ^ + = , - (first a letter, digit or _)
     op = "fully_connected"       # any operator of `dspsim suite --ops` (every registered one)
     seed = 3                     # optional, else the suite seed
     vectors = "dump.npz"         # optional, relative to the TOML file: tensors that replace the
@@ -59,6 +60,7 @@ vector file) raise :class:`SuiteError` with a one-line message naming the case.
 """
 from __future__ import annotations
 
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -69,6 +71,7 @@ import numpy as np
 from ._interrupt import SwallowedInterrupts, is_swallowed_interrupt
 from .compare import compare
 from .ops import Outcome, vocabulary
+from .safe_io import NAME_MAX, check_name
 from .vectors import VectorError, load_vectors
 
 
@@ -182,6 +185,20 @@ def validate_case(case: Case) -> None:
         raise SuiteError(f"case {case.name!r}: multiplier and shift go together: give both or neither")
 
 
+def _safe(name: str, what: str, p: Path) -> str:
+    """A name that becomes a file or folder name: :func:`dspsim.harness.safe_io.check_name`'s rule."""
+    try:
+        return check_name(name, what, "load_suite")
+    except ValueError as exc:
+        raise SuiteError(f"{p}: {exc}") from None
+
+
+def _stem_name(p: Path) -> str:
+    """The suite's name when ``[suite]`` gives none: its file's stem, made safe."""
+    stem = re.sub(r"[^A-Za-z0-9_.^+=,-]", "_", p.stem)[:NAME_MAX]
+    return stem if stem and (stem[0].isalnum() or stem[0] == "_") else f"suite{stem}"[:NAME_MAX]
+
+
 def load_suite(path) -> tuple[str, list]:
     """Read a TOML suite; returns ``(suite name, cases)``. Raises SuiteError on any problem."""
     if sys.version_info >= (3, 11):
@@ -201,7 +218,7 @@ def load_suite(path) -> tuple[str, list]:
     unknown = set(doc) - {"suite", "case"}
     if unknown:
         raise SuiteError(f"{p}: unknown top-level key(s) {sorted(unknown)}; expected [suite] and [[case]]")
-    name = str(head.get("name", p.stem))
+    name = _safe(str(head["name"]), "suite name", p) if "name" in head else _stem_name(p)
     seed = head.get("seed", 0)
     raw = doc.get("case", [])
     if not isinstance(raw, list) or not raw:
@@ -210,7 +227,8 @@ def load_suite(path) -> tuple[str, list]:
     for i, entry in enumerate(raw):
         entry = dict(entry)
         op = entry.pop("op", None)
-        cname = str(entry.pop("name", f"{op}-{i}"))
+        cname = _safe(str(entry["name"]), "case name", p) if "name" in entry else f"{op}-{i}"
+        entry.pop("name", None)
         if op is None:
             raise SuiteError(f"{p}: case {cname!r} has no 'op'")
         if cname in seen:

@@ -492,10 +492,33 @@ def _layers(model, tallies) -> list:
     return rows
 
 
+class _OutputFile:
+    """``output_<k>.npy`` for ``n`` samples, written chunk by chunk with plain writes at their offsets (not
+    memory-mapped: a full disk is an OSError (ENOSPC) here, where a mapped page would end the process with
+    SIGBUS)."""
+
+    def __init__(self, path: Path, n: int, like: np.ndarray):
+        self.dtype, self.row = like.dtype, like.shape[1:]
+        self.row_bytes = int(np.prod(self.row, dtype=np.int64)) * like.dtype.itemsize
+        self.f = open(path, "wb")
+        np.lib.format.write_array_header_1_0(self.f, {"descr": np.lib.format.dtype_to_descr(like.dtype),
+                                                       "fortran_order": False, "shape": (n, *self.row)})
+        self.start = self.f.tell()
+        self.f.truncate(self.start + n * self.row_bytes)
+
+    def __setitem__(self, rows: slice, value) -> None:
+        a = np.ascontiguousarray(value, dtype=self.dtype)
+        self.f.seek(self.start + rows.start * self.row_bytes)
+        self.f.write(a.tobytes())
+
+    def flush(self) -> None:
+        if not self.f.closed:
+            self.f.close()
+
+
 def _output_files(directory, n, outputs) -> list:
-    """``output_<k>.npy`` in ``directory``, memory-mapped, for ``n`` samples shaped like a chunk's ``outputs``."""
-    return [np.lib.format.open_memmap(Path(directory) / f"output_{k}.npy", mode="w+", dtype=o.dtype,
-                                      shape=(n, *o.shape[1:])) for k, o in enumerate(outputs)]
+    """``output_<k>.npy`` in ``directory`` for ``n`` samples shaped like a chunk's ``outputs``."""
+    return [_OutputFile(Path(directory) / f"output_{k}.npy", n, o) for k, o in enumerate(outputs)]
 
 
 def validate(source, data, *, engine=None, against=None, interpreter=None, scheduler=None, chunk=64,

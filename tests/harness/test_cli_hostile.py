@@ -13,6 +13,7 @@ import pytest
 
 from dspsim import cli
 from dspsim.harness.report import MARKER, atomic_dir, check_replaceable
+from dspsim.harness.safe_io import write_marker
 
 TINY_RELU = """
 [[case]]
@@ -72,9 +73,9 @@ def test_check_replaceable_never_takes_a_report_being_swapped_in_for_a_foreign_d
         while not stop.is_set():
             new = tmp_path / f"new{k}"
             new.mkdir()
-            (new / MARKER).write_text("x")
             for name in ("a.txt", "b.txt", "c.txt"):
                 (new / name).write_text("x")
+            write_marker(new)
             old = tmp_path / f"old{k}"
             if out.exists():
                 os.replace(out, old)
@@ -98,12 +99,12 @@ def test_check_replaceable_never_takes_a_report_being_swapped_in_for_a_foreign_d
 def test_a_report_that_cannot_be_put_in_place_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
     import errno
 
-    from dspsim.harness import report
+    from dspsim.harness import safe_io
 
     def busy(tmp, out):
         raise OSError(errno.EBUSY, "keeps being replaced by other runs")
 
-    monkeypatch.setattr(report, "_move_into_place", busy)
+    monkeypatch.setattr(safe_io, "_swap_into_place", busy)
     suite = tmp_path / "s.toml"
     suite.write_text(TINY_RELU)
     assert cli.main(["suite", str(suite), "--out", str(tmp_path / "rep"), "--no-plots"]) == 2
@@ -172,8 +173,8 @@ def test_ctrl_c_swallowed_by_a_numba_compile_exits_130_and_keeps_the_previous_re
     suite.write_text(TINY_RELU)
     out = tmp_path / "rep"
     out.mkdir()
-    (out / MARKER).write_text("written by dspsim\n")
     (out / "results.json").write_text("previous report")
+    write_marker(out)
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba-cache"))  # every kernel compiles afresh
     r = subprocess.run([sys.executable, "-c", _SWALLOWED_CTRL_C, "suite", str(suite), "--out", str(out),
                         "--no-plots"], env=env, capture_output=True, text=True, timeout=600)
