@@ -124,9 +124,9 @@ LITERT_OPTIMIZED = EngineProfile(
     frozenset({ModelFormat.TFLITE}),
     "litert-optimized",
     TfliteProfile(
-        kernels={op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR", "LOGISTIC",
-                                                         "TANH", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU", "ELU", "MEAN",
-                                                         "SUM", "RESIZE_BILINEAR")},
+        kernels={op: Kernel.LITERT_OPTIMIZED for op in ("ADD", "SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR",
+                                                         "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU",
+                                                         "ELU", "MEAN", "SUM", "RESIZE_BILINEAR")},
         **_LITERT_TFLITE))
 
 XNNPACK = EngineProfile(

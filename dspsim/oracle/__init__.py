@@ -29,6 +29,8 @@ from .activation import (  # noqa: F401
 )
 from .arithmetic import (  # noqa: F401
     add_oracle,
+    litert_optimized_add_lanes,
+    litert_optimized_add_oracle,
     maximum_oracle,
     minimum_oracle,
     mul_oracle,

@@ -20,7 +20,13 @@ subprocess per engine, crashes recorded). Cases:
 * ADD, SUB, MUL, SQUARED_DIFFERENCE broadcast at rank 6, MAXIMUM at rank 6 (beyond its N = 5 kernel);
   ADD and SUB at rank 5 with a scale ratio XNNPACK does not take (LiteRT's optimized broadcast kernels);
 * BATCH_MATMUL whose rhs zero point is 0 (XNNPACK's delegation condition);
-* SUM: int8 sums beyond the int8 range (LiteRT BUILTIN_REF's uint8 defect), exact ties, uint8.
+* SUM: int8 sums beyond the int8 range (LiteRT BUILTIN_REF's uint8 defect), exact ties, uint8;
+* ADD int8 and uint8 through each path of LiteRT's optimized kernels (``optimized_integer_ops/add.h``,
+  ``optimized_ops.h``): the non-broadcast elementwise kernel on every code pair, its 16-lane (int8) or 8-lane
+  (uint8) blocks and scalar tails, the fivefold broadcast with an inner run of 21 (blocks and tail, both input
+  orders), the scalar broadcast with rows of 13, input scales 1,500 apart (input shifts of -11) and an output
+  far beyond int16 (the blocks' ``vmovn_s32`` wraps), and scales where the blocks' rounding order (one rounding
+  after a combined shift, or a floor shift after the multiply) changes outputs.
 
 The two-input elementwise models broadcast (256, 1) against (1, 256) and run once: input k =
 ``(arange(n) + 97 k) % 256 + type min`` holds every pair of codes. The other models run twice: that
@@ -71,6 +77,7 @@ def _act(options, act):
 
 
 PAIRS = ((256, 1), (1, 256))
+SAME = ((65536,), (65536,))  # same-shape inputs holding every code pair (make_inputs: digit k of the index)
 RANK6 = ((2, 1, 2, 1, 3, 1), (1, 2, 1, 3, 1, 2))
 
 
@@ -121,6 +128,33 @@ def cases():
         ("maximum_rank6", _binary(OP.MAXIMUM, OPT.MaximumMinimumOptions, mm, RANK6, q_plain),
          "MAXIMUM at rank 6 (its kernel is 5-D)"),
     ]
+    q_far = ((0.0002, 5), (0.3, -4), (0.07, 2))  # input multipliers 2^-12.. and 0.5: input shifts -11 and 0
+    q_wrap = ((1.0, 3), (1.0, -2), (0.004, 1))  # outputs up to 250 (x1 + x2): beyond int16
+    for tag, ttype, z8 in (("", I8, 0), ("uint8_", U8, 128)):
+        def q(spec):
+            return tuple((s, z + z8) for s, z in spec)
+        for shape_tag, shapes in (("elementwise_all_pairs", SAME), ("broadcast_all_pairs", PAIRS),
+                                  ("elementwise_tail", ((2, 37), (2, 37))),
+                                  ("fivefold_21", ((3, 1, 21), (3, 4, 21))),
+                                  ("fivefold_21_switched", ((3, 4, 21), (3, 1, 21))),
+                                  ("scalar_rows_13", ((2, 3, 1), (2, 3, 13)))):
+            out.append((f"add_optimized_{tag}far_{shape_tag}", _binary(OP.ADD, OPT.AddOptions, add, shapes, q(q_far),
+                                                                        ttype),
+                        f"{TYPE_NAMES[ttype]} ADD {shapes}, input shifts -11 and 0 (LiteRT's optimized kernel paths)"))
+        for shape_tag, shapes in (("elementwise_all_pairs", SAME), ("broadcast_all_pairs", PAIRS)):
+            out.append((f"add_optimized_{tag}wrap_{shape_tag}", _binary(OP.ADD, OPT.AddOptions,
+                                                                         _act(S.AddOptionsT(), 1), shapes, q(q_wrap),
+                                                                         ttype),
+                        f"{TYPE_NAMES[ttype]} ADD + RELU {shapes}, outputs beyond int16 (the NEON blocks wrap)"))
+    # scales found by a search where the blocks' rounding order changes outputs (4 and 7 of 65,536 pairs)
+    q_order_combined = ((0.004386884160339832, 10), (0.005715631414204836, 2), (0.046526338905096054, -3))
+    q_order_after = ((0.22879990935325623, 15), (0.0014604281168431044, 13), (0.250219464302063, -9))
+    for name, shapes, quant, ttype in (("order_elementwise_all_pairs", SAME, q_order_combined, I8),
+                                       ("order_broadcast_all_pairs", PAIRS, q_order_after, I8),
+                                       ("uint8_order_elementwise_all_pairs", SAME,
+                                        tuple((s, z + 128) for s, z in q_order_after), U8)):
+        out.append((f"add_optimized_{name}", _binary(OP.ADD, OPT.AddOptions, add, shapes, quant, ttype),
+                    f"{TYPE_NAMES[ttype]} ADD {shapes} whose outputs the optimized blocks' rounding order changes"))
     bo = S.BatchMatMulOptionsT()
     bo.adjX, bo.adjY = False, False
     out.append(("batch_matmul_rhs_zp0", one_op_model(
@@ -158,7 +192,8 @@ def make_inputs(model, name):
         shape = tuple(int(v) for v in sg.tensors[i].shape)
         dt, lo = (np.uint8, 0) if sg.tensors[i].type == S.TensorType.UINT8 else (np.int8, -128)
         n = int(np.prod(shape))
-        runs = [(np.arange(n) + 97 * k) % 256 + lo, rng.integers(lo, lo + 256, n)][:runs_of(model)]
+        sweep = (np.arange(n) // 256**k if shape == SAME[0] else np.arange(n) + 97 * k) % 256 + lo
+        runs = [sweep, rng.integers(lo, lo + 256, n)][:runs_of(model)]
         arrays.append(np.stack([np.asarray(r).reshape(shape) for r in runs]).astype(dt))
     return arrays
 

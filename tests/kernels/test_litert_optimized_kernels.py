@@ -1,6 +1,6 @@
 """LiteRT's optimized kernels that differ from the reference (engine "litert-optimized"): the int8 spatial MEAN,
-the int8 SUM and the int8 DEQUANTIZE, against the oracle on random codes, every int8 code, exact ties and
-saturation."""
+the int8 SUM, the int8 DEQUANTIZE and the 8-bit ADD, against the oracle on random codes, every int8 code, exact
+ties and saturation."""
 from __future__ import annotations
 
 import numpy as np
@@ -9,6 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dspsim import oracle as ref
+from dspsim.kernels.arithmetic.elementwise import (
+    add_plan, litert_broadcast_runs, litert_optimized_add_plan, tflite_add_params,
+)
 from dspsim.kernels.reduce.mean import litert_optimized_mean_plan
 from dspsim.kernels.reduce.sum import litert_optimized_sum_plan
 from dspsim.quantize import litert_optimized_dequantize_plan, tflite_dequantize_plan
@@ -87,3 +90,84 @@ def test_optimized_sum_rounds_a_negative_tie_away_from_zero():
     got = litert_optimized_sum_plan(x.shape, x.dtype, 1, input_scale=1.0, input_zero_point=0, output_scale=2.0,
                                     output_zero_point=0)(x)
     assert got.tolist() == [-1]
+
+
+#: operand shapes for each path of the optimized ADD: equal shapes (one elementwise call; 16-lane blocks and a
+#: tail), the fivefold pattern with inner runs of 21 or 3 (both input orders), the scalar broadcast in rows of 13
+#: or one run of 78, and a generic broadcast (the reference kernel)
+_ADD_SHAPES = [((37,), (37,)), ((2, 40), (2, 40)), ((3, 1, 21), (3, 4, 21)), ((3, 4, 21), (3, 1, 21)),
+               ((2, 1, 3), (2, 5, 3)), ((2, 3, 1), (2, 3, 13)), ((1,), (2, 3, 13)), ((2, 3, 13), ()),
+               ((2, 1, 4, 1, 8), (1, 3, 1, 5, 8)), ((4, 1), (1, 9))]
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shapes=st.sampled_from(_ADD_SHAPES), uint8=st.booleans(),
+       scales=st.tuples(*[st.floats(-4.0, 0.3).map(lambda e: 10.0**e)] * 3), zps=st.tuples(*[st.integers(-128, 127)] * 3),
+       relu=st.booleans(), edge=st.booleans())
+def test_optimized_add_matches_the_oracle_on_every_path(seed, shapes, uint8, scales, zps, relu, edge):
+    """Random scales put outputs far beyond int16 (the blocks wrap) and give every input shift; ``edge`` fills
+    the operands with the type's extreme codes."""
+    dt, off = (np.uint8, 128) if uint8 else (np.int8, 0)
+    rng = np.random.default_rng(seed)
+    x1, x2 = (rng.integers(-128, 128, s).astype(np.int64) + off for s in shapes)
+    if edge:
+        x1 = np.where(rng.random(x1.shape) < 0.5, -128, 127) + off
+    x1, x2 = x1.astype(dt), x2.astype(dt)
+    try:
+        params = tflite_add_params(*scales)
+    except ValueError:  # an output multiplier >= 1: LiteRT's Prepare refuses it too
+        return
+    kw = dict(input1_zero_point=zps[0] + off, input2_zero_point=zps[1] + off, output_zero_point=zps[2] + off,
+              act_min=max(zps[2] + off, int(np.iinfo(dt).min)) if relu else None)
+    got = litert_optimized_add_plan(x1.shape, x2.shape, dt, params, **kw)(x1, x2)
+    assert got.dtype == dt and got.shape == np.broadcast_shapes(x1.shape, x2.shape)
+    assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x2, params, **kw))
+
+
+def test_optimized_add_wraps_an_output_beyond_int16_in_its_blocks_and_clamps_it_in_the_tail():
+    """(127 + 127) * 256 = 65,024 wraps to -512 in int16 (then -128) in the 16-lane blocks; the tail of 1
+    saturates at 127, as the reference does everywhere."""
+    x = np.full(17, 127, np.int8)
+    params = tflite_add_params(1.0, 1.0, 1.0 / 256)
+    kw = dict(input1_zero_point=0, input2_zero_point=0, output_zero_point=0)
+    got = litert_optimized_add_plan(x.shape, x.shape, x.dtype, params, **kw)(x, x)
+    assert got.tolist() == [-128] * 16 + [127]
+    assert add_plan(x.shape, x.shape, x.dtype, params, **kw)(x, x).tolist() == [127] * 17
+
+
+@pytest.mark.parametrize("shapes,scales", [
+    (((65536,), (65536,)), (0.004386884160339832, 0.005715631414204836, 0.046526338905096054)),
+    (((256, 1), (1, 256)), (0.22879990935325623, 0.0014604281168431044, 0.250219464302063)),
+], ids=["elementwise-combined-shift", "scalar-broadcast-floor-shift"])
+def test_optimized_add_rounds_inputs_in_the_blocks_order_on_every_code_pair(shapes, scales):
+    """Scales (a search's, also golden cases in tests/golden/ops/arith.npz) where the blocks' input rounding
+    (one SRDHM after the combined shift; a floor shift after SRDHM) changes a few of the 65,536 outputs."""
+    n = np.arange(65536)
+    if shapes[0] == shapes[1]:
+        x1, x2 = (n % 256 - 128).astype(np.int8), (n // 256 - 128).astype(np.int8)
+    else:
+        x1, x2 = np.arange(-128, 128, dtype=np.int8).reshape(shapes[0]), np.arange(-128, 128, dtype=np.int8).reshape(
+            shapes[1])
+    params = tflite_add_params(*scales)
+    kw = dict(input1_zero_point=3, input2_zero_point=-2, output_zero_point=1)
+    got = litert_optimized_add_plan(x1.shape, x2.shape, x1.dtype, params, **kw)(x1, x2)
+    assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x2, params, **kw))
+    assert np.any(got != add_plan(x1.shape, x2.shape, x1.dtype, params, **kw)(x1, x2))
+
+
+def test_optimized_add_walks_operands_as_litert_broadcast_shapes():
+    assert litert_broadcast_runs((2, 40), (2, 40)) == (80, True)
+    assert litert_broadcast_runs((3, 1, 21), (3, 4, 21)) == (21, True)
+    assert litert_broadcast_runs((3, 4, 21), (3, 1, 21)) == (21, True)
+    assert litert_broadcast_runs((2, 3, 1), (2, 3, 13)) == (13, False)
+    assert litert_broadcast_runs((1,), (2, 3, 13)) == (78, False)
+    assert litert_broadcast_runs((2, 1, 4, 1, 8), (1, 3, 1, 5, 8)) is None
+
+
+def test_optimized_add_refuses_int16_and_foreign_params():
+    params = tflite_add_params(0.5, 0.5, 1.0)
+    kw = dict(input1_zero_point=0, input2_zero_point=0, output_zero_point=0)
+    with pytest.raises((TypeError, ValueError), match="litert_optimized_add"):
+        litert_optimized_add_plan((4,), (4,), np.int16, params, **kw)
+    with pytest.raises(TypeError, match="litert_optimized_add: params must be an AddParams"):
+        litert_optimized_add_plan((4,), (4,), np.int8, (20, 1, 0), **kw)

@@ -20,15 +20,6 @@ Z = np.load(os.path.join(GOLDEN, "litert_optimized.npz"))
 META = json.loads(str(Z["meta"]))
 ENGINE = "litert-optimized"
 
-#: Where the engine does not give LiteRT's optimized integers yet (strict: a fix turns these into failures to drop).
-KNOWN = {
-    "cnn_half": "int8 ADD of a scalar with an input-to-output scale ratio of 256: all 32 values 255 apart",
-}
-
-
-def _known(names):
-    return [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN[n], strict=True)) if n in KNOWN else n
-            for n in names]
 
 
 def _inputs(case):
@@ -51,7 +42,7 @@ def _load_or_skip(path):
         raise
 
 
-@pytest.mark.parametrize("name", _known(sorted(META["ops"])))
+@pytest.mark.parametrize("name", sorted(META["ops"]))
 def test_operator_model_matches_litert_optimized(name):
     case = META["ops"][name]
     path = os.path.join(GOLDEN, "ops", case["model"])
@@ -74,7 +65,7 @@ def test_operator_model_matches_litert_optimized(name):
     assert not bad, bad[:4]
 
 
-@pytest.mark.parametrize("name", _known(sorted(META["models"])))
+@pytest.mark.parametrize("name", sorted(META["models"]))
 def test_model_matches_litert_optimized_on_every_tensor(name):
     entry = META["models"][name]
     assert entry["status"] == "ok", entry

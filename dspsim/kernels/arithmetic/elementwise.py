@@ -16,7 +16,10 @@ import numpy as np
 from ..._errors import names_its_errors
 from numba import njit
 
-from ...fixedpoint import multiply_by_quantized_multiplier_scalar, quantize_multiplier, wrap_scalar
+from ...fixedpoint import (
+    multiply_by_quantized_multiplier_scalar, quantize_multiplier, rounding_divide_by_pot_scalar,
+    saturating_rounding_doubling_high_mul_scalar, wrap_scalar,
+)
 from ...requant import output_range
 from ...simd import requant_lanes
 from ...simd.add_lanes import USE_LANES, add_lanes
@@ -138,23 +141,28 @@ def add(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, outp
                     act_max=act_max)(x1, x2)
 
 
+def _add_arguments(params, func):
+    """``left_shift, M1, S1, M2, S2, Mo, So`` of an AddParams, each checked (TypeError for another object)."""
+    if not isinstance(params, AddParams):
+        raise TypeError(f"{func}: params must be an AddParams (tflite_add_params), got {type(params).__name__}")
+    args = [scalar_int(params.left_shift, func, "left_shift", 0, 22)]
+    for k in ("input1", "input2", "output"):
+        args.append(q31_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
+        args.append(scalar_int(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
+    return args
+
+
 def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point,
              act_min=None, act_max=None):
     """:func:`add` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: every argument
     validated here, once; returns the lean ``run(x1, x2) -> out`` (inputs of exactly those shapes and
     dtype, unchecked)."""
     func = "add"
-    if not isinstance(params, AddParams):
-        raise TypeError(f"{func}: params must be an AddParams (tflite_add_params), got {type(params).__name__}")
+    _add_arguments(params, func)
     flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
         func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
         _TYPES16)
-    ls = scalar_int(params.left_shift, func, "left_shift", 0, 22)
-    args = []
-    for k in ("input1", "input2", "output"):
-        args.append(q31_multiplier(getattr(params, f"{k}_multiplier"), func, f"{k}_multiplier"))
-        args.append(scalar_int(getattr(params, f"{k}_shift"), func, f"{k}_shift", -31, 0))
-    m1, s1, m2, s2, mo, so = args
+    ls, m1, s1, m2, s2, mo, so = _add_arguments(params, func)
     size, out_dtype = math.prod(shape), t.dtype
     # each multiplier in 8 lanes, then the output's float32 lanes (add_lanes)
     out_lanes = requant_lanes.lane_parameters(np.array([mo]), np.array([so]), 1, False)[3:, 0]
@@ -163,6 +171,103 @@ def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, inp
     def run(x1, x2):
         out = np.empty(size, out_dtype)
         _add(flat1(x1), flat2(x2), zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, out, lanes)
+        return out.reshape(shape)
+
+    return run
+
+
+# --------------------------------------------------------------------------------------------
+# ADD: LiteRT's optimized 8-bit kernels
+# --------------------------------------------------------------------------------------------
+def litert_broadcast_runs(shape1, shape2):
+    """How LiteRT's optimized binary kernels walk two operands (``ProcessBroadcastShapes``,
+    ``BinaryBroadcastFiveFold``): ``(run, elementwise)``, the output split into consecutive calls of ``run``
+    values each, ``elementwise`` True for the elementwise kernel (equal shapes: one call over everything;
+    the fivefold pattern with an inner run ``y4 > 1``), False for the scalar-broadcast kernel (``y4 == 1``: a
+    call per ``y3`` values). None for the generic broadcast (the reference kernel runs)."""
+    rank = max(len(shape1), len(shape2))
+    a = (1,) * (rank - len(shape1)) + tuple(shape1)
+    b = (1,) * (rank - len(shape2)) + tuple(shape2)
+    if a == b:
+        return max(math.prod(a), 1), True
+    k = max(i for i in range(rank) if a[i] != b[i])
+    if a[k] != 1:  # the second input broadcasts fast: the kernel swaps the operands
+        a, b = b, a
+    y, i = [1] * 5, rank - 1
+    for slot, holds, dims in ((4, lambda j: a[j] == b[j], b), (3, lambda j: a[j] == 1, b),
+                              (2, lambda j: a[j] == b[j], a), (1, lambda j: b[j] == 1, a),
+                              (0, lambda j: a[j] == b[j], b)):
+        while i >= 0 and holds(i):
+            y[slot] *= dims[i]
+            i -= 1
+    if i >= 0:
+        return None
+    return (y[4], True) if y[4] > 1 else (y[3], False)
+
+
+@njit(cache=True, inline="always")
+def _vshl(x, n):
+    """NEON ``vshlq_s32``: a (wrapping) left shift for ``n >= 0``, a floor right shift for ``n < 0``."""
+    return wrap_scalar(x << n, 32) if n >= 0 else x >> -n
+
+
+@njit(cache=True)
+def _optimized_add(a, b, zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, run, lanes, combined_shift, out):
+    vector_end = run // lanes * lanes
+    for i in range(out.size):
+        x1 = np.int64(a[i]) - zp1
+        x2 = np.int64(b[i]) - zp2
+        if i % run < vector_end:  # a whole block of lanes
+            if combined_shift:
+                v1 = saturating_rounding_doubling_high_mul_scalar(_vshl(x1, ls + s1), m1)
+                v2 = saturating_rounding_doubling_high_mul_scalar(_vshl(x2, ls + s2), m2)
+            else:
+                v1 = saturating_rounding_doubling_high_mul_scalar(x1 << ls, m1) >> -s1
+                v2 = saturating_rounding_doubling_high_mul_scalar(x2 << ls, m2) >> -s2
+            v = rounding_divide_by_pot_scalar(saturating_rounding_doubling_high_mul_scalar(wrap_scalar(v1 + v2, 32),
+                                                                                           mo), -so)
+            v = wrap_scalar(wrap_scalar(v, 16) + zo, 16)  # vmovn_s32, then the zero point in int16
+        else:  # the scalar tail: the reference kernel
+            v1 = multiply_by_quantized_multiplier_scalar(wrap_scalar(x1 << ls, 32), m1, s1)
+            v2 = multiply_by_quantized_multiplier_scalar(wrap_scalar(x2 << ls, 32), m2, s2)
+            v = multiply_by_quantized_multiplier_scalar(wrap_scalar(v1 + v2, 32), mo, so) + zo
+        out[i] = min(max(v, lo), hi)
+
+
+def litert_optimized_add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point,
+                              output_zero_point, act_min=None, act_max=None):
+    """LiteRT's optimized int8 / uint8 ADD (``optimized_integer_ops/add.h``, ``optimized_ops.h``; on x86 the NEON
+    code through NEON_2_SSE), prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``.
+
+    The operands are walked as :func:`litert_broadcast_runs` says; a generic broadcast runs :func:`add`. Inside
+    each call, whole blocks of lanes (16 for the int8 elementwise kernel, 8 for its scalar-broadcast kernel and
+    both uint8 kernels) compute, in int32::
+
+        a = SRDHM((x1 - zp1) << (left_shift + S1), M1)           # int8 elementwise: one rounding
+        a = SRDHM((x1 - zp1) << left_shift, M1) >> -S1           # the others: a floor shift after
+        out = wrap16(wrap16(RoundingDivideByPOT(SRDHM(a + b, Mo), -So)) + zo)   # vmovn_s32, int16 add
+
+    then saturate and clamp to ``[act_min, act_max]``: an output beyond int16 wraps (the reference clamps it).
+    SRDHM ties toward +inf, RoundingDivideByPOT away from zero. The tail of each call (``run % lanes`` values)
+    is :func:`add`'s reference arithmetic. Returns the lean ``run(x1, x2) -> out``.
+    """
+    func = "litert_optimized_add"
+    ls, m1, s1, m2, s2, mo, so = _add_arguments(params, func)
+    kw = dict(input1_zero_point=input1_zero_point, input2_zero_point=input2_zero_point,
+              output_zero_point=output_zero_point, act_min=act_min, act_max=act_max)
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(func, shape1, shape2, dtype, *kw.values())
+    walk = litert_broadcast_runs(shape1, shape2)
+    if walk is None:
+        return add_plan(shape1, shape2, dtype, params, **kw)
+    run_length, elementwise = walk
+    int8_elementwise = elementwise and t.dtype == np.int8
+    lanes = 16 if int8_elementwise else 8
+    size, out_dtype = math.prod(shape), t.dtype
+
+    def run(x1, x2):
+        out = np.empty(size, out_dtype)
+        _optimized_add(flat1(x1), flat2(x2), zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, run_length, lanes,
+                       int8_elementwise, out)
         return out.reshape(shape)
 
     return run

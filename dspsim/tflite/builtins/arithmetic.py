@@ -4,7 +4,9 @@ ADD and MUL (int8 / uint8 / int16, broadcasting).
 
 Per kernel (``g.kernel(op)``): TFLite's reference (LiteRT; its int16 ADD takes the shift-only kernel on
 power-of-two scales), TFLM's (int16 ADD always the general path, any zero points; int16 MUL's multiplier from
-double products), XNNPACK's (``qs8-vadd`` / ``qs8-vmul`` where its delegate takes the scales).
+double products), XNNPACK's (``qs8-vadd`` / ``qs8-vmul`` where its delegate takes the scales), LiteRT's optimized
+8-bit ADD (engine "litert-optimized", and the XNNPACK engine's ADDs its delegate leaves: NEON blocks that wrap
+beyond int16).
 
 SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (int8; uint8 where LiteRT takes it), with broadcasting.
 
@@ -98,7 +100,10 @@ def prepare_add(op, g):
         xp = elementwise.xnnpack_add_params(s1, s2, so)
         return Prepared(binary_run(op, g, elementwise.xnnpack_add_plan, xp, **zps), {**zps, **dataclasses.asdict(xp)})
     params = at_prepare(op, elementwise.tflite_add_params, s1, s2, so)
-    return Prepared(binary_run(op, g, elementwise.add_plan, params, **zps), {**zps, **dataclasses.asdict(params)})
+    # LiteRT's optimized kernel: for engine "litert-optimized", and where the XNNPACK delegate leaves the node
+    optimized = g.kernel(op) in (Kernel.LITERT_OPTIMIZED, Kernel.XNNPACK)
+    plan = elementwise.litert_optimized_add_plan if optimized else elementwise.add_plan
+    return Prepared(binary_run(op, g, plan, params, **zps), {**zps, **dataclasses.asdict(params)})
 
 
 @builtin("MUL")
