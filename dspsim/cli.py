@@ -57,6 +57,13 @@ def _meta(argv) -> dict:
     }
 
 
+def _print(*parts, **kw) -> None:
+    """``print``, with control characters from models and files escaped (:func:`safe_io.terminal_text`)."""
+    from .harness.safe_io import terminal_text
+
+    print(*(terminal_text(p) for p in parts), **kw)
+
+
 def _err(msg: str) -> None:
     from .harness.safe_io import terminal_text
 
@@ -107,7 +114,7 @@ def _load_cases(args):
         except SuiteError as exc:
             raise UsageError(str(exc)) from None
         if getattr(args, "quick", False):
-            print("dspsim: --quick applies to the built-in suite only; running every case of the file",
+            _print("dspsim: --quick applies to the built-in suite only; running every case of the file",
                   file=sys.stderr)
         return name, cases
     quick = getattr(args, "quick", False)
@@ -122,8 +129,8 @@ def _cmd_suite(args, argv) -> int:
         from .harness.ops import vocabulary
 
         for op in vocabulary().values():
-            print(f"{op.name:20s} {op.doc}")
-            print(f"{'':20s} parameters: " + ", ".join(f"{k}={v!r}" for k, v in op.defaults.items()))
+            _print(f"{op.name:20s} {op.doc}")
+            _print(f"{'':20s} parameters: " + ", ".join(f"{k}={v!r}" for k, v in op.defaults.items()))
         return EXIT_OK
     name, cases = _load_cases(args)
     if args.case:
@@ -133,7 +140,7 @@ def _cmd_suite(args, argv) -> int:
             raise UsageError(f"no case name contains any of {pats}")
     if args.list:
         for c in cases:
-            print(f"{c.name:48s} {c.op:18s} seed={c.seed} {c.params}")
+            _print(f"{c.name:48s} {c.op:18s} seed={c.seed} {c.params}")
         return EXIT_OK
     out = _out_dir(args, name, [c.vectors for c in cases])
     width = len(str(len(cases)))
@@ -142,16 +149,16 @@ def _cmd_suite(args, argv) -> int:
         checks = r.checks
         mism = sum(c.mismatches for c in checks)
         detail = r.error if r.status == "error" else f"{len(checks)} checks, {mism} mismatches"
-        print(f"[{i:{width}d}/{n}] {r.status.upper():5s} {r.case.name:44s} {r.seconds:6.2f}s  {detail}",
+        _print(f"[{i:{width}d}/{n}] {r.status.upper():5s} {r.case.name:44s} {r.seconds:6.2f}s  {detail}",
               file=sys.stderr, flush=True)
 
-    print(f"dspsim suite {name}: {len(cases)} cases", file=sys.stderr, flush=True)
+    _print(f"dspsim suite {name}: {len(cases)} cases", file=sys.stderr, flush=True)
     result = run_suite(cases, name=name, progress=progress, meta=_meta(argv))
     d = result.to_dict()
     write_suite_report(d, out, plots=not args.no_plots)
     s = d["summary"]
     verdict = "PASS" if result.passed else "FAIL"
-    print(f"{verdict}: {s['cases']} cases, {s['passed']} pass, {s['failed']} fail, {s['errors']} error; "
+    _print(f"{verdict}: {s['cases']} cases, {s['passed']} pass, {s['failed']} fail, {s['errors']} error; "
           f"{s['mismatches']} mismatches in {s['checks']} checks ({result.seconds:.1f} s). Report: {out}")
     return EXIT_OK if result.passed else EXIT_FAIL
 
@@ -169,15 +176,15 @@ def _cmd_drift(args, argv) -> int:
     t0 = time.perf_counter()
 
     def progress(msg):
-        print(f"[drift] {msg}", file=sys.stderr, flush=True)
+        _print(f"[drift] {msg}", file=sys.stderr, flush=True)
 
     d = run_drift(cycles=args.cycles, depth=args.depth, progress=progress)
     d["run"] = {"name": "drift", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)}
     write_drift_report(d, out, plots=not args.no_plots)
-    print(f"drift: {len(d['cycles'])} cycle runs, {len(d['depth'])} chains ({d['run']['seconds']:.1f} s). "
+    _print(f"drift: {len(d['cycles'])} cycle runs, {len(d['depth'])} chains ({d['run']['seconds']:.1f} s). "
           f"Report: {out}")
     for f in d.get("findings", []):
-        print(f"  - {f}")
+        _print(f"  - {f}")
     return EXIT_OK
 
 
@@ -207,7 +214,7 @@ def _cmd_export(args, argv) -> int:
                 raise UsageError(f"case {case.name!r}: {r.error}")
             if r.status == "fail":
                 bad = [c.name for c in r.checks if not c.passed]
-                print(f"dspsim: warning: {case.name}: dspsim disagrees with {bad}; vectors written anyway",
+                _print(f"dspsim: warning: {case.name}: dspsim disagrees with {bad}; vectors written anyway",
                       file=sys.stderr)
                 status = EXIT_FAIL
             o = r.outcome
@@ -220,8 +227,8 @@ def _cmd_export(args, argv) -> int:
                                          comment=f"case {case.name}: op {case.op}, seed {case.seed}; "
                                                  f"'output' is the expected result (checked against dspsim.oracle)"),
                                 encoding="utf-8")
-            print(f"{case.name}: {r.status}, {o.n_outputs} outputs -> {out / path.name}", file=sys.stderr)
-    print(f"exported {len(chosen)} case(s) to {out}")
+            _print(f"{case.name}: {r.status}, {o.n_outputs} outputs -> {out / path.name}", file=sys.stderr)
+    _print(f"exported {len(chosen)} case(s) to {out}")
     return status
 
 
@@ -293,12 +300,12 @@ def _cmd_compare(args, argv) -> int:
     for c in checks:
         where = f", first at {tuple(c['first_index'])}: expected {c['expected']}, actual {c['actual']}, " \
                 f"max |diff| {c['max_abs_diff']} {c['unit']}" if c["mismatches"] else ""
-        print(f"{c['name']}: {c['mismatches']} / {c['count']} mismatches{where}", file=text)
+        _print(f"{c['name']}: {c['mismatches']} / {c['count']} mismatches{where}", file=text)
     for n in r["notes"]:
-        print(f"note: {n}", file=text)
+        _print(f"note: {n}", file=text)
     for p in problems:
-        print(f"not compared: {p}", file=text)
-    print(f"{'PASS' if passed else 'FAIL'}." + (f" Report: {out}" if out else ""), file=text)
+        _print(f"not compared: {p}", file=text)
+    _print(f"{'PASS' if passed else 'FAIL'}." + (f" Report: {out}" if out else ""), file=text)
     return EXIT_OK if passed else EXIT_FAIL
 
 
@@ -329,12 +336,15 @@ def _model_base(args) -> tuple:
 
 def _progress_line():
     """A one-line progress display on stderr when it is a terminal (None otherwise)."""
+    from .harness.safe_io import terminal_text
+
     if not sys.stderr.isatty():
         return None
 
     def show(i, n, label):
         end = "\n" if i == n else ""
-        print(f"\r\033[K[{i:{len(str(n))}d}/{n}] {label}", end=end, file=sys.stderr, flush=True)
+        print(f"\r\033[K[{i:{len(str(n))}d}/{n}] {terminal_text(label, one_line=True)}", end=end, file=sys.stderr,
+              flush=True)
 
     return show
 
@@ -364,27 +374,27 @@ def _cmd_diagnose(args, argv) -> int:
     text = sys.stderr if args.json == "-" else sys.stdout
     f = d["first_divergence"]
     if f is None:
-        print(f"PASS: all {d['dumped']} dumped tensors match `{d['engine']}` bit for bit.", file=text)
+        _print(f"PASS: all {d['dumped']} dumped tensors match `{d['engine']}` bit for bit.", file=text)
     else:
         where = "constant" if f["op_index"] is None else "input" if f["op_index"] < 0 else f"op {f['op_index']}"
-        print(f"FAIL: first divergence at {where} {f['op']} (tensor {f['tensor']} {f['name']!r}): {f['mismatches']} / "
+        _print(f"FAIL: first divergence at {where} {f['op']} (tensor {f['tensor']} {f['name']!r}): {f['mismatches']} / "
               f"{f['count']} differ, max |diff| {f['max_abs_diff']} LSB, first at {tuple(f['first_index'])} "
               f"(dspsim {f['expected']}, device {f['actual']}); {f['locality'] or 'not an operator'}"
               + (f", inputs {f['undumped_inputs']} not dumped" if f["undumped_inputs"] else ""), file=text)
         if d["search"]["variants"]:
-            print("reproduced by: " + (", ".join(d["reproduced_by"])
+            _print("reproduced by: " + (", ".join(d["reproduced_by"])
                                        or f"none of the {d['search']['variants']} variants searched"), file=text)
             if d["profile_toml"]:
-                print("as a device profile (save as device.toml, run with --engine device.toml):\n"
+                _print("as a device profile (save as device.toml, run with --engine device.toml):\n"
                       + d["profile_toml"].rstrip(), file=text)
             close = [v for v in d["variants"] if v["same_as"] is None and v["mismatches"] and not v["error"]][:5]
             if close:
-                print("closest others: " + "; ".join(f"{v['variant']} ({v['mismatches']} mismatches)" for v in close),
+                _print("closest others: " + "; ".join(f"{v['variant']} ({v['mismatches']} mismatches)" for v in close),
                       file=text)
         for s in d["search"]["skipped"]:
-            print(f"note: {s}", file=text)
+            _print(f"note: {s}", file=text)
     if out is not None:
-        print(f"Report: {out}", file=text)
+        _print(f"Report: {out}", file=text)
     return EXIT_OK if d["passed"] else EXIT_FAIL
 
 
@@ -407,7 +417,7 @@ def _cmd_export_model(args, argv) -> int:
         m = export_model(model, inputs, args.format, tmp, model_name=str(args.model),
                          engine=variant_words(base))
     n_params = sum(len(o["params"]) for o in m["operators"])
-    print(f"exported {len(m['tensors'])} tensors and {n_params} operator parameters ({args.format}) to {out}")
+    _print(f"exported {len(m['tensors'])} tensors and {n_params} operator parameters ({args.format}) to {out}")
     return EXIT_OK
 
 
@@ -437,9 +447,9 @@ def _cmd_validate(args, argv) -> int:
         _write_json(d, args.json)
     text = sys.stderr if args.json == "-" else sys.stdout
     for line in v.summary_lines(d):
-        print(line, file=text)
+        _print(line, file=text)
     if out is not None:
-        print(f"Report: {out}", file=text)
+        _print(f"Report: {out}", file=text)
     return EXIT_OK if d["passed"] else EXIT_FAIL
 
 
@@ -598,6 +608,10 @@ def _run_command(args, argv) -> int:
             return _COMMANDS[args.command](args, argv)
     except (UsageError, OutDirError) as exc:
         _err(str(exc))
+        return EXIT_USAGE
+    except (ValueError, TypeError) as exc:  # dspsim's rule for bad input: the message names the function and rule
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        _err(msg)
         return EXIT_USAGE
     except Terminated:
         _err("terminated (SIGTERM); no report written")
