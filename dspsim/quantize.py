@@ -1161,8 +1161,9 @@ def tflite_quantize_plan(shape, scale, zero_point=0, dtype="int8", axis=None):
 
 
 def litert_optimized_quantize(x, scale, zero_point=0, dtype="int16"):
-    """LiteRT's optimized float32 -> int8 / int16 ``AffineQuantize`` (``optimized_ops.h``, its NEON code through
-    NEON_2_SSE on x86; the XNNPACK engine's int16 fallback and every QUANTIZE of ``litert-optimized``).
+    """LiteRT's optimized float32 -> int8 / uint8 / int16 ``AffineQuantize`` (``optimized_ops.h``, its NEON code
+    through NEON_2_SSE on x86, one overload per type with the same steps; the XNNPACK engine's int16 fallback and
+    every QUANTIZE of ``litert-optimized``).
 
     In blocks of 8 values (C order): ``v = f32(x * f32(1 / double(scale)))`` rounded to nearest, ties to
     even (``vcvtnq_s32_f32``); the last ``n % 8`` values: ``TfLiteRound(x / double(scale))``, ties away
@@ -1173,8 +1174,8 @@ def litert_optimized_quantize(x, scale, zero_point=0, dtype="int16"):
     quantization (``tests/golden/real_models``).
     """
     func = "litert_optimized_quantize"
-    if dtype not in ("int8", "int16"):
-        raise ValueError(f"{func}: dtype must be 'int8' or 'int16', got {dtype!r}")
+    if dtype not in ("int8", "uint8", "int16"):
+        raise ValueError(f"{func}: dtype must be 'int8', 'uint8' or 'int16', got {dtype!r}")
     info = np.iinfo(np.dtype(dtype))
     x = _float32_array(x, func)
     s = _scales(scale, func, "scale")
@@ -1228,19 +1229,23 @@ def tflite_dequantize_plan(shape, scale, zero_point=0):
     return run
 
 
-def litert_optimized_dequantize_plan(shape, scale, zero_point=0):
-    """LiteRT's optimized int8 ``Dequantize`` (``optimized_ops``, NEON through NEON_2_SSE on x86) prepared for codes
-    of ``shape``: in blocks of 8 values (C order) ``f32(f32(q) * s) - f32(zp * s)``, the offset scaled once; the
-    last ``n % 8`` values as the reference, ``f32(q - zp) * s``. Returns the lean ``run(q) -> float32``. Measured:
-    353 of 1,024 values differ from the reference kernel's (``tests/golden/litert_optimized.npz``,
-    dequantize_i8). No saturation (float)."""
+def litert_optimized_dequantize_plan(shape, scale, zero_point=0, dtype="int8"):
+    """LiteRT's optimized int8 / uint8 ``Dequantize`` (``optimized_ops``, NEON through NEON_2_SSE on x86; the two
+    overloads differ only in the load) prepared for codes of ``shape`` and ``dtype``: in blocks of 8 values (C order)
+    ``f32(f32(q) * s) - f32(zp * s)``, the offset scaled once; the last ``n % 8`` values as the reference,
+    ``f32(q - zp) * s``. Returns the lean ``run(q) -> float32``. Measured: 353 of 1,024 values differ from the
+    reference kernel's (``tests/golden/litert_optimized.npz``, dequantize_i8; uint8: ``tests/golden/uint8.npz``).
+    No saturation (float)."""
     func = "litert_optimized_dequantize"
     shape = tuple(int(d) for d in shape)
     s = _scales(scale, func, "scale")
     if s.size != 1:
         raise ValueError(f"{func}: scale must be one value (per tensor), got {s.size}")
     s32 = np.float32(s.reshape(-1)[0])
-    zp = int(as_int_array(zero_point, func, "zero_point", -128, 127))
+    if np.dtype(dtype) not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        raise ValueError(f"{func}: dtype must be int8 or uint8, got {dtype!r}")
+    info = np.iinfo(np.dtype(dtype))
+    zp = int(as_int_array(zero_point, func, "zero_point", int(info.min), int(info.max)))
     offset = np.float32(np.float32(zp) * s32)
     block = math.prod(shape) // 8 * 8
 

@@ -240,6 +240,15 @@ def _float_axis(in_size, out_size, align_corners, half_pixel_centers):
     return lower, upper, (v - lower.astype(f)).astype(f)
 
 
+def _eighths_axis(in_size):
+    """(position_10, lower, upper) of ``ResizeBilinear888Uint8``'s 8 outputs per input (half-pixel centers): the
+    position ``(2 o - 7) / 16`` clamped to ``[0, in - 1]``, in the 10-bit units of :func:`_bilinear_integer` (whose
+    ``(v + 2^19) >> 20`` is then the kernel's ``(v_8.8 + 128) >> 8``)."""
+    pos16 = np.clip(2 * np.arange(8 * in_size, dtype=np.int64) - 7, 0, 16 * (in_size - 1))
+    lower = pos16 // 16
+    return pos16 * 64, lower, np.minimum(lower + 1, in_size - 1)
+
+
 @njit(cache=True)
 def _bilinear_float(x, y0, y1, dy, x0, x1, dx, premultiplied, out):
     n_b, _, _, depth = x.shape
@@ -278,8 +287,10 @@ def float_resize_bilinear(x, size, *, align_corners=False, half_pixel_centers=Fa
     wx)``, the taps (y0 x0, y1 x0, y0 x1, y1 x1) summed in order. ``premultiplied=True``:
     ``optimized_ops::ResizeBilinear`` (uint8; ``ResizeBilinearGenericSmallChannel``): the weights ``f32(wy * wx)``
     first, the taps (y0 x0, y0 x1, y1 x0, y1 x1) summed in order. Both add 0.5 and truncate; positions from
-    ``ComputeInterpolationValues`` (float32). The optimized kernel's 8x upsampling (half_pixel_centers, channels a
-    multiple of 8, ``ResizeBilinear888Uint8``, 8.8 fixed point) is not modelled: refused.
+    ``ComputeInterpolationValues`` (float32). Except, in the optimized kernel, an exact 8x upsampling with
+    half_pixel_centers of a multiple of 8 channels (both outputs >= 8): ``ResizeBilinear888Uint8`` accumulates in
+    8.8 fixed point, exactly: source positions ``(2 o - 7) / 16`` clamped to ``[0, in - 1]``, the bilinear value in
+    1/256 rounded half up (``(v + 128) >> 8``).
 
     Parameters
     ----------
@@ -300,13 +311,19 @@ def float_resize_bilinear_plan(shape, dtype, size, *, align_corners=False, half_
     premultiplied = check_flag(premultiplied, func, "premultiplied")
     shape, dt, oh, ow, align_corners, half_pixel_centers = _spec_args(
         func, shape, dtype, size, align_corners, half_pixel_centers, (np.dtype(np.uint8),))
-    if premultiplied and half_pixel_centers and shape[3] % 8 == 0 and oh >= 8 and ow >= 8 and oh % shape[1] == 0 \
-            and oh // shape[1] == 8 and shape[2] * 8 == ow:
-        raise ValueError(f"{func}: an 8x half-pixel upsampling of a multiple of 8 channels takes LiteRT's "
-                         "ResizeBilinear888Uint8 (8.8 fixed point), which is not modelled")
+    out_shape = (shape[0], oh, ow, shape[3])
+    if premultiplied and half_pixel_centers and shape[3] % 8 == 0 and oh >= 8 and ow >= 8 and oh // shape[1] == 8 \
+            and shape[1] * 8 == oh and shape[2] * 8 == ow:  # ResizeBilinear888Uint8
+        ey, ex = _eighths_axis(shape[1]), _eighths_axis(shape[2])
+
+        def run_888(x):
+            out = np.empty(out_shape, dt)
+            _bilinear_integer(np.ascontiguousarray(x), *ey, *ex, True, out)
+            return out
+
+        return run_888
     ay = _float_axis(shape[1], oh, align_corners, half_pixel_centers)
     ax = _float_axis(shape[2], ow, align_corners, half_pixel_centers)
-    out_shape = (shape[0], oh, ow, shape[3])
 
     def run(x):
         out = np.empty(out_shape, dt)

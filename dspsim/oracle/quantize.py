@@ -244,29 +244,34 @@ def pof2_frac_bits(lo, hi, bits: int, narrow_range: bool) -> int:
     return f
 
 
-def xnnpack_q8_8(x, zi, zo, s_in, s_out, alpha=None) -> int:
-    """qs8-vcvt (alpha None) / qs8-vlrelu: multipliers lrintf(256 * ratio), ((zo << 8) + 128 + d*M) >> 8."""
+def xnnpack_q8_8(x, zi, zo, s_in, s_out, alpha=None, lo=-128, hi=127) -> int:
+    """qs8-vcvt (alpha None) / qs8-vlrelu: multipliers lrintf(256 * ratio), ((zo << 8) + 128 + d*M) >> 8, clamped to
+    [lo, hi] (qu8-vcvt: [0, 255])."""
     r = _f32(_f32(s_in) / _f32(s_out))
     d = x - zi
     if alpha is not None and d < 0:
         r = _f32(r * _f32(alpha))
     m = round_fraction(256 * r, "half_to_even")
-    return clamp((zo * 256 + 128 + d * m) >> 8, -128, 127)
+    return clamp((zo * 256 + 128 + d * m) >> 8, lo, hi)
 
 
-def xnnpack_quantize(x, scale, zp) -> int:
-    """f32-qs8-vcvt: rint(f32(x * f32(1 / scale))) + zp, clamped to int8."""
+def xnnpack_quantize(x, scale, zp, lo=-128, hi=127) -> int:
+    """f32-qs8-vcvt: rint(f32(x * f32(1 / scale))) + zp, clamped to int8 (f32-qu8-vcvt: [0, 255])."""
     v = f32(_f32(x) * f32(1 / _f32(scale)))
-    return clamp(round_fraction(v, "half_to_even") + zp, -128, 127)
+    return clamp(round_fraction(v, "half_to_even") + zp, lo, hi)
 
 
 def xnnpack_convert_oracle(x, *, input_scale, input_zero_point, output_scale, output_zero_point):
-    return _map(lambda q: xnnpack_q8_8(q, input_zero_point, output_zero_point, input_scale, output_scale), x.dtype, x)
-
-
-def xnnpack_quantize_oracle(x, *, scale, zero_point):
     np = _np()
-    return _map(lambda v: xnnpack_quantize(v, scale, zero_point), np.int8, x)
+    info = np.iinfo(np.asarray(x).dtype)
+    return _map(lambda q: xnnpack_q8_8(q, input_zero_point, output_zero_point, input_scale, output_scale, None,
+                                       int(info.min), int(info.max)), x.dtype, x)
+
+
+def xnnpack_quantize_oracle(x, *, scale, zero_point, dtype="int8"):
+    np = _np()
+    info = np.iinfo(np.dtype(dtype))
+    return _map(lambda v: xnnpack_quantize(v, scale, zero_point, int(info.min), int(info.max)), np.dtype(dtype), x)
 
 
 # --- the quantizers' signatures (per tensor; per channel along ``axis`` where the kernel has one) --
@@ -378,7 +383,7 @@ def tflite_dequantize_oracle(q, scale, zero_point=0):
 
 
 def litert_optimized_dequantize_oracle(q, scale, zero_point=0):
-    """LiteRT's optimized int8 Dequantize: ``f32(f32(q * s) - f32(zp * s))`` on the first ``n // 8 * 8`` codes (C
+    """LiteRT's optimized int8 / uint8 Dequantize: ``f32(f32(q * s) - f32(zp * s))`` on the first ``n // 8 * 8`` codes (C
     order), the reference ``f32((q - zp) * s)`` on the rest."""
     np = _np()
     flat, s, zp = np.asarray(q).reshape(-1).tolist(), f32(scale), int(zero_point)

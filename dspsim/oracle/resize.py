@@ -111,11 +111,33 @@ def _float_taps(i, n, m, align_corners, half_pixel_centers):
     return lo, hi, f32(v - lo)
 
 
+def _resize_888_oracle(x):
+    """ResizeBilinear888Uint8: the exact bilinear value at ``(o + 1/2) / 8 - 1/2`` (clamped to the input), rounded
+    half up."""
+    n, h, w, c = x.shape
+
+    def taps(o, size):
+        p = min(max(Fraction(2 * o + 1, 16) - Fraction(1, 2), 0), size - 1)
+        lo = math.floor(p)
+        return lo, min(lo + 1, size - 1), p - lo
+
+    values = []
+    for b, oy, ox, ch in _multi_indices([n, 8 * h, 8 * w, c]):
+        y0, y1, fy = taps(oy, h)
+        x0, x1, fx = taps(ox, w)
+        v = (int(x[b, y0, x0, ch]) * (1 - fy) * (1 - fx) + int(x[b, y0, x1, ch]) * (1 - fy) * fx
+             + int(x[b, y1, x0, ch]) * fy * (1 - fx) + int(x[b, y1, x1, ch]) * fy * fx)
+        values.append(math.floor(v + Fraction(1, 2)))
+    return _from_lists(values, [n, 8 * h, 8 * w, c], x.dtype)
+
+
 def float_resize_bilinear_oracle(x, size, *, align_corners=False, half_pixel_centers=False, premultiplied=False):
     """LiteRT's uint8 RESIZE_BILINEAR in float32: the reference's ``(v * wy) * wx`` per tap, or the optimized
     kernel's premultiplied weights, summed in each kernel's tap order, ``+ 0.5`` and truncated."""
     oh, ow = (int(v) for v in size)
     n, h, w, c = x.shape
+    if premultiplied and half_pixel_centers and c % 8 == 0 and min(oh, ow) >= 8 and (oh, ow) == (8 * h, 8 * w):
+        return _resize_888_oracle(x)
     ty = [_float_taps(i, h, oh, align_corners, half_pixel_centers) for i in range(oh)]
     tx = [_float_taps(i, w, ow, align_corners, half_pixel_centers) for i in range(ow)]
     values = []

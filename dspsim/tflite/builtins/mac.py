@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import kernels
-from ...engines import Defect
+from ...engines import Defect, RequantKind
 from ...kernels._common import geometry
 from ...kernels.mac.batch_matmul import batch_matmul_plan
 from ...kernels.mac.transpose_conv import RowFlush, transpose_conv
@@ -62,10 +62,13 @@ def _activation_types(op, g):
 
 def _check_uint8_scales(op, g, t_w, s_in, s_w, s_out):
     """uint8 layers (``PopulateConvolutionQuantizationParams`` / ``GetQuantizedConvolutionMultipler``): per-tensor
-    weights only, and a bias scale within 0.02 output LSB of ``s_in * s_w``."""
+    weights only, and a bias scale within 0.02 output LSB of ``s_in * s_w`` where the engine derives a fixed-point
+    multiplier (XNNPACK's delegate, a float32 requantization, takes the layer before that check)."""
     if np.ndim(s_w):
         refuse(op, "uint8 weights are quantized per channel; LiteRT takes per-channel weights with int8 or int16 "
                    "inputs only (PopulateConvolutionQuantizationParams)")
+    if mac_rule(g, FAMILY.get(op.name, "fully_connected"), g.tensor(op.inputs[0])).kind is RequantKind.FLOAT32:
+        return
     if len(op.inputs) > 2 and op.inputs[2] >= 0:
         t_b = g.tensor(op.inputs[2])
         if t_b.scale.size:  # GetQuantizedConvolutionMultipler: bias scale ~ s_in * s_w

@@ -3,7 +3,7 @@
 QUANTIZE (float -> int, int -> int requantization) and DEQUANTIZE.
 
 Per kernel (``g.kernel(op)``): TFLite's reference ``Quantize`` / ``Requantize``, or ``Kernel.XNNPACK``:
-XNNPACK's ``f32-qs8-vcvt`` / ``qs8-vcvt`` where its delegate takes the node, else LiteRT's optimized kernels
+XNNPACK's ``f32-qs8-vcvt`` / ``qs8-vcvt`` (``qu8`` for uint8) where its delegate takes the node, else LiteRT's optimized kernels
 (int16 quantize, and the NEON ``Requantize`` between 8-bit types, whose final shift rounds ties toward
 +inf). The int32 pairs each engine's Prepare takes: ``TfliteProfile.int32_requantize_pairs``.
 
@@ -60,12 +60,12 @@ def prepare_quantize(op, g):
         else:
             (scale, zp), axis = per_tensor_quant(op, t_out, "output"), None
             xnnpack = g.kernel(op) is Kernel.XNNPACK
-            if xnnpack and t_out.dtype == np.int8:
-                run = planned(xnnpack_quantize_plan, scale=scale, zero_point=zp)
+            if xnnpack and t_out.dtype in _BYTE_TYPES:  # f32-qs8-vcvt / f32-qu8-vcvt
+                run = planned(xnnpack_quantize_plan, scale=scale, zero_point=zp, dtype=t_out.dtype)
                 return Prepared(lambda inputs: at_run(op, run, inputs[0]), {"scale": scale, "zero_point": zp})
-            # LiteRT's optimized AffineQuantize: every int8 / int16 one of litert-optimized, and the int16 ones
-            # the XNNPACK delegate leaves to the builtin kernels
-            if (xnnpack or g.kernel(op) is Kernel.LITERT_OPTIMIZED) and t_out.dtype in (np.int8, np.int16):
+            # LiteRT's optimized AffineQuantize: every one of litert-optimized, and the int16 ones the XNNPACK
+            # delegate leaves to the builtin kernels
+            if xnnpack or g.kernel(op) is Kernel.LITERT_OPTIMIZED:
                 dt = t_out.dtype.name
                 return Prepared(lambda inputs: at_run(op, litert_optimized_quantize, inputs[0], scale, zp, dt),
                                 {"scale": scale, "zero_point": zp, "kernel": "optimized"})
@@ -77,9 +77,9 @@ def prepare_quantize(op, g):
     if _INT32 in (t_in.dtype, t_out.dtype):
         return _prepare_requantize_int32(op, g, t_in, t_out, s_in, zi, s_out, zo)
     xnnpack = g.kernel(op) is Kernel.XNNPACK
-    if xnnpack and t_in.dtype == t_out.dtype == np.int8 \
+    if xnnpack and t_in.dtype == t_out.dtype and t_in.dtype in _BYTE_TYPES \
             and xnnpack_delegates((np.float32(s_in / s_out),), 2.0**-8, 2.0**7, hi_open=False):
-        q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
+        q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, dtype=t_in.dtype)
         run = planned(xnnpack_convert_plan, **q)
         return Prepared(lambda inputs: at_run(op, run, inputs[0]), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # Requantize, double quotient
@@ -102,8 +102,8 @@ def prepare_dequantize(op, g):
     check_dtype(op, t_in, _QTYPES, "input")
     check_dtype(op, t_out, (np.dtype(np.float32),), "output")
     s, zp = per_tensor_quant(op, t_in, "input")
-    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and t_in.dtype == np.int8:  # optimized_ops::Dequantize
-        return Prepared(unary_run(op, g, litert_optimized_dequantize_plan, s, zp, shape_only=True),
+    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and t_in.dtype in _BYTE_TYPES:  # optimized_ops::Dequantize
+        return Prepared(unary_run(op, g, litert_optimized_dequantize_plan, s, zp, t_in.dtype, shape_only=True),
                         {"scale": s, "zero_point": zp, "kernel": "optimized"})
     return Prepared(unary_run(op, g, tflite_dequantize_plan, s, zp, shape_only=True),
                     {"scale": s, "zero_point": zp})
