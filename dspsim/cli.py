@@ -513,7 +513,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="bit-exact diff of two vector files (.npz .npy .bin .hex .txt)",
                        epilog="Exit status: 0 identical, 1 a difference (or an array on one side only), 2 bad "
-                              "input (unreadable file, --key naming an array a .npz lacks, no array in common).")
+                              "input (unreadable file, --key naming an array a .npz lacks, no array in common), 3 a full "
+                              "disk or an unexpected error.")
     c.add_argument("expected")
     c.add_argument("actual")
     c.add_argument("--key", help="compare only this array (a .npz entry)")
@@ -533,7 +534,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "dspsim emulates for the one that reproduces the dumps.",
                        epilog="Dumps: one file per tensor, t<index> or the tensor name with characters outside "
                               "[A-Za-z0-9_.-] replaced by _, as .npy, .bin (raw little-endian), .hex ($readmemh) "
-                              "or .txt (decimal). Exit status: 0 every dump matches, 1 a divergence, 2 bad input.")
+                              "or .txt (decimal). Exit status: 0 every dump matches, 1 a divergence, 2 bad input, 3 a full "
+                              "disk or an unexpected error.")
     g.add_argument("model", help="the .tflite or .onnx file")
     g.add_argument("--input", action="append", required=True, metavar="X.npy",
                    help="the input the device ran on, one per model input, in order")
@@ -561,7 +563,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run a data set in chunks (run_batch), locally or on a Dask cluster, and diff every layer "
                     "against another dspsim engine or the real interpreter.",
         epilog="Exit status: 0 bit-exact (or no comparison), 1 a mismatch, 2 bad input (data that does not fit "
-               "the model, a missing package, an unreachable scheduler), 130 interrupted (no report written)."))
+               "the model, a missing package, an unreachable scheduler), 3 a full disk or an unexpected error, 130 "
+               "interrupted (no report written)."))
 
     b = sub.add_parser("bench", help="speed of the kernels next to their peers (dspsim.bench)", add_help=False)
     b.add_argument("bench_args", nargs=argparse.REMAINDER)
