@@ -382,11 +382,13 @@ def _swap_into_place(tmp: Path, out: Path) -> None:
                                   "refusing to replace it") from None
             try:
                 os.replace(tmp, out)
-            except OSError:
-                if not os.path.lexists(out):
-                    os.replace(old, out)  # put the old output back
+            except OSError as exc:
+                if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    with contextlib.suppress(OSError):
+                        os.replace(old, out)  # put the old output back where nothing has taken its place
+                    shutil.rmtree(old, ignore_errors=True)
                     raise
-                shutil.rmtree(old, ignore_errors=True)  # another run landed first: try again after it
+                shutil.rmtree(old, ignore_errors=True)  # another run landed first (whole): try again after it
                 continue
             shutil.rmtree(old, ignore_errors=True)
             return

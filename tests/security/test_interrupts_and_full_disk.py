@@ -217,3 +217,51 @@ def test_validate_on_a_full_disk_gives_one_line_and_no_report(tmp_path, capsys, 
     assert code == cli.EXIT_ERROR, err
     assert err[-1].startswith("dspsim: error: ") and "no space left on device" in err[-1].lower()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.npy"]
+
+
+@pytest.mark.parametrize("exchange", [True, False])
+def test_a_foreign_folder_that_appears_at_out_during_the_run_is_kept(tmp_path, monkeypatch, exchange):
+    """The folder at ``out`` is judged again once it is out of the way: one that is not dspsim's goes back."""
+    from dspsim.harness import safe_io
+
+    if exchange and safe_io._RENAMEAT2 is None:
+        pytest.skip("no renameat2(RENAME_EXCHANGE) on this system")
+    if not exchange:
+        monkeypatch.setattr(safe_io, "_RENAMEAT2", None)
+    out = tmp_path / "rep"
+    with atomic_dir(out) as tmp:
+        (tmp / "x.txt").write_text("1")
+    with pytest.raises(ValueError, match="holds what dspsim did not write"):
+        with atomic_dir(out) as tmp:
+            (tmp / "x.txt").write_text("2")
+            (out / "mine.txt").write_text("mine")  # someone else's file lands in the report meanwhile
+    assert (out / "mine.txt").read_text() == "mine" and (out / "x.txt").read_text() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_without_an_atomic_exchange_runs_racing_into_one_out_each_leave_a_whole_report(tmp_path, monkeypatch):
+    from dspsim.harness import safe_io
+
+    monkeypatch.setattr(safe_io, "_RENAMEAT2", None)  # the two-rename path of systems without RENAME_EXCHANGE
+    out = tmp_path / "rep"
+    errors, barrier = [], threading.Barrier(6)
+
+    def run(k):
+        try:
+            for r in range(15):
+                with atomic_dir(out) as tmp:
+                    (tmp / "a.txt").write_text(f"{k}-{r}")
+                    (tmp / "b.txt").write_text(f"{k}-{r}")
+                    barrier.wait()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(exc)
+            barrier.abort()
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert (out / "a.txt").read_text() == (out / "b.txt").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
