@@ -126,7 +126,7 @@ LITERT_OPTIMIZED = EngineProfile(
     TfliteProfile(
         kernels={op: Kernel.LITERT_OPTIMIZED for op in ("ADD", "SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR",
                                                          "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU",
-                                                         "ELU", "MEAN", "SUM", "RESIZE_BILINEAR")},
+                                                         "ELU", "MEAN", "SUM", "RESIZE_BILINEAR", "MUL")},
         **_LITERT_TFLITE))
 
 XNNPACK = EngineProfile(

@@ -31,6 +31,8 @@ from .arithmetic import (  # noqa: F401
     add_oracle,
     litert_optimized_add_lanes,
     litert_optimized_add_oracle,
+    litert_optimized_mul_lanes,
+    litert_optimized_mul_oracle,
     maximum_oracle,
     minimum_oracle,
     mul_oracle,

@@ -49,6 +49,12 @@ def _neon_shift(x: int, n: int) -> int:
     return wrap(x * 2**n, 32) if n >= 0 else x >> -n
 
 
+def _neon_narrow(v: int, zo: int, saturating: bool) -> int:
+    """The NEON blocks' output: ``v`` narrowed to int16 (``vqmovn_s32`` saturates, ``vmovn_s32`` wraps), then the
+    zero point added in int16 (``vaddq_s16`` wraps)."""
+    return wrap((saturate(v, 16) if saturating else wrap(v, 16)) + zo, 16)
+
+
 def litert_optimized_add_lanes(x1: int, x2: int, zp1: int, zp2: int, zo: int, params, lo: int, hi: int,
                                combined_shift: bool, type_min: int, type_max: int) -> int:
     """One vector lane of LiteRT's optimized 8-bit ADD (``optimized_integer_ops/add.h``, ``optimized_ops.h``).
@@ -66,52 +72,41 @@ def litert_optimized_add_lanes(x1: int, x2: int, zp1: int, zp2: int, zo: int, pa
         a, b = (_neon_shift(srdhm(_neon_shift(x - z, ls), m), e) for x, z, m, e in ((x1, zp1, m1, e1),
                                                                                       (x2, zp2, m2, e2)))
     raw = rounding_divide_by_pot(srdhm(wrap(a + b, 32), mo), -eo)
-    return clamp(clamp(wrap(wrap(raw, 16) + zo, 16), type_min, type_max), lo, hi)
+    return clamp(clamp(_neon_narrow(raw, zo, False), type_min, type_max), lo, hi)
 
 
-def litert_optimized_add_oracle(x1, x2, params, *, input1_zero_point, input2_zero_point, output_zero_point,
-                                act_min=None, act_max=None):
-    """LiteRT's optimized 8-bit ADD, walked as its loops walk: ``ProcessBroadcastShapes`` picks no broadcast (one
-    elementwise call over everything), the fivefold pattern (an elementwise call per inner run of ``y4 > 1``
-    values, or a scalar-broadcast call per run of ``y3``) or the generic reference broadcast. Inside a call, whole
-    blocks (16 lanes for the int8 elementwise kernel, 8 otherwise) take :func:`litert_optimized_add_lanes`, the
-    tail the reference :func:`tflite_add`."""
-    np = _np()
-    x1, x2 = np.asarray(x1), np.asarray(x2)
-    lo, hi = _range(x1.dtype, act_min, act_max)
-    info = np.iinfo(x1.dtype)
-    int8 = x1.dtype == np.int8
-    zps = (input1_zero_point, input2_zero_point, output_zero_point)
-    p = (params.left_shift, (params.input1_multiplier, params.input1_shift),
-         (params.input2_multiplier, params.input2_shift), (params.output_multiplier, params.output_shift))
-    swapped = (p[0], p[2], p[1], p[3])
+def litert_optimized_mul_lanes(x1: int, x2: int, zp1: int, zp2: int, zo: int, multiplier: int, shift: int, lo: int,
+                               hi: int, saturating: bool, type_min: int, type_max: int) -> int:
+    """One vector lane of LiteRT's optimized 8-bit MUL (``optimized_integer_ops/mul.h``, ``optimized_ops.h``): the
+    reference product and MBQM, narrowed to int16 (saturating, or wrapping in the uint8 ``MulSimpleBroadcast``),
+    the zero point added in int16 (wrapping), saturated to the type, clamped."""
+    raw = multiply_by_quantized_multiplier((x1 - zp1) * (x2 - zp2), multiplier, shift)
+    return clamp(clamp(_neon_narrow(raw, zo, saturating), type_min, type_max), lo, hi)
 
-    def call(a_vals, b_vals, q, z, elementwise):
-        lanes = 16 if (int8 and elementwise) else 8
-        vector_end = len(b_vals) // lanes * lanes
-        return [litert_optimized_add_lanes(a, b, *z, q, lo, hi, int8 and elementwise, int(info.min), int(info.max))
-                if i < vector_end else tflite_add(a, b, *z, q, lo, hi)
-                for i, (a, b) in enumerate(zip(a_vals, b_vals))]
 
+def _litert_optimized_walk(np, x1, x2, call):
+    """LiteRT's optimized binary kernels' walk over two operands: ``ProcessBroadcastShapes`` picks no broadcast (one
+    elementwise call over everything), the fivefold pattern of ``BinaryBroadcastFiveFold`` (an elementwise call per
+    inner run of ``y4 > 1`` values, or a scalar-broadcast call per run of ``y3``), or the generic broadcast (None:
+    the reference kernel runs). ``call(a_values, b_values, swapped, elementwise)`` gives a call's outputs;
+    ``swapped``: the kernel took the operands in the other order (the second input broadcasts fast)."""
     out_shape = np.broadcast_shapes(x1.shape, x2.shape)
     rank = len(out_shape)
     d1 = (1,) * (rank - x1.ndim) + x1.shape
     d2 = (1,) * (rank - x2.ndim) + x2.shape
     if d1 == d2:
-        return np.array(call(x1.ravel().tolist(), x2.ravel().tolist(), p, zps, True), x1.dtype).reshape(out_shape)
-    first_fast = next(a == 1 for a, b in zip(reversed(d1), reversed(d2)) if a != b)
-    (sa, va, sb, vb, q, z) = ((d1, x1, d2, x2, p, zps) if first_fast else
-                              (d2, x2, d1, x1, swapped, (zps[1], zps[0], zps[2])))
-    y, i = [1] * 5, rank - 1  # ProcessBroadcastShapes: y4 from the inside out, while each pattern holds
+        return np.array(call(x1.ravel().tolist(), x2.ravel().tolist(), False, True), x1.dtype).reshape(out_shape)
+    swapped = next(a != 1 for a, b in zip(reversed(d1), reversed(d2)) if a != b)
+    sa, va, sb, vb = (d2, x2, d1, x1) if swapped else (d1, x1, d2, x2)
+    y, i = [1] * 5, rank - 1  # y4 from the inside out, while each pattern holds
     for slot, holds, dims in ((4, lambda k: sa[k] == sb[k], sb), (3, lambda k: sa[k] == 1, sb),
                               (2, lambda k: sa[k] == sb[k], sa), (1, lambda k: sb[k] == 1, sa),
                               (0, lambda k: sa[k] == sb[k], sb)):
         while i >= 0 and holds(i):
             y[slot] *= dims[i]
             i -= 1
-    if i >= 0:  # generic broadcast: the reference kernel
-        return add_oracle(x1, x2, params, input1_zero_point=input1_zero_point, input2_zero_point=input2_zero_point,
-                          output_zero_point=output_zero_point, act_min=act_min, act_max=act_max)
+    if i >= 0:
+        return None
     a_flat, b_flat = va.ravel().tolist(), vb.ravel().tolist()
     out, pa, pb_reset = [], 0, 0
     for _ in range(y[0]):
@@ -120,15 +115,73 @@ def litert_optimized_add_oracle(x1, x2, params, *, input1_zero_point, input2_zer
             for _ in range(y[2]):
                 if y[4] > 1:
                     for _ in range(y[3]):
-                        out += call(a_flat[pa:pa + y[4]], b_flat[pb:pb + y[4]], q, z, True)
+                        out += call(a_flat[pa:pa + y[4]], b_flat[pb:pb + y[4]], swapped, True)
                         pb += y[4]
                     pa += y[4]
                 else:
-                    out += call([a_flat[pa]] * y[3], b_flat[pb:pb + y[3]], q, z, False)
+                    out += call([a_flat[pa]] * y[3], b_flat[pb:pb + y[3]], swapped, False)
                     pb += y[3]
                     pa += 1
         pb_reset = pb
     return np.array(out, x1.dtype).reshape(out_shape)
+
+
+def litert_optimized_add_oracle(x1, x2, params, *, input1_zero_point, input2_zero_point, output_zero_point,
+                                act_min=None, act_max=None):
+    """LiteRT's optimized 8-bit ADD, walked as its loops walk (:func:`_litert_optimized_walk`). Inside a call,
+    whole blocks (16 lanes for the int8 elementwise kernel, 8 otherwise) take :func:`litert_optimized_add_lanes`,
+    the tail the reference :func:`tflite_add`; a generic broadcast is :func:`add_oracle`."""
+    np = _np()
+    x1, x2 = np.asarray(x1), np.asarray(x2)
+    lo, hi = _range(x1.dtype, act_min, act_max)
+    info = np.iinfo(x1.dtype)
+    int8 = x1.dtype == np.int8
+    zps = (input1_zero_point, input2_zero_point, output_zero_point)
+    p = (params.left_shift, (params.input1_multiplier, params.input1_shift),
+         (params.input2_multiplier, params.input2_shift), (params.output_multiplier, params.output_shift))
+
+    def call(a_vals, b_vals, swapped, elementwise):
+        q, z = ((p[0], p[2], p[1], p[3]), (zps[1], zps[0], zps[2])) if swapped else (p, zps)
+        lanes = 16 if (int8 and elementwise) else 8
+        vector_end = len(b_vals) // lanes * lanes
+        return [litert_optimized_add_lanes(a, b, *z, q, lo, hi, int8 and elementwise, int(info.min), int(info.max))
+                if i < vector_end else tflite_add(a, b, *z, q, lo, hi)
+                for i, (a, b) in enumerate(zip(a_vals, b_vals))]
+
+    out = _litert_optimized_walk(np, x1, x2, call)
+    if out is None:
+        return add_oracle(x1, x2, params, input1_zero_point=input1_zero_point, input2_zero_point=input2_zero_point,
+                          output_zero_point=output_zero_point, act_min=act_min, act_max=act_max)
+    return out
+
+
+def litert_optimized_mul_oracle(x1, x2, *, input1_zero_point, input2_zero_point, output_zero_point, multiplier,
+                                shift, act_min=None, act_max=None):
+    """LiteRT's optimized 8-bit MUL, walked as its loops walk (:func:`_litert_optimized_walk`). Inside a call,
+    whole blocks (16 lanes for int8, 8 for uint8) take :func:`litert_optimized_mul_lanes` (the narrow wraps in the
+    uint8 scalar-broadcast kernel only), the tail the reference :func:`tflite_mul`."""
+    np = _np()
+    x1, x2 = np.asarray(x1), np.asarray(x2)
+    lo, hi = _range(x1.dtype, act_min, act_max)
+    info = np.iinfo(x1.dtype)
+    int8 = x1.dtype == np.int8
+    zps = (input1_zero_point, input2_zero_point, output_zero_point)
+
+    def call(a_vals, b_vals, swapped, elementwise):
+        z = (zps[1], zps[0], zps[2]) if swapped else zps
+        lanes = 16 if int8 else 8
+        vector_end = len(b_vals) // lanes * lanes
+        return [litert_optimized_mul_lanes(a, b, *z, multiplier, shift, lo, hi, int8 or elementwise, int(info.min),
+                                           int(info.max))
+                if i < vector_end else tflite_mul(a, b, *z, multiplier, shift, lo, hi)
+                for i, (a, b) in enumerate(zip(a_vals, b_vals))]
+
+    out = _litert_optimized_walk(np, x1, x2, call)
+    if out is None:
+        return mul_oracle(x1, x2, input1_zero_point=input1_zero_point, input2_zero_point=input2_zero_point,
+                          output_zero_point=output_zero_point, multiplier=multiplier, shift=shift, act_min=act_min,
+                          act_max=act_max)
+    return out
 
 
 def tflite_mul(x1: int, x2: int, zp1: int, zp2: int, zo: int, multiplier: int, shift: int, lo: int, hi: int) -> int:

@@ -26,7 +26,9 @@ subprocess per engine, crashes recorded). Cases:
   (uint8) blocks and scalar tails, the fivefold broadcast with an inner run of 21 (blocks and tail, both input
   orders), the scalar broadcast with rows of 13, input scales 1,500 apart (input shifts of -11) and an output
   far beyond int16 (the blocks' ``vmovn_s32`` wraps), and scales where the blocks' rounding order (one rounding
-  after a combined shift, or a floor shift after the multiply) changes outputs.
+  after a combined shift, or a floor shift after the multiply) changes outputs;
+* MUL int8 and uint8 with products beyond int16 through the elementwise, scalar-broadcast and fivefold paths of
+  LiteRT's optimized kernels (``optimized_integer_ops/mul.h``: saturate to int16, then add the zero point in int16).
 
 The two-input elementwise models broadcast (256, 1) against (1, 256) and run once: input k =
 ``(arange(n) + 97 k) % 256 + type min`` holds every pair of codes. The other models run twice: that
@@ -155,6 +157,14 @@ def cases():
                                         tuple((s, z + 128) for s, z in q_order_after), U8)):
         out.append((f"add_optimized_{name}", _binary(OP.ADD, OPT.AddOptions, add, shapes, quant, ttype),
                     f"{TYPE_NAMES[ttype]} ADD {shapes} whose outputs the optimized blocks' rounding order changes"))
+    q_mul_sat = ((1.0, 3), (1.0, -2), (0.4, 50))  # products up to 2.5 * 128^2 = 40,960: past int16, then + 50
+    for tag, ttype, z8 in (("", I8, 0), ("uint8_", U8, 128)):
+        for shape_tag, shapes in (("elementwise_all_pairs", SAME), ("broadcast_all_pairs", PAIRS),
+                                  ("fivefold_21", ((3, 1, 21), (3, 4, 21)))):
+            out.append((f"mul_optimized_{tag}sat_{shape_tag}",
+                        _binary(OP.MUL, OPT.MulOptions, mul, shapes, tuple((s, z + z8) for s, z in q_mul_sat), ttype),
+                        f"{TYPE_NAMES[ttype]} MUL {shapes}, products beyond int16 (the NEON blocks narrow, then add "
+                        "the zero point in int16)"))
     bo = S.BatchMatMulOptionsT()
     bo.adjX, bo.adjY = False, False
     out.append(("batch_matmul_rhs_zp0", one_op_model(

@@ -1,5 +1,5 @@
 """LiteRT's optimized kernels that differ from the reference (engine "litert-optimized"): the int8 spatial MEAN,
-the int8 SUM, the int8 DEQUANTIZE and the 8-bit ADD, against the oracle on random codes, every int8 code, exact
+the int8 SUM, the int8 DEQUANTIZE and the 8-bit ADD and MUL, against the oracle on random codes, every int8 code, exact
 ties and saturation."""
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from hypothesis import strategies as st
 
 from dspsim import oracle as ref
 from dspsim.kernels.arithmetic.elementwise import (
-    add_plan, litert_broadcast_runs, litert_optimized_add_plan, tflite_add_params,
+    add_plan, litert_broadcast_runs, litert_optimized_add_plan, litert_optimized_mul_plan, mul_plan, tflite_add_params,
 )
+from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels.reduce.mean import litert_optimized_mean_plan
 from dspsim.kernels.reduce.sum import litert_optimized_sum_plan
 from dspsim.quantize import litert_optimized_dequantize_plan, tflite_dequantize_plan
@@ -122,6 +123,36 @@ def test_optimized_add_matches_the_oracle_on_every_path(seed, shapes, uint8, sca
     got = litert_optimized_add_plan(x1.shape, x2.shape, dt, params, **kw)(x1, x2)
     assert got.dtype == dt and got.shape == np.broadcast_shapes(x1.shape, x2.shape)
     assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x2, params, **kw))
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), shapes=st.sampled_from(_ADD_SHAPES), uint8=st.booleans(),
+       real=st.floats(-4.0, 2.0).map(lambda e: 10.0**e), zps=st.tuples(*[st.integers(-128, 127)] * 3),
+       relu=st.booleans(), edge=st.booleans())
+def test_optimized_mul_matches_the_oracle_on_every_path(seed, shapes, uint8, real, zps, relu, edge):
+    """Multipliers up to 100 saturate the int16 narrow, whose zero point then wraps; ``edge``: extreme codes."""
+    dt, off = (np.uint8, 128) if uint8 else (np.int8, 0)
+    rng = np.random.default_rng(seed)
+    x1, x2 = (rng.integers(-128, 128, s).astype(np.int64) + off for s in shapes)
+    if edge:
+        x1 = np.where(rng.random(x1.shape) < 0.5, -128, 127) + off
+    x1, x2 = x1.astype(dt), x2.astype(dt)
+    m, s = quantize_multiplier(real)
+    kw = dict(input1_zero_point=zps[0] + off, input2_zero_point=zps[1] + off, output_zero_point=zps[2] + off,
+              multiplier=int(m), shift=int(s), act_min=max(zps[2] + off, int(np.iinfo(dt).min)) if relu else None)
+    got = litert_optimized_mul_plan(x1.shape, x2.shape, dt, **kw)(x1, x2)
+    assert got.dtype == dt and got.shape == np.broadcast_shapes(x1.shape, x2.shape)
+    assert np.array_equal(got, ref.litert_optimized_mul_oracle(x1, x2, **kw))
+
+
+def test_optimized_mul_adds_the_zero_point_to_a_saturated_product_in_int16():
+    """127 * 127 * 4 saturates at 32,767 in the 16-lane blocks; + 1 wraps to -32,768, then -128. The tail of 1
+    clamps at 127, as the reference does everywhere."""
+    x = np.full(17, 127, np.int8)
+    m, s = quantize_multiplier(4.0)
+    kw = dict(input1_zero_point=0, input2_zero_point=0, output_zero_point=1, multiplier=int(m), shift=int(s))
+    assert litert_optimized_mul_plan(x.shape, x.shape, x.dtype, **kw)(x, x).tolist() == [-128] * 16 + [127]
+    assert mul_plan(x.shape, x.shape, x.dtype, **kw)(x, x).tolist() == [127] * 17
 
 
 def test_optimized_add_wraps_an_output_beyond_int16_in_its_blocks_and_clamps_it_in_the_tail():

@@ -211,6 +211,14 @@ def _vshl(x, n):
     return wrap_scalar(x << n, 32) if n >= 0 else x >> -n
 
 
+@njit(cache=True, inline="always")
+def _neon_narrow(v, zo, saturating):
+    """The NEON blocks' output: ``v`` narrowed to int16 (``vqmovn_s32`` saturates, ``vmovn_s32`` wraps), then the
+    zero point added in int16 (``vaddq_s16`` wraps). The 8-bit saturation after it is the caller's clamp."""
+    narrow = min(max(v, -32768), 32767) if saturating else wrap_scalar(v, 16)
+    return wrap_scalar(narrow + zo, 16)
+
+
 @njit(cache=True)
 def _optimized_add(a, b, zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, run, lanes, combined_shift, out):
     vector_end = run // lanes * lanes
@@ -226,7 +234,7 @@ def _optimized_add(a, b, zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, run, 
                 v2 = saturating_rounding_doubling_high_mul_scalar(x2 << ls, m2) >> -s2
             v = rounding_divide_by_pot_scalar(saturating_rounding_doubling_high_mul_scalar(wrap_scalar(v1 + v2, 32),
                                                                                            mo), -so)
-            v = wrap_scalar(wrap_scalar(v, 16) + zo, 16)  # vmovn_s32, then the zero point in int16
+            v = _neon_narrow(v, zo, False)
         else:  # the scalar tail: the reference kernel
             v1 = multiply_by_quantized_multiplier_scalar(wrap_scalar(x1 << ls, 32), m1, s1)
             v2 = multiply_by_quantized_multiplier_scalar(wrap_scalar(x2 << ls, 32), m2, s2)
@@ -340,6 +348,48 @@ def mul_plan(shape1, shape2, dtype, *, input1_zero_point, input2_zero_point, out
     def run(x1, x2):
         out = np.empty(size, out_dtype)
         _mul(flat1(x1), flat2(x2), zp1, zp2, zo, m, s, sc, fp32, lo, hi, out)
+        return out.reshape(shape)
+
+    return run
+
+
+@njit(cache=True)
+def _optimized_mul(a, b, zp1, zp2, zo, m, s, lo, hi, run, lanes, saturating, out):
+    vector_end = run // lanes * lanes
+    for i in range(out.size):
+        v = multiply_by_quantized_multiplier_scalar((np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2), m, s)
+        v = _neon_narrow(v, zo, saturating) if i % run < vector_end else v + zo
+        out[i] = min(max(v, lo), hi)
+
+
+def litert_optimized_mul_plan(shape1, shape2, dtype, *, input1_zero_point, input2_zero_point, output_zero_point,
+                              multiplier, shift, act_min=None, act_max=None):
+    """LiteRT's optimized int8 / uint8 MUL (``optimized_integer_ops/mul.h``, ``optimized_ops.h``; on x86 the NEON
+    code through NEON_2_SSE), prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``.
+
+    The operands are walked as :func:`litert_broadcast_runs` says; a generic broadcast runs :func:`mul`. Whole
+    blocks (16 lanes for int8, 8 for uint8) compute the reference's ``MBQM((x1 - zp1) * (x2 - zp2), M, S)``, narrow
+    it to int16 (saturating; wrapping in the uint8 scalar-broadcast kernel) and add ``zo`` in int16, which wraps:
+    a product saturated at 32,767 plus a positive zero point comes out at the type's minimum, where the reference
+    clamps to its maximum. The tail of each call is the reference. Returns the lean ``run(x1, x2) -> out``.
+    """
+    func = "litert_optimized_mul"
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
+        func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
+    m, s = q31_multiplier(multiplier, func, "multiplier"), scalar_int(shift, func, "shift", -31, 30)
+    walk = litert_broadcast_runs(shape1, shape2)
+    if walk is None:
+        return mul_plan(shape1, shape2, dtype, input1_zero_point=input1_zero_point,
+                        input2_zero_point=input2_zero_point, output_zero_point=output_zero_point,
+                        multiplier=multiplier, shift=shift, act_min=act_min, act_max=act_max)
+    run_length, elementwise = walk
+    int8 = t.dtype == np.int8
+    lanes, saturating = (16, True) if int8 else (8, elementwise)
+    size, out_dtype = math.prod(shape), t.dtype
+
+    def run(x1, x2):
+        out = np.empty(size, out_dtype)
+        _optimized_mul(flat1(x1), flat2(x2), zp1, zp2, zo, m, s, lo, hi, run_length, lanes, saturating, out)
         return out.reshape(shape)
 
     return run

@@ -5,8 +5,8 @@ ADD and MUL (int8 / uint8 / int16, broadcasting).
 Per kernel (``g.kernel(op)``): TFLite's reference (LiteRT; its int16 ADD takes the shift-only kernel on
 power-of-two scales), TFLM's (int16 ADD always the general path, any zero points; int16 MUL's multiplier from
 double products), XNNPACK's (``qs8-vadd`` / ``qs8-vmul`` where its delegate takes the scales), LiteRT's optimized
-8-bit ADD (engine "litert-optimized", and the XNNPACK engine's ADDs its delegate leaves: NEON blocks that wrap
-beyond int16).
+8-bit ADD and MUL (engine "litert-optimized", and the XNNPACK engine's ADDs and MULs its delegate leaves: NEON
+blocks that wrap beyond int16). TFLM's MUL takes its multiplier from double products for every type.
 
 SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (int8; uint8 where LiteRT takes it), with broadcasting.
 
@@ -111,15 +111,18 @@ def prepare_mul(op, g):
     int16_mul = _is_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = (_binary_int16 if int16_mul else _binary)(op, g)
     real = np.float32(np.float32(s1 * s2) / so)
-    if int16_mul and g.kernel(op) is Kernel.TFLM:  # mul_common.cc: double(s1) * double(s2) / double(s_out)
+    if g.kernel(op) is Kernel.TFLM:  # mul_common.cc: double(s1) * double(s2) / double(s_out), every type
         real = np.float64(s1) * np.float64(s2) / np.float64(so)
+    plan = elementwise.mul_plan
     if g.kernel(op) is Kernel.XNNPACK and not int16_mul and xnnpack_delegates((real,), 2.0**-16, 2.0**8):
         q = dict(scale=real)  # qs8-vmul fp32 kernels
     else:
         m, s = fixed_point_multiplier(op, real)
         q = dict(multiplier=m, shift=s)
+        if g.kernel(op) in (Kernel.LITERT_OPTIMIZED, Kernel.XNNPACK) and not int16_mul:  # mul.cc: int16 reference
+            plan = elementwise.litert_optimized_mul_plan
     q.update(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo, act_max=hi)
-    return Prepared(binary_run(op, g, elementwise.mul_plan, **q), q)
+    return Prepared(binary_run(op, g, plan, **q), q)
 
 
 _INT8 = np.dtype(np.int8)
