@@ -131,7 +131,7 @@ class DataSet:
             if len(self._infos) != 1:
                 raise ValidateError(f"--data {path}: a directory of .npy files feeds a one-input model; this model has "
                                     f"{len(self._infos)} inputs (give a .npz with one array per input)")
-            first = np.load(self._files[0], mmap_mode="r")
+            first = self._load_one(self._files[0])
             self._arrays = None
             self._shape, self._dtype = first.shape, first.dtype
             self.n = len(self._files)
@@ -147,6 +147,15 @@ class DataSet:
                                     f"{[a.shape[0] for a in arrays]}")
         if self.n < 1:
             raise ValidateError(f"--data {path}: no samples")
+
+    def _load_one(self, f):
+        """One sample file of a ``--data`` directory; ValidateError when it cannot be read (a directory named
+        .npy, a corrupt or unreadable file)."""
+        try:
+            return np.load(f, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise ValidateError(f"--data {self.path}: cannot read {f.name} "
+                                f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
 
     def _open_file(self, path):
         try:
@@ -199,7 +208,7 @@ class DataSet:
         if self._files is not None:
             parts = []
             for f in self._files[start:stop]:
-                a = np.load(f, mmap_mode="r")
+                a = self._load_one(f)
                 if a.shape != self._shape or a.dtype != self._dtype:
                     raise ValidateError(f"--data {self.path}: {f.name} has {a.dtype} {a.shape}, the first file "
                                         f"{self._dtype} {self._shape}")

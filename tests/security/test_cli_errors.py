@@ -96,3 +96,19 @@ def test_diagnose_escapes_a_hostile_name_in_its_verdict(tmp_path, capsys):
                      "--no-search", "--json", str(tmp_path / "d.json")]) == 1
     out = capsys.readouterr()
     assert "FAIL" in out.out and "\x1b" not in out.out + out.err
+
+
+@pytest.mark.parametrize("bad", ["a directory", "garbage"])
+def test_an_unreadable_file_in_a_data_folder_is_bad_input_naming_it(tmp_path, capsys, bad):
+    data = tmp_path / "data"
+    data.mkdir()
+    x = np.load(f"{MODELS}/cnn.npz")["r0/in0"]
+    np.save(data / "a.npy", x[0])
+    np.save(data / "b.npy", x[0])
+    if bad == "a directory":
+        (data / "c.npy").mkdir()
+    else:
+        (data / "c.npy").write_bytes(b"garbage")
+    assert cli.main(["validate", f"{MODELS}/cnn.tflite", "--data", str(data), "--json", "-"]) == 2
+    err = _last_error(capsys)
+    assert "cannot read c.npy" in err
