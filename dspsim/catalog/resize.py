@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import oracle as ref
 from ..kernels.resize import (
+    float_resize_bilinear,
     optimized_resize_nearest_neighbor,
     resize_bilinear,
     resize_nearest_neighbor,
@@ -19,8 +20,9 @@ from .descriptor import Operator, SuiteCase, random_codes, register
 def _resize_case(p, rng):
     kw = dict(x=random_codes(rng, p["shape"], p["dtype"]), size=np.array(p["size"], np.int32),
               align_corners=p["align_corners"], half_pixel_centers=p["half_pixel_centers"])
-    if "rounding" in p:
-        kw["rounding"] = p["rounding"]
+    for key in ("rounding", "premultiplied"):
+        if key in p:
+            kw[key] = p[key]
     return kw
 
 
@@ -72,6 +74,15 @@ def _register_resize():
         _examples((np.int8, np.uint8)), "TFLite RESIZE_BILINEAR as XNNPACK computes it (11-bit weights)",
         generate=_resize_case, params=base, choices={"dtype": ("int8", "uint8")},
         cases=cases("resize-bilinear-xnnpack", 1530)))
+    register(Operator(
+        "float_resize_bilinear", float_resize_bilinear, ref.float_resize_bilinear_oracle,
+        lambda: _examples((np.uint8,))() + _examples((np.uint8,), {"premultiplied": True})(),
+        "TFLite RESIZE_BILINEAR on uint8 as LiteRT computes it in float32 (reference, or the optimized kernel's "
+        "premultiplied weights and 8.8 fixed-point 8x upsampling)",
+        generate=_resize_case, params=dict(base, dtype="uint8", premultiplied=False),
+        choices={"dtype": ("uint8",), "premultiplied": (False, True)},
+        cases=cases("resize-bilinear-uint8", 1540) + (SuiteCase("resize-bilinear-uint8-888", {
+            "premultiplied": True, "half_pixel_centers": True, "shape": [1, 2, 3, 8], "size": [16, 24]}, 1544),)))
 
 
 _register_resize()

@@ -36,7 +36,8 @@ from .nonlinear.softmax import (
     LogSoftmaxParams, SoftmaxParams, log_softmax, optimized_log_softmax, optimized_softmax, optimized_softmax_table,
     softmax, tflite_log_softmax_params, tflite_softmax_params,
 )
-from .resize import optimized_resize_nearest_neighbor, resize_bilinear, resize_nearest_neighbor, xnnpack_resize_bilinear
+from .resize import (float_resize_bilinear, optimized_resize_nearest_neighbor, resize_bilinear, resize_nearest_neighbor,
+                     xnnpack_resize_bilinear)
 from .quantize.cast import CastNaN, cast
 from .quantize.requantize import tflite_requantize
 from .reduce.select import arg_max, reduce_max
@@ -61,6 +62,7 @@ __all__ = ["svdf", "HardSwishParams", "LogSoftmaxParams", "LutFunction", "PreluP
 __all__ += ["MirrorPadMode", "depth_to_space", "gather", "mirror_pad", "pack", "slice_tensor", "space_to_depth",
             "split", "split_v", "strided_slice", "strided_slice_plan", "transpose", "unpack",
             "optimized_resize_nearest_neighbor", "resize_bilinear", "resize_nearest_neighbor", "xnnpack_resize_bilinear",
+            "float_resize_bilinear",
             "arg_max", "reduce_max", "CastNaN", "cast", "tflite_requantize"]
 __all__ += ["maximum", "minimum", "squared_difference", "sub", "tflite_squared_difference_params",
             "tflite_sub_params", "xnnpack_sub_params"]

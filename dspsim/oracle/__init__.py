@@ -196,6 +196,7 @@ from .requant import (  # noqa: F401
     rule_dict,
 )
 from .resize import (  # noqa: F401
+    float_resize_bilinear_oracle,
     optimized_resize_nearest_neighbor_oracle,
     ort_bilinear_8bit,
     ort_source_coordinate,
