@@ -30,3 +30,12 @@ def pymicro_wakeword_model(relative):
     if spec is None or not spec.submodule_search_locations:
         return None
     return existing(os.path.join(list(spec.submodule_search_locations)[0], relative))
+
+
+def cmsis_nn_conformance_cases():
+    """The CMSIS-NN unit-test vectors of ``../shared/conformance/cmsis-nn/<family>__<case>.npz``, sorted ([] where
+    the folder is absent)."""
+    folder = os.path.join(SHARED, "conformance", "cmsis-nn")
+    if not os.path.isdir(folder):
+        return []
+    return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".npz"))
