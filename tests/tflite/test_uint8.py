@@ -94,6 +94,7 @@ def test_the_goldens_exercise_the_differences():
     assert not differ("dw_ties", "litert_ref", "litert_optimized")  # uint8 depthwise: gemmlowp's ties away
     assert differ("dw_ties", "litert_ref", "litert_default")
     assert differ("resize_align_corners", "litert_ref", "litert_optimized")
+    assert differ("softmax_kernels_apart", "litert_ref", "litert_optimized")
     refused = {n for n, c in META["cases"].items() if c["engines"]["litert_ref"]["status"] == "refused"}
     assert refused == {"conv_per_channel_refused", "conv_bias_scale_refused"}
 
