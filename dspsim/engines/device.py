@@ -29,6 +29,9 @@ and loads it wherever an engine is taken: ``load_model(model, engine=dspsim.Devi
                            ``"half_to_even"`` | ``"floor"`` (truncating shift) | ``"toward_zero"``
 ``requant_input``          ``"int32"`` (the accumulator saturated to int32 first) | ``"accumulator"`` (as it is)
 ``float_rounding``         float32 requantization's tie rule (the same names)
+``vector_channels``        0..64, ``[depthwise_conv_2d]`` only: the output channels in vector blocks of this
+                           many take ``shift_rounding``, the last ``C % vector_channels`` the rounding's own tie
+                           rule (a scalar tail loop, as LiteRT's optimized depthwise kernel: 8)
 =========================  ===========================================================================
 
 and ``[tflite] rounding = "double" | "single"`` for the fixed-point operators outside the MAC families, ``[tflite]
@@ -71,8 +74,11 @@ MAC_KEYS = MappingProxyType({
     "shift_rounding": _TIES,
     "requant_input": tuple(r.value for r in RequantInput),
     "float_rounding": _TIES,
+    "vector_channels": range(0, 65),
 })
 """The keys of a MAC table and their allowed values."""
+#: keys that only some families' kernels model, and those families
+_FAMILY_ONLY = MappingProxyType({"vector_channels": ("depthwise_conv_2d",)})
 _TFLITE_KEYS = MappingProxyType({"rounding": ("double", "single"), "quotient": ("double", "float32")})
 _TOP_KEYS = ("name", "engine", "summary")
 _TABLES = ("mac", "tflite") + MAC_FAMILIES
@@ -121,6 +127,9 @@ def _checked(overrides: dict, where: str) -> dict:
         for key, value in values.items():
             if key not in keys:
                 raise ValueError(f"{where}: unknown key '{table}.{key}'; [{table}] takes {list(keys)}")
+            if table not in _FAMILY_ONLY.get(key, (table,)):
+                raise ValueError(f"{where}: '{table}.{key}' is not modelled there; put {key} in "
+                                 + " or ".join(f"[{t}]" for t in _FAMILY_ONLY[key]))
             _check_value(where, f"{table}.{key}", value, keys[key])
         out[table] = dict(values)
     return out
@@ -136,7 +145,7 @@ def _mac_rule(rule, keys: dict):
     changes = {}
     if "requantization" in keys:
         changes["kind"] = RequantKind(keys["requantization"])
-    for key in ("rounding", "multiplier_bits"):
+    for key in ("rounding", "multiplier_bits", "vector_channels"):
         if key in keys:
             changes[key] = keys[key]
     for key in ("shift_rounding", "float_rounding"):

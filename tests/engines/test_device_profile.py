@@ -74,6 +74,11 @@ def test_load_reads_a_file_and_engine_takes_its_path(tmp_path):
     ('engine = "onnxruntime"\n[tflite]\nrounding = "single"\n', "runs no TFLite models"),
     ('engine = "tflm"\n[tflite]\nmultiplier_bits = 15\n', "unknown key 'tflite.multiplier_bits'"),
     ('engine = tflm\n', "not valid TOML"),
+    ('engine = "litert"\n[mac]\nvector_channels = 8\n',
+     r"'mac.vector_channels' is not modelled there; put vector_channels in \[depthwise_conv_2d\]"),
+    ('engine = "litert"\n[conv_2d]\nvector_channels = 8\n', "'conv_2d.vector_channels' is not modelled there"),
+    ('engine = "litert"\n[depthwise_conv_2d]\nvector_channels = 65\n',
+     r"vector_channels must be an integer in \[0, 64\]"),
 ])
 def test_a_bad_device_file_is_refused_naming_the_key(text, words):
     with pytest.raises(ValueError, match=words) as info:
@@ -84,7 +89,7 @@ def test_a_bad_device_file_is_refused_naming_the_key(text, words):
 def test_every_documented_key_has_its_allowed_values():
     assert set(MAC_KEYS) == {"accumulator_bits", "accumulator_overflow", "pair_saturation", "bias_bits",
                              "requantization", "multiplier_bits", "rounding", "shift_rounding", "requant_input",
-                             "float_rounding"}
+                             "float_rounding", "vector_channels"}
     doc = dspsim.engines.device.__doc__
     assert all(f"``{k}``" in doc for k in MAC_KEYS)
 
@@ -95,6 +100,17 @@ def test_requantization_and_input_keys_set_the_rule():
     rq = p.mac.conv_2d.requant
     assert rq.kind is RequantKind.FLOAT32 and rq.float_rounding is Rounding.HALF_UP
     assert rq.requant_input is RequantInput.ACCUMULATOR
+
+
+def test_vector_channels_declares_the_optimized_depthwise_blocks_and_reads_back():
+    """LiteRT's reference engine with the optimized depthwise kernel's blocks of 8 (ties toward +inf, the scalar
+    tail's ties away from zero) is, for DEPTHWISE_CONV_2D, the rule of engine "litert-optimized"."""
+    p = DeviceProfile.loads('engine = "litert"\n[depthwise_conv_2d]\nvector_channels = 8\nshift_rounding = "half_up"\n')
+    rule = p.mac.depthwise_conv_2d.requant
+    assert rule == engines.get("litert-optimized").mac.depthwise_conv_2d.requant
+    assert rule.vector_channels == 8 and rule.scalar_rule.shift_rounding is None
+    assert p.mac.conv_2d == engines.get("litert").mac.conv_2d
+    assert DeviceProfile.loads(p.to_toml()) == p and "vector_channels = 8" in p.to_toml()
 
 
 def test_a_device_profile_of_a_device_profile_merges_and_names_a_known_engine():

@@ -103,7 +103,8 @@ _ADD_SHAPES = [((37,), (37,)), ((2, 40), (2, 40)), ((3, 1, 21), (3, 4, 21)), ((3
 
 @settings(max_examples=120, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), shapes=st.sampled_from(_ADD_SHAPES), uint8=st.booleans(),
-       scales=st.tuples(*[st.floats(-4.0, 0.3).map(lambda e: 10.0**e)] * 3), zps=st.tuples(*[st.integers(-128, 127)] * 3),
+       scales=st.tuples(*[st.floats(-4.0, 0.3).map(lambda e: 10.0**e)] * 3),
+       zps=st.tuples(*[st.integers(-128, 127)] * 3),
        relu=st.booleans(), edge=st.booleans())
 def test_optimized_add_matches_the_oracle_on_every_path(seed, shapes, uint8, scales, zps, relu, edge):
     """Random scales put outputs far beyond int16 (the blocks wrap) and give every input shift; ``edge`` fills
