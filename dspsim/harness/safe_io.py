@@ -164,12 +164,15 @@ def write_marker(directory) -> None:
 
 def _foreign_entry(fd: int) -> str | None:
     """What in the directory open as ``fd`` dspsim did not write (a path, or why), or None."""
-    try:
-        mfd = os.open(MARKER, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
+    try:  # (not blocking on a FIFO, not following a link)
+        mfd = os.open(MARKER, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
     except FileNotFoundError:
         return "its marker"
     except OSError:
         return "an unreadable marker"
+    if not stat.S_ISREG(os.fstat(mfd).st_mode):
+        os.close(mfd)
+        return "a marker that is not a file"
     try:
         with os.fdopen(mfd, "rb") as f:
             raw = f.read(1 << 22)
@@ -248,7 +251,8 @@ def check_writable(out) -> None:
     out = Path(out)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
-        os.rmdir(tempfile.mkdtemp(prefix=_temp_prefix(out, "probe"), dir=out.parent))
+        with _signals_held():
+            os.rmdir(tempfile.mkdtemp(prefix=_temp_prefix(out, "probe"), dir=out.parent))
     except OSError as exc:
         raise OutDirError(f"{out}: cannot write a report there ({exc.strerror or exc})") from None
 
@@ -404,8 +408,10 @@ def atomic_dir(out, inputs=()):
     temporary is removed and ``out`` left as it was."""
     out = check_output_dir(out, inputs)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(out, "tmp"), dir=out.parent))
+    tmp = None
     try:
+        with _signals_held():  # a Ctrl-C here lands once ``tmp`` is known, inside the try
+            tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(out, "tmp"), dir=out.parent))
         with sigterm_as_interrupt():
             yield tmp
             write_marker(tmp)
@@ -418,7 +424,8 @@ def atomic_dir(out, inputs=()):
                     raise
                 raise OutDirError(f"{out}: cannot put the report in place ({exc.strerror or exc})") from None
     except BaseException:
-        _rmtree(tmp)
+        if tmp is not None:
+            _rmtree(tmp)
         raise
 
 
@@ -426,8 +433,10 @@ def atomic_write_text(path, text: str) -> Path:
     """Write ``text`` to ``path`` through a ``tempfile.mkstemp`` sibling renamed into place: an
     interrupted or failed write (a full disk) leaves the previous file, or none."""
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path, "tmp"), dir=path.parent)
+    tmp = None
     try:
+        with _signals_held():
+            fd, tmp = tempfile.mkstemp(prefix=_temp_prefix(path, "tmp"), dir=path.parent)
         with sigterm_as_interrupt(), os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -435,8 +444,8 @@ def atomic_write_text(path, text: str) -> Path:
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
-        with _signals_held():
-            with contextlib.suppress(OSError):
+        if tmp is not None:
+            with _signals_held(), contextlib.suppress(OSError):
                 os.unlink(tmp)
         raise
     return path

@@ -163,3 +163,26 @@ def test_a_json_target_that_is_a_symlink_is_refused(arrays, tmp_path, capsys):
     assert cli.main(["compare", str(a), str(b), "--json", str(link)]) == 2
     assert "symbolic link" in _one_line_error(capsys)
     assert victim.read_text() == "precious"
+
+
+@pytest.mark.parametrize("marker", ["fifo", "symlink", "directory", "garbage", "old text"])
+def test_a_folder_whose_marker_is_not_dspsims_is_kept_without_hanging(tmp_path, capsys, marker):
+    from dspsim.harness.report import MARKER
+
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[case]]\nname = "r"\nop = "relu"\nshape = [3]\n')
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "precious.txt").write_text("keep")
+    m = out / MARKER
+    if marker == "fifo":
+        os.mkfifo(m)
+    elif marker == "symlink":
+        m.symlink_to(tmp_path / "s.toml")
+    elif marker == "directory":
+        m.mkdir()
+    else:
+        m.write_bytes(b"\xff\x00{" if marker == "garbage" else b"written by dspsim\n")
+    assert cli.main(["suite", str(suite), "--out", str(out), "--no-plots"]) == 2
+    assert "refusing to replace" in _one_line_error(capsys)
+    assert (out / "precious.txt").read_text() == "keep"
