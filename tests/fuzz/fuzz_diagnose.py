@@ -232,6 +232,8 @@ def verdict(model, inputs, dumps) -> str | None:
         errors = [s for s in lines if "dspsim: error:" in s]
         if len(errors) != 1 or not errors[0].lstrip("\r\x1b[K").startswith("dspsim: error: "):
             return f"cli: exit 2 without exactly one 'dspsim: error:' line: {lines[-3:]}"
+    elif code == 3:  # (an unexpected error: one line naming it, as issue 31 asks, but still a defect)
+        return f"cli: unexpected error (exit 3): {lines[-1][:200] if lines else ''}"
     elif code not in (0, 1):
         return f"cli: exit {code}"
     try:

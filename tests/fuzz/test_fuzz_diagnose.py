@@ -16,8 +16,9 @@ def test_the_unmutated_dumps_diagnose_clean(tmp_path):
     assert fd.verdict(model, inputs, d) is None
 
 
-def test_the_verdict_catches_an_exception_that_escapes_the_cli(tmp_path, monkeypatch):
-    """The verdict can fail: an IndexError inside the dump reader is reported, not taken for a refusal."""
+def test_the_verdict_catches_an_unexpected_exception_in_the_cli(tmp_path, monkeypatch):
+    """The verdict can fail: an IndexError inside the dump reader is reported, not taken for a refusal (the CLI
+    turns it into one line and exit 3)."""
     from dspsim.harness import dumps
 
     model, inputs, d = fd.make_case(tmp_path, np.random.default_rng(0), {})
@@ -26,7 +27,8 @@ def test_the_verdict_catches_an_exception_that_escapes_the_cli(tmp_path, monkeyp
         raise IndexError("tuple index out of range")
 
     monkeypatch.setattr(dumps, "read_array", broken)
-    assert fd.verdict(model, inputs, d).startswith("cli: IndexError escaped")
+    v = fd.verdict(model, inputs, d)
+    assert v.startswith("cli: unexpected error (exit 3)") and "IndexError: tuple index out of range" in v, v
 
 
 @pytest.mark.parametrize("reader", ["read_array", "load_vectors"])
