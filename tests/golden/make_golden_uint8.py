@@ -157,11 +157,11 @@ def pool_case(S, mk, name, what, is_max, x_shape, k, stride, padding, q_in, q_ou
                                                                           tensors, [0], [1])
 
 
-def softmax_case(S, mk, name, what, shape, q_in, q_out, beta=1.0):
+def softmax_case(S, mk, name, what, shape, q_in, q_out, beta=1.0, out_type=None):
     opts = S.SoftmaxOptionsT()
     opts.beta = beta
     t_u8 = S.TensorType.UINT8
-    tensors = [("x", shape, t_u8, *q_in, None), ("y", shape, t_u8, *q_out, None)]
+    tensors = [("x", shape, t_u8, *q_in, None), ("y", shape, out_type or t_u8, *q_out, None)]
     return name, "SOFTMAX", what, mk(S.BuiltinOperator.SOFTMAX, S.BuiltinOptions.SoftmaxOptions, opts, tensors,
                                      [0], [1])
 
@@ -294,6 +294,8 @@ def cases():
                      (1 / 256, 0)),
         softmax_case(S, mk, "softmax_zero_point", "output zero point 10 (neither kernel adds it)", (2, 9), (0.1, 0),
                      (1 / 256, 10)),
+        softmax_case(S, mk, "softmax_u8_i16", "uint8 in, int16 out (scale 1/65536, zero point -32768)", (2, 37),
+                     (0.07, 128), (1 / 65536, -32768), out_type=S.TensorType.INT16),
         softmax_case(S, mk, "softmax_kernels_apart", "rows (a, b, 255) at scale 0.02: 8 of the 65,536 pairs round apart "
                      "in the fixed-point reference and the float optimized kernel", (64, 3), (0.02, 0), (1 / 256, 0)),
         concat_case(S, mk, "concat_same", "equal quantization: a copy", [(1, 4, 4, 3), (1, 4, 4, 2)],

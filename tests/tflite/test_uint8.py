@@ -117,6 +117,11 @@ def test_uint8_softmax_matches_the_oracle(rows, depth, scale, beta, seed):
         kw = dict(table=table, output_scale=s_out, output_zero_point=zo)
         got, want = optimized_softmax(x, **kw), optimized_softmax_oracle(x, **kw)
         assert got.dtype == np.uint8 and np.array_equal(got, want)
+    assert np.array_equal(softmax(x, params=params, out_dtype="int16"),
+                          softmax_oracle(x, params=params, out_dtype="int16"))
+    kw = dict(table=table, output_scale=1 / 65536, output_zero_point=-32768, out_dtype="int16")
+    got = optimized_softmax(x, **kw)
+    assert got.dtype == np.int16 and np.array_equal(got, optimized_softmax_oracle(x, **kw))
 
 
 @settings(max_examples=40, deadline=None)
@@ -148,7 +153,7 @@ def test_uint8_float_resize_bilinear_matches_the_oracle(h, w, oh, ow, mode, prem
 
 
 def test_refusals_name_the_function_and_the_rule():
-    with pytest.raises(ValueError, match=r"softmax: out_dtype must be one of \('uint8',\)"):
+    with pytest.raises(ValueError, match=r"softmax: out_dtype must be one of \('uint8', 'int16'\)"):
         softmax(np.zeros((1, 4), np.uint8), params=tflite_softmax_params(input_scale=0.1), out_dtype="int8")
     with pytest.raises(ValueError, match="concatenation: rescaling takes uint8 inputs"):
         concatenation([np.zeros((1, 2), np.int8)], 0, input_scales=[0.1], input_zero_points=[0], output_scale=0.2,

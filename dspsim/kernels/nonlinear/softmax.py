@@ -140,7 +140,8 @@ def softmax(x, *, params, out_dtype=None):
     **int8 input** (see the module text): ``out_dtype`` "int8" (the default; output scale 1/256, zero point
     -128; final shift ``nbu + 23``) or "int16" (``Softmax<int8_t, int16_t>``: scale 1/65536, zero point
     -32768; shift ``nbu + 15``). **uint8 input** (``Softmax<uint8_t, uint8_t>``): the same recipe, the output
-    type's minimum 0 added instead of -128 (scale 1/256, zero point 0); ``out_dtype`` "uint8", the default. ``MBQM>1(d) = SRDHM(int32(d * 2^shift), multiplier)`` (TFLite's
+    type's minimum 0 added instead of -128 (scale 1/256, zero point 0); ``out_dtype`` "uint8", the default, or
+    "int16" (``Softmax<uint8_t, int16_t>``, as for an int8 input). ``MBQM>1(d) = SRDHM(int32(d * 2^shift), multiplier)`` (TFLite's
     ``MultiplyByQuantizedMultiplierGreaterThanOne`` in the default build: one rounding, ties toward +inf);
     the final shift ties away from zero; the sum of exps in Q12.19 cannot overflow for rows of fewer than
     2^12 entries (each term is at most 1). ``params``: a :class:`SoftmaxParams` from
@@ -164,7 +165,7 @@ def softmax(x, *, params, out_dtype=None):
     _check_fields(func, params, (("input_multiplier", 1 << 30, (1 << 31) - 1), ("input_left_shift", 0, 31),
                                  ("diff_min", -(1 << 31), 0)))
     depth = _q12_19_depth(func, x)
-    outs = ("int8", "int16") if x.dtype == np.int8 else ("uint8",)
+    outs = ("int8", "int16") if x.dtype == np.int8 else ("uint8", "int16")
     if out_dtype not in outs:
         raise ValueError(f"{func}: out_dtype must be one of {outs} for a {x.dtype} x, got {out_dtype!r}")
     flat = np.ascontiguousarray(x).reshape(-1)
@@ -465,7 +466,7 @@ def _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype, 
     if t[255] != 1 or not np.all((t >= 0) & (t <= 1)):
         raise ValueError(f"{func}: table must be an optimized_softmax_table: exp(-v * steps), 1 at index 255, "
                          "every entry in [0, 1]")
-    outs = ("int8", "int16") if x.dtype == np.int8 else ("uint8",)
+    outs = ("int8", "int16") if x.dtype == np.int8 else ("uint8", "int16")
     if out_dtype not in outs:
         raise ValueError(f"{func}: out_dtype must be one of {outs} for a {x.dtype} x, got {out_dtype!r}")
     if isinstance(output_scale, bool) or not isinstance(output_scale, (int, float, np.floating, np.integer)):
@@ -501,9 +502,9 @@ def optimized_softmax(x, *, table, output_scale, output_zero_point, out_dtype=No
     Per row: ``e_j = table[255 - max + q_j]`` (:func:`optimized_softmax_table`), ``S = e_0 + e_1 + ...``
     summed in order in float32, ``inv = f32(1 / f32(S * s_out))``, ``out_j = clamp(std::round(f32(e_j *
     inv)) + zo)``: ties away from zero; the output zero point IS used (the reference adds the type's
-    minimum instead). ``out_dtype`` "int8" or "int16" for an int8 x; "uint8" for a uint8 x, whose
-    ``QuantizeSoftmaxOutput<uint8_t>`` (every build but aarch64) is ``int32_t(f32(p + 0.5f))``: the float32 sum
-    truncated, and no zero point added (LiteRT's Prepare checks none for a uint8 output). None: x's type.
+    minimum instead). ``out_dtype`` "int8" or "int16" for an int8 x; "uint8" or "int16" for a uint8 x. A uint8
+    output's ``QuantizeSoftmaxOutput<uint8_t>`` (every build but aarch64) is ``int32_t(f32(p + 0.5f))``: the float32
+    sum truncated, and no zero point added (LiteRT's Prepare checks none for a uint8 output). None: x's type.
     """
     func = "optimized_softmax"
     x, t, s_out, zo, out_dtype = _optimized_args(func, x, table, output_scale, output_zero_point, out_dtype)

@@ -220,19 +220,21 @@ def prepare_softmax(op, g):
 
 
 def _prepare_uint8_softmax(op, g):
-    """uint8 in and out (``SoftmaxQuantized<uint8_t, uint8_t>``): LiteRT's Prepare checks neither the output's scale
-    nor its zero point. The reference adds the type's minimum 0 (output scale 1/256 assumed); the optimized kernel
-    ``int32_t(f32(p + 0.5f))`` with the output scale and no zero point (x86: ``QuantizeSoftmaxOutput<uint8_t>``)."""
-    check_int_types(op, g, allowed=_UINT8)
+    """uint8 in, uint8 or int16 out (``SoftmaxQuantized<uint8_t, uint8_t / int16_t>``): LiteRT's Prepare checks
+    neither the output's scale nor its zero point. The reference adds the type's minimum (output scale 1/256 or
+    1/65536 assumed); the optimized kernel a uint8 output ``int32_t(f32(p + 0.5f))`` with the output scale and no
+    zero point (x86: ``QuantizeSoftmaxOutput<uint8_t>``), an int16 one ``std::round(p) + zp``."""
+    check_int_types(op, g, allowed=_UINT8 + _INT16)
+    out_dtype = g.tensor(op.outputs[0]).dtype.name
     s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
     beta = float(np.float32(op.options.get("beta", 1.0)))
     if g.kernel(op) is Kernel.LITERT_OPTIMIZED:
         table = at_prepare(op, optimized_softmax_table, input_scale=float(s_in), beta=beta)
-        kq = dict(table=table, output_scale=float(s_out), output_zero_point=zo, out_dtype="uint8")
+        kq = dict(table=table, output_scale=float(s_out), output_zero_point=zo, out_dtype=out_dtype)
         return Prepared(lambda inputs: at_run(op, optimized_softmax, inputs[0], **kq), kq)
     params = at_prepare(op, tflite_softmax_params, input_scale=float(s_in), beta=beta)
-    kq = dict(params=params, out_dtype="uint8")
+    kq = dict(params=params, out_dtype=out_dtype)
     return Prepared(lambda inputs: at_run(op, softmax, inputs[0], **kq), kq)
 
 
