@@ -163,16 +163,16 @@ def write_marker(directory) -> None:
 
 
 def _foreign_entry(fd: int) -> str | None:
-    """What in the directory open as ``fd`` dspsim did not write (a path, or why), or None."""
+    """Why the directory open as ``fd`` is not only what dspsim wrote (a phrase), or None."""
     try:  # (not blocking on a FIFO, not following a link)
         mfd = os.open(MARKER, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0), dir_fd=fd)
     except FileNotFoundError:
-        return "its marker"
+        return "was not written by dspsim"
     except OSError:
-        return "an unreadable marker"
+        return "has a marker dspsim cannot read"
     if not stat.S_ISREG(os.fstat(mfd).st_mode):
         os.close(mfd)
-        return "a marker that is not a file"
+        return "has a marker that is not a file"
     try:
         with os.fdopen(mfd, "rb") as f:
             raw = f.read(1 << 22)
@@ -181,21 +181,23 @@ def _foreign_entry(fd: int) -> str | None:
         if not isinstance(listed, dict):
             raise ValueError
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
-        return "a marker without a file list (an older dspsim's?)"
+        return "has a marker without the list of the files dspsim wrote (an older dspsim's output?)"
     dirs = {str(Path(p).parent) for p in listed} | {"."}
     dirs = {d2 for d in dirs for d2 in [d, *(str(q) for q in Path(d).parents)]}
     for root, subdirs, names, rootfd in os.fwalk(".", dir_fd=fd):
         for n in subdirs:
             rel = os.path.normpath(os.path.join(root, n))
             if rel not in dirs or stat.S_ISLNK(os.stat(n, dir_fd=rootfd, follow_symlinks=False).st_mode):
-                return rel
+                return f"holds {rel!r}, which dspsim did not write"
         for n in names:
             rel = Path(os.path.normpath(os.path.join(root, n))).as_posix()
             if rel == MARKER:
                 continue
             st = os.stat(n, dir_fd=rootfd, follow_symlinks=False)
-            if not stat.S_ISREG(st.st_mode) or listed.get(rel) != st.st_size:
-                return rel
+            if not stat.S_ISREG(st.st_mode) or rel not in listed:
+                return f"holds {rel!r}, which dspsim did not write"
+            if listed[rel] != st.st_size:
+                return f"holds {rel!r}, changed since dspsim wrote it"
     return None
 
 
@@ -237,12 +239,8 @@ def check_replaceable(out) -> None:
         finally:
             os.close(fd)
         if still_out and complete:
-            if foreign == "its marker":
-                raise OutDirError(f"{out} exists and was not written by dspsim; refusing to replace it "
-                                  "(choose another --out)")
             if foreign is not None:
-                raise OutDirError(f"{out} exists and holds what dspsim did not write ({foreign}); refusing to "
-                                  "replace it (choose another --out)")
+                raise OutDirError(f"{out} exists and {foreign}; refusing to replace it (choose another --out)")
             return
 
 
