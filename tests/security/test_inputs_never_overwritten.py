@@ -186,3 +186,27 @@ def test_a_folder_whose_marker_is_not_dspsims_is_kept_without_hanging(tmp_path, 
     assert cli.main(["suite", str(suite), "--out", str(out), "--no-plots"]) == 2
     assert "refusing to replace" in _one_line_error(capsys)
     assert (out / "precious.txt").read_text() == "keep"
+
+
+def test_bench_out_and_json_are_checked_before_any_timing(tmp_path, capsys, monkeypatch):
+    import importlib
+
+    bench_run = importlib.import_module("dspsim.bench.run")  # (the package's ``run`` is the function)
+
+    def no_timing(*a, **kw):
+        raise AssertionError("timed before checking --out")
+
+    monkeypatch.setattr(bench_run, "run", no_timing)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "bench.json").write_text("my own numbers")
+    with pytest.raises(SystemExit) as exc:
+        bench_run.main(["--quick", "--out", str(mine)])
+    assert exc.value.code == 2 and "not written by dspsim" in capsys.readouterr().err
+    assert (mine / "bench.json").read_text() == "my own numbers"
+    link = tmp_path / "b.json"
+    link.symlink_to(mine / "bench.json")
+    with pytest.raises(SystemExit) as exc:
+        bench_run.main(["--quick", "--out", str(tmp_path / "new"), "--json", str(link)])
+    assert exc.value.code == 2 and "symbolic link" in capsys.readouterr().err
+    assert (mine / "bench.json").read_text() == "my own numbers"
