@@ -66,7 +66,11 @@ def _param_arrays(params: dict, op_index: int) -> dict:
             continue
         if a.size and _INT32.min <= a.min() and a.max() <= _INT32.max:
             a = a.astype(np.int32)  # zero points, shifts, bounds, multipliers: int32 as TFLite holds them
-        out[f"op{op_index}_{c_identifier(name)}"] = a
+        key = f"op{op_index}_{c_identifier(name)}"
+        if key in out:  # two names, one file / C identifier: refused, never merged
+            raise ValueError(f"export_model: operator {op_index}'s parameters {name!r} and another both become "
+                             f"{key!r}")
+        out[key] = a
     return out
 
 

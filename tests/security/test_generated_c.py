@@ -104,3 +104,14 @@ def test_export_refuses_two_cases_that_would_share_one_header(tmp_path, capsys):
     assert err.startswith("dspsim: error: ") and len(err.splitlines()) == 1
     assert "'fc-a' and 'fc_a' both become 'fc_a'" in err
     assert not out.exists()
+
+
+def test_export_model_refuses_two_parameters_that_become_one_file(tmp_path, monkeypatch):
+    m = load_model(hostile_cnn())
+    x = np.load("tests/golden/models/cnn.npz")["r0/in0"]
+    real = m.operator_params
+    monkeypatch.setattr(m, "operator_params", lambda k: {**real(k), "zp-a": 1, "zp_a": 2} if k == 1 else real(k))
+    out = tmp_path / "exp"
+    out.mkdir()
+    with pytest.raises(ValueError, match="export_model: operator 1's parameters .* both become 'op1_zp_a'"):
+        export_model(m, [x], "hex", out)
