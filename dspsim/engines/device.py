@@ -156,10 +156,11 @@ def _mac_rule(rule, keys: dict):
     rq16 = rule.requant_16x8  # 16x8 layers take the build's rounding only (the int64 overload has none)
     if "rounding" in keys and rq16.kind is RequantKind.FIXED_POINT and rq16.rounding != "int64":
         rq16 = replace(rq16, rounding=keys["rounding"])
-    rq_u8 = rule.requant_uint8  # an engine's own uint8 rule takes the device's 8-bit keys too
-    if rq_u8 is not None and changes:
-        rq_u8 = replace(rq_u8, **changes)
+    rq_u8, rq_grouped = rule.requant_uint8, rule.requant_grouped  # an engine's own rules take the 8-bit keys too
+    if changes:
+        rq_u8, rq_grouped = (None if r is None else replace(r, **changes) for r in (rq_u8, rq_grouped))
     return replace(rule, requant=replace(rq, **changes) if changes else rq, requant_16x8=rq16, requant_uint8=rq_u8,
+                   requant_grouped=rq_grouped,
                    accumulator=None if acc == Accumulator() and rule.accumulator is None else acc,
                    bias_bits=keys.get("bias_bits", rule.bias_bits))
 

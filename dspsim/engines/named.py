@@ -42,14 +42,15 @@ _FLOAT32 = RequantRule(RequantKind.FLOAT32)
 
 
 def _mac(fc, conv, depthwise, transpose_conv, fc_16x8=_INT64, accumulator=None, depthwise_accumulator=None,
-         depthwise_uint8=None):
+         depthwise_uint8=None, conv_grouped=None):
     """The MAC families' rules; 16x8 layers: the int64 overload (TRANSPOSE_CONV: the build's fixed point); uint8
-    layers: the 8-bit rule (``MacRule.uint8_requant``) but where ``depthwise_uint8`` is given."""
-    def rule(rq, rq16=_INT64, acc=accumulator, rq_u8=None):
-        return MacRule(rq, rq16, acc, requant_uint8=rq_u8)
+    layers: the 8-bit rule (``MacRule.uint8_requant``) but where ``depthwise_uint8`` is given; grouped convs: the
+    conv's rule but where ``conv_grouped`` is given."""
+    def rule(rq, rq16=_INT64, acc=accumulator, rq_u8=None, rq_grouped=None):
+        return MacRule(rq, rq16, acc, requant_uint8=rq_u8, requant_grouped=rq_grouped)
 
-    return MacProfile(rule(fc, fc_16x8), rule(conv), rule(depthwise, acc=depthwise_accumulator, rq_u8=depthwise_uint8),
-                      rule(transpose_conv, _FIXED))
+    return MacProfile(rule(fc, fc_16x8), rule(conv, rq_grouped=conv_grouped),
+                      rule(depthwise, acc=depthwise_accumulator, rq_u8=depthwise_uint8), rule(transpose_conv, _FIXED))
 
 
 _TFLITE_MAC = _mac(_FIXED_FC, _FIXED, _FIXED, _FIXED)
@@ -78,7 +79,10 @@ TFLM = EngineProfile(
                "ARG_MAX": (_I8,), "ARG_MAX.output": (_I32,), "SUM": (_I8,)},
         max_ranks={"STRIDED_SLICE": 4, "SLICE": 5, "TRANSPOSE": 5, "L2_NORMALIZATION": 4},
         takes_uint8=False, checks_quantization=False, allocates_empty_tensors=False,
-        int32_requantize_pairs=frozenset({(_I8, _I32), (_I16, _I32), (_I32, _I8), (_I32, _I16)})))
+        int32_requantize_pairs=frozenset({(_I8, _I32), (_I16, _I32), (_I32, _I8), (_I32, _I16)}),
+        # fully_connected_common.cc: INT4 weights per tensor only; conv_common.cc / depthwise_conv_common.cc:
+        # an int16 layer with INT4 weights is "hybrid"
+        int4_weights={"FULLY_CONNECTED": ("int8/per-tensor",), "CONV_2D": (_I8,), "DEPTHWISE_CONV_2D": (_I8,)}))
 
 TFLM_CMSIS_NN = TFLM.derive(
     "tflm-cmsis-nn", "TensorFlow Lite Micro with CMSIS-NN kernels (OPTIMIZED_KERNEL_DIR=cmsis_nn; CMSIS-NN "
@@ -118,9 +122,10 @@ _HALF_UP_FC = RequantRule(RequantKind.FIXED_POINT, shift_rounding=Rounding.HALF_
 LITERT_OPTIMIZED = EngineProfile(
     "litert-optimized", "LiteRT's optimized builtin kernels without a delegate (BUILTIN_WITHOUT_DEFAULT_DELEGATES; the "
                         "TFLite C library apps embed)",
-    # uint8 depthwise (depthwiseconv_uint8.h DepthwiseConvGeneral): gemmlowp's RoundingDivideByPOT, ties away from zero
+    # uint8 depthwise (depthwiseconv_uint8.h DepthwiseConvGeneral): gemmlowp's RoundingDivideByPOT, ties away from
+    # zero; grouped conv: conv.cc runs the reference kernel
     _mac(_HALF_UP_FC, _HALF_UP, replace(_HALF_UP, vector_channels=8), _FIXED, fc_16x8=_LITERT_FC,
-         depthwise_uint8=_FIXED_FC),
+         depthwise_uint8=_FIXED_FC, conv_grouped=_FIXED),
     frozenset({ModelFormat.TFLITE}),
     "litert-optimized",
     TfliteProfile(

@@ -180,6 +180,11 @@ class MacRule:
         Layers with uint8 activations and weights (legacy asymmetric, per-tensor), where the engine's uint8
         kernel rounds otherwise than its int8 one (LiteRT's optimized uint8 DEPTHWISE_CONV_2D); None:
         :attr:`requant` with the real multiplier of TFLite's uint8 Prepare (:attr:`uint8_requant`).
+    requant_grouped : RequantRule or None
+        8-bit grouped convolutions (CONV_2D whose filter has fewer input channels than the input), where the engine
+        runs another kernel for them: LiteRT's optimized CONV_2D falls back to the reference kernel (``conv.cc``:
+        "Grouped convolution is right now only supported on reference kernel"); None: :attr:`requant`. uint8
+        layers take it with the uint8 real multiplier.
     """
 
     requant: RequantRule
@@ -187,6 +192,7 @@ class MacRule:
     accumulator: Accumulator | None = None
     bias_bits: int = 32
     requant_uint8: RequantRule | None = None
+    requant_grouped: RequantRule | None = None
 
     @property
     def uint8_requant(self) -> RequantRule:
@@ -197,10 +203,21 @@ class MacRule:
             return self.requant_uint8
         return replace(self.requant, per_tensor_real=RealMultiplier.FLOAT32_PRODUCT)
 
+    def rule_for(self, dtype, grouped: bool = False) -> RequantRule:
+        """The rule of a layer with activations of ``dtype`` (int8, uint8 or int16), a grouped convolution or not."""
+        if str(dtype) == "int16":
+            return self.requant_16x8
+        if grouped and self.requant_grouped is not None:
+            if str(dtype) == "uint8":
+                return replace(self.requant_grouped, per_tensor_real=RealMultiplier.FLOAT32_PRODUCT)
+            return self.requant_grouped
+        return self.uint8_requant if str(dtype) == "uint8" else self.requant
+
     def __post_init__(self):
-        if self.requant_uint8 is not None and not isinstance(self.requant_uint8, RequantRule):
-            raise TypeError(f"MacRule: requant_uint8 must be a RequantRule or None, got "
-                            f"{type(self.requant_uint8).__name__}")
+        for name in ("requant_uint8", "requant_grouped"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, RequantRule):
+                raise TypeError(f"MacRule: {name} must be a RequantRule or None, got {type(value).__name__}")
         if self.accumulator is not None and not isinstance(self.accumulator, Accumulator):
             raise TypeError(f"MacRule: accumulator must be an Accumulator or None, got {type(self.accumulator).__name__}")
         if isinstance(self.bias_bits, bool) or self.bias_bits not in range(8, 33):
@@ -274,6 +291,11 @@ class TfliteProfile:
         How a TFLM kernel's Prepare divides two float32 scales where TFLM's source writes ``float / float``
         (LEAKY_RELU, SUB): ``"double"``, the results of the tflite-micro wheel (0.dev20261023); ``"float32"``,
         the source built by GCC (TFLM 90b983c for x86-64 and Cortex-M), whose multipliers keep 24 bits.
+    int4_weights : mapping op name -> tuple of str
+        The activation types with which a MAC operator takes packed INT4 weights (unpacked to int8 at Prepare):
+        ``"int8"`` with weights quantized per tensor or per channel, ``"int8/per-tensor"`` per tensor only. An
+        operator or type absent is refused. Default: LiteRT's (every MAC operator but TRANSPOSE_CONV, int8 and
+        int16).
     """
 
     kernels: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
@@ -287,9 +309,11 @@ class TfliteProfile:
     int32_requantize_pairs: frozenset = frozenset()
     rounding: str = "double"
     quotient: str = "double"
+    int4_weights: MappingProxyType = field(default_factory=lambda: MappingProxyType(
+        {op: ("int8", "int16") for op in ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")}))
 
     def __post_init__(self):
-        for name in ("kernels", "refused", "max_versions", "types", "max_ranks"):
+        for name in ("kernels", "refused", "max_versions", "types", "max_ranks", "int4_weights"):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):
                 object.__setattr__(self, name, MappingProxyType(dict(value)))
@@ -305,7 +329,8 @@ class TfliteProfile:
     def __hash__(self):
         return hash((tuple(sorted(self.kernels.items())), tuple(sorted(self.refused.items())),
                      tuple(sorted(self.max_versions.items())), self.takes_uint8, self.checks_quantization,
-                     self.allocates_empty_tensors, self.rounding, self.quotient))
+                     self.allocates_empty_tensors, self.rounding, self.quotient,
+                     tuple(sorted(self.int4_weights.items()))))
 
 
 class OnnxKernels(str, Enum):

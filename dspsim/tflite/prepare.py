@@ -268,6 +268,24 @@ def check_registered(op, g):
                    f"1 to {top} only, so the engine refuses the model")
 
 
+def check_int4_weights(op, g):
+    """Refuse packed INT4 constants where the engine's kernel does not unpack them (``TfliteProfile.int4_weights``):
+    only the weights of a MAC operator, with the activation types and quantization the engine takes."""
+    for k, i in enumerate(op.inputs):
+        if i < 0 or g.tensor(i).type_name != "INT4":
+            continue
+        takes = g.tflite.int4_weights.get(op.name, ())
+        if k != 1 or not takes:
+            refuse(op, f"input {k} (tensor {i}) holds INT4 codes; engine {g.profile.name!r} takes INT4 only as the "
+                       f"weights of {sorted(g.tflite.int4_weights)}")
+        act = g.tensor(op.inputs[0]).dtype
+        act = act.name if act is not None else "?"
+        per_channel = g.tensor(i).scale.size > 1
+        if act not in takes and (per_channel or f"{act}/per-tensor" not in takes):
+            refuse(op, f"INT4 weights {'per channel ' if per_channel else ''}with {act} activations: engine "
+                       f"{g.profile.name!r} takes them with {', '.join(takes)} only")
+
+
 def defect(op, g, which, message):
     """Whether the engine has defect ``which`` (:class:`~dspsim.engines.Defect`); if so, warn at load with
     ``message`` (an :class:`~dspsim.engines.EngineDefectWarning`) and return True: the caller reproduces it."""
@@ -278,19 +296,17 @@ def defect(op, g, which, message):
     return True
 
 
-def mac_requant(op, g, family, t_in, s_in, s_w, s_out):
+def mac_requant(op, g, family, t_in, s_in, s_w, s_out, grouped=False):
     """The :class:`dspsim.Requant` of a layer of MAC ``family``, derived as the engine's Prepare does
     (:func:`mac_rule`); a failure is a refusal naming the operator."""
-    return at_prepare(op, Requant.from_rule, mac_rule(g, family, t_in), s_in, s_w, s_out)
+    return at_prepare(op, Requant.from_rule, mac_rule(g, family, t_in, grouped), s_in, s_w, s_out)
 
 
-def mac_rule(g, family, t_in):
-    """The engine's :class:`~dspsim.engines.RequantRule` of a ``family`` layer with input ``t_in``: 16x8 for int16
-    inputs, uint8 (``MacRule.uint8_requant``) for uint8 ones, else the 8-bit rule."""
-    rule = g.mac(family)
-    if t_in.dtype == np.int16:
-        return rule.requant_16x8
-    return rule.uint8_requant if t_in.dtype == np.uint8 else rule.requant
+def mac_rule(g, family, t_in, grouped=False):
+    """The engine's :class:`~dspsim.engines.RequantRule` of a ``family`` layer with input ``t_in``
+    (``MacRule.rule_for``): 16x8 for int16 inputs, uint8 for uint8 ones, the grouped convolutions' where the engine
+    has one, else the 8-bit rule."""
+    return g.mac(family).rule_for(t_in.dtype.name, grouped)
 
 
 def mac_bias(op, g, family, bias, t_in):

@@ -1,5 +1,6 @@
 """uint8 (legacy asymmetric, per-tensor) one-operator models on LiteRT's three kernel sets: the goldens of
-``tests/tflite/test_uint8.py``.
+``tests/tflite/test_uint8.py`` (and one int8 twin: the grouped CONV_2D that LiteRT's optimized kernel leaves to the
+reference kernel whatever the type).
 
 Each case is a one-operator model built here from the schema objects (``_tflite_edit.one_op_model``, no converter),
 run in a worker process per engine record:
@@ -115,6 +116,25 @@ def conv_case(S, mk, name, what, x_shape, w_shape, s_in, z_in, s_w, z_w, s_out, 
         set_quant(m, 1, np.full(n_out, s_w, np.float32), np.full(n_out, z_w), axis=3 if depthwise else 0)
         model = save(m)
     return name, "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D", what, model
+
+
+def grouped_int8_case(S, mk, name, what, seed=0):
+    """The int8 twin of ``conv_grouped_ties`` (per-channel int8 weights, power-of-two scales): LiteRT's optimized
+    CONV_2D runs grouped convolutions on the reference kernel whatever the type."""
+    from _tflite_edit import load, save, set_quant
+    rng = np.random.default_rng(seed)
+    w = rng.integers(-127, 128, (6, 3, 3, 4)).astype(np.int8)
+    b = rng.integers(-3000, 3000, 6).astype(np.int32)
+    opts = S.Conv2DOptionsT()
+    opts.padding, opts.strideH, opts.strideW = S.Padding.SAME, 1, 1
+    opts.dilationHFactor = opts.dilationWFactor = 1
+    i8 = S.TensorType.INT8
+    tensors = [("x", (1, 6, 6, 8), i8, 2.0 ** -3, 0, None), ("w", (6, 3, 3, 4), i8, 2.0 ** -4, 0, w),
+               ("b", (6,), S.TensorType.INT32, 2.0 ** -7, 0, b), ("y", (1, 6, 6, 6), i8, 2.0 ** -2, 0, None)]
+    m = load(mk(S.BuiltinOperator.CONV_2D, S.BuiltinOptions.Conv2DOptions, opts, tensors, [0, 1, 2], [3]))
+    set_quant(m, 1, np.full(6, 2.0 ** -4, np.float32), np.zeros(6, int), axis=0)
+    set_quant(m, 2, np.full(6, 2.0 ** -7, np.float32), np.zeros(6, int))
+    return name, "CONV_2D", what, save(m)
 
 
 def _conv_out_shape(x_shape, w_shape, stride, padding, dilation, depthwise):
@@ -261,6 +281,10 @@ def cases():
                   (20, 1, 1, 16), P[0], 121, P[1], 135, P[2], 128, seed=5),
         conv_case(S, mk, "conv_left_shift", "effective scale above 1 (a left shift)", (1, 5, 5, 2), (3, 3, 3, 2),
                   0.5, 128, 0.25, 128, 0.0625, 128, seed=6),
+        conv_case(S, mk, "conv_grouped_ties", "2 groups, power-of-two scales: the optimized kernel falls back to the "
+                  "reference", (1, 6, 6, 8), (6, 3, 3, 4), P[0], 128, P[1], 128, P[2], 128, seed=9),
+        grouped_int8_case(S, mk, "conv_grouped_int8_ties", "int8 twin of conv_grouped_ties (the same fallback)",
+                          seed=10),
         conv_case(S, mk, "conv_per_channel_refused", "uint8 weights quantized per channel: LiteRT refuses",
                   (1, 4, 4, 3), (4, 3, 3, 3), 0.05, 128, 0.02, 128, 0.1, 128, seed=7, per_channel=True),
         conv_case(S, mk, "conv_bias_scale_refused", "bias scale far from s_in * s_w: LiteRT refuses", (1, 4, 4, 3),
@@ -379,8 +403,9 @@ def make_inputs(name, model_bytes):
             sets = [np.linspace(lo * 1.25, hi * 1.25, n), grid, rng.uniform(lo * 1.25, hi * 1.25, n),
                     rng.uniform(lo, hi, n)]
         else:
-            sets = [(np.arange(n) + 97 * k) % 256, rng.integers(0, 256, n), rng.integers(0, 256, n),
-                    np.where((np.arange(n) + k) % 2 == 0, 0, 255)]
+            lo = int(np.iinfo(dt).min)
+            sets = [(np.arange(n) + 97 * k) % 256 + lo, rng.integers(0, 256, n) + lo, rng.integers(0, 256, n) + lo,
+                    np.where((np.arange(n) + k) % 2 == 0, lo, lo + 255)]
         arrays.append(np.stack([np.asarray(s).reshape(shape) for s in sets]).astype(dt))
     return arrays
 

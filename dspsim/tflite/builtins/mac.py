@@ -100,8 +100,9 @@ def _conv_common(op, g, axis):
         refuse(op, f"16x8 {op.name} needs zero points 0, got {zi} and {zo}")
     # ConvPerChannel ignores the filter zero point (int8 filters are symmetric); uint8 kernels take it as an offset
     quant = dict(input_zero_point=zi, weight_zero_point=zw if dt == np.uint8 else 0, output_zero_point=zo,
-                 requant=mac_requant(op, g, FAMILY[op.name], t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
-                 stride=(o.get("stride_h", 1), o.get("stride_w", 1)), padding=padding_name(op, o.get("padding", 0)),
+                 requant=mac_requant(op, g, FAMILY[op.name], t_in, s_in, s_w, s_out,
+                                     grouped=op.name == "CONV_2D" and w.shape[3] != t_in.shape[3]),
+                 act_min=lo, act_max=hi, stride=(o.get("stride_h", 1), o.get("stride_w", 1)), padding=padding_name(op, o.get("padding", 0)),
                  dilation=(o.get("dilation_h_factor", 1), o.get("dilation_w_factor", 1)))
     if dt != np.int8:
         quant["out_dtype"] = dt.name
