@@ -194,7 +194,7 @@ def _cmd_drift(args, argv) -> int:
 def _cmd_export(args, argv) -> int:
     from .harness.report import atomic_dir
     from .harness.suite import SuiteError, find_cases, run_case
-    from .harness.vectors import c_header, export_stems, save_npz
+    from .harness.vectors import c_header, c_names, export_stems, save_npz
 
     _, cases = _load_cases(args)
     try:
@@ -206,7 +206,7 @@ def _cmd_export(args, argv) -> int:
         stems = export_stems([c.name for c in chosen], args.format)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    status = EXIT_OK
+    status, defined = EXIT_OK, {}
     with atomic_dir(out) as tmp:
         for case in chosen:
             r = run_case(case)
@@ -223,10 +223,15 @@ def _cmd_export(args, argv) -> int:
                 path = save_npz(tmp / f"{stems[case.name]}.npz", o.vectors, consts)
             else:
                 path = tmp / f"{stems[case.name]}.h"
-                path.write_text(c_header(case.name, o.vectors, consts,
-                                         comment=f"case {case.name}: op {case.op}, seed {case.seed}; "
-                                                 f"'output' is the expected result (checked against dspsim.oracle)"),
-                                encoding="utf-8")
+                text = c_header(case.name, o.vectors, consts,
+                                comment=f"case {case.name}: op {case.op}, seed {case.seed}; "
+                                        f"'output' is the expected result (checked against dspsim.oracle)")
+                for name in c_names(text):  # the headers must compile when a test bench includes them all
+                    other = defined.setdefault(name.upper(), case.name)
+                    if other != case.name:
+                        raise UsageError(f"export: cases {other!r} and {case.name!r} both define {name}; rename one "
+                                         "of them")
+                path.write_text(text, encoding="utf-8")
             _print(f"{case.name}: {r.status}, {o.n_outputs} outputs -> {out / path.name}", file=sys.stderr)
     _print(f"exported {len(chosen)} case(s) to {out}")
     return status

@@ -269,6 +269,13 @@ def _unique(names, key, what: str, func: str) -> dict:
     return out
 
 
+def c_names(header: str) -> set:
+    """The macros and array identifiers a header made by :func:`c_header` defines (to find two headers that
+    could not be included together)."""
+    return set(re.findall(r"^#define (\w+)", header, flags=re.M)) | set(
+        re.findall(r"^static const \w+ (\w+)\[", header, flags=re.M))
+
+
 def export_stems(names, fmt: str) -> dict:
     """Case name -> file stem for ``dspsim export`` in ``fmt`` (``npz``: the name, which must be safe as a file
     name; ``c-header``: its C identifier). ValueError for an unsafe name or two names with one stem."""

@@ -115,3 +115,30 @@ def test_export_model_refuses_two_parameters_that_become_one_file(tmp_path, monk
     out.mkdir()
     with pytest.raises(ValueError, match="export_model: operator 1's parameters .* both become 'op1_zp_a'"):
         export_model(m, [x], "hex", out)
+
+
+@needs_cc
+def test_exported_headers_compile_together(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text("".join(f'[[case]]\nname = "{n}"\nop = "relu"\nshape = [3]\n' for n in ("a", "a_input", "b")))
+    out = tmp_path / "exp"
+    assert cli.main(["export", "a", "a_input", "b", "--suite", str(suite), "--format", "c-header", "--out",
+                     str(out)]) == 0
+    _compile(tmp_path, {p.name: p.read_text() for p in sorted(out.glob("*.h"))})
+
+
+def test_an_export_whose_headers_would_define_one_name_twice_is_refused(tmp_path, capsys, monkeypatch):
+    real = vectors.c_header
+
+    def clashing(name, *a, **kw):  # case "b" defines a macro of case "a" (names from a future op's constants)
+        text = real(name, *a, **kw)
+        return text.replace("#endif", "#define A_SEED 1\n#endif", 1) if name == "b" else text
+
+    monkeypatch.setattr(vectors, "c_header", clashing)
+    suite = tmp_path / "s.toml"
+    suite.write_text("".join(f'[[case]]\nname = "{n}"\nop = "relu"\nshape = [3]\n' for n in ("a", "b")))
+    out = tmp_path / "exp"
+    assert cli.main(["export", "a", "b", "--suite", str(suite), "--format", "c-header", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "cases 'a' and 'b' both define A_SEED" in err[-1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
