@@ -101,6 +101,8 @@ TFLM_CMSIS_NN_M55 = TFLM_CMSIS_NN.derive(
 
 _LITERT_TFLITE = dict(
     types={"RESIZE_BILINEAR": (_I8, _U8, _I16)},
+    # depthwise_conv.cc EvalQuantizedPerChannel16x8 reads INT4 weights unpacked: out of bounds, undefined
+    int4_weights={"FULLY_CONNECTED": (_I8, _I16), "CONV_2D": (_I8, _I16), "DEPTHWISE_CONV_2D": (_I8,)},
     int32_requantize_pairs=frozenset({(_I16, _I32), (_I32, _I8), (_I32, _I16)}))
 
 LITERT = EngineProfile(
@@ -134,10 +136,15 @@ LITERT_OPTIMIZED = EngineProfile(
                                                          "ELU", "MEAN", "SUM", "RESIZE_BILINEAR", "MUL")},
         **_LITERT_TFLITE))
 
+_XNNPACK_MAC = _mac(_FLOAT32, _FLOAT32, _FLOAT32, _FLOAT32, fc_16x8=_LITERT_FC)
+# the delegate leaves INT4-weight CONV_2D / DEPTHWISE_CONV_2D to LiteRT's optimized kernels (tests/golden/ops/int4.npz)
+_XNNPACK_MAC = _XNNPACK_MAC.with_rules(**{f: replace(_XNNPACK_MAC.family(f), requant_int4=LITERT_OPTIMIZED.mac.family(
+    f).requant) for f in ("conv_2d", "depthwise_conv_2d")})
+
 XNNPACK = EngineProfile(
     "xnnpack", "LiteRT's default interpreter: the XNNPACK delegate where it takes the node, LiteRT's optimized "
                "builtin kernels elsewhere",
-    _mac(_FLOAT32, _FLOAT32, _FLOAT32, _FLOAT32, fc_16x8=_LITERT_FC), frozenset({ModelFormat.TFLITE}), "xnnpack",
+    _XNNPACK_MAC, frozenset({ModelFormat.TFLITE}), "xnnpack",
     TfliteProfile(
         kernels={**{op: Kernel.XNNPACK for op in ("ADD", "SUB", "MUL", "MEAN", "SUM", "LEAKY_RELU", "QUANTIZE",
                                                   "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR")},

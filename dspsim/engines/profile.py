@@ -185,6 +185,9 @@ class MacRule:
         runs another kernel for them: LiteRT's optimized CONV_2D falls back to the reference kernel (``conv.cc``:
         "Grouped convolution is right now only supported on reference kernel"); None: :attr:`requant`. uint8
         layers take it with the uint8 real multiplier.
+    requant_int4 : RequantRule or None
+        8-bit layers with packed INT4 weights, where the engine runs another kernel for them: XNNPACK's delegate
+        leaves INT4 CONV_2D and DEPTHWISE_CONV_2D to LiteRT's optimized kernels (measured); None: :attr:`requant`.
     """
 
     requant: RequantRule
@@ -193,6 +196,7 @@ class MacRule:
     bias_bits: int = 32
     requant_uint8: RequantRule | None = None
     requant_grouped: RequantRule | None = None
+    requant_int4: RequantRule | None = None
 
     @property
     def uint8_requant(self) -> RequantRule:
@@ -203,10 +207,13 @@ class MacRule:
             return self.requant_uint8
         return replace(self.requant, per_tensor_real=RealMultiplier.FLOAT32_PRODUCT)
 
-    def rule_for(self, dtype, grouped: bool = False) -> RequantRule:
-        """The rule of a layer with activations of ``dtype`` (int8, uint8 or int16), a grouped convolution or not."""
+    def rule_for(self, dtype, grouped: bool = False, int4: bool = False) -> RequantRule:
+        """The rule of a layer with activations of ``dtype`` (int8, uint8 or int16), a grouped convolution or not,
+        with packed INT4 weights or not."""
         if str(dtype) == "int16":
             return self.requant_16x8
+        if int4 and self.requant_int4 is not None:
+            return self.requant_int4
         if grouped and self.requant_grouped is not None:
             if str(dtype) == "uint8":
                 return replace(self.requant_grouped, per_tensor_real=RealMultiplier.FLOAT32_PRODUCT)
@@ -214,7 +221,7 @@ class MacRule:
         return self.uint8_requant if str(dtype) == "uint8" else self.requant
 
     def __post_init__(self):
-        for name in ("requant_uint8", "requant_grouped"):
+        for name in ("requant_uint8", "requant_grouped", "requant_int4"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, RequantRule):
                 raise TypeError(f"MacRule: {name} must be a RequantRule or None, got {type(value).__name__}")

@@ -50,6 +50,20 @@ _TENSOR_TYPES = {0: np.float32, 1: np.float16, 2: np.int32, 3: np.uint8, 4: np.i
 _TYPE_NAMES = {5: "STRING", 8: "COMPLEX64", 11: "COMPLEX128", 13: "RESOURCE", 14: "VARIANT", 17: "INT4",
                18: "BFLOAT16", 19: "INT2", 20: "UINT4", 21: "FLOAT8_E4M3FN", 22: "FLOAT8_E5M2"}
 
+_INT4 = 17
+
+
+def _unpacked_int4(buf, raw, shape, what):
+    """A constant INT4 tensor's codes as int8: two per byte, the first in the low nibble, each sign-extended
+    (TFLite's ``UnpackDenseInt4IntoInt8``; an odd count leaves the last high nibble unused)."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if raw.size != (n + 1) // 2:
+        buf.fail(f"{what} has {raw.size} data bytes, INT4 shape {shape} needs {(n + 1) // 2} (two codes a byte)")
+    nibbles = np.empty(2 * raw.size, np.uint8)
+    nibbles[0::2], nibbles[1::2] = raw & 0x0F, raw >> 4
+    return ((nibbles[:n].astype(np.int8) << 4) >> 4).reshape(shape)
+
+
 # Builtin options tables: union type value -> (name, fields (slot, attribute, kind, default)).
 # kinds: b = int8/bool/enum byte, i = int32, f = float32, s = string, vi = [int]
 _ACT = "fused_activation_function"
@@ -312,7 +326,9 @@ def _subgraph(buf, sg, sg_index, buffers, codes) -> "SubgraphDef":
         if b_idx != 0:
             _check_index(b_idx, len(buffers), f"{what} buffer", buf)
             raw = _buffer_data(buf, buffers[b_idx], b_idx)
-            if raw is not None and raw.size:
+            if raw is not None and raw.size and ttype == _INT4:
+                dtype, arr = np.int8, _unpacked_int4(buf, raw, shape_t, f"tensor {i} ({name!r})")
+            elif raw is not None and raw.size:
                 if dtype is None:
                     raise ValueError(f"{_FUNC}: tensor {i} ({name!r}) holds {type_name} data, which dspsim does "
                                      "not support")

@@ -12,7 +12,7 @@ from ..graph.state import State
 from . import builtins  # noqa: F401  (registers every builtin's Prepare)
 from .batching import batch_blocker, with_batch
 from .fusion import fuse
-from .prepare import BUILTINS, Graph, check_registered
+from .prepare import BUILTINS, Graph, check_int4_weights, check_registered
 from .views import choose_runs
 
 
@@ -51,6 +51,7 @@ def _prepare_subgraph(sg, g):
             raise ValueError(f"load_model: {where}operator {op.index} is {op.name} (version {op.version}), "
                              f"which dspsim does not support (dspsim.tflite.supported_ops() lists the {len(BUILTINS)} it has)")
         check_registered(op, g)
+        check_int4_weights(op, g)
         for i in op.inputs:
             if i >= 0 and i not in known:
                 raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) reads tensor {i} "

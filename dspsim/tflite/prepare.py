@@ -298,15 +298,22 @@ def defect(op, g, which, message):
 
 def mac_requant(op, g, family, t_in, s_in, s_w, s_out, grouped=False):
     """The :class:`dspsim.Requant` of a layer of MAC ``family``, derived as the engine's Prepare does
-    (:func:`mac_rule`); a failure is a refusal naming the operator."""
-    return at_prepare(op, Requant.from_rule, mac_rule(g, family, t_in, grouped), s_in, s_w, s_out)
+    (:func:`mac_rule`, with packed INT4 weights where ``op``'s weights are); a failure is a refusal naming the
+    operator."""
+    rule = mac_rule(g, family, t_in, grouped, int4=has_int4_weights(op, g))
+    return at_prepare(op, Requant.from_rule, rule, s_in, s_w, s_out)
 
 
-def mac_rule(g, family, t_in, grouped=False):
+def has_int4_weights(op, g):
+    """Whether ``op``'s weights (input 1) are a packed INT4 constant."""
+    return len(op.inputs) > 1 and op.inputs[1] >= 0 and g.tensor(op.inputs[1]).type_name == "INT4"
+
+
+def mac_rule(g, family, t_in, grouped=False, int4=False):
     """The engine's :class:`~dspsim.engines.RequantRule` of a ``family`` layer with input ``t_in``
-    (``MacRule.rule_for``): 16x8 for int16 inputs, uint8 for uint8 ones, the grouped convolutions' where the engine
-    has one, else the 8-bit rule."""
-    return g.mac(family).rule_for(t_in.dtype.name, grouped)
+    (``MacRule.rule_for``): 16x8 for int16 inputs, the INT4-weight layers' or the grouped convolutions' where the
+    engine has one, uint8 for uint8 inputs, else the 8-bit rule."""
+    return g.mac(family).rule_for(t_in.dtype.name, grouped, int4)
 
 
 def mac_bias(op, g, family, bias, t_in):

@@ -36,7 +36,8 @@ from ...kernels.mac.transpose_conv import RowFlush, transpose_conv
 from ...requant import Requant
 from ..prepare import (
     Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant, mac_bias,
-    mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales, check_dtype, check_shape,
+    has_int4_weights, mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales,
+    check_dtype, check_shape,
     fixed_point_multiplier, defect, mac_rule,
 )
 from ._lean import binary_run
@@ -125,7 +126,7 @@ def prepare_depthwise_conv_2d(op, g):
     quant["depth_multiplier"] = c_out // c_in  # LiteRT derives the multiplier from the shapes
     layer = at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
     run = _runner(op, g, layer, t_out)
-    rule = mac_rule(g, "depthwise_conv_2d", t_in)
+    rule = mac_rule(g, "depthwise_conv_2d", t_in, int4=has_int4_weights(op, g))
     tail = c_out % rule.vector_channels if rule.vector_channels and t_in.dtype != np.int16 else 0
     if tail:  # the channels past the vector blocks: the scalar loop's tie rule (optimized_ops::Quantize)
         scalar = dict(quant, requant=at_prepare(op, Requant.from_rule, rule.scalar_rule, *scales))
