@@ -30,13 +30,14 @@ def tflite_mean(values, zi: int, zo: int, multiplier: int, shift: int, qmin: int
     return clamp(multiply_by_quantized_multiplier(acc, m_n, shift - k) + zo, qmin, qmax)
 
 
-def xnnpack_mean(values, zi, zo, s_in, s_out) -> int:
-    """mean_nd on qs8: int32 sum, then nearbyint(f32(f32(float(sum) * inv) + zp')), see the kernel."""
+def xnnpack_mean(values, zi, zo, s_in, s_out, lo=-128, hi=127) -> int:
+    """mean_nd on qs8 (qu8: [lo, hi] = [0, 255]): int32 sum, then nearbyint(f32(f32(float(sum) * inv) + zp')), see
+    the kernel."""
     n = len(values)
     inv = _f32(_f32(_f32(s_in) / _f32(s_out)) * f32(Fraction(1, n)))
     zp = f32(Fraction(zo) - f32(f32(Fraction(n * zi)) * inv))
     acc = wrap(sum(values), 32)
-    return clamp(round_fraction(f32(f32(f32(Fraction(acc)) * inv) + zp), "half_to_even"), -128, 127)
+    return clamp(round_fraction(f32(f32(f32(Fraction(acc)) * inv) + zp), "half_to_even"), lo, hi)
 
 
 def _reduce(x, axis, keep_dims, f, dtype):
@@ -57,29 +58,32 @@ def mean_oracle(x, axis, *, input_zero_point, output_zero_point, multiplier, shi
 
 
 def xnnpack_mean_oracle(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
+    lo, hi = _range(x.dtype, None, None)
     return _reduce(x, axis, keep_dims,
-                   lambda v: xnnpack_mean(v, input_zero_point, output_zero_point, input_scale, output_scale), x.dtype)
+                   lambda v: xnnpack_mean(v, input_zero_point, output_zero_point, input_scale, output_scale, lo, hi),
+                   x.dtype)
 
 
 def litert_optimized_mean_oracle(x, *, input_scale, input_zero_point, output_scale, output_zero_point):
     """LiteRT's optimized int8 spatial MEAN (NHWC, H and W reduced, keep_dims): per (batch, channel) the raw
     codes' sum through ``QuantizeMultiplier(f32(s_in / f32(n * s_out)))``, the final shift rounding ties toward
     +inf on channels ``< C // 16 * 16`` and away from zero after, plus ``zo - round(f32(f32(zi * s_in) / s_out))``
-    (ties away from zero), clamped to int8."""
+    (ties away from zero), clamped to the codes' type (int8 or uint8)."""
     np = _np()
     n_b, h, w, c = x.shape
+    lo, hi = _range(x.dtype, None, None)
     s_in, s_out = _f32(input_scale), _f32(output_scale)
     m, shift = quantize_multiplier(float(f32(s_in / f32(h * w * s_out))))
     q = f32(f32(input_zero_point * s_in) / s_out)
     bias = output_zero_point - round_fraction(q, "half_away_from_zero")
     left, right = max(shift, 0), max(-shift, 0)
-    out = np.empty((n_b, 1, 1, c), np.int8)
+    out = np.empty((n_b, 1, 1, c), x.dtype)
     for b in range(n_b):
         for ch in range(c):
             acc = wrap(sum(x[b, :, :, ch].reshape(-1).tolist()), 32)
             high = saturating_rounding_doubling_high_mul(wrap(acc * 2**left, 32), m)
             tie = "half_up" if ch < c // 16 * 16 else "half_away_from_zero"
-            out[b, 0, 0, ch] = clamp(round_fraction(Fraction(high, 2**right), tie) + bias, -128, 127)
+            out[b, 0, 0, ch] = clamp(round_fraction(Fraction(high, 2**right), tie) + bias, lo, hi)
     return out
 
 

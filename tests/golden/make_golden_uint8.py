@@ -220,6 +220,17 @@ def reshape_case(S, mk, name, what, shape, new_shape, q):
                                      [0, 1], [2])
 
 
+def mean_case(S, mk, name, what, shape, axes, keep_dims, q_in, q_out):
+    opts = S.ReducerOptionsT()
+    opts.keepDims = keep_dims
+    out_shape = tuple(1 if i in axes else d for i, d in enumerate(shape)) if keep_dims else \
+        tuple(d for i, d in enumerate(shape) if i not in axes)
+    t_u8 = S.TensorType.UINT8
+    tensors = [("x", shape, t_u8, *q_in, None), ("axes", (len(axes),), S.TensorType.INT32, None, 0,
+                                                  np.array(axes, np.int32)), ("y", out_shape, t_u8, *q_out, None)]
+    return name, "MEAN", what, mk(S.BuiltinOperator.MEAN, S.BuiltinOptions.ReducerOptions, opts, tensors, [0, 1], [2])
+
+
 def add_case(S, mk, name, what, shape1, shape2, q1, q2, q_out, act=0):
     opts = S.AddOptionsT()
     opts.fusedActivationFunction = act
@@ -338,6 +349,12 @@ def cases():
                  (0.05, 128), (0.02, 120), (0.06, 100), act=RELU6),
         add_case(S, mk, "add_pot_ties", "power-of-two scales", (2, 40), (2, 40), (0.25, 128), (0.5, 128),
                  (0.5, 128)),
+        mean_case(S, mk, "mean_spatial_keep_ties", "H and W of 4x4, keep_dims, 20 channels (the optimized kernel's "
+                  "16-channel blocks and tail), power-of-two scales", (1, 4, 4, 20), (1, 2), True, (0.5, 128),
+                  (0.25, 128)),
+        mean_case(S, mk, "mean_spatial", "H and W, no keep_dims, random scales", (2, 5, 3, 7), (1, 2), False,
+                  (0.0371, 140), (0.0313, 121)),
+        mean_case(S, mk, "mean_last_axis", "last axis, keep_dims", (3, 4, 10), (2,), True, (0.05, 128), (0.05, 128)),
         arg_max_case(S, mk, "arg_max_i32", "last axis, int32 output (ties: the first index)", (2, 3, 30), 2,
                      S.TensorType.INT32, (0.1, 128)),
         arg_max_case(S, mk, "arg_max_i64", "axis 1, int64 output", (2, 5, 7), 1, S.TensorType.INT64, (0.1, 128)),

@@ -21,6 +21,7 @@ from dspsim.kernels.quantize.xnnpack import xnnpack_convert, xnnpack_quantize
 from dspsim.kernels.nonlinear.softmax import (
     optimized_softmax, optimized_softmax_table, softmax, tflite_softmax_params,
 )
+from dspsim.kernels.reduce.mean import litert_optimized_mean_plan, xnnpack_mean_plan
 from dspsim.kernels.resize import float_resize_bilinear
 from dspsim.oracle.data_movement import concatenation_oracle
 from dspsim.oracle.nonlinear import optimized_softmax_oracle, softmax_oracle
@@ -28,6 +29,7 @@ from dspsim.oracle.quantize import (
     litert_optimized_dequantize_oracle, litert_optimized_quantize_oracle, xnnpack_convert_oracle,
     xnnpack_quantize_oracle,
 )
+from dspsim.oracle.reduce import litert_optimized_mean_oracle, xnnpack_mean_oracle
 from dspsim.oracle.resize import float_resize_bilinear_oracle
 from dspsim.quantize import litert_optimized_dequantize_plan, litert_optimized_quantize
 from dspsim.tflite import load_model
@@ -204,3 +206,20 @@ def test_uint8_litert_optimized_quantize_and_dequantize_match_the_oracle(n, scal
     q = rng.integers(0, 256, n).astype(np.uint8)
     got = litert_optimized_dequantize_plan(q.shape, scale, zp, "uint8")(q)
     assert np.array_equal(got.view(np.uint32), litert_optimized_dequantize_oracle(q, scale, zp).view(np.uint32))
+
+
+@settings(max_examples=30, deadline=None)
+@given(h=st.integers(1, 5), w=st.integers(1, 5), c=st.integers(1, 20), s_in=st.floats(0.01, 1.0),
+       s_out=st.floats(0.01, 1.0), zi=_codes, zo=_codes, seed=st.integers(0, 2**32 - 1))
+def test_uint8_means_match_the_oracle(h, w, c, s_in, s_out, zi, zo, seed):
+    """XNNPACK's qu8 mean_nd and LiteRT's optimized uint8 spatial Mean: the int8 kernels' steps, clamped to [0, 255]."""
+    x = np.random.default_rng(seed).integers(0, 256, (1, h, w, c)).astype(np.uint8)
+    kw = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
+    got = xnnpack_mean_plan(x.shape, x.dtype, (1, 2), **kw)(x)
+    assert got.dtype == np.uint8 and np.array_equal(got, xnnpack_mean_oracle(x, (1, 2), **kw))
+    try:
+        run = litert_optimized_mean_plan(x.shape, x.dtype, **kw)
+    except ValueError:  # a multiplier QuantizeMultiplier cannot hold
+        return
+    got = run(x)
+    assert got.dtype == np.uint8 and np.array_equal(got, litert_optimized_mean_oracle(x, **kw))

@@ -11,6 +11,7 @@ from .._checks import check_spec, check_tensor, float32_scale, q31_multiplier, r
 from ..quantize.requantize import ROUNDINGS, _requantize_codes
 
 _TYPES16 = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))  # the 16x8 MEAN: the same kernel
+_BYTES = (np.dtype(np.int8), np.dtype(np.uint8))  # XNNPACK's qs8 / qu8 mean, LiteRT's optimized int8 / uint8 Mean
 
 
 @names_its_errors
@@ -64,7 +65,8 @@ def mean_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, multip
 
 @names_its_errors
 def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):
-    """XNNPACK ``mean_nd`` on int8: an int32 sum of the codes, then its reference int32 -> qs8 convert::
+    """XNNPACK ``mean_nd`` on int8 or uint8: an int32 sum of the codes, then its reference int32 -> qs8 / qu8
+    convert (clamped to the codes' type)::
 
         inv = f32(f32(s_in / s_out) * f32(1 / n))
         zp' = f32(zo - f32(float(n * zi) * inv))
@@ -72,7 +74,7 @@ def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output
 
     ``float(sum)`` rounds above 2^24. No fused multiply-add (baseline x86-64 build).
     """
-    x = check_tensor(x, "xnnpack_mean", "x", allowed=(np.dtype(np.int8),))
+    x = check_tensor(x, "xnnpack_mean", "x", allowed=_BYTES)
     return xnnpack_mean_plan(x.shape, x.dtype, axis, input_scale=input_scale, input_zero_point=input_zero_point,
                              output_scale=output_scale, output_zero_point=output_zero_point,
                              keep_dims=keep_dims)(x)
@@ -80,10 +82,11 @@ def xnnpack_mean(x, axis, *, input_scale, input_zero_point, output_scale, output
 
 def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, output_scale, output_zero_point,
                       keep_dims=False):
-    """:func:`xnnpack_mean` prepared for int8 codes of ``shape`` (validated and derived once); returns the
-    lean ``run(x) -> int8``."""
+    """:func:`xnnpack_mean` prepared for int8 or uint8 codes of ``shape`` (validated and derived once); returns the
+    lean ``run(x)`` of the codes' type."""
     func = "xnnpack_mean"
-    shape, dt = check_spec(func, "x", shape, dtype, (np.dtype(np.int8),))
+    shape, dt = check_spec(func, "x", shape, dtype, _BYTES)
+    info = np.iinfo(dt)
     axes = resolve_axes(axis, len(shape), func)
     zi = zero_point(input_zero_point, dt, func, "input_zero_point")
     zo = zero_point(output_zero_point, dt, func, "output_zero_point")
@@ -96,16 +99,17 @@ def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, outp
         total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims)
         acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
         y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
-        return np.clip(y, -128, 127).astype(np.int8)
+        return np.clip(y, int(info.min), int(info.max)).astype(dt)
 
     return run
 
 
 @names_its_errors
 def litert_optimized_mean_plan(shape, dtype, *, input_scale, input_zero_point, output_scale, output_zero_point):
-    """LiteRT's optimized int8 MEAN over H and W of a 4-D NHWC tensor, keep_dims
-    (``optimized_integer_ops::Mean``, the path ``reduce.cc`` takes for exactly that case), prepared for codes of
-    ``shape``; returns the lean ``run(x) -> (N, 1, 1, C) int8``::
+    """LiteRT's optimized int8 / uint8 MEAN over H and W of a 4-D NHWC tensor, keep_dims
+    (``optimized_integer_ops::Mean``; uint8: ``optimized_ops::Mean``, the same steps; the path ``reduce.cc`` takes
+    for exactly that case), prepared for codes of ``shape`` and ``dtype``; returns the lean ``run(x) -> (N, 1, 1,
+    C)`` of that type (the clamp below to its range)::
 
         M, sh = QuantizeMultiplier(f32(s_in / f32(n * s_out)))            # n = H * W, all float32
         bias  = zo - round(f32(f32(zi * s_in) / s_out))                   # ties away from zero
@@ -119,7 +123,8 @@ def litert_optimized_mean_plan(shape, dtype, *, input_scale, input_zero_point, o
     bias would move 651 of 1,280 in coral_tf2_mobilenet_v2's.
     """
     func = "litert_optimized_mean"
-    shape, dt = check_spec(func, "x", shape, dtype, (np.dtype(np.int8),))
+    shape, dt = check_spec(func, "x", shape, dtype, _BYTES)
+    info = np.iinfo(dt)
     if len(shape) != 4:
         raise ValueError(f"{func}: x must be 4-D NHWC (the kernel reduces H and W), got shape {shape}")
     zi = zero_point(input_zero_point, dt, func, "input_zero_point")
@@ -132,7 +137,8 @@ def litert_optimized_mean_plan(shape, dtype, *, input_scale, input_zero_point, o
     bias = zo - int(np.sign(q) * np.floor(abs(q) + 0.5))  # TfLiteRound: ties away from zero
     c = shape[3]
     vector = c // 16 * 16
-    neon, scalar = ((0, bias, int(multiplier), int(shift), ROUNDINGS.index(r), -128, 127) for r in ("neon", "double"))
+    neon, scalar = ((0, bias, int(multiplier), int(shift), ROUNDINGS.index(r), int(info.min), int(info.max))
+                    for r in ("neon", "double"))
 
     def run(x):
         total = x.sum(axis=(1, 2), keepdims=True, dtype=np.int32).astype(np.int64)
@@ -141,6 +147,6 @@ def litert_optimized_mean_plan(shape, dtype, *, input_scale, input_zero_point, o
         for b in range(rows.shape[0]):
             _requantize_codes(rows[b, :vector], *neon, out[b, :vector])
             _requantize_codes(rows[b, vector:], *scalar, out[b, vector:])
-        return out.astype(np.int8).reshape(total.shape)
+        return out.astype(dt).reshape(total.shape)
 
     return run

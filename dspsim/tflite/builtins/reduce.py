@@ -47,11 +47,11 @@ def prepare_mean(op, g):
     if t_in.dtype == np.int16 and g.kernel(op) is not Kernel.TFLM and (zi, zo) != (0, 0):
         refuse(op, f"int16 MEAN needs zero points 0 (LiteRT reduce.cc), got {zi}, {zo}")
     keep = bool(op.options.get("keep_dims", 0))
-    if g.kernel(op) is Kernel.XNNPACK and t_in.dtype == np.int8:
+    if g.kernel(op) is Kernel.XNNPACK and t_in.dtype in (np.int8, np.uint8):  # qs8 / qu8 mean_nd
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
         return Prepared(reshaped_run(op, g, mean.xnnpack_mean_plan, axes, **q), q)
     spatial = len(t_in.shape) == 4 and sorted(int(a) % 4 for a in axes) == [1, 2] and len(axes) == 2
-    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and t_in.dtype == np.int8 and keep and spatial:
+    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and t_in.dtype in (np.int8, np.uint8) and keep and spatial:
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo)
         run = at_prepare(op, mean.litert_optimized_mean_plan, tuple(t_in.shape), t_in.dtype, **q)
         return Prepared(lambda inputs: at_run(op, run, inputs[0]), dict(q, kernel="optimized spatial mean"))
