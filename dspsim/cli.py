@@ -115,7 +115,7 @@ def _load_cases(args):
             raise UsageError(str(exc)) from None
         if getattr(args, "quick", False):
             _print("dspsim: --quick applies to the built-in suite only; running every case of the file",
-                  file=sys.stderr)
+                   file=sys.stderr)
         return name, cases
     quick = getattr(args, "quick", False)
     return ("default-quick" if quick else "default"), default_suite(quick=quick)
@@ -150,7 +150,7 @@ def _cmd_suite(args, argv) -> int:
         mism = sum(c.mismatches for c in checks)
         detail = r.error if r.status == "error" else f"{len(checks)} checks, {mism} mismatches"
         _print(f"[{i:{width}d}/{n}] {r.status.upper():5s} {r.case.name:44s} {r.seconds:6.2f}s  {detail}",
-              file=sys.stderr, flush=True)
+               file=sys.stderr, flush=True)
 
     _print(f"dspsim suite {name}: {len(cases)} cases", file=sys.stderr, flush=True)
     result = run_suite(cases, name=name, progress=progress, meta=_meta(argv))
@@ -159,7 +159,7 @@ def _cmd_suite(args, argv) -> int:
     s = d["summary"]
     verdict = "PASS" if result.passed else "FAIL"
     _print(f"{verdict}: {s['cases']} cases, {s['passed']} pass, {s['failed']} fail, {s['errors']} error; "
-          f"{s['mismatches']} mismatches in {s['checks']} checks ({result.seconds:.1f} s). Report: {out}")
+           f"{s['mismatches']} mismatches in {s['checks']} checks ({result.seconds:.1f} s). Report: {out}")
     return EXIT_OK if result.passed else EXIT_FAIL
 
 
@@ -182,7 +182,7 @@ def _cmd_drift(args, argv) -> int:
     d["run"] = {"name": "drift", "seconds": round(time.perf_counter() - t0, 3), **_meta(argv)}
     write_drift_report(d, out, plots=not args.no_plots)
     _print(f"drift: {len(d['cycles'])} cycle runs, {len(d['depth'])} chains ({d['run']['seconds']:.1f} s). "
-          f"Report: {out}")
+           f"Report: {out}")
     for f in d.get("findings", []):
         _print(f"  - {f}")
     return EXIT_OK
@@ -215,7 +215,7 @@ def _cmd_export(args, argv) -> int:
             if r.status == "fail":
                 bad = [c.name for c in r.checks if not c.passed]
                 _print(f"dspsim: warning: {case.name}: dspsim disagrees with {bad}; vectors written anyway",
-                      file=sys.stderr)
+                       file=sys.stderr)
                 status = EXIT_FAIL
             o = r.outcome
             consts = {"op": case.op, "seed": case.seed, **o.constants}
@@ -383,19 +383,19 @@ def _cmd_diagnose(args, argv) -> int:
     else:
         where = "constant" if f["op_index"] is None else "input" if f["op_index"] < 0 else f"op {f['op_index']}"
         _print(f"FAIL: first divergence at {where} {f['op']} (tensor {f['tensor']} {f['name']!r}): {f['mismatches']} / "
-              f"{f['count']} differ, max |diff| {f['max_abs_diff']} LSB, first at {tuple(f['first_index'])} "
-              f"(dspsim {f['expected']}, device {f['actual']}); {f['locality'] or 'not an operator'}"
-              + (f", inputs {f['undumped_inputs']} not dumped" if f["undumped_inputs"] else ""), file=text)
+               f"{f['count']} differ, max |diff| {f['max_abs_diff']} LSB, first at {tuple(f['first_index'])} "
+               f"(dspsim {f['expected']}, device {f['actual']}); {f['locality'] or 'not an operator'}"
+               + (f", inputs {f['undumped_inputs']} not dumped" if f["undumped_inputs"] else ""), file=text)
         if d["search"]["variants"]:
             _print("reproduced by: " + (", ".join(d["reproduced_by"])
-                                       or f"none of the {d['search']['variants']} variants searched"), file=text)
+                                        or f"none of the {d['search']['variants']} variants searched"), file=text)
             if d["profile_toml"]:
                 _print("as a device profile (save as device.toml, run with --engine device.toml):\n"
-                      + d["profile_toml"].rstrip(), file=text)
+                       + d["profile_toml"].rstrip(), file=text)
             close = [v for v in d["variants"] if v["same_as"] is None and v["mismatches"] and not v["error"]][:5]
             if close:
                 _print("closest others: " + "; ".join(f"{v['variant']} ({v['mismatches']} mismatches)" for v in close),
-                      file=text)
+                       file=text)
         for s in d["search"]["skipped"]:
             _print(f"note: {s}", file=text)
     if out is not None:
@@ -518,8 +518,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="bit-exact diff of two vector files (.npz .npy .bin .hex .txt)",
                        epilog="Exit status: 0 identical, 1 a difference (or an array on one side only), 2 bad "
-                              "input (unreadable file, --key naming an array a .npz lacks, no array in common), 3 a full "
-                              "disk or an unexpected error.")
+                              "input (unreadable file, --key naming an array a .npz lacks, no array in common), "
+                              "3 a full disk or an unexpected error.")
     c.add_argument("expected")
     c.add_argument("actual")
     c.add_argument("--key", help="compare only this array (a .npz entry)")
@@ -539,8 +539,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "dspsim emulates for the one that reproduces the dumps.",
                        epilog="Dumps: one file per tensor, t<index> or the tensor name with characters outside "
                               "[A-Za-z0-9_.-] replaced by _, as .npy, .bin (raw little-endian), .hex ($readmemh) "
-                              "or .txt (decimal). Exit status: 0 every dump matches, 1 a divergence, 2 bad input, 3 a full "
-                              "disk or an unexpected error.")
+                              "or .txt (decimal). Exit status: 0 every dump matches, 1 a divergence, 2 bad input, "
+                              "3 a full disk or an unexpected error.")
     g.add_argument("model", help="the .tflite or .onnx file")
     g.add_argument("--input", action="append", required=True, metavar="X.npy",
                    help="the input the device ran on, one per model input, in order")
