@@ -18,6 +18,10 @@ Every verb that writes goes through this module:
 * **Output files** (``--json``): the same refusals (:func:`check_output_file`), written through a
   ``tempfile.mkstemp`` sibling (``O_EXCL``, an unpredictable name) renamed into place
   (:func:`atomic_write_text`).
+* **A full disk** (``OSError`` ENOSPC, wherever it shows: a write, the final ``fsync``) removes the
+  temporary like any other error and reaches the CLI, which says so in one line (exit 3): no empty or
+  half report is ever put in place. (Nothing dspsim writes is memory-mapped, where a full disk would
+  be a SIGBUS instead.)
 * **Text for a terminal** from a model or a file (tensor and operator names, error messages) is
   printed through :func:`terminal_text`, which escapes control and format characters.
 """
