@@ -29,6 +29,7 @@ LAYERS = (
     ("load",),
     ("dspsim",),
     ("harness",),
+    ("frontend",),
     ("bench",),
     ("cli", "__main__"),
 )
