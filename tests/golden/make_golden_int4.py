@@ -1,6 +1,7 @@
 """4-bit weights: packed INT4 (and UINT4) filters of FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D, from every engine.
 
-Run with ai-edge-litert 2.3.0 and tflite-micro installed, from the repository root (about 20 s)::
+Run with ai-edge-litert 2.3.0, tflite-micro and ai-edge-quantizer 0.10.0 installed, from the repository root (about
+a minute)::
 
     python tests/golden/make_golden_int4.py
 
@@ -10,7 +11,12 @@ One-operator models built from the schema objects (``_tflite_edit.one_op_model``
 channel or per tensor; int8 activations, and int16 activations for FULLY_CONNECTED (16x4, an int64 bias). Each model
 runs under ``tflm``, ``litert_ref``, ``litert_default`` and ``litert_optimized`` (``make_golden_ops.record_case``:
 one subprocess per engine, refusals and crashes recorded) on 2 input sets. LiteRT's 16x4 DEPTHWISE_CONV_2D
-reads the packed weights as int8 codes, out of bounds: recorded as ``undefined`` (nothing to reproduce). Output: ``tests/golden/ops/int4.npz``
+reads the packed weights as int8 codes, out of bounds: recorded as ``undefined`` (nothing to reproduce).
+
+Then the models a user gets from the AI Edge Quantizer (``aeq_*``): float FULLY_CONNECTED and CONV_2D models (with a
+signature; the quantizer leaves a DEPTHWISE_CONV_2D in float, a float island) quantized by ``ai_edge_quantizer.Quantizer`` with 4-bit weights (per
+channel; per tensor for one FC) and 8- or 16-bit activations, calibrated on 16 seeded normal draws: float in and out
+(QUANTIZE -> op -> DEQUANTIZE). Output: ``tests/golden/ops/int4.npz``
 (the packed format of ``make_golden_ops.py``) and the models ``ops/int4_*.tflite``.
 """
 from __future__ import annotations
@@ -117,5 +123,54 @@ def cases():
     return out
 
 
+def _float_model(code, opt_type, opt, x_shape, w, b, y_shape, path):
+    """A float32 one-op model with a ``serving_default`` signature (x -> y), written to ``path``."""
+    F = T.FLOAT32
+    model = load(one_op_model(code, opt_type, opt, [("x", x_shape, F, None, 0, None), ("w", w.shape, F, None, 0, w),
+                                                    ("b", b.shape, F, None, 0, b), ("y", y_shape, F, None, 0, None)],
+                              [0, 1, 2], [3]))
+    sd = S.SignatureDefT()
+    sd.signatureKey, sd.subgraphIndex = "serving_default", 0
+    sd.inputs, sd.outputs = [S.TensorMapT(), ], [S.TensorMapT()]
+    sd.inputs[0].name, sd.inputs[0].tensorIndex = "x", 0
+    sd.outputs[0].name, sd.outputs[0].tensorIndex = "y", 3
+    model.signatureDefs = [sd]
+    with open(path, "wb") as f:
+        f.write(save(model))
+
+
+def aeq_cases(tmp):
+    """The AI Edge Quantizer's INT4-weight models of three float layers."""
+    from ai_edge_quantizer import qtyping, quantizer  # noqa: PLC0415 (only this part needs it)
+
+    rng = np.random.default_rng(zlib.crc32(b"aeq"))
+    conv = S.Conv2DOptionsT()
+    conv.padding, conv.strideH, conv.strideW, conv.dilationHFactor, conv.dilationWFactor = S.Padding.SAME, 1, 1, 1, 1
+    layers = {
+        "fc": (OP.FULLY_CONNECTED, OPT.FullyConnectedOptions, S.FullyConnectedOptionsT(), (1, 40), (8, 40), (1, 8)),
+        "conv": (OP.CONV_2D, OPT.Conv2DOptions, conv, (1, 8, 8, 3), (6, 3, 3, 3), (1, 8, 8, 6)),
+    }  # DEPTHWISE_CONV_2D: the quantizer (0.10.0) leaves it float (DEQUANTIZE -> float op -> QUANTIZE)
+    out = []
+    for layer, bits, granularity in (("fc", 8, "CHANNELWISE"), ("fc", 8, "TENSORWISE"), ("fc", 16, "CHANNELWISE"),
+                                     ("conv", 8, "CHANNELWISE"), ("conv", 16, "CHANNELWISE")):
+        code, opt_type, opt, x_shape, w_shape, y_shape = layers[layer]
+        path = os.path.join(tmp, f"{layer}.tflite")
+        _float_model(code, opt_type, opt, x_shape, rng.normal(0, 0.3, w_shape).astype(np.float32),
+                     rng.normal(0, 0.1, w_shape[0]).astype(np.float32), y_shape, path)
+        qt = quantizer.Quantizer(path)
+        qt.add_static_config(".*", qtyping.TFLOperationName.ALL_SUPPORTED, activation_num_bits=bits,
+                             weight_num_bits=4, weight_granularity=qtyping.QuantGranularity[granularity])
+        calibration = {"serving_default": [{"x": rng.normal(0, 1, x_shape).astype(np.float32)} for _ in range(16)]}
+        result = qt.quantize(qt.calibrate(calibration))
+        name = f"int4_aeq_{layer}_a{bits}_{granularity.lower()}"
+        out.append(Case("int4", name, bytes(result.quantized_model),
+                        f"AI Edge Quantizer: float {layer} -> INT4 weights ({granularity.lower()}), int{bits} "
+                        "activations, float in and out"))
+    return out
+
+
 if __name__ == "__main__":
-    write_family(cases(), "int4")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        write_family(cases() + aeq_cases(scratch), "int4")
