@@ -58,7 +58,7 @@ _TFLITE_MAC = _mac(_FIXED_FC, _FIXED, _FIXED, _FIXED)
 # --------------------------------------------------------------------------------------------
 # TFLite engines
 # --------------------------------------------------------------------------------------------
-_I8, _U8, _I16, _I32, _I64, _F32 = "int8", "uint8", "int16", "int32", "int64", "float32"
+_I8, _U8, _I16, _I32, _I64, _F32, _BOOL = "int8", "uint8", "int16", "int32", "int64", "float32", "bool"
 
 TFLM = EngineProfile(
     "tflm", "TensorFlow Lite Micro's reference kernels (what CMSIS-NN, ESP-NN and DSP ports must match)",
@@ -67,16 +67,28 @@ TFLM = EngineProfile(
         kernels={op: Kernel.TFLM for op in (
             "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH", "ELU", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE",
             "MEAN", "SOFTMAX", "L2_NORMALIZATION", "AVERAGE_POOL_2D", "MAX_POOL_2D", "STRIDED_SLICE", "CAST",
-            "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF")},
+            "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "GREATER", "DIV", "SPACE_TO_BATCH_ND")},
         refused={"RELU_N1_TO_1": "TensorFlow Lite Micro registers no RELU_N1_TO_1 kernel",
-                 "EXP": "TensorFlow Lite Micro's EXP supports float32 only (exp.cc)"},
+                 "EXP": "TensorFlow Lite Micro's EXP supports float32 only (exp.cc)",
+                 "SELECT": "TensorFlow Lite Micro registers no SELECT kernel (SELECT_V2 only)",
+                 "REDUCE_PROD": "TensorFlow Lite Micro registers no REDUCE_PROD kernel"},
         types={"STRIDED_SLICE": (_F32, _I8, _I16, _I32), "SLICE": (_F32, _I32, _I8, _I16),
                "SPLIT": (_F32, _I8, _I16, _I32), "SPLIT_V": (_F32, _I8, _I16, _I32), "TRANSPOSE": (_F32, _I8, _I16),
                "GATHER": (_F32, _I8), "GATHER.positions": (_I32,), "PACK": (_F32, _I8, _I16, _I32, _I64),
                "UNPACK": (_F32, _I32, _I16, _I8), "MIRROR_PAD": (_F32, _I8), "SPACE_TO_DEPTH": (_F32, _I8),
                "DEPTH_TO_SPACE": (_F32, _I8), "CAST": (_I8, _I16, _I32, _F32),
                "RESIZE_NEAREST_NEIGHBOR": (_F32, _I8, _I16), "RESIZE_BILINEAR": (_I8,), "REDUCE_MAX": (_I8,),
-               "ARG_MAX": (_I8,), "ARG_MAX.output": (_I32,), "SUM": (_I8,)},
+               "ARG_MAX": (_I8,), "ARG_MAX.output": (_I32,), "SUM": (_I8,),
+               # tests/golden/ops/builtins2.npz (make_golden_builtins2.py)
+               **{op: (_BOOL, _F32, _I32, _I64, _I8) for op in ("EQUAL", "NOT_EQUAL")},
+               **{op: (_F32, _I32, _I64, _I8) for op in ("LESS", "LESS_EQUAL", "GREATER_EQUAL")},
+               "GREATER": (_F32, _I32, _I64, _I8, _I16), "SELECT_V2": (_F32, _I8, _I16), "FILL": (_F32, _I32, _I8),
+               "ZEROS_LIKE": (_I64, _I32, _I8, _F32), "SPACE_TO_BATCH_ND": (_F32, _I8),
+               "BATCH_TO_SPACE_ND": (_F32, _I8), "GATHER_ND": (_F32, _I8), "GATHER_ND.indices": (_I32,),
+               "EMBEDDING_LOOKUP": (_F32, _I8), "DYNAMIC_UPDATE_SLICE": (_F32, _I8, _I16, _I32),
+               "ARG_MIN": (_F32, _I8), "ARG_MIN.output": (_I32,), "REDUCE_MIN": (_F32, _I8), "ABS": (_F32, _I8, _I16),
+               **{op: (_F32,) for op in ("NEG", "FLOOR_DIV", "FLOOR_MOD", "LOG", "SQRT")}, "DIV": (_F32, _I8, _I32),
+               "ADD_N": (_F32, _I8), "CUMSUM": (_F32, _I8)},
         max_ranks={"STRIDED_SLICE": 4, "SLICE": 5, "TRANSPOSE": 5, "L2_NORMALIZATION": 4},
         takes_uint8=False, checks_quantization=False, allocates_empty_tensors=False,
         int32_requantize_pairs=frozenset({(_I8, _I32), (_I16, _I32), (_I32, _I8), (_I32, _I16)}),
@@ -147,7 +159,7 @@ XNNPACK = EngineProfile(
     _XNNPACK_MAC, frozenset({ModelFormat.TFLITE}), "xnnpack",
     TfliteProfile(
         kernels={**{op: Kernel.XNNPACK for op in ("ADD", "SUB", "MUL", "MEAN", "SUM", "LEAKY_RELU", "QUANTIZE",
-                                                  "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR")},
+                                                  "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR", "REDUCE_MIN")},
                  **{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR")}},
         **_LITERT_TFLITE))
 

@@ -119,6 +119,9 @@ _OPTIONS = {
     111: ("VarHandleOptions", ((0, "container", "s", ""), (1, "shared_name", "s", ""))),
     112: ("ReadVariableOptions", ()),
     113: ("AssignVariableOptions", ()),
+    29: ("DivOptions", ((0, _ACT, "b", 0),)),
+    57: ("ArgMinOptions", ((0, "output_type", "b", 0),)),
+    102: ("CumsumOptions", ((0, "exclusive", "b", 0), (1, "reverse", "b", 0))),
 }
 
 

@@ -47,9 +47,6 @@ def _prepare_subgraph(sg, g):
     known = set(sg.inputs) | {t.index for t in sg.tensors if t.data is not None or t.is_variable}
     plan = []
     for op in sg.operators:
-        if op.name not in BUILTINS:
-            raise ValueError(f"load_model: {where}operator {op.index} is {op.name} (version {op.version}), "
-                             f"which dspsim does not support (dspsim.tflite.supported_ops() lists the {len(BUILTINS)} it has)")
         check_registered(op, g)
         check_int4_weights(op, g)
         for i in op.inputs:
@@ -78,10 +75,26 @@ def _prepare_subgraph(sg, g):
     return plan
 
 
+def _check_supported(mdef):
+    """Refuse a model with operators dspsim has no Prepare for, naming every one of them (all subgraphs) in one
+    error."""
+    missing = [f"{'' if sg.index == 0 else f'subgraph {sg.index} '}operator {op.index} is {op.name} (version "
+               f"{op.version})" for sg in mdef.subgraphs for op in sg.operators if op.name not in BUILTINS]
+    if not missing:
+        return
+    listed = f"dspsim.tflite.supported_ops() lists the {len(BUILTINS)} it has"
+    if len(missing) == 1:
+        raise ValueError(f"load_model: {missing[0]}, which dspsim does not support ({listed})")
+    names = sorted({op.name for sg in mdef.subgraphs for op in sg.operators if op.name not in BUILTINS})
+    raise ValueError(f"load_model: {len(missing)} operators dspsim does not support ({', '.join(names)}): "
+                     f"{'; '.join(missing)} ({listed})")
+
+
 def prepare_model(mdef, profile) -> Executor:
     """The :class:`~dspsim.graph.executor.Executor` of ``mdef`` under ``profile``: every operator of every
     subgraph prepared (its refusals raised), ``run``'s steps fused (:mod:`.fusion`) and given views where safe
     (:mod:`.views`), ``trace``'s steps unfused so that every output is observable; a state of its own."""
+    _check_supported(mdef)
     state = State()
     made = []
     contexts = [Graph(mdef, profile, sg, state, lambda index: made[0].call(index)) for sg in mdef.subgraphs]
