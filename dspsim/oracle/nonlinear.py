@@ -84,9 +84,12 @@ def gemmlowp_tanh(a: int, integer_bits: int) -> int:
 
 
 def lookup_table_oracle(x, table):
+    """``table[q - min]`` per code (int8: ``q + 128``; uint8: ``q``)."""
     import numpy as np
 
-    return np.array([int(table[int(q) + 128]) for q in np.asarray(x).reshape(-1)], np.int8).reshape(np.shape(x))
+    x = np.asarray(x)
+    lo = int(np.iinfo(x.dtype).min)
+    return np.array([int(table[int(q) - lo]) for q in x.reshape(-1)], x.dtype).reshape(np.shape(x))
 
 
 def _tflm_sigmoid_oracle(x, zi, multiplier, shift, radius, tanh):

@@ -177,6 +177,12 @@ def pool_case(S, mk, name, what, is_max, x_shape, k, stride, padding, q_in, q_ou
                                                                           tensors, [0], [1])
 
 
+def unary_case(S, mk, name, op, what, shape, q_in, q_out):
+    t_u8 = S.TensorType.UINT8
+    tensors = [("x", shape, t_u8, *q_in, None), ("y", shape, t_u8, *q_out, None)]
+    return name, op, what, mk(getattr(S.BuiltinOperator, op), 0, None, tensors, [0], [1])
+
+
 def softmax_case(S, mk, name, what, shape, q_in, q_out, beta=1.0, out_type=None):
     opts = S.SoftmaxOptionsT()
     opts.beta = beta
@@ -323,6 +329,14 @@ def cases():
         pool_case(S, mk, "avgpool_global", "global 5x5", False, (1, 5, 5, 17), 5, 1, "VALID", (0.1, 3), (0.1, 3)),
         pool_case(S, mk, "maxpool_same", "3x3 stride 2 SAME", True, (1, 7, 7, 5), 3, 2, "SAME", (0.1, 128),
                   (0.1, 128)),
+        unary_case(S, mk, "logistic", "LOGISTIC", "input scale 0.05, zero point 128", (4, 64), (0.05, 128),
+                   (1 / 256, 0)),
+        unary_case(S, mk, "logistic_wide", "LOGISTIC", "input scale 0.3, zero point 70 (saturating tails)", (4, 64),
+                   (0.3, 70), (1 / 256, 0)),
+        unary_case(S, mk, "tanh", "TANH", "input scale 0.03, zero point 128", (4, 64), (0.03, 128),
+                   (1 / 128, 128)),
+        unary_case(S, mk, "tanh_offset", "TANH", "input scale 0.1, zero point 100, output zero point 120", (4, 64),
+                   (0.1, 100), (1 / 128, 120)),
         softmax_case(S, mk, "softmax_random", "(2, 37) rows, scale 0.07", (2, 37), (0.07, 128), (1 / 256, 0)),
         softmax_case(S, mk, "softmax_beta", "beta 0.5, rank 4", (1, 2, 3, 21), (0.21, 10), (1 / 256, 0), beta=0.5),
         softmax_case(S, mk, "softmax_small_scale", "input scale 0.003 (flat rows)", (3, 16), (0.003, 128),

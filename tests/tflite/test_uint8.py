@@ -18,13 +18,14 @@ from hypothesis import given, settings, strategies as st
 
 from dspsim.kernels.data_movement import concatenation
 from dspsim.kernels.quantize.xnnpack import xnnpack_convert, xnnpack_quantize
+from dspsim.kernels.nonlinear.pointwise import LutFunction, lookup_table, tflite_lut_table, xnnpack_lut_table
 from dspsim.kernels.nonlinear.softmax import (
     optimized_softmax, optimized_softmax_table, softmax, tflite_softmax_params,
 )
 from dspsim.kernels.reduce.mean import litert_optimized_mean_plan, xnnpack_mean_plan
 from dspsim.kernels.resize import float_resize_bilinear
 from dspsim.oracle.data_movement import concatenation_oracle
-from dspsim.oracle.nonlinear import optimized_softmax_oracle, softmax_oracle
+from dspsim.oracle.nonlinear import lookup_table_oracle, optimized_softmax_oracle, softmax_oracle
 from dspsim.oracle.quantize import (
     litert_optimized_dequantize_oracle, litert_optimized_quantize_oracle, xnnpack_convert_oracle,
     xnnpack_quantize_oracle,
@@ -223,3 +224,15 @@ def test_uint8_means_match_the_oracle(h, w, c, s_in, s_out, zi, zo, seed):
         return
     got = run(x)
     assert got.dtype == np.uint8 and np.array_equal(got, litert_optimized_mean_oracle(x, **kw))
+
+
+def test_uint8_lookup_tables_match_the_oracle():
+    """LiteRT's LUTPopulate<uint8_t> and XNNPACK's qu8 tables, indexed by the code itself."""
+    x = np.arange(256, dtype=np.uint8).reshape(4, 64)
+    for build in (tflite_lut_table, xnnpack_lut_table):
+        for fn, q_out in ((LutFunction.LOGISTIC, (1 / 256, 0)), (LutFunction.TANH, (1 / 128, 128))):
+            table = build(fn, input_scale=0.05, input_zero_point=128, output_scale=q_out[0],
+                          output_zero_point=q_out[1], dtype="uint8")
+            assert table.dtype == np.uint8
+            assert np.array_equal(lookup_table(x, table), lookup_table_oracle(x, table))
+            assert np.array_equal(lookup_table(x, table).reshape(-1), table)

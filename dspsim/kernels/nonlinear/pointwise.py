@@ -42,6 +42,7 @@ from .._checks import float32_scale
 from .._checks import check_spec, check_tensor, int_in_range, zero_point
 
 _INT8 = (np.dtype(np.int8),)
+_BYTES = (np.dtype(np.int8), np.dtype(np.uint8))  # the lookup tables' codes: int8, or uint8 (LiteRT LUTPopulate<uint8_t>)
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 for _name in ("expf", "tanhf", "expm1f", "logf"):
     getattr(_LIBM, _name).restype = ctypes.c_float
@@ -97,7 +98,10 @@ def _transform(function, x):
     return _f32(e / (1.0 + e))
 
 
-def _lut_args(func, function, input_scale, input_zero_point, output_scale, output_zero_point):
+def _lut_args(func, function, input_scale, input_zero_point, output_scale, output_zero_point, dtype=np.int8):
+    dt = np.dtype(dtype)
+    if dt not in _BYTES:
+        raise ValueError(f"{func}: dtype must be int8 or uint8, got {dt}")
     try:
         fn = LutFunction(function)
     except ValueError:
@@ -108,79 +112,91 @@ def _lut_args(func, function, input_scale, input_zero_point, output_scale, outpu
         if isinstance(s, bool) or not isinstance(s, (int, float, np.floating, np.integer)):
             raise TypeError(f"{func}: {name} must be a float, got {type(s).__name__}")
         scales.append(float32_scale(s, func, name))
-    zi = zero_point(input_zero_point, np.int8, func, "input_zero_point")
-    zo = zero_point(output_zero_point, np.int8, func, "output_zero_point")
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
     return fn, scales[0], zi, scales[1], zo
 
 
+def _codes(dtype):
+    """(dtype, min, max) of a table's codes."""
+    dt = np.dtype(dtype)
+    return dt, int(np.iinfo(dt).min), int(np.iinfo(dt).max)
+
+
 @names_its_errors
-def tflite_lut_table(function, *, input_scale, input_zero_point, output_scale, output_zero_point):
-    """LiteRT ``LUTPopulate<int8_t>`` / TFLM ``PopulateLookupTable``: the int8 table of ``function``.
+def tflite_lut_table(function, *, input_scale, input_zero_point, output_scale, output_zero_point, dtype="int8"):
+    """LiteRT ``LUTPopulate<int8_t>`` (``<uint8_t>`` for ``dtype`` "uint8") / TFLM ``PopulateLookupTable``: the
+    table of ``function`` over the codes of ``dtype``.
 
-    For each code ``q`` (table index ``q + 128``): ``x = f32(s_in * (q - zi))``, ``y = f(x)`` in float32
-    (:class:`LutFunction`), ``code = clamp(int32(f32(TfLiteRound(f32(y * f32(1 / s_out))) + zo)), -128, 127)``:
-    ties away from zero, saturating at the int8 range. A value beyond the int32 range (undefined behaviour
-    in C++) saturates too: LiteRT 2.3's x86 build gives 127 there (measured, golden ``nlties_exp_overflow``).
+    For each code ``q`` (table index ``q - min``: ``q + 128`` for int8, ``q`` for uint8): ``x = f32(s_in * (q -
+    zi))``, ``y = f(x)`` in float32 (:class:`LutFunction`), ``code = clamp(int32(f32(TfLiteRound(f32(y * f32(1 /
+    s_out))) + zo)), min, max)``: ties away from zero, saturating at the type's range. A value beyond the int32
+    range (undefined behaviour in C++) saturates too: LiteRT 2.3's x86 build gives 127 there (measured, golden
+    ``nlties_exp_overflow``).
 
-    Returns an int8 array of 256 entries for :func:`lookup_table`.
+    Returns a ``dtype`` array of 256 entries for :func:`lookup_table`.
     """
     fn, s_in, zi, s_out, zo = _lut_args("tflite_lut_table", function, input_scale, input_zero_point, output_scale,
-                                        output_zero_point)
+                                        output_zero_point, dtype)
+    dt, lo, hi = _codes(dtype)
     inverse_scale = _f32(_f32(1.0) / s_out)
-    table = np.empty(256, np.int8)
-    for q in range(-128, 128):
+    table = np.empty(256, dt)
+    for q in range(lo, hi + 1):
         y = _f32(_transform(fn, _f32(s_in * _f32(q - zi))) * inverse_scale)
         r = float(_f32(_f32(tflite_round(float(y))) + _f32(zo))) if math.isfinite(y) else float(y)
-        table[q + 128] = int(min(max(r, -128.0), 127.0))  # saturates, as measured (tests/golden nlties_exp_*)
+        table[q - lo] = int(min(max(r, float(lo)), float(hi)))  # saturates, as measured (tests/golden nlties_exp_*)
     return table
 
 
-def xnnpack_lut_table(function, *, input_scale, input_zero_point, output_scale, output_zero_point):
-    """XNNPACK's int8 lookup table of a unary operator (``init_lut_op_with_config`` over the reference
-    ukernel): ``x = f32(f32(q - zi) * s_in)``, ``y = f(x)`` (:class:`LutFunction`), ``code =
-    clamp(nearbyint(f32(f32(y * f32(1 / s_out)) + zo)))``: ties to even, saturating (NaN -> 0).
+def xnnpack_lut_table(function, *, input_scale, input_zero_point, output_scale, output_zero_point, dtype="int8"):
+    """XNNPACK's int8 (qs8) or uint8 (qu8) lookup table of a unary operator (``init_lut_op_with_config`` over the
+    reference ukernel): ``x = f32(f32(q - zi) * s_in)``, ``y = f(x)`` (:class:`LutFunction`), ``code =
+    clamp(nearbyint(f32(f32(y * f32(1 / s_out)) + zo)))``: ties to even, saturating at the type's range (NaN -> 0).
 
-    Returns an int8 array of 256 entries (index ``q + 128``) for :func:`lookup_table`.
+    Returns a ``dtype`` array of 256 entries (index ``q - min``) for :func:`lookup_table`.
     """
     fn, s_in, zi, s_out, zo = _lut_args("xnnpack_lut_table", function, input_scale, input_zero_point, output_scale,
-                                        output_zero_point)
+                                        output_zero_point, dtype)
+    dt, lo, hi = _codes(dtype)
     inverse_scale = _f32(_f32(1.0) / s_out)
-    table = np.empty(256, np.int8)
+    table = np.empty(256, dt)
     with np.errstate(over="ignore", invalid="ignore"):
-        for q in range(-128, 128):
+        for q in range(lo, hi + 1):
             y = _f32(_f32(_transform(fn, _f32(_f32(q - zi) * s_in)) * inverse_scale) + _f32(zo))
             v = 0.0 if math.isnan(y) else float(np.rint(y))
-            table[q + 128] = int(min(max(v, -128.0), 127.0))
+            table[q - lo] = int(min(max(v, float(lo)), float(hi)))
     return table
 
 
 @njit(cache=True)
-def _lookup(x, table, out):
+def _lookup(x, table, offset, out):
     for i in range(x.shape[0]):
-        out[i] = table[np.int64(x[i]) + 128]
+        out[i] = table[np.int64(x[i]) + offset]
 
 
 def lookup_table(x, table):
-    """``table[q + 128]`` for every int8 code ``q`` of ``x`` (LiteRT ``LookupTable``): no arithmetic,
+    """``table[q - min]`` for every int8 or uint8 code ``q`` of ``x`` (LiteRT ``LookupTable``): no arithmetic,
     so no rounding or saturation beyond what built the table (:func:`tflite_lut_table`,
-    :func:`xnnpack_lut_table`). ``table``: int8, 256 entries."""
-    x = check_tensor(x, "lookup_table", "x", allowed=_INT8)
+    :func:`xnnpack_lut_table`). ``table``: 256 entries of ``x``'s type."""
+    x = check_tensor(x, "lookup_table", "x", allowed=_BYTES)
     return lookup_table_plan(x.shape, x.dtype, table)(x)
 
 
 def lookup_table_plan(shape, dtype, table):
-    """:func:`lookup_table` prepared for int8 codes of ``shape`` (the table checked once); returns the lean
+    """:func:`lookup_table` prepared for int8 or uint8 codes of ``shape`` (the table checked once); returns the lean
     ``run(x)``."""
     func = "lookup_table"
-    shape, _ = check_spec(func, "x", shape, dtype, _INT8)
+    shape, dt = check_spec(func, "x", shape, dtype, _BYTES)
     t = np.asarray(table)
-    if t.dtype != np.int8 or t.shape != (256,):
-        raise ValueError(f"{func}: table must be an int8 array of 256 entries, got {t.dtype} {t.shape}")
-    t, size = np.ascontiguousarray(t), math.prod(shape)
+    if t.dtype != dt or t.shape != (256,):
+        article = "an" if dt == np.int8 else "a"
+        raise ValueError(f"{func}: table must be {article} {dt} array of 256 entries (the codes' type), got {t.dtype} "
+                         f"{t.shape}")
+    t, size, offset = np.ascontiguousarray(t), math.prod(shape), -int(np.iinfo(dt).min)
 
     def run(x):
-        out = np.empty(size, np.int8)
-        _lookup(np.ravel(x), t, out)
+        out = np.empty(size, dt)
+        _lookup(np.ravel(x), t, offset, out)
         return out.reshape(shape)
 
     return run

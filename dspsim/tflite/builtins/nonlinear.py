@@ -41,18 +41,21 @@ from ._lean import binary_run, unary_run
 
 _INT8 = (np.dtype(np.int8),)
 _UINT8 = (np.dtype(np.uint8),)
+_BYTES = _INT8 + _UINT8  # LOGISTIC and TANH: LiteRT's tables over int8 or uint8 codes
 
 
-def _unary_quant(op, g):
+def _unary_quant(op, g, allowed=_INT8):
     check_arity(op, 1)
-    check_int_types(op, g, allowed=_INT8)
+    check_int_types(op, g, allowed=allowed)
+    check_dtype(op, g.tensor(op.outputs[0]), (g.tensor(op.inputs[0]).dtype,), "output")
     s_in, zi = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
     return dict(input_scale=float(s_in), input_zero_point=zi, output_scale=float(s_out), output_zero_point=zo)
 
 
 def _table_op(op, g, builder, function, q):
-    table = at_prepare(op, builder, function, **q)
+    """A lookup table over the input's codes (int8, or uint8: LiteRT's ``LUTPopulate<uint8_t>``, XNNPACK's qu8)."""
+    table = at_prepare(op, builder, function, dtype=g.tensor(op.inputs[0]).dtype.name, **q)
     return Prepared(unary_run(op, g, nonlinear.lookup_table_plan, table), dict(q, function=function.value, table=table))
 
 
@@ -98,9 +101,9 @@ def _int16_sigmoid(op, g, tanh):
 def prepare_logistic(op, g):
     if g.tensor(op.inputs[0]).dtype == np.int16:
         return _int16_sigmoid(op, g, tanh=False)
-    q = _unary_quant(op, g)
+    q = _unary_quant(op, g, _BYTES)
     kernel = g.kernel(op)
-    if kernel is Kernel.XNNPACK:  # the delegate takes every int8 LOGISTIC (no scale condition)
+    if kernel is Kernel.XNNPACK:  # the delegate takes every int8 / uint8 LOGISTIC (no scale condition)
         return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.XNNPACK_SIGMOID, q)
     if kernel is Kernel.TFLM:
         if q["output_zero_point"] != -128:
@@ -117,7 +120,7 @@ def prepare_logistic(op, g):
 def prepare_tanh(op, g):
     if g.tensor(op.inputs[0]).dtype == np.int16:
         return _int16_sigmoid(op, g, tanh=True)
-    q = _unary_quant(op, g)
+    q = _unary_quant(op, g, _BYTES)
     kernel = g.kernel(op)
     if kernel is Kernel.XNNPACK:
         return _table_op(op, g, nonlinear.xnnpack_lut_table, nonlinear.LutFunction.TANH, q)
