@@ -1,0 +1,234 @@
+"""What Arm CMSIS-DSP's fixed-point kernels compute (the Python package ``cmsisdsp==1.10.3``, the library's C code
+built for the host: no ARM_MATH_DSP, the generic C paths): the golden vectors of dspsim.dsp.
+
+Inputs: seeded random values of the full range, edge values (type minimum and maximum, +-1, 0, each pair of them),
+the alternating +max/-max square, and audio-like 16 kHz signals (a 50-7900 Hz chirp near full scale, white noise,
+speech from espeak-ng resampled to 16 kHz when espeak-ng is installed, else a second noise). q31 signals are the q15
+ones shifted left by 16 plus random low bits; q7 signals the q15 ones shifted right by 8.
+
+Each file holds, per case, the inputs, the parameters and the package's output, as ``<function>/<case>/<field>``:
+
+    tests/golden/cmsisdsp_basic.npz    arm_add/sub/mult/negate/abs/scale/shift/dot_prod, q7 q15 q31
+    tests/golden/cmsisdsp_filter.npz   arm_fir(_fast) q15 q31, arm_biquad_cascade_df1(_fast) q15 q31: block by
+                                       block on one instance (``x`` (blocks, block), ``y`` the same shape)
+    tests/golden/cmsisdsp_fft.npz      arm_cfft / arm_rfft q15 q31 (forward, inverse; every length the package
+                                       takes), arm_mat_mult(_fast) q15 q31
+    meta (0-d JSON string): the package version and the case counts
+
+    /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
+"""
+import io
+import json
+import os
+import shutil
+import subprocess
+import wave
+from importlib.metadata import version
+
+import cmsisdsp as dsp
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RATE = 16000
+RNG = np.random.default_rng(20261205)
+INFO = {"int8": np.iinfo(np.int8), "int16": np.iinfo(np.int16), "int32": np.iinfo(np.int32)}
+QTYPE = {"q7": np.int8, "q15": np.int16, "q31": np.int32}
+
+
+def speech(n):
+    """``n`` samples of espeak-ng speech at 16 kHz (linear resampling), or None without espeak-ng."""
+    if shutil.which("espeak-ng") is None:
+        return None
+    wav = subprocess.run(["espeak-ng", "--stdout", "the quick brown fox jumps over the lazy dog"],
+                         capture_output=True, check=True).stdout
+    with wave.open(io.BytesIO(wav)) as w:
+        rate, pcm = w.getframerate(), np.frombuffer(w.readframes(w.getnframes()), np.int16)
+    m = int(len(pcm) * RATE / rate)
+    pcm = np.interp(np.linspace(0, len(pcm) - 1, m), np.arange(len(pcm)), pcm)
+    start = int(np.argmax(np.abs(pcm) > 1000))
+    return np.round(pcm[start:start + n]).astype(np.int16)
+
+
+def q15_signals(n):
+    t = np.arange(n) / RATE
+    chirp = 0.95 * np.sin(2 * np.pi * (50 * t + (7900 - 50) / (2 * t[-1]) * t * t))
+    sp = speech(n)
+    out = {
+        "random": RNG.integers(-32768, 32768, n),
+        "alternating": np.where(np.arange(n) % 2 == 0, 32767, -32768),
+        "chirp": np.round(chirp * 32767),
+        "noise": np.clip(np.round(RNG.normal(0, 6000, n)), -32768, 32767),
+        "speech": sp if sp is not None and len(sp) == n else np.clip(np.round(RNG.normal(0, 2000, n)), -32768, 32767),
+        "min": np.full(n, -32768), "max": np.full(n, 32767), "zero": np.zeros(n),
+    }
+    return {k: np.asarray(v).astype(np.int16) for k, v in out.items()}
+
+
+def signals(q, n):
+    s = q15_signals(n)
+    if q == "q15":
+        return s
+    if q == "q7":
+        return {k: (v >> 8).astype(np.int8) for k, v in s.items()}
+    out = {k: (v.astype(np.int64) << 16 | RNG.integers(0, 1 << 16, n)).astype(np.int32) for k, v in s.items()}
+    out["random"] = RNG.integers(-2**31, 2**31, n).astype(np.int32)
+    out["min"], out["max"], out["zero"] = np.full(n, -2**31, np.int32), np.full(n, 2**31 - 1, np.int32), np.zeros(n, np.int32)
+    return out
+
+
+def edges(q):
+    """Each pair of the edge values (minimum, minimum + 1, -2, -1, 0, 1, 2, maximum - 1, maximum): a, b."""
+    info = INFO[np.dtype(QTYPE[q]).name]
+    e = np.array([info.min, info.min + 1, -2, -1, 0, 1, 2, info.max - 1, info.max], np.int64)
+    a, b = np.meshgrid(e, e, indexing="ij")
+    return a.ravel().astype(QTYPE[q]), b.ravel().astype(QTYPE[q])
+
+
+def pairs(q, n=203):
+    """(case, a, b) for the binary kernels."""
+    s = signals(q, n)
+    out = [("edges",) + edges(q)]
+    out.append(("random", s["random"], QTYPE[q](RNG.integers(INFO[np.dtype(QTYPE[q]).name].min,
+                                                                INFO[np.dtype(QTYPE[q]).name].max + 1, n))))
+    out.append(("alternating", s["alternating"], s["alternating"]))
+    out.append(("alternating_shifted", s["alternating"], np.roll(s["alternating"], 1)))
+    out.append(("chirp_noise", s["chirp"], s["noise"]))
+    out.append(("speech_chirp", s["speech"], s["chirp"]))
+    out.append(("min_min", s["min"], s["min"]))
+    out.append(("max_min", s["max"], s["min"]))
+    out.append(("zero_random", s["zero"], s["random"]))
+    return out
+
+
+def basic(store):
+    """``<q>/<case>/a``, ``b`` and each function's output (``arm_dot_prod``: of the prefixes of length 1, 2, 3, 4,
+    5, 7 and of the whole); ``<q>/scale/x``, ``params`` (k, 2: fract, shift), ``out`` (k, n); ``<q>/shift/x``,
+    ``shifts``, ``out``."""
+    for q in ("q7", "q15", "q31"):
+        for case, a, b in pairs(q):
+            key = f"{q}/{case}"
+            store[f"{key}/a"], store[f"{key}/b"] = a, b
+            for name in ("arm_add", "arm_sub", "arm_mult"):
+                store[f"{key}/{name}"] = np.asarray(getattr(dsp, f"{name}_{q}")(a, b), QTYPE[q])
+            for name in ("arm_negate", "arm_abs"):
+                store[f"{key}/{name}"] = np.asarray(getattr(dsp, f"{name}_{q}")(a), QTYPE[q])
+            fn = getattr(dsp, f"arm_dot_prod_{q}")
+            store[f"{key}/arm_dot_prod"] = np.array([fn(a[:m], b[:m]) for m in DOT_LENGTHS + (len(a),)], np.int64)
+        # scale and shift: every shift the C code defines, a few factors, on the edges and two signals
+        bits = {"q7": 8, "q15": 16, "q31": 32}[q]
+        ea, _ = edges(q)
+        x = np.concatenate([np.unique(ea), signals(q, 40)["chirp"], signals(q, 40)["random"]]).astype(QTYPE[q])
+        lo, hi = SCALE_SHIFTS[q]
+        info = INFO[np.dtype(QTYPE[q]).name]
+        params, out = [], []
+        for fract in (info.max, info.min, 1 << (bits - 2), -(1 << (bits - 3)) - 3, 1, 0, -1):
+            shifts = range(lo, hi + 1) if fract in (info.max, info.min, 1 << (bits - 2)) else (lo, -1, 0, 1, hi)
+            for sh in shifts:
+                params.append((fract, sh))
+                out.append(np.asarray(getattr(dsp, f"arm_scale_{q}")(x, int(fract), sh), QTYPE[q]))
+        store[f"{q}/scale/x"], store[f"{q}/scale/params"] = x, np.array(params, np.int64)
+        store[f"{q}/scale/out"] = np.stack(out)
+        lo, hi = SHIFTS[q]
+        store[f"{q}/shift/x"], store[f"{q}/shift/shifts"] = x, np.arange(lo, hi + 1)
+        store[f"{q}/shift/out"] = np.stack([np.asarray(getattr(dsp, f"arm_shift_{q}")(x, sh), QTYPE[q])
+                                            for sh in range(lo, hi + 1)])
+
+
+DOT_LENGTHS = (1, 2, 3, 4, 5, 7)
+SCALE_SHIFTS = {"q7": (-24, 7), "q15": (-16, 15), "q31": (-32, 30)}
+SHIFTS = {"q7": (-31, 24), "q15": (-31, 16), "q31": (-31, 31)}
+
+
+def lowpass_q15(taps, cutoff=0.2):
+    n = np.arange(taps) - (taps - 1) / 2
+    h = np.sinc(2 * cutoff * n) * np.hamming(taps) * 2 * cutoff
+    return h
+
+
+def filters(store):
+    """``arm_fir_<q>/<case>/coeffs``, ``x`` (blocks, block), ``y`` and ``y_fast`` (the _fast kernel on a fresh
+    instance); ``arm_biquad_cascade_df1_<q>/<case>/coeffs``, ``post_shift``, ``x``, ``y``, ``y_fast``."""
+    blocks = (5, 32, 64)
+    for q in ("q15", "q31"):
+        one = 32768 if q == "q15" else 2**31
+        info = INFO[np.dtype(QTYPE[q]).name]
+        sig = signals(q, 160)
+        for taps in (2, 4, 6, 17, 32, 63):
+            if q == "q15" and taps % 2:
+                continue
+            coefs = {"lowpass": np.round(lowpass_q15(taps) * one * 0.999),
+                     "random": RNG.integers(info.min, info.max + 1, taps),
+                     "max": np.full(taps, info.max), "min": np.full(taps, info.min)}
+            for cname, c in coefs.items():
+                c = np.clip(c, info.min, info.max).astype(QTYPE[q])
+                for kind in (("random", "chirp", "speech", "alternating", "min") if cname == "lowpass"
+                             else ("random", "alternating", "max")):
+                    block = blocks[(taps + len(cname) + len(kind)) % len(blocks)]
+                    x = sig[kind][:(len(sig[kind]) // block) * block].reshape(-1, block)
+                    key = f"arm_fir_{q}/t{taps}_{cname}_{kind}"
+                    store[f"{key}/coeffs"], store[f"{key}/x"] = c, x
+                    for fast in ("", "_fast"):
+                        S = getattr(dsp, f"arm_fir_instance_{q}")()
+                        st = np.zeros(taps + block - 1, QTYPE[q])
+                        status = getattr(dsp, f"arm_fir_init_{q}")(S, taps, c, st)
+                        assert status in (0, None), status
+                        fn = getattr(dsp, f"arm_fir{fast}_{q}")
+                        store[f"{key}/y{fast}"] = np.stack([np.asarray(fn(S, xb), QTYPE[q]) for xb in x])
+        # biquads: low-pass / high-pass designs (RBJ cookbook) scaled by 2^-postShift, and random coefficients
+        for stages in (1, 2, 3):
+            for post in (0, 1, 2, 3, 15) if q == "q15" else (0, 1, 2, 3, 30):
+                for dname in ("design", "random"):
+                    if dname == "design":
+                        coefs = rbj_cascade(stages, post)
+                    else:
+                        coefs = RNG.integers(info.min, info.max + 1, (stages, 5)).astype(np.float64) / one
+                    c = np.clip(np.round(coefs * one), info.min, info.max).astype(np.int64)
+                    if q == "q15":
+                        c = np.concatenate([c[:, :1], np.zeros((stages, 1), np.int64), c[:, 1:]], axis=1)
+                    c = c.ravel().astype(QTYPE[q])
+                    for kind in ("random", "chirp", "speech", "alternating", "max", "zero") if dname == "design" \
+                            else ("random", "alternating"):
+                        block = blocks[(stages + post + len(kind)) % len(blocks)]
+                        x = sig[kind][:(len(sig[kind]) // block) * block].reshape(-1, block)
+                        key = f"arm_biquad_cascade_df1_{q}/n{stages}_p{post}_{dname}_{kind}"
+                        store[f"{key}/coeffs"], store[f"{key}/x"] = c, x
+                        store[f"{key}/post_shift"] = np.int64(post)
+                        for fast in ("", "_fast"):
+                            S = getattr(dsp, f"arm_biquad_casd_df1_inst_{q}")()
+                            st = np.zeros(4 * stages, QTYPE[q])
+                            getattr(dsp, f"arm_biquad_cascade_df1_init_{q}")(S, stages, c, st, post)
+                            fn = getattr(dsp, f"arm_biquad_cascade_df1{fast}_{q}")
+                            store[f"{key}/y{fast}"] = np.stack([np.asarray(fn(S, xb), QTYPE[q]) for xb in x])
+
+
+def rbj_cascade(stages, post):
+    """``stages`` biquads (b0 b1 b2 a1 a2, CMSIS sign: y = b.x + a1 y1 + a2 y2), scaled by 2^-post."""
+    out = []
+    for k in range(stages):
+        f, qq = [(0.05, 0.707), (0.2, 4.0), (0.35, 0.9)][k % 3]
+        w = 2 * np.pi * f
+        alpha = np.sin(w) / (2 * qq)
+        if k % 2 == 0:   # low-pass
+            b = np.array([(1 - np.cos(w)) / 2, 1 - np.cos(w), (1 - np.cos(w)) / 2])
+        else:            # high-pass
+            b = np.array([(1 + np.cos(w)) / 2, -(1 + np.cos(w)), (1 + np.cos(w)) / 2])
+        a = np.array([1 + alpha, -2 * np.cos(w), 1 - alpha])
+        b, a = b / a[0], a / a[0]
+        out.append(np.concatenate([b, -a[1:]]) / 2.0 ** post)
+    return np.clip(np.array(out), -1, 1 - 2.0 ** -31)
+
+
+def main():
+    meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
+    for name, fill in (("basic", basic), ("filter", filters)):
+        store = {}
+        fill(store)
+        meta[name] = len({k.rsplit("/", 1)[0] for k in store})
+        store["meta"] = np.array(json.dumps({"cmsisdsp": meta["cmsisdsp"], "cases": meta[name]}))
+        np.savez_compressed(os.path.join(HERE, f"cmsisdsp_{name}.npz"), **store)
+        print(name, len({k.rsplit('/', 1)[0] for k in store}), "cases",
+              os.path.getsize(os.path.join(HERE, f"cmsisdsp_{name}.npz")), "bytes")
+
+
+if __name__ == "__main__":
+    main()
