@@ -119,10 +119,12 @@ def tflm_tanh_oracle(x, *, input_zero_point, input_multiplier, input_left_shift,
 
 
 def hard_swish_oracle(x, *, params):
-    """reference_ops::HardSwish as real-number steps: every int16 product, shift and rounding."""
+    """reference_ops::HardSwish<T> as real-number steps: every int16 product, shift and rounding; clamped to T
+    (x's type, int8 or uint8)."""
     import numpy as np
 
     p = params
+    lo, hi = int(np.iinfo(np.asarray(x).dtype).min), int(np.iinfo(np.asarray(x).dtype).max)
     out = []
     for q in np.asarray(x).reshape(-1):
         h = (int(q) - p.input_zero_point) * 128
@@ -137,8 +139,8 @@ def hard_swish_oracle(x, *, params):
             r = rounding_divide_by_pot(r, -p.reluish_multiplier_exponent)
         r = (r + 2**15) // 2
         o = rounding_divide_by_pot(_trunc_div(r * pre, 2**15), -p.output_multiplier_exponent) + p.output_zero_point
-        out.append(clamp(o, -128, 127))
-    return np.array(out, np.int8).reshape(np.shape(x))
+        out.append(clamp(o, lo, hi))
+    return np.array(out, np.asarray(x).dtype).reshape(np.shape(x))
 
 
 def prelu_oracle(x, alpha, *, params):

@@ -18,14 +18,18 @@ from hypothesis import given, settings, strategies as st
 
 from dspsim.kernels.data_movement import concatenation
 from dspsim.kernels.quantize.xnnpack import xnnpack_convert, xnnpack_quantize
-from dspsim.kernels.nonlinear.pointwise import LutFunction, lookup_table, tflite_lut_table, xnnpack_lut_table
+from dspsim.kernels.nonlinear.pointwise import (
+    LutFunction, hard_swish, lookup_table, tflite_hard_swish_params, tflite_lut_table, xnnpack_lut_table,
+)
 from dspsim.kernels.nonlinear.softmax import (
     optimized_softmax, optimized_softmax_table, softmax, tflite_softmax_params,
 )
 from dspsim.kernels.reduce.mean import litert_optimized_mean_plan, xnnpack_mean_plan
 from dspsim.kernels.resize import float_resize_bilinear
 from dspsim.oracle.data_movement import concatenation_oracle
-from dspsim.oracle.nonlinear import lookup_table_oracle, optimized_softmax_oracle, softmax_oracle
+from dspsim.oracle.nonlinear import (
+    hard_swish_oracle, lookup_table_oracle, optimized_softmax_oracle, softmax_oracle,
+)
 from dspsim.oracle.quantize import (
     litert_optimized_dequantize_oracle, litert_optimized_quantize_oracle, xnnpack_convert_oracle,
     xnnpack_quantize_oracle,
@@ -236,3 +240,17 @@ def test_uint8_lookup_tables_match_the_oracle():
             assert table.dtype == np.uint8
             assert np.array_equal(lookup_table(x, table), lookup_table_oracle(x, table))
             assert np.array_equal(lookup_table(x, table).reshape(-1), table)
+
+
+@settings(max_examples=30, deadline=None)
+@given(s_in=st.floats(0.005, 0.5), s_out=st.floats(0.005, 0.5), zi=_codes, zo=_codes)
+def test_uint8_hard_swish_matches_the_oracle(s_in, s_out, zi, zo):
+    """LiteRT's HardSwish<uint8_t>: the int8 steps, clamped to [0, 255]."""
+    try:
+        params = tflite_hard_swish_params(input_scale=s_in, input_zero_point=zi, output_scale=s_out,
+                                          output_zero_point=zo, dtype="uint8")
+    except ValueError:  # s_in / s_out >= 128: refused, as LiteRT does
+        return
+    x = np.arange(256, dtype=np.uint8)
+    got = hard_swish(x, params=params)
+    assert got.dtype == np.uint8 and np.array_equal(got, hard_swish_oracle(x, params=params))

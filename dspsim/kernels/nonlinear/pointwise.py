@@ -308,13 +308,14 @@ def _downscale_int32_to_int16_multiplier(m):
 
 
 @names_its_errors
-def tflite_hard_swish_params(*, input_scale, input_zero_point, output_scale, output_zero_point):
-    """LiteRT / TFLM ``HardSwishPrepare`` (int8): ``hires = f32(s_in / 128)``, output multiplier
-    ``f32(hires / s_out)`` and reluish multiplier ``f32(hires / f32(3 / 32768))``, each through
-    ``QuantizeMultiplier`` (double) and ``DownScaleInt32ToInt16Multiplier``. An output multiplier
-    exponent above 0 (``s_in / s_out >= 128``) is refused, as both engines do."""
+def tflite_hard_swish_params(*, input_scale, input_zero_point, output_scale, output_zero_point, dtype="int8"):
+    """LiteRT / TFLM ``HardSwishPrepare`` (int8; LiteRT also uint8, ``dtype``: the zero points' type): ``hires =
+    f32(s_in / 128)``, output multiplier ``f32(hires / s_out)`` and reluish multiplier ``f32(hires / f32(3 /
+    32768))``, each through ``QuantizeMultiplier`` (double) and ``DownScaleInt32ToInt16Multiplier``. An output
+    multiplier exponent above 0 (``s_in / s_out >= 128``) is refused, as both engines do."""
     func = "tflite_hard_swish_params"
-    _, s_in, zi, s_out, zo = _lut_args(func, "tanh", input_scale, input_zero_point, output_scale, output_zero_point)
+    _, s_in, zi, s_out, zo = _lut_args(func, "tanh", input_scale, input_zero_point, output_scale, output_zero_point,
+                                       dtype)
     hires = _f32(_f32(1.0 / 128.0) * s_in)
     m_out, e_out = quantize_multiplier(float(_f32(hires / s_out)))
     m_rel, e_rel = quantize_multiplier(float(_f32(hires / _f32(3.0 / 32768.0))))
@@ -331,7 +332,7 @@ def _saturate16(v):
 
 
 @njit(cache=True)
-def _hard_swish(x, zi, zo, m_out, e_out, m_rel, e_rel, out):
+def _hard_swish(x, zi, zo, m_out, e_out, m_rel, e_rel, lo, hi, out):
     for i in range(x.shape[0]):
         hires = (np.int64(x[i]) - zi) * 128
         preshift = saturating_rounding_doubling_high_mul16_scalar(hires, m_out)
@@ -347,11 +348,12 @@ def _hard_swish(x, zi, zo, m_out, e_out, m_rel, e_rel, out):
         p = reluish * preshift  # reluish >= 0: the -32768 * -32768 overflow cannot occur
         prod = p // 32768 if p >= 0 else -((-p) // 32768)  # truncating division, no rounding
         o = rounding_divide_by_pot_scalar(prod, -e_out) + zo
-        out[i] = min(max(o, -128), 127)
+        out[i] = min(max(o, lo), hi)
 
 
 def hard_swish(x, *, params):
-    """TFLite int8 HARD_SWISH (``reference_ops::HardSwish``): ``x * relu6(x + 3) / 6`` in int16 fixed point.
+    """TFLite int8 or uint8 HARD_SWISH (``reference_ops::HardSwish<T>``): ``x * relu6(x + 3) / 6`` in int16 fixed
+    point, clamped to ``T`` at the end.
 
     ``h = (q - zi) * 128``; ``pre = SRDHM16(h, m_out)``; the reluish value ``r`` = ``h`` scaled by
     ``m_rel * 2^e_rel`` (saturating left shifts around an SRDHM16 when ``e_rel > 0``, a
@@ -360,19 +362,19 @@ def hard_swish(x, *, params):
     high multiply truncates toward zero (no rounding) and SRDHM16 ties toward +inf. ``params``: a
     :class:`HardSwishParams` from :func:`tflite_hard_swish_params`.
     """
-    x = check_tensor(x, "hard_swish", "x", allowed=_INT8)
+    x = check_tensor(x, "hard_swish", "x", allowed=_BYTES)
     return hard_swish_plan(x.shape, x.dtype, params=params)(x)
 
 
 def hard_swish_plan(shape, dtype, *, params):
-    """:func:`hard_swish` prepared for int8 codes of ``shape`` (``params`` checked once); returns the lean
+    """:func:`hard_swish` prepared for int8 or uint8 codes of ``shape`` (``params`` checked once); returns the lean
     ``run(x)``."""
     func = "hard_swish"
-    shape, _ = check_spec(func, "x", shape, dtype, _INT8)
+    shape, dt = check_spec(func, "x", shape, dtype, _BYTES)
     if not isinstance(params, HardSwishParams):
         raise TypeError(f"{func}: params must be a HardSwishParams, got {type(params).__name__}")
-    zi = zero_point(params.input_zero_point, np.int8, func, "params.input_zero_point")
-    zo = zero_point(params.output_zero_point, np.int8, func, "params.output_zero_point")
+    zi = zero_point(params.input_zero_point, dt, func, "params.input_zero_point")
+    zo = zero_point(params.output_zero_point, dt, func, "params.output_zero_point")
     for name, v, lo, hi in (("output_multiplier_fixedpoint_int16", params.output_multiplier_fixedpoint_int16, 0, 32767),
                             ("output_multiplier_exponent", params.output_multiplier_exponent, -31, 0),
                             ("reluish_multiplier_fixedpoint_int16", params.reluish_multiplier_fixedpoint_int16, 0,
@@ -380,11 +382,12 @@ def hard_swish_plan(shape, dtype, *, params):
                             ("reluish_multiplier_exponent", params.reluish_multiplier_exponent, -31, 15)):
         int_in_range(v, lo, hi, func, f"params.{name}")
     args = (zi, zo, int(params.output_multiplier_fixedpoint_int16), int(params.output_multiplier_exponent),
-            int(params.reluish_multiplier_fixedpoint_int16), int(params.reluish_multiplier_exponent))
+            int(params.reluish_multiplier_fixedpoint_int16), int(params.reluish_multiplier_exponent),
+            int(np.iinfo(dt).min), int(np.iinfo(dt).max))
     size = math.prod(shape)
 
     def run(x):
-        out = np.empty(size, np.int8)
+        out = np.empty(size, dt)
         _hard_swish(np.ravel(x), *args, out)
         return out.reshape(shape)
 

@@ -41,7 +41,7 @@ from ._lean import binary_run, unary_run
 
 _INT8 = (np.dtype(np.int8),)
 _UINT8 = (np.dtype(np.uint8),)
-_BYTES = _INT8 + _UINT8  # LOGISTIC and TANH: LiteRT's tables over int8 or uint8 codes
+_BYTES = _INT8 + _UINT8  # LOGISTIC, TANH, HARD_SWISH: LiteRT's kernels over int8 or uint8 codes
 
 
 def _unary_quant(op, g, allowed=_INT8):
@@ -147,8 +147,8 @@ def prepare_exp(op, g):
 
 @builtin("HARD_SWISH")
 def prepare_hard_swish(op, g):
-    q = _unary_quant(op, g)
-    params = at_prepare(op, nonlinear.tflite_hard_swish_params, **q)
+    q = _unary_quant(op, g, _BYTES)  # LiteRT's HardSwish<T>: int8 and uint8 (TFLM: int8)
+    params = at_prepare(op, nonlinear.tflite_hard_swish_params, dtype=g.tensor(op.inputs[0]).dtype.name, **q)
     return Prepared(unary_run(op, g, nonlinear.hard_swish_plan, params=params), dict(params=params))
 
 
