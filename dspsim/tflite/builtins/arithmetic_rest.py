@@ -1,4 +1,4 @@
-"""The rest of TFLite's builtins with an integer path (:mod:`dspsim.kernels.arithmetic.integer`): ABS, NEG,
+"""The rest of TFLite's builtins with an integer path (:mod:`dspsim.kernels.arithmetic.rest`): ABS, NEG,
 FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM, ARG_MIN, REDUCE_MIN, REDUCE_PROD; and the refusals of the float-only
 ones (SQUARE, SIN, COS, L2_POOL_2D; LOG and SQRT on integer tensors, which dspsim does not model).
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...engines import Kernel
-from ...kernels.arithmetic import integer as K
+from ...kernels.arithmetic import rest as K
 from ..prepare import (
     Prepared, activation_range, at_prepare, at_run, builtin, check_dtype, check_shape, constant, engine_types,
     per_tensor_quant, refuse,
@@ -250,7 +250,7 @@ def prepare_reduce_prod(op, g):
     n = int(np.prod([t.shape[k] for k in axes], dtype=np.int64))
     if n == 0 or int(np.prod(shape)) == 0:
         refuse(op, "a REDUCE_PROD over no element is not modelled")
-    m, s = K.prod_params(si, so, n)
+    m, s = at_prepare(op, K.prod_params, si, so, n)
     return Prepared(lambda inputs: K.reduce_prod_quantized(inputs[0], axes, zi, si, zo, so).reshape(shape),
                     {"axis": axes, "multiplier": m, "shift": s})
 
