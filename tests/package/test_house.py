@@ -22,7 +22,7 @@ LAYERS = (
     ("quantize",),
     ("qparams",),
     ("observers", "qtensor"),
-    ("kernels",),
+    ("kernels", "dsp"),
     ("catalog",),
     ("graph",),
     ("tflite", "onnx"),

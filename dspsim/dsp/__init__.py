@@ -1,0 +1,49 @@
+"""Arm CMSIS-DSP's fixed-point kernels, bit for bit with the library's C code (``cmsisdsp`` 1.10.3 on the host:
+the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
+q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
+q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
+oracle is :mod:`dspsim.oracle.dsp`.
+"""
+from .basic import (  # noqa: F401
+    arm_abs_q7, arm_abs_q15, arm_abs_q31,
+    arm_add_q7, arm_add_q15, arm_add_q31,
+    arm_dot_prod_q7, arm_dot_prod_q15, arm_dot_prod_q31,
+    arm_mult_q7, arm_mult_q15, arm_mult_q31,
+    arm_negate_q7, arm_negate_q15, arm_negate_q31,
+    arm_scale_q7, arm_scale_q15, arm_scale_q31,
+    arm_shift_q7, arm_shift_q15, arm_shift_q31,
+    arm_sub_q7, arm_sub_q15, arm_sub_q31,
+)
+from .biquad import (  # noqa: F401
+    BiquadDf1Instance,
+    arm_biquad_cascade_df1_fast_q15, arm_biquad_cascade_df1_fast_q31,
+    arm_biquad_cascade_df1_init_q15, arm_biquad_cascade_df1_init_q31,
+    arm_biquad_cascade_df1_q15, arm_biquad_cascade_df1_q31,
+)
+from .fir import (  # noqa: F401
+    FirInstance, arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31, arm_fir_q15, arm_fir_q31,
+)
+
+
+def warmup() -> None:
+    """Compile every kernel of dspsim.dsp on tiny inputs (numba caches them on disk)."""
+    import numpy as np
+
+    from . import basic, biquad, fir
+
+    for q, t in (("q7", np.int8), ("q15", np.int16), ("q31", np.int32)):
+        a = np.arange(4, dtype=t)
+        for name in ("add", "sub", "mult", "dot_prod"):
+            getattr(basic, f"arm_{name}_{q}")(a, a)
+        for name in ("negate", "abs"):
+            getattr(basic, f"arm_{name}_{q}")(a)
+        getattr(basic, f"arm_scale_{q}")(a, 1, 0)
+        getattr(basic, f"arm_shift_{q}")(a, 1)
+        if q != "q7":
+            S = getattr(fir, f"arm_fir_init_{q}")(np.ones(2, t))
+            getattr(fir, f"arm_fir_{q}")(S, a)
+            getattr(fir, f"arm_fir_fast_{q}")(S, a)
+            per = 6 if q == "q15" else 5
+            S = getattr(biquad, f"arm_biquad_cascade_df1_init_{q}")(1, np.zeros(per, t), 1)
+            getattr(biquad, f"arm_biquad_cascade_df1_{q}")(S, a)
+            getattr(biquad, f"arm_biquad_cascade_df1_fast_{q}")(S, a)

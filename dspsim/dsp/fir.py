@@ -1,0 +1,140 @@
+"""CMSIS-DSP's FIR filters on q15 / q31 blocks (Source/FilteringFunctions/arm_fir_*.c), bit for bit with the
+library's generic C code (docs/dsp.md §FIR).
+
+As in C, an instance holds the coefficients and the state (the last numTaps - 1 inputs), and each call filters one
+block and carries the state to the next::
+
+    S = arm_fir_init_q15(coeffs)          # coeffs time-reversed, as CMSIS stores them: b[numTaps-1] ... b[0]
+    y0 = arm_fir_q15(S, x0); y1 = arm_fir_q15(S, x1)   # == filtering concat(x0, x1) at once
+
+Output n is ``sum_i coeffs[i] * w[n + i]`` over the window ``w = state + block``, then:
+
+* arm_fir_q15: the sum in an int64, ``>> 15`` (floor), saturated to int16.
+* arm_fir_fast_q15: the sum in an int32 (wrapping), ``>> 15``, saturated.
+* arm_fir_q31: the sum in an int64 (wrapping), ``>> 31`` (floor), cast to int32 (wrapping: no saturation).
+* arm_fir_fast_q31: each product rounded to its high word, ``(p + 2^31) >> 32``, summed in an int32 (wrapping),
+  then ``<< 1`` (wrapping).
+
+q15 filters need an even number of taps (arm_fir_init_q15 returns ARM_MATH_ARGUMENT_ERROR for an odd one, and the
+plain loop would drop the last tap).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from .._errors import names_its_errors
+from ._checks import QTYPES, check_q
+
+_Q15, _Q15_FAST, _Q31, _Q31_FAST = 0, 1, 2, 3
+
+
+@dataclass
+class FirInstance:
+    """``arm_fir_instance_q15`` / ``_q31``: the format, the coefficients (time-reversed) and the state (the last
+    ``num_taps - 1`` inputs, oldest first; zeros after init). Filtering updates ``state`` in place."""
+
+    q: str
+    coeffs: np.ndarray
+    state: np.ndarray
+
+    @property
+    def num_taps(self) -> int:
+        return int(self.coeffs.shape[0])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _wrap32(v):
+    v = v & 0xFFFFFFFF
+    return v - 0x100000000 if v >= 0x80000000 else v
+
+
+@njit(cache=True, nogil=True)
+def _fir(coeffs, state, x, y, mode):
+    taps = coeffs.shape[0]
+    n_state = state.shape[0]
+    w = np.empty(n_state + x.shape[0], np.int64)
+    for i in range(n_state):
+        w[i] = state[i]
+    for i in range(x.shape[0]):
+        w[n_state + i] = x[i]
+    c = np.empty(taps, np.int64)
+    for i in range(taps):
+        c[i] = coeffs[i]
+    for n in range(x.shape[0]):
+        acc = np.int64(0)
+        if mode == _Q31_FAST:
+            for i in range(taps):
+                acc += (c[i] * w[n + i] + 0x80000000) >> 32
+            y[n] = _wrap32(acc << 1)
+            continue
+        for i in range(taps):
+            acc += c[i] * w[n + i]
+        if mode == _Q31:
+            y[n] = _wrap32(acc >> 31)
+        else:
+            if mode == _Q15_FAST:
+                acc = _wrap32(acc)
+            v = acc >> 15
+            y[n] = 32767 if v > 32767 else -32768 if v < -32768 else v
+    total = w.shape[0]
+    for i in range(n_state):
+        state[i] = w[total - n_state + i]
+
+
+def _init(func, coeffs, q):
+    coeffs = check_q(coeffs, func, "coeffs", q).copy()
+    taps = coeffs.shape[0]
+    if not 1 <= taps <= 65535:
+        raise ValueError(f"{func}: the number of taps must be in [1, 65535] (a uint16_t), got {taps}")
+    if q == "q15" and taps % 2:
+        raise ValueError(f"{func}: the number of taps must be even (ARM_MATH_ARGUMENT_ERROR), got {taps}")
+    return FirInstance(q, coeffs, np.zeros(taps - 1, QTYPES[q]))
+
+
+def _run(func, S, x, q, mode):
+    if not isinstance(S, FirInstance) or S.q != q:
+        raise TypeError(f"{func}: S must be a FirInstance of {q} (from arm_fir_init_{q}), got {S!r}"[:200])
+    x = check_q(x, func, "x", q)
+    y = np.empty_like(x)
+    _fir(S.coeffs, S.state, x, y, mode)
+    return y
+
+
+@names_its_errors
+def arm_fir_init_q15(coeffs) -> FirInstance:
+    """A q15 FIR instance: ``coeffs`` int16, time-reversed, an even count; the state zeroed."""
+    return _init("arm_fir_init_q15", coeffs, "q15")
+
+
+@names_its_errors
+def arm_fir_init_q31(coeffs) -> FirInstance:
+    """A q31 FIR instance: ``coeffs`` int32, time-reversed; the state zeroed."""
+    return _init("arm_fir_init_q31", coeffs, "q31")
+
+
+@names_its_errors
+def arm_fir_q15(S, x):
+    """One block through the q15 FIR: int64 sum, ``>> 15``, saturated. Updates ``S.state``."""
+    return _run("arm_fir_q15", S, x, "q15", _Q15)
+
+
+@names_its_errors
+def arm_fir_fast_q15(S, x):
+    """One block through the q15 FIR, fast: int32 sum (wrapping), ``>> 15``, saturated. Updates ``S.state``."""
+    return _run("arm_fir_fast_q15", S, x, "q15", _Q15_FAST)
+
+
+@names_its_errors
+def arm_fir_q31(S, x):
+    """One block through the q31 FIR: int64 sum, ``>> 31``, wrapped to int32. Updates ``S.state``."""
+    return _run("arm_fir_q31", S, x, "q31", _Q31)
+
+
+@names_its_errors
+def arm_fir_fast_q31(S, x):
+    """One block through the q31 FIR, fast: each product's rounded high word, summed in an int32, ``<< 1``.
+    Updates ``S.state``."""
+    return _run("arm_fir_fast_q31", S, x, "q31", _Q31_FAST)
