@@ -285,10 +285,13 @@ def l2_normalization_oracle(x, *, input_zero_point):
 
     arr = np.asarray(x)
     rows = arr.reshape(-1, arr.shape[-1]).astype(object) - input_zero_point
-    out = np.empty(rows.shape, np.int8)
+    out = np.empty(rows.shape, arr.dtype)
     for i, row in enumerate(rows):
         m, s = inv_sqrt_quantized_multiplier_exp(sum(int(v) * int(v) for v in row), -1)
-        out[i] = [clamp(multiply_by_quantized_multiplier(int(v), m, s + 7), -128, 127) for v in row]
+        if arr.dtype == np.uint8:  # LiteRT's legacy uint8 kernel: 128 + MBQM(128 * d, m, s)
+            out[i] = [clamp(128 + multiply_by_quantized_multiplier(128 * int(v), m, s), 0, 255) for v in row]
+        else:
+            out[i] = [clamp(multiply_by_quantized_multiplier(int(v), m, s + 7), -128, 127) for v in row]
     return out.reshape(arr.shape)
 
 

@@ -183,6 +183,13 @@ def unary_case(S, mk, name, op, what, shape, q_in, q_out):
     return name, op, what, mk(getattr(S.BuiltinOperator, op), 0, None, tensors, [0], [1])
 
 
+def l2norm_case(S, mk, name, what, shape, q_in):
+    t_u8 = S.TensorType.UINT8
+    tensors = [("x", shape, t_u8, *q_in, None), ("y", shape, t_u8, 1 / 128, 128, None)]
+    return name, "L2_NORMALIZATION", what, mk(S.BuiltinOperator.L2_NORMALIZATION, S.BuiltinOptions.L2NormOptions,
+                                              S.L2NormOptionsT(), tensors, [0], [1])
+
+
 def softmax_case(S, mk, name, what, shape, q_in, q_out, beta=1.0, out_type=None):
     opts = S.SoftmaxOptionsT()
     opts.beta = beta
@@ -341,6 +348,8 @@ def cases():
                    (0.03, 40)),
         unary_case(S, mk, "hard_swish_saturate", "HARD_SWISH", "output scale 0.01: the top saturates", (4, 64),
                    (0.1, 100), (0.01, 20)),
+        l2norm_case(S, mk, "l2norm", "rows of 16, input zero point 128", (16, 16), (0.05, 128)),
+        l2norm_case(S, mk, "l2norm_long_rows", "rows of 128, input zero point 3", (2, 128), (0.1, 3)),
         softmax_case(S, mk, "softmax_random", "(2, 37) rows, scale 0.07", (2, 37), (0.07, 128), (1 / 256, 0)),
         softmax_case(S, mk, "softmax_beta", "beta 0.5, rank 4", (1, 2, 3, 21), (0.21, 10), (1 / 256, 0), beta=0.5),
         softmax_case(S, mk, "softmax_small_scale", "input scale 0.003 (flat rows)", (3, 16), (0.003, 128),

@@ -21,6 +21,7 @@ from dspsim.kernels.quantize.xnnpack import xnnpack_convert, xnnpack_quantize
 from dspsim.kernels.nonlinear.pointwise import (
     LutFunction, hard_swish, lookup_table, tflite_hard_swish_params, tflite_lut_table, xnnpack_lut_table,
 )
+from dspsim.kernels.nonlinear.normalization import l2_normalization
 from dspsim.kernels.nonlinear.softmax import (
     optimized_softmax, optimized_softmax_table, softmax, tflite_softmax_params,
 )
@@ -28,7 +29,7 @@ from dspsim.kernels.reduce.mean import litert_optimized_mean_plan, xnnpack_mean_
 from dspsim.kernels.resize import float_resize_bilinear
 from dspsim.oracle.data_movement import concatenation_oracle
 from dspsim.oracle.nonlinear import (
-    hard_swish_oracle, lookup_table_oracle, optimized_softmax_oracle, softmax_oracle,
+    hard_swish_oracle, l2_normalization_oracle, lookup_table_oracle, optimized_softmax_oracle, softmax_oracle,
 )
 from dspsim.oracle.quantize import (
     litert_optimized_dequantize_oracle, litert_optimized_quantize_oracle, xnnpack_convert_oracle,
@@ -254,3 +255,13 @@ def test_uint8_hard_swish_matches_the_oracle(s_in, s_out, zi, zo):
     x = np.arange(256, dtype=np.uint8)
     got = hard_swish(x, params=params)
     assert got.dtype == np.uint8 and np.array_equal(got, hard_swish_oracle(x, params=params))
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 3), depth=st.integers(1, 40), zi=_codes, seed=st.integers(0, 2**32 - 1))
+def test_uint8_l2_normalization_matches_the_oracle(rows, depth, zi, seed):
+    """LiteRT's legacy uint8 L2Normalization: 128 + MBQM(128 * d, m, s), clamped to [0, 255]."""
+    x = np.random.default_rng(seed).integers(0, 256, (rows, depth)).astype(np.uint8)
+    x[0, :] = zi  # an all-zero row
+    got = l2_normalization(x, input_zero_point=zi)
+    assert got.dtype == np.uint8 and np.array_equal(got, l2_normalization_oracle(x, input_zero_point=zi))

@@ -175,14 +175,15 @@ def prepare_rsqrt(op, g):
 
 @builtin("L2_NORMALIZATION")
 def prepare_l2_normalization(op, g):
-    q = _unary_quant(op, g)
+    q = _unary_quant(op, g, _BYTES)  # uint8: LiteRT's legacy kernel (TFLM: int8)
+    zo_required = 128 if g.tensor(op.inputs[0]).dtype == np.uint8 else 0
     check_last_axis(op, g.tensor(op.inputs[0]))
     if op.options.get("fused_activation_function", 0) != 0:
         refuse(op, "a fused activation is not supported (l2norm.cc requires NONE)")
     check_rank(op, g, g.tensor(op.inputs[0]))  # TFLM: rank <= 4 (l2norm.cc)
-    if g.kernel(op) is not Kernel.TFLM and (q["output_scale"] != 1.0 / 128 or q["output_zero_point"] != 0):
-        refuse(op, f"LiteRT requires the int8 output scale 1/128 and zero point 0, got {q['output_scale']!r} and "
-                   f"{q['output_zero_point']} (l2norm.cc)")
+    if g.kernel(op) is not Kernel.TFLM and (q["output_scale"] != 1.0 / 128 or q["output_zero_point"] != zo_required):
+        refuse(op, f"LiteRT requires the output scale 1/128 and zero point {zo_required}, got {q['output_scale']!r} "
+                   f"and {q['output_zero_point']} (l2norm.cc)")
     kq = dict(input_zero_point=q["input_zero_point"])
     return Prepared(lambda inputs: at_run(op, l2_normalization, inputs[0], **kq), kq)
 
