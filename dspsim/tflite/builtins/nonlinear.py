@@ -1,7 +1,8 @@
 """The nonlinear family's builtins: LOGISTIC, TANH, ELU, EXP, HARD_SWISH, PRELU, RSQRT, L2_NORMALIZATION, SOFTMAX,
 LOG_SOFTMAX.
 
-LOGISTIC, TANH (int8 and int16), ELU, EXP, HARD_SWISH, PRELU, RSQRT, L2_NORMALIZATION (int8), per kernel.
+LOGISTIC, TANH (int8, int16; uint8 on the LiteRT engines), ELU, EXP, HARD_SWISH, PRELU, RSQRT, L2_NORMALIZATION
+(int8; HARD_SWISH and L2_NORMALIZATION also uint8 on the LiteRT engines), per kernel.
 
 Per kernel (``g.kernel(op)``): TFLite's reference tables (LiteRT), TFLM's (gemmlowp per element for int8
 LOGISTIC / TANH, its own ELU table and checks), XNNPACK's tables (the delegate takes every int8 LOGISTIC,
