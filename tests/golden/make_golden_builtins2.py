@@ -13,7 +13,10 @@ own subprocess (refusals and crashes recorded). Cases:
   BATCH_TO_SPACE_ND, BROADCAST_TO, GATHER_ND, EMBEDDING_LOOKUP, DYNAMIC_UPDATE_SLICE (start indices clamped);
 * ARG_MIN (ties: the first index wins), REDUCE_MIN, REDUCE_PROD;
 * ABS, NEG, SQUARE, FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM on int8 / int16 / int32;
-* L2_POOL_2D, SQRT, LOG, SIN, COS, RSQRT on int8 (where the engines run them only in float: their refusals).
+* L2_POOL_2D, SQRT, LOG, SIN, COS, RSQRT on int8 (LiteRT's int8 LOG / SQRT / RSQRT; the float-only ones refused);
+* edge cases: DIV of every int8 / uint8 code by every divisor code, with a fused RELU; comparisons without
+  broadcast and at rank 5; CUMSUM whose int32 sum wraps, ADD_N of 8 saturating inputs, REDUCE_PROD with zero point
+  -128, ARG_MIN on bool, SQRT below the zero point, LOG of inputs <= 0.
 
 Every model runs on ``RUNS`` input sets: make_golden_ops's (run 0 a sweep holding every int8 code, runs 1-2
 uniform, run 3 the extremes), bool inputs random bits, index inputs chosen per case (in range; clamped starts
@@ -329,6 +332,46 @@ def arithmetic_cases():
     return out
 
 
+def edge_cases():
+    """Every DIV divisor code, uint8 DIV, a fused RELU; same-shape and rank-5 comparisons; CUMSUM and ADD_N sums that
+    wrap or saturate; REDUCE_PROD with a zero point; ARG_MIN on bool; SQRT below the zero point; LOG mostly <= 0."""
+    out = []
+    every = np.array([c for c in range(-128, 128) if c != -9], np.int8).reshape(1, 255)
+    out.append(_binary("div_int8_every_divisor", OP.DIV, _opts("DivOptions"), ((256, 1), (1, 255)), I8,
+                       ((0.05, 7), (0.03, -9), (0.2, -3)), None, "DIV int8: every dividend by every divisor code "
+                       "but the zero point", consts=(None, every)))
+    out.append(_binary("div_int8_relu", OP.DIV, _opts("DivOptions", fusedActivationFunction=1), ((256, 1), (1, 255)),
+                       I8, ((0.05, 7), (0.03, -9), (0.02, -20)), None, "DIV int8 with a fused RELU",
+                       consts=(None, every)))
+    every_u8 = np.array([c for c in range(256) if c != 120], np.uint8).reshape(1, 255)
+    out.append(_binary("div_uint8_every_divisor", OP.DIV, _opts("DivOptions"), ((256, 1), (1, 255)), U8,
+                       ((0.05, 135), (0.03, 120), (0.2, 125)), None, "DIV uint8 (LiteRT)", consts=(None, every_u8)))
+    for op in ("less", "equal"):
+        code, opt = _CMP[op]
+        out.append(_binary(f"{op}_int8_mixed_same_shape", code, _opts(opt), ((4, 64), (4, 64)), I8,
+                           ((0.05, 3), (0.0173, -20), None), BOOL, f"{op} int8, same shapes (no broadcast)"))
+        out.append(_binary(f"{op}_int8_rank5_broadcast", code, _opts(opt), ((2, 1, 3, 1, 4), (1, 2, 1, 3, 4)), I8,
+                           ((0.05, 3), (0.0173, -20), None), BOOL, f"{op} int8, rank-5 broadcast"))
+    tensors = [_t("x", (2, 40), I8, (0.01, 127)), _t("axis", (), I32, None, _i32(1)), _t("y", (2, 40), I8, (1.0, 0))]
+    out.append(_case("cumsum_int8_wrapping_sum", OP.CUMSUM, _opts("CumsumOptions", exclusive=False, reverse=False),
+                     tensors, [0, 1], [2], "CUMSUM int8 whose int32 sum of (x - zp) << 19 terms wraps"))
+    tensors = [_t(f"x{k}", (4, 16), I8, (0.05, 100)) for k in range(8)] + [_t("y", (4, 16), I8, (0.07, -5))]
+    out.append(_case("add_n_int8_eight_saturating", OP.ADD_N, _opts("AddNOptions"), tensors, list(range(8)), [8],
+                     "ADD_N of 8 int8 inputs, zero point 100, saturating"))
+    tensors = [_t("x", (4, 3, 5), I8, (0.08, -128)), _t("axis", (1,), I32, None, _i32([2])),
+               _t("y", (4, 3), I8, (2.0, -100))]
+    out.append(_case("reduce_prod_int8_zp", OP.REDUCE_PROD, _opts("ReducerOptions", keepDims=False), tensors, [0, 1],
+                     [2], "REDUCE_PROD int8, zero point -128, saturating"))
+    tensors = [_t("x", (3, 5), BOOL), _t("axis", (1,), I32, None, _i32([1])), _t("y", (3,), I32)]
+    out.append(_case("arg_min_bool", OP.ARG_MIN, _opts("ArgMinOptions", outputType=I32), tensors, [0, 1], [2],
+                     "ARG_MIN on bool"))
+    out.append(_unary("sqrt_int8_negative", OP.SQRT, None, (256,), I8, (0.05, -100), (0.05, -100),
+                      what="SQRT int8 on codes below the zero point (the engines fail)"))
+    out.append(_unary("log_int8_mostly_nonpositive", OP.LOG, None, (256,), I8, (0.02, 120), (0.1, 100),
+                      what="LOG int8, most inputs <= 0 (the output minimum)"))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # inputs
 # ----------------------------------------------------------------------------------------------
@@ -375,7 +418,8 @@ CASES: list = []
 
 
 def main():
-    CASES.extend(comparison_cases() + select_cases() + movement_cases() + reduce_cases() + arithmetic_cases())
+    CASES.extend(comparison_cases() + select_cases() + movement_cases() + reduce_cases() + arithmetic_cases()
+                 + edge_cases())
     if len(sys.argv) > 1:  # a subset by name prefix, for a look (writes nothing)
         CASES[:] = [c for c in CASES if c.name.startswith(tuple(sys.argv[1:]))]
     G.make_inputs = make_inputs  # record_case looks the name up at call time

@@ -299,3 +299,46 @@ def integer_div(x1, x2):
 def broadcast_out(func, shape1, shape2):
     """The output shape of two broadcast operands (a ValueError naming ``func`` otherwise)."""
     return broadcast_shape(func, tuple(shape1), tuple(shape2))
+
+
+def _f32(v):
+    return np.float32(v)
+
+
+def _to_int32(v):
+    """C's ``static_cast<int32_t>`` of a finite float (truncation toward zero)."""
+    return int(np.trunc(np.float64(v)))
+
+
+def log_table(input_scale, input_zero_point, output_scale, output_zero_point):
+    """LiteRT's int8 LOG (``elementwise.cc`` ``LogLUTPrepare``, ``LUTPopulateInt8``): for each code ``q``, ``x =
+    f32(s_in * (q - zi))``, ``y = logf(x)`` (glibc's), or ``f32((-128 - zo) * s_out)`` (the output minimum) where
+    ``x <= 0``, then ``clamp(int32(f32(TfLiteRound(f32(y * f32(1 / s_out))) + zo)), -128, 127)``. A 256-entry
+    int8 table indexed by ``q + 128``."""
+    from ..nonlinear.pointwise import libm_f32  # noqa: PLC0415  (glibc's logf, as the engines call it)
+    from ...fixedpoint import tflite_round  # noqa: PLC0415
+    s_in, s_out = _f32(input_scale), _f32(output_scale)
+    zi, zo = int(input_zero_point), int(output_zero_point)
+    inverse = _f32(_f32(1.0) / s_out)
+    output_min = _f32(_f32(-128 - zo) * s_out)
+    out = np.empty(256, np.int8)
+    for q in range(-128, 128):
+        x = _f32(s_in * _f32(q - zi))
+        y = output_min if x <= 0 else libm_f32("logf", x)
+        r = _f32(_f32(tflite_round(float(_f32(y * inverse)))) + _f32(zo))
+        out[q + 128] = min(max(_to_int32(r), -128), 127)
+    return out
+
+
+def sqrt_table(input_scale, input_zero_point, output_scale, output_zero_point):
+    """LiteRT's int8 SQRT (``elementwise.cc`` ``SqrtEvalQuantized``): ``x = f32(s_in * (q - zi))`` (a code below the
+    zero point fails: "Sqrt is only defined for non-negative values"), ``int32(f32(sqrtf(x) / s_out)) + zo``
+    (truncation toward zero) clamped to int8. Returns (the 256-entry table indexed by ``q + 128``, the lowest code
+    it takes)."""
+    s_in, s_out = _f32(input_scale), _f32(output_scale)
+    zi, zo = int(input_zero_point), int(output_zero_point)
+    out = np.zeros(256, np.int8)
+    for q in range(max(zi, -128), 128):
+        x = _f32(s_in * _f32(q - zi))
+        out[q + 128] = min(max(_to_int32(_f32(np.sqrt(x) / s_out)) + zo, -128), 127)
+    return out, max(zi, -128)

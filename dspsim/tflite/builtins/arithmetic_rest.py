@@ -1,6 +1,6 @@
 """The rest of TFLite's builtins with an integer path (:mod:`dspsim.kernels.arithmetic.rest`): ABS, NEG,
-FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM, ARG_MIN, REDUCE_MIN, REDUCE_PROD; and the refusals of the float-only
-ones (SQUARE, SIN, COS, L2_POOL_2D; LOG and SQRT on integer tensors, which dspsim does not model).
+FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM, ARG_MIN, REDUCE_MIN, REDUCE_PROD, LOG and SQRT (int8, LiteRT); and the refusals
+of the float-only ones (SQUARE, SIN, COS, L2_POOL_2D).
 
 Which engine runs which type (measured, tests/golden/ops/builtins2.npz; the profiles' ``types``): LiteRT runs
 NEG, FLOOR_DIV, FLOOR_MOD on raw int8 / int16 / int32 codes (no rescaling), int32 ADD_N, CUMSUM, DIV and
@@ -271,10 +271,26 @@ def prepare_float_only(op, g):
                "model")
 
 
+def _table_run(table, lowest=-128):
+    def run(inputs):
+        x = inputs[0]
+        if lowest > -128 and x.size and int(x.min()) < lowest:
+            raise ValueError("Sqrt is only defined for non-negative values (a code below the input zero point)")
+        return table[x.astype(np.int64) + 128]
+    return run
+
+
 @builtin("LOG", "SQRT")
-def prepare_unmodelled(op, g):
-    """LiteRT runs these on int8 (a table of the float function); dspsim does not
-    model them yet."""
-    t = g.tensor(op.inputs[0]) if op.inputs and op.inputs[0] >= 0 else None
-    refuse(op, f"{op.name} on {'absent' if t is None else t.type_name} tensors is not modelled by dspsim (the "
-               "engines' float tables are not reproduced yet)")
+def prepare_log_sqrt(op, g):
+    """int8 LOG (a table of glibc's logf) and SQRT (float32 per element) as LiteRT's ``elementwise.cc`` runs them;
+    tflite-micro takes float32 only (its profile's types)."""
+    _arity(op, 1)
+    t = _typed(op, g, (_F32, _I8))
+    _same_shape(op, g)
+    if t.dtype != _I8:
+        refuse(op, f"{t.type_name} {op.name} is not modelled by dspsim (int8 only)")
+    (si, zi), (so, zo) = per_tensor_quant(op, t, "input"), per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    if op.name == "LOG":
+        return Prepared(_table_run(K.log_table(si, zi, so, zo)), {"input_zero_point": zi, "output_zero_point": zo})
+    table, lowest = K.sqrt_table(si, zi, so, zo)
+    return Prepared(_table_run(table, lowest), {"input_zero_point": zi, "output_zero_point": zo})
