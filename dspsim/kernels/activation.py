@@ -338,14 +338,15 @@ def torch_relu(x, *, zero_point):
 
 @names_its_errors
 def xnnpack_leaky_relu(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point):
-    """XNNPACK ``qs8-vlrelu``: :func:`xnnpack_convert` with a second multiplier for ``x < zi``,
-    ``M_neg = lrintf(256 * f32(f32(s_in / s_out) * alpha))`` (the delegate needs |ratio * alpha| >= 1/256)."""
+    """XNNPACK ``qs8-vlrelu`` / ``qu8-vlrelu`` (int8 / uint8): :func:`xnnpack_convert` with a second multiplier for
+    ``x < zi``, ``M_neg = lrintf(256 * f32(f32(s_in / s_out) * alpha))`` (the delegate needs |ratio * alpha| >=
+    1/256), clamped to x's type."""
     func = "xnnpack_leaky_relu"
-    x = check_tensor(x, func, "x", allowed=(np.dtype(np.int8),))
+    x = check_tensor(x, func, "x", allowed=(np.dtype(np.int8), np.dtype(np.uint8)))
     r = xnnpack_ratio(func, input_scale, output_scale)
     neg = np.float32(r * np.float32(alpha))
     if not (abs(neg) >= 2.0**-8 and -127.99609375 <= neg <= 128):
         raise ValueError(f"{func}: the negative slope ratio {float(neg)} is outside XNNPACK's range")
     return xnnpack_q8_8(x, zero_point(input_zero_point, x.dtype, func, "input_zero_point"),
                          zero_point(output_zero_point, x.dtype, func, "output_zero_point"),
-                         int(np.rint(np.float32(256) * r)), int(np.rint(np.float32(256) * neg)))
+                         int(np.rint(np.float32(256) * r)), int(np.rint(np.float32(256) * neg)), x.dtype)

@@ -99,8 +99,11 @@ def torch_relu_oracle(x, *, zero_point):
 
 
 def xnnpack_leaky_relu_oracle(x, *, alpha, input_scale, input_zero_point, output_scale, output_zero_point):
-    return _map(lambda q: xnnpack_q8_8(q, input_zero_point, output_zero_point, input_scale, output_scale, alpha),
-                x.dtype, x)
+    import numpy as np
+
+    info = np.iinfo(np.asarray(x).dtype)
+    return _map(lambda q: xnnpack_q8_8(q, input_zero_point, output_zero_point, input_scale, output_scale, alpha,
+                                       int(info.min), int(info.max)), x.dtype, x)
 
 
 def relu_oracle(x, *, input_zero_point, output_zero_point=None, multiplier=None, shift=None, act_min=None,

@@ -190,6 +190,15 @@ def l2norm_case(S, mk, name, what, shape, q_in):
                                               S.L2NormOptionsT(), tensors, [0], [1])
 
 
+def leaky_relu_case(S, mk, name, what, shape, alpha, q_in, q_out):
+    opts = S.LeakyReluOptionsT()
+    opts.alpha = alpha
+    t_u8 = S.TensorType.UINT8
+    tensors = [("x", shape, t_u8, *q_in, None), ("y", shape, t_u8, *q_out, None)]
+    return name, "LEAKY_RELU", what, mk(S.BuiltinOperator.LEAKY_RELU, S.BuiltinOptions.LeakyReluOptions, opts,
+                                        tensors, [0], [1])
+
+
 def softmax_case(S, mk, name, what, shape, q_in, q_out, beta=1.0, out_type=None):
     opts = S.SoftmaxOptionsT()
     opts.beta = beta
@@ -350,6 +359,9 @@ def cases():
                    (0.1, 100), (0.01, 20)),
         l2norm_case(S, mk, "l2norm", "rows of 16, input zero point 128", (16, 16), (0.05, 128)),
         l2norm_case(S, mk, "l2norm_long_rows", "rows of 128, input zero point 3", (2, 128), (0.1, 3)),
+        leaky_relu_case(S, mk, "leaky_relu", "alpha 0.2 (XNNPACK's qu8-vlrelu under the default interpreter)",
+                        (4, 64), 0.2, (0.05, 128), (0.04, 100)),
+        leaky_relu_case(S, mk, "leaky_relu_negative_alpha", "alpha -0.5", (4, 64), -0.5, (0.05, 128), (0.05, 60)),
         softmax_case(S, mk, "softmax_random", "(2, 37) rows, scale 0.07", (2, 37), (0.07, 128), (1 / 256, 0)),
         softmax_case(S, mk, "softmax_beta", "beta 0.5, rank 4", (1, 2, 3, 21), (0.21, 10), (1 / 256, 0), beta=0.5),
         softmax_case(S, mk, "softmax_small_scale", "input scale 0.003 (flat rows)", (3, 16), (0.003, 128),

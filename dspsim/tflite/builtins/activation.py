@@ -81,7 +81,7 @@ def prepare_leaky_relu(op, g):
     r = np.float32(s_in / s_out)
     neg = np.float32(r * np.float32(alpha))  # xnnpack_delegate.cc: alpha normal, both ratios in range
     kernel = g.kernel(op)
-    if kernel is Kernel.XNNPACK and t_in.dtype == np.int8 and xnnpack_delegates((r,), 2.0**-8, 2.0**7, False) \
+    if kernel is Kernel.XNNPACK and t_in.dtype in _TYPES and xnnpack_delegates((r,), 2.0**-8, 2.0**7, False) \
             and alpha != 0 and abs(neg) >= 2.0**-8 and -127.99609375 <= neg <= 128:
         return Prepared(lambda inputs: xnnpack_leaky_relu(inputs[0], **q), q)
     q["rounding"] = g.tflite.rounding
