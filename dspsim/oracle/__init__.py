@@ -29,6 +29,7 @@ from .activation import (  # noqa: F401
 )
 from .arithmetic import (  # noqa: F401
     add_oracle,
+    integer_binary_oracle,
     litert_optimized_add_lanes,
     litert_optimized_add_oracle,
     litert_optimized_mul_lanes,

@@ -184,6 +184,15 @@ def litert_optimized_mul_oracle(x1, x2, *, input1_zero_point, input2_zero_point,
     return out
 
 
+def integer_binary_oracle(op, x1, x2, act_min=None, act_max=None):
+    """Unquantized int32 ADD / SUB / MUL (``op``: "add" | "sub" | "mul"): the exact result wrapped to int32, then
+    clamped to ``[act_min, act_max]`` (default the whole int32 range)."""
+    np = _np()
+    f = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b}[str(getattr(op, "value", op))]
+    lo, hi = _range(np.dtype(np.int32), act_min, act_max)
+    return _map(lambda a, b: clamp(wrap(f(a, b), 32), lo, hi), np.int32, x1, x2)
+
+
 def tflite_mul(x1: int, x2: int, zp1: int, zp2: int, zo: int, multiplier: int, shift: int, lo: int, hi: int) -> int:
     """reference_integer_ops::MulElementwise."""
     return clamp(zo + multiply_by_quantized_multiplier((x1 - zp1) * (x2 - zp2), multiplier, shift), lo, hi)

@@ -28,7 +28,9 @@ subprocess per engine, crashes recorded). Cases:
   far beyond int16 (the blocks' ``vmovn_s32`` wraps), and scales where the blocks' rounding order (one rounding
   after a combined shift, or a floor shift after the multiply) changes outputs;
 * MUL int8 and uint8 with products beyond int16 through the elementwise, scalar-broadcast and fivefold paths of
-  LiteRT's optimized kernels (``optimized_integer_ops/mul.h``: saturate to int16, then add the zero point in int16).
+  LiteRT's optimized kernels (``optimized_integer_ops/mul.h``: saturate to int16, then add the zero point in int16);
+* int32 ADD, SUB, MUL (no quantization) with broadcasting and fused RELU / RELU6, small values and values up to
+  2^31 whose sums and products wrap.
 
 The two-input elementwise models broadcast (256, 1) against (1, 256) and run once: input k =
 ``(arange(n) + 97 k) % 256 + type min`` holds every pair of codes. The other models run twice: that
@@ -165,6 +167,14 @@ def cases():
                         _binary(OP.MUL, OPT.MulOptions, mul, shapes, tuple((s, z + z8) for s, z in q_mul_sat), ttype),
                         f"{TYPE_NAMES[ttype]} MUL {shapes}, products beyond int16 (the NEON blocks narrow, then add "
                         "the zero point in int16)"))
+    i32 = S.TensorType.INT32
+    for name, (code, opt_type, opt) in (("add", (OP.ADD, OPT.AddOptions, S.AddOptionsT())), ("sub", _sub()),
+                                        ("mul", (OP.MUL, OPT.MulOptions, S.MulOptionsT()))):
+        for act, act_tag in ((0, ""), (1, "_relu"), (3, "_relu6")):
+            out.append((f"{name}_int32{act_tag}", _binary(code, opt_type, _act(opt, act), ((3, 1, 5), (4, 1)),
+                                                          ((None, 0),) * 3, i32),
+                        f"int32 {name.upper()} (no quantization), broadcast, fused activation {act}: values up to "
+                        "2^31 (wrapping sums and products)"))
     bo = S.BatchMatMulOptionsT()
     bo.adjX, bo.adjY = False, False
     out.append(("batch_matmul_rhs_zp0", one_op_model(
@@ -200,8 +210,12 @@ def make_inputs(model, name):
     arrays = []
     for k, i in enumerate(sg.inputs):
         shape = tuple(int(v) for v in sg.tensors[i].shape)
-        dt, lo = (np.uint8, 0) if sg.tensors[i].type == S.TensorType.UINT8 else (np.int8, -128)
         n = int(np.prod(shape))
+        if sg.tensors[i].type == S.TensorType.INT32:  # small values (every sign pair), then the whole range
+            runs = [np.roll(np.arange(n) - n // 2, 7 * k) * 3, rng.integers(-2**31, 2**31, n)][:runs_of(model)]
+            arrays.append(np.stack([np.asarray(r).reshape(shape) for r in runs]).astype(np.int32))
+            continue
+        dt, lo = (np.uint8, 0) if sg.tensors[i].type == S.TensorType.UINT8 else (np.int8, -128)
         sweep = (np.arange(n) // 256**k if shape == SAME[0] else np.arange(n) + 97 * k) % 256 + lo
         runs = [sweep, rng.integers(lo, lo + 256, n)][:runs_of(model)]
         arrays.append(np.stack([np.asarray(r).reshape(shape) for r in runs]).astype(dt))

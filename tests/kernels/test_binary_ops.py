@@ -142,3 +142,38 @@ def test_bad_operands_are_named():
         maximum(np.zeros(3, np.float32), np.zeros(3, np.float32))
     with pytest.raises(ValueError, match="tflite_sub_params: quotient"):
         tflite_sub_params(0.1, 0.1, 0.2, quotient="half")
+
+
+# ---------------------------------------------------------------------------- unquantized int32 ADD / SUB / MUL
+_I32 = st.one_of(st.sampled_from([-2**31, -2**31 + 1, -1, 0, 1, 2**31 - 1]), st.integers(-2**31, 2**31 - 1))
+
+
+@settings(max_examples=60, deadline=None)
+@given(op=st.sampled_from(["add", "sub", "mul"]), a=st.lists(_I32, min_size=1, max_size=6),
+       b=st.lists(_I32, min_size=1, max_size=6), act=st.sampled_from([(None, None), (0, None), (-1, 1), (0, 6)]))
+def test_int32_binary_wraps_then_clamps_as_the_oracle(op, a, b, act):
+    from dspsim.kernels.arithmetic.integer import integer_binary
+    x1 = np.array(a, np.int32).reshape(-1, 1)
+    x2 = np.array(b, np.int32)
+    got = integer_binary(op, x1, x2, act_min=act[0], act_max=act[1])
+    assert got.dtype == np.int32 and got.shape == (len(a), len(b))
+    assert np.array_equal(got, R.integer_binary_oracle(op, x1, x2, *act))
+
+
+def test_int32_binary_wraps_where_the_result_leaves_int32():
+    from dspsim.kernels.arithmetic.integer import integer_binary
+    big = np.array([2**31 - 1, -2**31], np.int32)
+    assert integer_binary("add", big, np.array([1, -1], np.int32)).tolist() == [-2**31, 2**31 - 1]
+    assert integer_binary("mul", big, np.array([2, 2], np.int32)).tolist() == [-2, 0]
+    assert integer_binary("mul", big, np.array([2, 2], np.int32), act_min=0, act_max=6).tolist() == [0, 0]
+
+
+def test_int32_binary_refuses_other_types_and_ops():
+    from dspsim.kernels.arithmetic.integer import integer_binary
+    x = np.array([1, 2], np.int32)
+    with pytest.raises(TypeError, match="integer_binary: x1 must have dtype int32"):
+        integer_binary("add", x.astype(np.int8), x.astype(np.int8))
+    with pytest.raises(ValueError, match="integer_binary: op must be one of"):
+        integer_binary("div", x, x)
+    with pytest.raises(ValueError, match="integer_binary: act_min 7 > act_max 6"):
+        integer_binary("add", x, x, act_min=7, act_max=6)

@@ -1,6 +1,7 @@
 """The arithmetic family's builtins: ADD, MUL, SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM.
 
-ADD and MUL (int8 / uint8 / int16, broadcasting).
+ADD and MUL (int8 / uint8 / int16, broadcasting); ADD, SUB and MUL on unquantized int32 tensors (wrapping, the fused
+activation's int32 range; TFLM's int32 ADD ignores its fused activation).
 
 Per kernel (``g.kernel(op)``): TFLite's reference (LiteRT; its int16 ADD takes the shift-only kernel on
 power-of-two scales), TFLM's (int16 ADD always the general path, any zero points; int16 MUL's multiplier from
@@ -32,7 +33,7 @@ import math
 import numpy as np
 
 from ...engines import Kernel
-from ...kernels.arithmetic import elementwise, pot_add as int16, binary
+from ...kernels.arithmetic import elementwise, integer, pot_add as int16, binary
 from ..prepare import (
     Prepared, activation_range, at_prepare, builtin, check_arity, check_int_types, fixed_point_multiplier,
     per_tensor_quant, refuse, xnnpack_delegates,
@@ -90,8 +91,34 @@ def _is_int16(op, g):
     return len(op.inputs) > 0 and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == _INT16
 
 
+_INT32 = np.dtype(np.int32)
+#: CalculateActivationRange<int32_t> of each fused activation code (None: the whole range)
+_INT32_ACTIVATIONS = {0: (None, None), 1: (0, None), 2: (-1, 1), 3: (0, 6)}
+
+
+def _is_int32(op, g):
+    return len(op.inputs) > 0 and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == _INT32
+
+
+def _prepare_int32(op, g, kind):
+    """Unquantized int32 ADD / SUB / MUL: wrapping arithmetic, the fused activation's int32 range. TFLM's ADD
+    ignores the fused activation on int32 (``add.cc`` sets the whole int32 range; measured)."""
+    check_arity(op, 2)
+    check_int_types(op, g, ("input1", "input2"), (_INT32,))
+    code = op.options.get("fused_activation_function", 0)
+    if code not in _INT32_ACTIVATIONS:
+        refuse(op, f"fused activation {code} (TANH/SIGN_BIT) is not supported")
+    lo, hi = _INT32_ACTIVATIONS[code]
+    if kind is integer.IntegerOp.ADD and g.kernel(op) is Kernel.TFLM:
+        lo, hi = None, None
+    q = dict(act_min=lo, act_max=hi)
+    return Prepared(binary_run(op, g, integer.integer_binary_plan, kind, **q), q)
+
+
 @builtin("ADD")
 def prepare_add(op, g):
+    if _is_int32(op, g):
+        return _prepare_int32(op, g, integer.IntegerOp.ADD)
     if _is_int16(op, g):
         return _prepare_add_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
@@ -108,6 +135,8 @@ def prepare_add(op, g):
 
 @builtin("MUL")
 def prepare_mul(op, g):
+    if _is_int32(op, g):
+        return _prepare_int32(op, g, integer.IntegerOp.MUL)
     int16_mul = _is_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = (_binary_int16 if int16_mul else _binary)(op, g)
     real = np.float32(np.float32(s1 * s2) / so)
@@ -179,6 +208,8 @@ def _prepare_sub_int16(op, g):
 @builtin("SUB")
 def prepare_sub(op, g):
     _check_rank(op, g, 6)
+    if _is_int32(op, g):
+        return _prepare_int32(op, g, integer.IntegerOp.SUB)
     if op.inputs and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == _INT16:
         return _prepare_sub_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
