@@ -152,7 +152,7 @@ _I32 = st.one_of(st.sampled_from([-2**31, -2**31 + 1, -1, 0, 1, 2**31 - 1]), st.
 @given(op=st.sampled_from(["add", "sub", "mul"]), a=st.lists(_I32, min_size=1, max_size=6),
        b=st.lists(_I32, min_size=1, max_size=6), act=st.sampled_from([(None, None), (0, None), (-1, 1), (0, 6)]))
 def test_int32_binary_wraps_then_clamps_as_the_oracle(op, a, b, act):
-    from dspsim.kernels.arithmetic.integer import integer_binary
+    from dspsim.kernels.arithmetic.wrapping import integer_binary
     x1 = np.array(a, np.int32).reshape(-1, 1)
     x2 = np.array(b, np.int32)
     got = integer_binary(op, x1, x2, act_min=act[0], act_max=act[1])
@@ -161,7 +161,7 @@ def test_int32_binary_wraps_then_clamps_as_the_oracle(op, a, b, act):
 
 
 def test_int32_binary_wraps_where_the_result_leaves_int32():
-    from dspsim.kernels.arithmetic.integer import integer_binary
+    from dspsim.kernels.arithmetic.wrapping import integer_binary
     big = np.array([2**31 - 1, -2**31], np.int32)
     assert integer_binary("add", big, np.array([1, -1], np.int32)).tolist() == [-2**31, 2**31 - 1]
     assert integer_binary("mul", big, np.array([2, 2], np.int32)).tolist() == [-2, 0]
@@ -169,7 +169,7 @@ def test_int32_binary_wraps_where_the_result_leaves_int32():
 
 
 def test_int32_binary_refuses_other_types_and_ops():
-    from dspsim.kernels.arithmetic.integer import integer_binary
+    from dspsim.kernels.arithmetic.wrapping import integer_binary
     x = np.array([1, 2], np.int32)
     with pytest.raises(TypeError, match="integer_binary: x1 must have dtype int32"):
         integer_binary("add", x.astype(np.int8), x.astype(np.int8))

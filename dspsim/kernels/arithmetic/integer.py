@@ -1,64 +1,294 @@
-"""Unquantized integer ADD, SUB and MUL (int32), with broadcasting: TFLite's ``reference_ops::Add`` / ``Sub`` /
-``Mul`` templates on int32 tensors (what shape arithmetic in a model, e.g. MoveNet's keypoint indexing, runs).
+"""The remaining integer arithmetic builtins of TFLite: quantized DIV, ABS, ADD_N and CUMSUM (the 8-bit
+"rescale to a common scale" scheme), REDUCE_PROD, and the raw-integer NEG, ABS, FLOOR_DIV, FLOOR_MOD, DIV.
 
-Each element is ``x1 op x2`` computed in int32: a sum, difference or product beyond int32 wraps (two's complement, what
-every engine's C++ build gives for the signed overflow), then the fused activation's range clamps it. No rounding.
+Sources (read, docs/engines.md "The rest of the builtins"):
+
+* DIV int8 / uint8 / int16 (``reference/div.h`` ``DivElementwise``; LiteRT ``kernels/div.cc``, tflite-micro
+  ``micro/kernels/div.cc``): ``a = x1 - zp1``, ``b = x2 - zp2`` (signs flipped together so that ``b > 0``),
+  ``r, rs = GetReciprocal(b, 31)``, ``h = CountLeadingSignBits(a)``, ``q = SRDHM(a << h, r)``, then
+  ``zp_out + RoundingDivideByPOT(SRDHM(q, m), -(shift - rs - h))`` clamped (an exponent beyond 31, which small
+  dividends reach, computed as x86-64 does: :func:`_rdbpot_any`); ``(m, shift) = QuantizeMultiplier(s1 /
+  (s2 * s_out))`` computed in float32 (LiteRT) or as the engine's quotient (tflite-micro: ``TfliteProfile.quotient``).
+  ``b == 0`` is a DCHECK in the source (undefined): refused at run time.
+* ABS int8 / int16 (``elementwise.cc`` in both): ``|x - zp_in|``, plus ``zp_out`` when the scales are equal, else
+  ``MultiplyByQuantizedMultiplier(|x - zp_in|, QuantizeMultiplier(s_in / s_out))`` (float32 quotient) plus
+  ``zp_out``; clamped.
+* ADD_N and CUMSUM int8 (tflite-micro ``add_n.cc``, ``cumsum.cc``; ``reference/add_n.h``, ``reference/cumsum.h``):
+  every input ``(x - zp) << 20`` times ``QuantizeMultiplierSmallerThanOneExp(0.5)``, summed in int32 (wrapping)
+  onto a start value that is the same term of ``-zp`` (the source's ``x = input1_offset; // x = 0``), then
+  ``MultiplyByQuantizedMultiplierSmallerThanOneExp(sum, QuantizeMultiplier(2 s_in / (2^20 s_out)))`` plus
+  ``zp_out``, clamped.
+* REDUCE_PROD int8 / int16 (LiteRT ``reduce.cc`` ``QuantizedReduceProd``): ``p = x0 - zp``, then for each further
+  element in C order ``p = MultiplyByQuantizedMultiplier(int64(p) * (x - zp), m, shift)`` (the int64 overload),
+  and ``MultiplyByQuantizedMultiplier(int64(p), m, shift) + zp_out`` clamped, with ``(m, shift) =
+  QuantizeMultiplier(s_in / pow(s_out, 1 / n))``; int32: the wrapping product.
+* Raw integers (no quantization applied, LiteRT ``neg.cc``, ``floor_div.cc``, ``floor_mod.cc``, ``div.cc``,
+  ``elementwise.cc``): NEG ``-x`` wrapping (also for int8 / int16 codes), ABS ``|x|`` wrapping, FLOOR_DIV
+  ``floor(double(x1) / double(x2))`` (exact for 32-bit operands) cast back wrapping, FLOOR_MOD C's ``%`` then moved
+  to the divisor's sign, int32 DIV C's truncating ``/``; a zero divisor fails ("Division by 0").
 """
 from __future__ import annotations
 
-from enum import Enum
-
 import numpy as np
+from numba import njit
 
-from ..._errors import names_its_errors
-from .._checks import broadcast_shape, check_spec, checked_pair, scalar_int
+from ...fixedpoint import (
+    _mbqm_int64, get_reciprocal, quantize_multiplier, rounding_divide_by_pot_scalar,
+    saturating_rounding_doubling_high_mul_scalar, wrap_scalar,
+)
+from .._checks import broadcast_shape
 
-_INT32 = (np.dtype(np.int32),)
-_LIMITS = (-(1 << 31), (1 << 31) - 1)
+__all__ = ["abs_table", "add_n_int8", "cumsum_int8", "div_params", "div_table", "floor_div", "floor_mod",
+           "integer_div", "negate", "raw_abs", "reduce_prod_quantized", "reduce_prod_int32", "rescale_params"]
 
-
-class IntegerOp(str, Enum):
-    """The unquantized binary operation."""
-
-    ADD = "add"
-    SUB = "sub"
-    MUL = "mul"
+ADD_N_LEFT_SHIFT = 20  # kAddNIntegerShift, kCumSumIntegerShift
 
 
-_UFUNCS = {IntegerOp.ADD: np.add, IntegerOp.SUB: np.subtract, IntegerOp.MUL: np.multiply}
+@njit(cache=True, inline="always")
+def _mbqm_smaller_than_one(x, m, shift):
+    """``MultiplyByQuantizedMultiplierSmallerThanOneExp`` (default build): RDBPOT(SRDHM(x, m), -shift)."""
+    return rounding_divide_by_pot_scalar(saturating_rounding_doubling_high_mul_scalar(x, m), -shift)
 
 
-def integer_binary_plan(shape1, shape2, dtype, op, act_min=None, act_max=None):
-    """:func:`integer_binary` prepared for int32 operands of shapes ``shape1`` and ``shape2`` (validated once);
-    returns the lean ``run(x1, x2) -> out``."""
-    func = "integer_binary"
-    try:
-        kind = IntegerOp(op)
-    except ValueError:
-        raise ValueError(f"{func}: op must be one of {[o.value for o in IntegerOp]}, got {op!r}") from None
-    shape1, _ = check_spec(func, "x1", shape1, dtype, _INT32)
-    shape2, _ = check_spec(func, "x2", shape2, dtype, _INT32)
-    broadcast_shape(func, shape1, shape2)
-    lo = _LIMITS[0] if act_min is None else scalar_int(act_min, func, "act_min", *_LIMITS)
-    hi = _LIMITS[1] if act_max is None else scalar_int(act_max, func, "act_max", *_LIMITS)
-    if lo > hi:
-        raise ValueError(f"{func}: act_min {lo} > act_max {hi}")
-    ufunc = _UFUNCS[kind]
-
-    def run(x1, x2):  # int64: every int32 sum, difference and product is exact; astype(int32) wraps
-        exact = ufunc(x1.astype(np.int64), x2.astype(np.int64))
-        return np.clip(exact.astype(np.int32), lo, hi).astype(np.int32)
-
-    return run
+@njit(cache=True, inline="always")
+def _count_leading_sign_bits32(a):
+    """GCC ``__builtin_clrsb`` of an int32 (31 for 0 and -1)."""
+    u = a if a >= 0 else ~a
+    n = 0
+    while n < 31 and not (u & (np.int64(1) << (30 - n))):
+        n += 1
+    return n
 
 
-@names_its_errors
-def integer_binary(op, x1, x2, *, act_min=None, act_max=None):
-    """TFLite's unquantized int32 ADD / SUB / MUL (``op``: an :class:`IntegerOp` or its value), broadcasting.
+@njit(cache=True, inline="always")
+def _rdbpot_any(x, exponent):
+    """gemmlowp ``RoundingDivideByPOT`` of an int32 for any ``exponent >= 0`` as x86-64 runs it: beyond 31 (DIV's
+    ``total_shift`` reaches -62 for small dividends, past the source's ``assert(exponent <= 31)``) the mask
+    ``(1ll << e) - 1`` truncates to -1 in int32, so the threshold is ``-1 + [x < 0]`` and the remainder ``x``
+    itself, and ``x >> e`` shifts by ``e & 31`` (SAR masks the count): 0 becomes 1, a negative ``x`` is
+    shifted by ``e - 32``."""
+    if exponent < 32:
+        return rounding_divide_by_pot_scalar(x, exponent)
+    threshold = -1 + (1 if x < 0 else 0)
+    return (x >> (exponent & 31)) + (1 if x > threshold else 0)
 
-    ``out = clamp(wrap32(x1 op x2), act_min, act_max)``: the exact result wraps to int32 (no saturation), then the
-    fused activation clamps it (default: the whole int32 range; TFLite's int32 RELU is ``[0, 2^31 - 1]``, RELU6
-    ``[0, 6]``). No rounding.
-    """
-    x1, x2 = checked_pair("integer_binary", x1, x2, _INT32)
-    return integer_binary_plan(x1.shape, x2.shape, x1.dtype, op, act_min, act_max)(x1, x2)
+
+@njit(cache=True)
+def _div_one(a, b, m, shift, zo, lo, hi):
+    if b < 0:
+        a, b = -a, -b
+    recip, recip_shift = get_reciprocal(b, 31)
+    headroom = _count_leading_sign_bits32(a)
+    unscaled = saturating_rounding_doubling_high_mul_scalar(wrap_scalar(a << headroom, 32), recip)
+    total_shift = shift - recip_shift - headroom
+    v = zo + _rdbpot_any(saturating_rounding_doubling_high_mul_scalar(unscaled, m), -total_shift)
+    return min(max(v, lo), hi)
+
+
+@njit(cache=True)
+def _div_table(lo_code, hi_code, z1, z2, m, shift, zo, lo, hi, out):
+    n = hi_code - lo_code + 1
+    for i in range(n):
+        for j in range(n):
+            b = lo_code + j - z2
+            out[i, j] = 0 if b == 0 else _div_one(lo_code + i - z1, b, m, shift, zo, lo, hi)
+
+
+def div_params(input1_scale, input2_scale, output_scale, quotient="float32"):
+    """DIV Prepare: ``(multiplier, shift) = QuantizeMultiplier(s1 / (s2 * s_out))``, the product and quotient in
+    float32 (``quotient="float32"``, as the C++ of both engines writes them) or in double."""
+    s1, s2, so = (np.float32(v) for v in (input1_scale, input2_scale, output_scale))
+    real = float(np.float32(s1 / np.float32(s2 * so))) if quotient == "float32" else \
+        float(np.float64(s1) / (np.float64(s2) * np.float64(so)))
+    if not (np.isfinite(real) and real > 0):
+        raise ValueError(f"div_params: s1 / (s2 * s_out) = {real} is not a finite positive number")
+    return tuple(int(v) for v in quantize_multiplier(real))
+
+
+def div_table(dtype, input1_zero_point, input2_zero_point, output_zero_point, multiplier, shift, act_min, act_max):
+    """Every (x1, x2) code pair of int8 / uint8 ``dtype`` through ``DivElementwise``: a (256, 256) table indexed by
+    ``code - min``; pairs whose divisor ``x2 - zp2`` is 0 hold 0 (callers refuse them)."""
+    info = np.iinfo(dtype)
+    out = np.zeros((256, 256), np.int64)
+    _div_table(int(info.min), int(info.max), int(input1_zero_point), int(input2_zero_point), int(multiplier),
+               int(shift), int(output_zero_point), int(act_min), int(act_max), out)
+    return out.astype(dtype)
+
+
+def rescale_params(input_scale, output_scale):
+    """ABS's output rescaling: None for equal scales, else ``QuantizeMultiplier(float32(s_in / s_out))``."""
+    si, so = np.float32(input_scale), np.float32(output_scale)
+    if si == so:
+        return None
+    return tuple(int(v) for v in quantize_multiplier(float(np.float32(si / so))))
+
+
+def abs_table(dtype, input_zero_point, output_zero_point, rescale):
+    """Every code of int8 / int16 ``dtype`` through the quantized ABS (the module docstring): a table indexed by
+    ``code - min``."""
+    from ...fixedpoint import multiply_by_quantized_multiplier  # noqa: PLC0415
+    info = np.iinfo(dtype)
+    codes = np.arange(int(info.min), int(info.max) + 1, dtype=np.int64)
+    v = np.abs(codes - int(input_zero_point))
+    if rescale is not None:
+        v = multiply_by_quantized_multiplier(v, rescale[0], rescale[1]).astype(np.int64)
+    return np.clip(v + int(output_zero_point), info.min, info.max).astype(dtype)
+
+
+@njit(cache=True)
+def _sum_rescaled(xs, z, m_in, e_in, m_out, e_out, zo, lo, hi, out):
+    """ADD_N int8: ``xs`` (k, n) codes."""
+    start = _mbqm_smaller_than_one(np.int64(-z) << 20, m_in, e_in)
+    for i in range(xs.shape[1]):
+        acc = start
+        for j in range(xs.shape[0]):
+            acc = wrap_scalar(acc + _mbqm_smaller_than_one((np.int64(xs[j, i]) - z) << 20, m_in, e_in), 32)
+        out[i] = min(max(zo + _mbqm_smaller_than_one(acc, m_out, e_out), lo), hi)
+
+
+def _add_n_params(input_scale, output_scale):
+    s_in, s_out = np.float64(np.float32(input_scale)), np.float64(np.float32(output_scale))
+    twice = 2 * s_in
+    m_in, e_in = quantize_multiplier(float(s_in / twice))
+    real_out = twice / ((1 << ADD_N_LEFT_SHIFT) * s_out)
+    if not real_out < 1:
+        raise ValueError(f"add_n / cumsum: the output multiplier {real_out} must be < 1 "
+                         "(QuantizeMultiplierSmallerThanOneExp aborts)")
+    m_out, e_out = quantize_multiplier(float(real_out))
+    return int(m_in), int(e_in), int(m_out), int(e_out)
+
+
+def add_n_int8(xs, input_zero_point, input_scale, output_zero_point, output_scale):
+    """tflite-micro's int8 ADD_N of the same-shape int8 arrays ``xs`` (one input quantization)."""
+    m_in, e_in, m_out, e_out = _add_n_params(input_scale, output_scale)
+    stack = np.stack([np.asarray(x).reshape(-1) for x in xs]).astype(np.int64)
+    out = np.empty(stack.shape[1], np.int64)
+    _sum_rescaled(stack, int(input_zero_point), m_in, e_in, m_out, e_out, int(output_zero_point), -128, 127, out)
+    return out.astype(np.int8).reshape(np.shape(xs[0]))
+
+
+@njit(cache=True)
+def _cumsum(x, z, m_in, e_in, m_out, e_out, zo, exclusive, reverse, out):
+    """x, out: (inner, depth, outer) int64 views."""
+    start = _mbqm_smaller_than_one(np.int64(-z) << 20, m_in, e_in)
+    inner, depth, outer = x.shape
+    for o in range(outer):
+        for i in range(inner):
+            acc = start
+            for d0 in range(depth):
+                d = depth - 1 - d0 if reverse else d0
+                y = _mbqm_smaller_than_one((x[i, d, o] - z) << 20, m_in, e_in)
+                if exclusive:
+                    s = acc
+                    acc = wrap_scalar(acc + y, 32)
+                else:
+                    acc = wrap_scalar(acc + y, 32)
+                    s = acc
+                out[i, d, o] = min(max(zo + _mbqm_smaller_than_one(s, m_out, e_out), -128), 127)
+
+
+def cumsum_int8(x, axis, exclusive, reverse, input_zero_point, input_scale, output_zero_point, output_scale):
+    """tflite-micro's int8 CUMSUM along ``axis`` (module docstring)."""
+    x = np.asarray(x)
+    axis = int(axis) % x.ndim
+    m_in, e_in, m_out, e_out = _add_n_params(input_scale, output_scale)
+    inner, depth = int(np.prod(x.shape[:axis])), x.shape[axis]
+    v = x.astype(np.int64).reshape(inner, depth, -1)
+    out = np.empty_like(v)
+    _cumsum(v, int(input_zero_point), m_in, e_in, m_out, e_out, int(output_zero_point), bool(exclusive),
+            bool(reverse), out)
+    return out.astype(np.int8).reshape(x.shape)
+
+
+@njit(cache=True)
+def _prod_rows(rows, z, m, shift, zo, lo, hi, out):
+    for i in range(rows.shape[0]):
+        p = rows[i, 0] - z
+        for j in range(1, rows.shape[1]):
+            p = _mbqm_int64(p * (rows[i, j] - z), m, shift)
+        out[i] = min(max(_mbqm_int64(p, m, shift) + zo, lo), hi)
+
+
+def _rows(x, axes):
+    """``x`` with the reduced axes moved last (kept in C order) as (outputs, reduced) rows."""
+    x = np.asarray(x)
+    axes = sorted({int(a) % x.ndim for a in np.asarray(axes).reshape(-1)}) if x.ndim else []
+    kept = [k for k in range(x.ndim) if k not in axes]
+    t = np.transpose(x, kept + axes)
+    n = int(np.prod([x.shape[k] for k in axes], dtype=np.int64))
+    return t.reshape(-1, max(n, 1)), n
+
+
+def prod_params(input_scale, output_scale, reduced):
+    """``QuantizeMultiplier(s_in / pow(s_out, 1 / n))`` (``GetQuantProdScaling``, double)."""
+    real = float(np.float32(input_scale)) / float(np.float64(np.float32(output_scale)) ** (1.0 / reduced))
+    m, s = quantize_multiplier(real)
+    return int(m), int(s)
+
+
+def reduce_prod_quantized(x, axes, input_zero_point, input_scale, output_zero_point, output_scale):
+    """LiteRT's quantized REDUCE_PROD (int8 / int16) over ``axes``; the output flat (the caller reshapes)."""
+    rows, n = _rows(x, axes)
+    m, s = prod_params(input_scale, output_scale, n)
+    info = np.iinfo(np.asarray(x).dtype)
+    out = np.empty(rows.shape[0], np.int64)
+    _prod_rows(rows.astype(np.int64), int(input_zero_point), m, s, int(output_zero_point), int(info.min),
+               int(info.max), out)
+    return out.astype(np.asarray(x).dtype)
+
+
+def reduce_prod_int32(x, axes):
+    """The int32 REDUCE_PROD: the product of each row, wrapping at 32 bits."""
+    rows, _ = _rows(x, axes)
+    out = np.ones(rows.shape[0], np.int64)
+    for j in range(rows.shape[1]):
+        out = (out * rows[:, j].astype(np.int64)) & 0xFFFFFFFF
+    return out.astype(np.uint32).view(np.int32)
+
+
+def _wrap(v, dtype):
+    bits = np.dtype(dtype).itemsize * 8
+    v = np.asarray(v, np.int64) & ((1 << bits) - 1)
+    return (v - ((v >> (bits - 1)) << bits)).astype(dtype)
+
+
+def negate(x):
+    """``-x`` in ``x``'s integer type, wrapping (``reference_ops::Negate``)."""
+    return _wrap(-np.asarray(x, np.int64), np.asarray(x).dtype)
+
+
+def raw_abs(x):
+    """``|x|`` in ``x``'s integer type, wrapping (``std::abs``)."""
+    return _wrap(np.abs(np.asarray(x, np.int64)), np.asarray(x).dtype)
+
+
+def _check_divisor(x2, func):
+    if np.any(np.asarray(x2) == 0):
+        raise ValueError(f"{func}: Division by 0 (the engines fail)")
+
+
+def floor_div(x1, x2):
+    """``floor(double(x1) / double(x2))`` cast to the type, wrapping (``reference_ops::FloorDiv``)."""
+    _check_divisor(x2, "floor_div")
+    a, b = np.asarray(x1, np.int64), np.asarray(x2, np.int64)
+    return _wrap(np.floor_divide(a, b), np.asarray(x1).dtype)
+
+
+def floor_mod(x1, x2):
+    """C's ``x1 % x2`` moved to the divisor's sign (``reference_ops::FloorMod``)."""
+    _check_divisor(x2, "floor_mod")
+    a, b = np.asarray(x1, np.int64), np.asarray(x2, np.int64)
+    return _wrap(np.mod(a, b), np.asarray(x1).dtype)
+
+
+def integer_div(x1, x2):
+    """int32 DIV: C's truncating ``x1 / x2`` (``reference_ops::Div<int32_t>``), wrapping."""
+    _check_divisor(x2, "integer_div")
+    a, b = np.asarray(x1, np.int64), np.asarray(x2, np.int64)
+    q = np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)
+    return _wrap(q, np.asarray(x1).dtype)
+
+
+def broadcast_out(func, shape1, shape2):
+    """The output shape of two broadcast operands (a ValueError naming ``func`` otherwise)."""
+    return broadcast_shape(func, tuple(shape1), tuple(shape2))

@@ -33,7 +33,7 @@ import math
 import numpy as np
 
 from ...engines import Kernel
-from ...kernels.arithmetic import elementwise, integer, pot_add as int16, binary
+from ...kernels.arithmetic import elementwise, pot_add as int16, binary, wrapping
 from ..prepare import (
     Prepared, activation_range, at_prepare, builtin, check_arity, check_int_types, fixed_point_multiplier,
     per_tensor_quant, refuse, xnnpack_delegates,
@@ -109,16 +109,16 @@ def _prepare_int32(op, g, kind):
     if code not in _INT32_ACTIVATIONS:
         refuse(op, f"fused activation {code} (TANH/SIGN_BIT) is not supported")
     lo, hi = _INT32_ACTIVATIONS[code]
-    if kind is integer.IntegerOp.ADD and g.kernel(op) is Kernel.TFLM:
+    if kind is wrapping.IntegerOp.ADD and g.kernel(op) is Kernel.TFLM:
         lo, hi = None, None
     q = dict(act_min=lo, act_max=hi)
-    return Prepared(binary_run(op, g, integer.integer_binary_plan, kind, **q), q)
+    return Prepared(binary_run(op, g, wrapping.integer_binary_plan, kind, **q), q)
 
 
 @builtin("ADD")
 def prepare_add(op, g):
     if _is_int32(op, g):
-        return _prepare_int32(op, g, integer.IntegerOp.ADD)
+        return _prepare_int32(op, g, wrapping.IntegerOp.ADD)
     if _is_int16(op, g):
         return _prepare_add_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
@@ -136,7 +136,7 @@ def prepare_add(op, g):
 @builtin("MUL")
 def prepare_mul(op, g):
     if _is_int32(op, g):
-        return _prepare_int32(op, g, integer.IntegerOp.MUL)
+        return _prepare_int32(op, g, wrapping.IntegerOp.MUL)
     int16_mul = _is_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = (_binary_int16 if int16_mul else _binary)(op, g)
     real = np.float32(np.float32(s1 * s2) / so)
@@ -209,7 +209,7 @@ def _prepare_sub_int16(op, g):
 def prepare_sub(op, g):
     _check_rank(op, g, 6)
     if _is_int32(op, g):
-        return _prepare_int32(op, g, integer.IntegerOp.SUB)
+        return _prepare_int32(op, g, wrapping.IntegerOp.SUB)
     if op.inputs and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == _INT16:
         return _prepare_sub_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = _binary(op, g)
