@@ -1,7 +1,7 @@
 """Arm CMSIS-DSP's fixed-point kernels, bit for bit with the library's C code (``cmsisdsp`` 1.10.3 on the host:
 the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
 q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
-q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
+q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
 oracle is :mod:`dspsim.oracle.dsp`.
 """
 from .basic import (  # noqa: F401
@@ -20,6 +20,11 @@ from .biquad import (  # noqa: F401
     arm_biquad_cascade_df1_init_q15, arm_biquad_cascade_df1_init_q31,
     arm_biquad_cascade_df1_q15, arm_biquad_cascade_df1_q31,
 )
+from .fft import (  # noqa: F401
+    CfftInstance, RfftInstance,
+    arm_cfft_init_q15, arm_cfft_init_q31, arm_cfft_q15, arm_cfft_q31,
+    arm_rfft_init_q15, arm_rfft_init_q31, arm_rfft_q15, arm_rfft_q31,
+)
 from .fir import (  # noqa: F401
     FirInstance, arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31, arm_fir_q15, arm_fir_q31,
 )
@@ -29,7 +34,7 @@ def warmup() -> None:
     """Compile every kernel of dspsim.dsp on tiny inputs (numba caches them on disk)."""
     import numpy as np
 
-    from . import basic, biquad, fir
+    from . import basic, biquad, fft, fir
 
     for q, t in (("q7", np.int8), ("q15", np.int16), ("q31", np.int32)):
         a = np.arange(4, dtype=t)
@@ -47,3 +52,10 @@ def warmup() -> None:
             S = getattr(biquad, f"arm_biquad_cascade_df1_init_{q}")(1, np.zeros(per, t), 1)
             getattr(biquad, f"arm_biquad_cascade_df1_{q}")(S, a)
             getattr(biquad, f"arm_biquad_cascade_df1_fast_{q}")(S, a)
+            for n in (16, 32):
+                S = getattr(fft, f"arm_cfft_init_{q}")(n)
+                getattr(fft, f"arm_cfft_{q}")(S, np.zeros(2 * n, t), False, True)
+                getattr(fft, f"arm_cfft_{q}")(S, np.zeros(2 * n, t), True, False)
+            for ifft in (False, True):
+                S = getattr(fft, f"arm_rfft_init_{q}")(32, ifft)
+                getattr(fft, f"arm_rfft_{q}")(S, np.zeros(32 + 2 * ifft, t))

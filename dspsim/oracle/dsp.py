@@ -147,3 +147,193 @@ def biquad_df1(q: str, coeffs, post_shift: int, state, x, fast: bool = False):
         state[4 * s:4 * s + 4] = [x1, x2, y1, y2]
         cur = out
     return cur, state
+
+
+# ---- FFT ----------------------------------------------------------------------------------------------------------
+
+def cfft_twiddles(q: str, n: int) -> list:
+    """twiddleCoef_<n>_<q>: (cos, sin) of 2 pi i / n for i < 3n/4; q15 floor(v 2^15), q31 floor(v 2^31 + 0.05),
+    saturated (the rule that reproduces CMSIS-DSP's shipped tables)."""
+    import math
+
+    bits = BITS[q]
+    off = 0.0 if q == "q15" else 0.05
+    out = []
+    for i in range(3 * n // 4):
+        a = i * 2 * math.pi / n
+        out.append((ssat(math.floor(math.cos(a) * (1 << (bits - 1)) + off), bits),
+                    ssat(math.floor(math.sin(a) * (1 << (bits - 1)) + off), bits)))
+    return out
+
+
+def real_coefs(q: str) -> tuple:
+    """realCoefA / realCoefB (n = 4096): round(v 2^(bits-1)) (half away from zero), saturated."""
+    import math
+
+    bits = BITS[q]
+    one = 1 << (bits - 1)
+
+    def r(v):
+        return ssat(int(math.floor(abs(v) * one + 0.5)) * (1 if v >= 0 else -1), bits)
+
+    a, b = [], []
+    for i in range(4096):
+        t = 2 * math.pi / 8192 * i
+        a.append((r(0.5 * (1.0 - math.sin(t))), r(0.5 * -math.cos(t))))
+        b.append((r(0.5 * (1.0 + math.sin(t))), r(0.5 * math.cos(t))))
+    return a, b
+
+
+def _rot(q, re, im, c, s, inverse):
+    """(re + j im) times the twiddle's conjugate (forward) or the twiddle (inverse): q15 (.. ) >> 16 per sum, q31
+    the products' high words summed."""
+    sg = -1 if inverse else 1
+    if q == "q15":
+        return wrap((c * re + sg * s * im) >> 16, 16), wrap((c * im - sg * s * re) >> 16, 16)
+    return (((c * re) >> 32) + sg * ((s * im) >> 32), ((c * im) >> 32) - sg * ((s * re) >> 32))
+
+
+def _radix4(q, x, n, tw, step, inverse):
+    """arm_radix4_butterfly_<q> / _inverse_<q> on the list x of n complex (re, im) pairs, in place."""
+    sg = -1 if inverse else 1
+    sat = (lambda v: ssat(v, 16)) if q == "q15" else (lambda v: wrap(v, 32))
+    w32 = (lambda v: v) if q == "q15" else (lambda v: wrap(v, 32))
+    quarter = n // 4
+    first = True
+    while quarter >= 1:
+        last = quarter == 1
+        for j in range(quarter):
+            w1, w2, w3 = tw[j * step], tw[2 * j * step], tw[3 * j * step]
+            for g in range(j, n, 4 * quarter):
+                i0, i1, i2, i3 = g, g + quarter, g + 2 * quarter, g + 3 * quarter
+                a, b, c, d = x[i0], x[i1], x[i2], x[i3]
+                if q == "q15":
+                    pre = 2 if first else 0
+                    a, b, c, d = [(v[0] >> pre, v[1] >> pre) for v in (a, b, c, d)]
+                    r = (sat(a[0] + c[0]), sat(a[1] + c[1]))      # a + c
+                    s = (sat(a[0] - c[0]), sat(a[1] - c[1]))      # a - c
+                    t = (sat(b[0] + d[0]), sat(b[1] + d[1]))      # b + d
+                    u = (sat(b[0] - d[0]), sat(b[1] - d[1]))      # b - d
+                    half = 1 if (first or last) else 2
+                    x0 = (((r[0] >> 1) + (t[0] >> 1)) >> (half - 1), ((r[1] >> 1) + (t[1] >> 1)) >> (half - 1))
+                    if first:
+                        rt = (sat(r[0] - t[0]), sat(r[1] - t[1]))
+                        sp = (sat(s[0] - sg * u[1]), sat(s[1] + sg * u[0]))   # s -+ j u
+                        sm = (sat(s[0] + sg * u[1]), sat(s[1] - sg * u[0]))
+                    else:
+                        rt = ((r[0] >> 1) - (t[0] >> 1), (r[1] >> 1) - (t[1] >> 1))
+                        sp = ((s[0] >> 1) - sg * (u[1] >> 1), (s[1] >> 1) + sg * (u[0] >> 1))
+                        sm = ((s[0] >> 1) + sg * (u[1] >> 1), (s[1] >> 1) - sg * (u[0] >> 1))
+                    if last:   # twiddles 1: X2 -> i1, X1 -> i2, X3 -> i3
+                        x[i0], x[i1], x[i2], x[i3] = x0, rt, sm, sp
+                    else:
+                        x[i0], x[i1] = x0, _rot(q, rt[0], rt[1], *w2, inverse)
+                        x[i2], x[i3] = _rot(q, sm[0], sm[1], *w1, inverse), _rot(q, sp[0], sp[1], *w3, inverse)
+                else:
+                    if last:
+                        x[i0] = (w32(a[0] + b[0] + c[0] + d[0]), w32(a[1] + b[1] + c[1] + d[1]))
+                        x[i1] = (w32(a[0] - b[0] + c[0] - d[0]), w32(a[1] - b[1] + c[1] - d[1]))
+                        x[i2] = (w32(a[0] + sg * b[1] - c[0] - sg * d[1]), w32(a[1] - sg * b[0] - c[1] + sg * d[0]))
+                        x[i3] = (w32(a[0] - sg * b[1] - c[0] + sg * d[1]), w32(a[1] + sg * b[0] - c[1] - sg * d[0]))
+                        continue
+                    if first:
+                        a, b, c, d = [(v[0] >> 4, v[1] >> 4) for v in (a, b, c, d)]
+                    r, s = (w32(a[0] + c[0]), w32(a[1] + c[1])), (w32(a[0] - c[0]), w32(a[1] - c[1]))
+                    t, u = (w32(b[0] + d[0]), w32(b[1] + d[1])), (w32(b[0] - d[0]), w32(b[1] - d[1]))
+                    x0 = (w32(r[0] + t[0]), w32(r[1] + t[1]))
+                    if not first:
+                        x0 = (x0[0] >> 2, x0[1] >> 2)
+                    rt = (w32(r[0] - t[0]), w32(r[1] - t[1]))
+                    sm = (w32(s[0] + sg * u[1]), w32(s[1] - sg * u[0]))
+                    sp = (w32(s[0] - sg * u[1]), w32(s[1] + sg * u[0]))
+
+                    def out(v, w):
+                        re, im = _rot(q, v[0], v[1], *w, inverse)
+                        return (wrap(re << 1, 32), wrap(im << 1, 32)) if first else \
+                            (wrap(re, 32) >> 1, wrap(im, 32) >> 1)
+                    x[i0], x[i1], x[i2], x[i3] = x0, out(rt, w2), out(sm, w1), out(sp, w3)
+        first = False
+        step *= 4
+        quarter //= 4
+
+
+def cfft(q: str, x, inverse: bool = False, bit_reverse: bool = True):
+    """arm_cfft_<q> on x (2n ints, re/im interleaved): the list CMSIS-DSP leaves in the buffer."""
+    n = len(x) // 2
+    tw = cfft_twiddles(q, n)
+    v = [(x[2 * k], x[2 * k + 1]) for k in range(n)]
+    sg = -1 if inverse else 1
+    if n in (16, 64, 256, 1024, 4096):
+        _radix4(q, v, n, tw, 1, inverse)
+    else:
+        h = n // 2
+        for i in range(h):
+            (ar, ai), (br, bi), (c, s) = v[i], v[i + h], tw[i]
+            if q == "q15":
+                xt, yt = (ar >> 1) - (br >> 1), (ai >> 1) - (bi >> 1)
+                v[i] = (((ar >> 1) + (br >> 1)) >> 1, ((ai >> 1) + (bi >> 1)) >> 1)
+                v[i + h] = (wrap(((xt * c) >> 16) + sg * ((yt * s) >> 16), 16),
+                            wrap(((yt * c) >> 16) - sg * ((xt * s) >> 16), 16))
+            else:
+                xt, yt = (ar >> 2) - (br >> 2), (ai >> 2) - (bi >> 2)
+                v[i] = ((ar >> 2) + (br >> 2), (ai >> 2) + (bi >> 2))
+                # rounded high words: (p + 2^31) >> 32; a subtracted product: (2^31 - p) >> 32
+                re = ((xt * c + (1 << 31)) >> 32) + (((yt * s + (1 << 31)) >> 32) if sg == 1
+                                                     else (((1 << 31) - yt * s) >> 32))
+                im = ((yt * c + (1 << 31)) >> 32) + ((((1 << 31) - xt * s) >> 32) if sg == 1
+                                                     else ((xt * s + (1 << 31)) >> 32))
+                v[i + h] = (wrap(re << 1, 32), wrap(im << 1, 32))
+        first, second = v[:h], v[h:]
+        _radix4(q, first, h, tw, 2, inverse)
+        _radix4(q, second, h, tw, 2, inverse)
+        v = [(wrap(a << 1, BITS[q]), wrap(b << 1, BITS[q])) for a, b in first + second]
+    if bit_reverse:
+        bits = n.bit_length() - 1
+        v = [v[int(format(k, f"0{bits}b")[::-1], 2)] for k in range(n)]
+    return [c for pair in v for c in pair]
+
+
+def rfft(q: str, x, inverse: bool = False, bit_reverse: bool = True):
+    """arm_rfft_<q>: forward n samples -> 2n values; inverse n + 2 values -> n samples."""
+    bits = BITS[q]
+    n = len(x) - 2 if inverse else len(x)
+    L = n // 2
+    ca, cb = real_coefs(q)
+    m = 8192 // n
+
+    def hr(p):      # a rounded high word (multAcc / mult)
+        return (p + (1 << 31)) >> 32
+
+    def hs(p):      # a subtracted one (multSub)
+        return ((1 << 31) - p) >> 32
+
+    if not inverse:
+        z = cfft(q, list(x), False, bit_reverse)
+        out = [0] * (2 * n)
+        for i in range(1, L):
+            ar, ai, br, bi = z[2 * i], z[2 * i + 1], z[2 * (L - i)], z[2 * (L - i) + 1]
+            (a1, a2), (b1, b2) = ca[i * m], cb[i * m]
+            if q == "q15":
+                re = wrap(wrap(ar * a1 - ai * a2 + br * b1 + bi * b2, 32) >> 16, 16)
+                im = wrap(br * b2 - bi * b1 + ai * a1 + ar * a2, 32) >> 16
+                out[2 * i], out[2 * i + 1] = re, wrap(im, 16)
+                out[2 * n - 2 * i], out[2 * n - 2 * i + 1] = re, wrap(-im, 16)
+            else:
+                re = wrap(hr(ar * a1) + hs(ai * a2) + hs(bi * a2) + hr(br * b1), 32)
+                im = wrap(hr(ar * a2) + hr(ai * a1) + hs(bi * b1) + hs(br * a2), 32)
+                out[2 * i], out[2 * i + 1] = re, im
+                out[2 * n - 2 * i], out[2 * n - 2 * i + 1] = re, wrap(-im, 32)
+        out[n] = wrap(z[0] - z[1], 32) >> 1
+        out[0] = wrap(z[0] + z[1], 32) >> 1
+        return out
+    z = []
+    for i in range(L):
+        ar, ai, br, bi = x[2 * i], x[2 * i + 1], x[2 * (L - i)], x[2 * (L - i) + 1]
+        (a1, a2), (b1, b2) = ca[i * m], cb[i * m]
+        if q == "q15":
+            z += [wrap(wrap(br * b1 - bi * b2 + ar * a1 + ai * a2, 32) >> 16, 16),
+                  wrap(wrap(ai * a1 - ar * a2 - br * b2 - bi * b1, 32) >> 16, 16)]
+        else:
+            z += [wrap(hr(ar * a1) + hr(ai * a2) + hr(bi * a2) + hr(br * b1), 32),
+                  wrap(hr(ar * -a2) + hr(ai * a1) + hs(bi * b1) + hr(br * a2), 32)]
+    return [ssat(v << 1, bits) for v in cfft(q, z, True, bit_reverse)]

@@ -17,6 +17,7 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
 """
+import hashlib
 import io
 import json
 import os
@@ -218,9 +219,66 @@ def rbj_cascade(stages, post):
     return np.clip(np.array(out), -1, 1 - 2.0 ** -31)
 
 
+CFFT_LENGTHS = (16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+RFFT_LENGTHS = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+HASHED = 1024
+"""From this length on, the outputs are kept as their sha256 (the inputs in full)."""
+
+
+def _keep(store, key, y, n):
+    y = np.ascontiguousarray(y)
+    if n >= HASHED:
+        store[key + "_sha256"] = np.frombuffer(hashlib.sha256(y.tobytes()).digest(), np.uint8)
+    else:
+        store[key] = y
+
+
+def fft_signals(q, n, small):
+    """Test signals of n values (q15 / q31)."""
+    s = signals(q, n)
+    info = INFO[np.dtype(QTYPE[q]).name]
+    imp = np.zeros(n, QTYPE[q])
+    imp[0] = info.max
+    if not small:
+        return {"speech": s["speech"]}
+    return {"random": s["random"], "chirp": s["chirp"], "alternating": s["alternating"], "max": s["max"],
+            "min": s["min"], "impulse": imp}
+
+
+def ffts(store):
+    """``arm_cfft_<q>/n<N>_<signal>/x`` (2N values, re/im interleaved) with ``y`` (forward, bit-reversed to natural
+    order), ``y_inv`` (the inverse transform of the same x), ``y_norev`` (forward, bitReverseFlag 0; some lengths);
+    ``arm_rfft_<q>/n<N>_<signal>/x`` (N samples) with ``y`` (2N values), ``y_inv`` (the inverse of x followed by its
+    first two values: N + 2 in), ``y_norev``. Lengths from 1024 on keep ``<name>_sha256`` instead of the output."""
+    for q in ("q15", "q31"):
+        for n in CFFT_LENGTHS:
+            for sname, x in fft_signals(q, 2 * n, n <= 256).items():
+                key = f"arm_cfft_{q}/n{n}_{sname}"
+                store[f"{key}/x"] = x
+                for flag, rev, name in ((0, 1, "y"), (1, 1, "y_inv"), (0, 0, "y_norev")):
+                    if name == "y_norev" and n not in (16, 32, 256, 512, 2048):
+                        continue
+                    S = getattr(dsp, f"arm_cfft_instance_{q}")()
+                    assert getattr(dsp, f"arm_cfft_init_{q}")(S, n) == 0
+                    _keep(store, f"{key}/{name}", np.asarray(getattr(dsp, f"arm_cfft_{q}")(S, x, flag, rev),
+                                                             QTYPE[q]), n)
+        for n in RFFT_LENGTHS:
+            for sname, x in fft_signals(q, n, n <= 256).items():
+                key = f"arm_rfft_{q}/n{n}_{sname}"
+                store[f"{key}/x"] = x
+                for flag, rev, name in ((0, 1, "y"), (1, 1, "y_inv"), (0, 0, "y_norev")):
+                    if name == "y_norev" and n not in (32, 64, 512, 4096):
+                        continue
+                    S = getattr(dsp, f"arm_rfft_instance_{q}")()
+                    assert getattr(dsp, f"arm_rfft_init_{q}")(S, n, flag, rev) == 0
+                    xin = np.concatenate([x, x[:2]]) if flag else x
+                    _keep(store, f"{key}/{name}", np.asarray(getattr(dsp, f"arm_rfft_{q}")(S, xin), QTYPE[q]),
+                          n)
+
+
 def main():
     meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
-    for name, fill in (("basic", basic), ("filter", filters)):
+    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts)):
         store = {}
         fill(store)
         meta[name] = len({k.rsplit("/", 1)[0] for k in store})
