@@ -283,7 +283,8 @@ class TfliteProfile:
     max_ranks : mapping op name -> int
         The largest input rank an operator's Prepare takes.
     takes_uint8 : bool
-        Whether its kernels take uint8 activations (TFLM's take none outside QUANTIZE / DEQUANTIZE).
+        Whether its kernels take uint8 activations (TFLM's take none outside DEQUANTIZE and QUANTIZE, and QUANTIZE
+        only between int8 and uint8: ``quantize_common.cc``).
     checks_quantization : bool
         Whether the interpreter checks per-channel quantization parameters at load (LiteRT's
         ``SetTensorParametersReadOnly``; TFLM reads them unchecked).

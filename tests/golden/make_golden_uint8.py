@@ -7,7 +7,9 @@ run in a worker process per engine record:
 
 * ``litert_ref``: ``OpResolverType.BUILTIN_REF`` (dspsim engine ``litert``);
 * ``litert_optimized``: ``OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES`` (``litert-optimized``);
-* ``litert_default``: the default interpreter, XNNPACK delegate included (``xnnpack``).
+* ``litert_default``: the default interpreter, XNNPACK delegate included (``xnnpack``);
+* ``tflm``: tflite-micro's Python interpreter (``tflm``), whose kernels take no uint8 but in QUANTIZE, DEQUANTIZE and
+  the copies.
 
 Every case has 4 input sets: a sweep of the codes, two uniform draws, and 0 / 255 alternating (saturation). The
 scales are chosen for the rounding each kernel does: powers of two give exact ties in the fixed-point
@@ -32,27 +34,41 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "uint8.npz")
 ENGINES = {"litert_ref": "BUILTIN_REF", "litert_optimized": "BUILTIN_WITHOUT_DEFAULT_DELEGATES",
-           "litert_default": "AUTO"}
+           "litert_default": "AUTO", "tflm": "TFLM"}
 RUNS = 4
 
 
 def run_one(model_path, inputs_path, result_path, resolver):
-    """In a worker process: the model on every run of ``in<j>`` with one interpreter of ``resolver``."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
+    """In a worker process: the model on every run of ``in<j>`` with one interpreter of ``resolver`` (an
+    ``OpResolverType`` name, or "TFLM": tflite-micro's Python interpreter)."""
     z = np.load(inputs_path)
     n_in = len([k for k in z.files if k.startswith("in")])
     out = {}
     try:
-        it = Interpreter(model_path=model_path, experimental_op_resolver_type=getattr(OpResolverType, resolver))
-        it.allocate_tensors()
-        ins, outs = it.get_input_details(), it.get_output_details()
-        for r in range(z["in0"].shape[0] if n_in else 1):
-            for j, d in enumerate(ins):
-                it.set_tensor(d["index"], z[f"in{j}"][r])
-            it.invoke()
-            for j, d in enumerate(outs):
-                out.setdefault(f"out{j}", []).append(it.get_tensor(d["index"]).copy())
+        if resolver == "TFLM":
+            from tflite_micro.python.tflite_micro import runtime
+            from _tflite_edit import load
+            with open(model_path, "rb") as f:
+                data = f.read()
+            n_out = len(load(data).subgraphs[0].outputs)
+            it = runtime.Interpreter.from_bytes(data, arena_size=1 << 22)
+            for r in range(z["in0"].shape[0] if n_in else 1):
+                for j in range(n_in):
+                    it.set_input(z[f"in{j}"][r], j)
+                it.invoke()
+                for j in range(n_out):
+                    out.setdefault(f"out{j}", []).append(np.array(it.get_output(j)))
+        else:
+            from ai_edge_litert.interpreter import Interpreter, OpResolverType
+            it = Interpreter(model_path=model_path, experimental_op_resolver_type=getattr(OpResolverType, resolver))
+            it.allocate_tensors()
+            ins, outs = it.get_input_details(), it.get_output_details()
+            for r in range(z["in0"].shape[0] if n_in else 1):
+                for j, d in enumerate(ins):
+                    it.set_tensor(d["index"], z[f"in{j}"][r])
+                it.invoke()
+                for j, d in enumerate(outs):
+                    out.setdefault(f"out{j}", []).append(it.get_tensor(d["index"]).copy())
         np.savez(result_path, status=np.array("ok"), **{k: np.stack(v) for k, v in out.items()})
     except (RuntimeError, ValueError) as exc:
         np.savez(result_path, status=np.array("refused"), error=np.array(str(exc).strip().splitlines()[0][:300]))
@@ -197,6 +213,19 @@ def leaky_relu_case(S, mk, name, what, shape, alpha, q_in, q_out):
     tensors = [("x", shape, t_u8, *q_in, None), ("y", shape, t_u8, *q_out, None)]
     return name, "LEAKY_RELU", what, mk(S.BuiltinOperator.LEAKY_RELU, S.BuiltinOptions.LeakyReluOptions, opts,
                                         tensors, [0], [1])
+
+
+def small_case(S, mk, name, op, what, shapes, qs, q_out, const=None, out_shape=None):
+    """A one-op model on uint8 inputs ``shapes`` (quantizations ``qs``), one optional constant int32 second input."""
+    t_u8 = S.TensorType.UINT8
+    tensors = [(f"x{i}", sh, t_u8, *q, None) for i, (sh, q) in enumerate(zip(shapes, qs))]
+    if const is not None:
+        tensors.append((const[0], const[1].shape, S.TensorType.INT32, None, 0, const[1]))
+    tensors.append(("y", out_shape or shapes[0], t_u8, *q_out, None))
+    options = {"PAD": (S.BuiltinOptions.PadOptions, S.PadOptionsT()),
+               "TRANSPOSE": (S.BuiltinOptions.TransposeOptions, S.TransposeOptionsT())}.get(op, (0, None))
+    return name, op, what, mk(getattr(S.BuiltinOperator, op), *options, tensors, list(range(len(tensors) - 1)),
+                              [len(tensors) - 1])
 
 
 def softmax_case(S, mk, name, what, shape, q_in, q_out, beta=1.0, out_type=None):
@@ -362,6 +391,15 @@ def cases():
         leaky_relu_case(S, mk, "leaky_relu", "alpha 0.2 (XNNPACK's qu8-vlrelu under the default interpreter)",
                         (4, 64), 0.2, (0.05, 128), (0.04, 100)),
         leaky_relu_case(S, mk, "leaky_relu_negative_alpha", "alpha -0.5", (4, 64), -0.5, (0.05, 128), (0.05, 60)),
+        unary_case(S, mk, "relu", "RELU", "rescaling RELU", (4, 64), (0.05, 128), (0.03, 10)),
+        unary_case(S, mk, "relu6", "RELU6", "rescaling RELU6", (4, 64), (0.05, 100), (0.025, 5)),
+        small_case(S, mk, "maximum", "MAXIMUM", "equal quantizations", [(2, 32), (2, 32)], [(0.05, 128)] * 2,
+                   (0.05, 128)),
+        small_case(S, mk, "pad", "PAD", "1 pixel around, padded with the zero point", [(1, 4, 4, 3)], [(0.05, 131)],
+                   (0.05, 131), const=("paddings", np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)),
+                   out_shape=(1, 6, 6, 3)),
+        small_case(S, mk, "transpose", "TRANSPOSE", "perm (0, 2, 1)", [(2, 5, 7)], [(0.05, 128)], (0.05, 128),
+                   const=("perm", np.array([0, 2, 1], np.int32)), out_shape=(2, 7, 5)),
         softmax_case(S, mk, "softmax_random", "(2, 37) rows, scale 0.07", (2, 37), (0.07, 128), (1 / 256, 0)),
         softmax_case(S, mk, "softmax_beta", "beta 0.5, rank 4", (1, 2, 3, 21), (0.21, 10), (1 / 256, 0), beta=0.5),
         softmax_case(S, mk, "softmax_small_scale", "input scale 0.003 (flat rows)", (3, 16), (0.003, 128),

@@ -54,6 +54,10 @@ def prepare_quantize(op, g):
     check_same_shape(op, g)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     check_dtype(op, t_out, _QTYPES + ((_INT32,) if t_in.dtype != np.float32 else ()), "output")
+    if not g.tflite.takes_uint8 and np.dtype(np.uint8) in (t_in.dtype, t_out.dtype) \
+            and {t_in.dtype, t_out.dtype} != set(_BYTE_TYPES):
+        refuse(op, f"QUANTIZE {t_in.type_name} -> {t_out.type_name}: engine {g.profile.name!r}'s kernel takes uint8 "
+                   "only from or to int8 (TFLM quantize_common.cc)")
     if t_in.dtype == np.float32:
         if t_out.scale.size > 1:
             scale, zp, axis = t_out.scale, t_out.zero_point, t_out.quantized_dimension
