@@ -1,7 +1,8 @@
 """Arm CMSIS-DSP's fixed-point kernels, bit for bit with the library's C code (``cmsisdsp`` 1.10.3 on the host:
 the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
 q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
-q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
+q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length), :mod:`.matrix` (arm_mat_mult q7 q15 q31, _fast q15 q31,
+_opt q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
 oracle is :mod:`dspsim.oracle.dsp`.
 """
 from .basic import (  # noqa: F401
@@ -29,12 +30,16 @@ from .fir import (  # noqa: F401
     FirInstance, arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31, arm_fir_q15, arm_fir_q31,
 )
 
+from .matrix import (  # noqa: F401
+    arm_mat_mult_fast_q15, arm_mat_mult_fast_q31, arm_mat_mult_opt_q31,
+    arm_mat_mult_q7, arm_mat_mult_q15, arm_mat_mult_q31,
+)
 
 def warmup() -> None:
     """Compile every kernel of dspsim.dsp on tiny inputs (numba caches them on disk)."""
     import numpy as np
 
-    from . import basic, biquad, fft, fir
+    from . import basic, biquad, fft, fir, matrix
 
     for q, t in (("q7", np.int8), ("q15", np.int16), ("q31", np.int32)):
         a = np.arange(4, dtype=t)
@@ -44,6 +49,7 @@ def warmup() -> None:
             getattr(basic, f"arm_{name}_{q}")(a)
         getattr(basic, f"arm_scale_{q}")(a, 1, 0)
         getattr(basic, f"arm_shift_{q}")(a, 1)
+        getattr(matrix, f"arm_mat_mult_{q}")(a.reshape(2, 2), a.reshape(2, 2))
         if q != "q7":
             S = getattr(fir, f"arm_fir_init_{q}")(np.ones(2, t))
             getattr(fir, f"arm_fir_{q}")(S, a)

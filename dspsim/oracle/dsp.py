@@ -337,3 +337,27 @@ def rfft(q: str, x, inverse: bool = False, bit_reverse: bool = True):
             z += [wrap(hr(ar * a1) + hr(ai * a2) + hr(bi * a2) + hr(br * b1), 32),
                   wrap(hr(ar * -a2) + hr(ai * a1) + hs(bi * b1) + hr(br * a2), 32)]
     return [ssat(v << 1, bits) for v in cfft(q, z, True, bit_reverse)]
+
+
+# ---- matrix multiply ----------------------------------------------------------------------------------------------
+
+def mat_mult(q: str, a, b, fast: bool = False):
+    """arm_mat_mult(_fast)_<q> on lists of rows: q7 int32 sums >> 7 saturated; q15 int64 sums >> 15 saturated
+    (fast: int32 sums, >> 15, wrapped to 16 bits); q31 int64 sums >> 31 wrapped (fast: the products' high words
+    p >> 32 summed in an int32, << 1)."""
+    k = len(b)
+    out = []
+    for row in a:
+        line = []
+        for j in range(len(b[0])):
+            prods = [row[t] * b[t][j] for t in range(k)]
+            if q == "q7":
+                line.append(ssat(wrap(sum(prods), 32) >> 7, 8))
+            elif q == "q15":
+                line.append(wrap(wrap(sum(prods), 32) >> 15, 16) if fast else ssat(wrap(sum(prods) >> 15, 32), 16))
+            elif fast:
+                line.append(wrap(wrap(sum(p >> 32 for p in prods), 32) << 1, 32))
+            else:
+                line.append(wrap(wrap(sum(prods), 64) >> 31, 32))
+        out.append(line)
+    return out

@@ -11,8 +11,9 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
     tests/golden/cmsisdsp_basic.npz    arm_add/sub/mult/negate/abs/scale/shift/dot_prod, q7 q15 q31
     tests/golden/cmsisdsp_filter.npz   arm_fir(_fast) q15 q31, arm_biquad_cascade_df1(_fast) q15 q31: block by
                                        block on one instance (``x`` (blocks, block), ``y`` the same shape)
-    tests/golden/cmsisdsp_fft.npz      arm_cfft / arm_rfft q15 q31 (forward, inverse; every length the package
-                                       takes), arm_mat_mult(_fast) q15 q31
+    tests/golden/cmsisdsp_fft.npz      arm_cfft / arm_rfft q15 q31 (forward, inverse, no bit reversal; every
+                                       length the package takes)
+    tests/golden/cmsisdsp_matrix.npz   arm_mat_mult q7 q15 q31, arm_mat_mult_fast q15 q31, arm_mat_mult_opt q31
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -276,9 +277,43 @@ def ffts(store):
                           n)
 
 
+def matrices(store):
+    """``<q>/<case>/a``, ``b`` and ``arm_mat_mult``, ``arm_mat_mult_fast``, ``arm_mat_mult_opt`` (where the package
+    has it): shapes (1,1)..(9,13)x(13,7) with odd and even dimensions, random full-range, rails, audio-like."""
+    for q in ("q7", "q15", "q31"):
+        info = INFO[np.dtype(QTYPE[q]).name]
+        shapes = ((1, 1, 1), (2, 3, 4), (3, 4, 5), (4, 4, 4), (5, 7, 3), (9, 13, 7), (16, 16, 16))
+        for m, k, n in shapes:
+            for kind in ("random", "max", "min", "max_min", "audio"):
+                if kind == "random":
+                    a, b = (RNG.integers(info.min, info.max + 1, s) for s in ((m, k), (k, n)))
+                elif kind == "max":
+                    a, b = np.full((m, k), info.max), np.full((k, n), info.max)
+                elif kind == "min":
+                    a, b = np.full((m, k), info.min), np.full((k, n), info.min)
+                elif kind == "max_min":
+                    a = np.where(np.indices((m, k)).sum(0) % 2, info.max, info.min)
+                    b = np.where(np.indices((k, n)).sum(0) % 2, info.min, info.max)
+                else:
+                    sig = signals(q, m * k + k * n)
+                    a, b = sig["chirp"][:m * k].reshape(m, k), sig["speech"][m * k:].reshape(k, n)
+                a, b = np.ascontiguousarray(a, QTYPE[q]), np.ascontiguousarray(b, QTYPE[q])
+                key = f"{q}/m{m}k{k}n{n}_{kind}"
+                store[f"{key}/a"], store[f"{key}/b"] = a, b
+                for name in ("arm_mat_mult", "arm_mat_mult_fast", "arm_mat_mult_opt"):
+                    fn = getattr(dsp, f"{name}_{q}", None)
+                    if fn is None:
+                        continue
+                    args = (a, b) if (q, name) in (("q31", "arm_mat_mult"), ("q31", "arm_mat_mult_fast")) \
+                        else (a, b, np.zeros(b.size, QTYPE[q]))
+                    status, y = fn(*args)
+                    assert status == 0, (key, name, status)
+                    store[f"{key}/{name}"] = np.asarray(y, QTYPE[q]).reshape(m, n)
+
+
 def main():
     meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
-    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts)):
+    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices)):
         store = {}
         fill(store)
         meta[name] = len({k.rsplit("/", 1)[0] for k in store})
