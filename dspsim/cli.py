@@ -475,8 +475,8 @@ def _cmd_run(args, argv) -> int:
 
 # =============================================================================================
 _ENGINE_HELP = ("an engine name (dspsim.engines.names(): litert, tflm, xnnpack for .tflite; onnxruntime, "
-                "onnxruntime-vnni, ... for .onnx) or a device's .toml file (default: litert for .tflite, onnxruntime "
-                "for .onnx)")
+                "onnxruntime-vnni, ... for .onnx) or a device's .toml file (default: litert for .tflite; for .onnx the "
+                "ONNX Runtime this host runs: onnxruntime-vnni with VNNI, else onnxruntime)")
 
 
 def build_parser() -> argparse.ArgumentParser:

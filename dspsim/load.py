@@ -13,8 +13,9 @@ from ._io import model_bytes
 from .engines import ModelFormat
 from .engines import get as engine_profile
 
-#: The engine each format runs under when none is named.
-DEFAULT_ENGINES = {ModelFormat.TFLITE: "litert", ModelFormat.ONNX: "onnxruntime"}
+#: The engine each format runs under when none is named (ONNX: :func:`dspsim.onnx.host_engine`, the ONNX Runtime
+#: build this CPU runs: with or without VNNI).
+DEFAULT_ENGINES = {ModelFormat.TFLITE: "litert", ModelFormat.ONNX: "onnxruntime (with VNNI where the host has it)"}
 
 
 def model_format(data: bytes) -> ModelFormat:
@@ -24,13 +25,18 @@ def model_format(data: bytes) -> ModelFormat:
 
 
 def default_engine(fmt: ModelFormat) -> str:
-    """The engine a model of format ``fmt`` runs under when none is named."""
+    """The engine a model of format ``fmt`` runs under when none is named: "litert" for TFLite; for ONNX the ONNX
+    Runtime this host runs ("onnxruntime-vnni" on a CPU with AVX-512 VNNI or AVX-VNNI, else "onnxruntime")."""
+    if ModelFormat(fmt) is ModelFormat.ONNX:
+        from .onnx import host_engine
+
+        return host_engine()
     return DEFAULT_ENGINES[ModelFormat(fmt)]
 
 
 def load_model(path_or_bytes, engine=None):
     """Read a model (a path or the file's bytes), TFLite or ONNX by its content, under ``engine`` (a name, a
-    device's ``.toml`` file or an :class:`~dspsim.engines.EngineProfile`; default :data:`DEFAULT_ENGINES`).
+    device's ``.toml`` file or an :class:`~dspsim.engines.EngineProfile`; default :func:`default_engine`).
 
     Raises ValueError for a corrupt file, an unsupported operator, an engine that does not run the format;
     OSError when the path cannot be read.

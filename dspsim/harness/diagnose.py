@@ -81,7 +81,7 @@ def base_document(engine) -> dict:
     profile = engines.get(engine, "diagnose")
     if isinstance(profile, DeviceProfile):
         return _plain(profile.overrides)
-    if profile.base is not None:
+    if profile.base is not None and engines.ENGINES.get(profile.name) is not profile:  # unnamed: no document
         raise ValueError(f"diagnose: engine {profile.name!r} is a derived profile; give it as a DeviceProfile "
                          "(its TOML) so that its variants can be named")
     return {"engine": profile.name}
@@ -523,7 +523,7 @@ def _profile_toml(doc: dict, fmt) -> str:
 
 
 def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: bool = True,
-             progress=None) -> dict:
+             progress=None, hex_layout=None) -> dict:
     """Compare a device's dumps with the model under ``base`` and search for the device profile that explains them.
 
     Parameters
@@ -544,6 +544,8 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
         False: only compare (no variant search).
     progress : callable, optional
         ``progress(i, n, label)`` before each variant.
+    hex_layout : HexLayout, optional
+        How the ``.hex`` dumps pack values (:class:`dspsim.harness.vectors.HexLayout`; default one per word).
 
     Returns
     -------
@@ -569,7 +571,7 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
         base = document(base, {})
     model = load_model(data, variant_profile(base, fmt))
     trace = model.trace(inputs)
-    dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace))
+    dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace), hex_layout)
     rows = compare_layers(model, trace, dumps)
     first = _first_divergence(rows)
     d = {"schema": SCHEMA, "kind": "diagnose", "model": str(source) if not isinstance(source, bytes) else "<bytes>",

@@ -8,12 +8,13 @@ quantization operators standalone.
 The .onnx protobuf is read by a small bounds-checked reader (:mod:`.proto`; no onnx package).
 ``engine`` picks whose arithmetic is emulated (:func:`dspsim.engines.names` ``("onnx")``): "onnxruntime"
 (CPU provider, graph optimizations off: QDQ nodes run as written; on an x86 host without VNNI),
-"onnxruntime-vnni" (the same with VNNI), "onnxruntime-optimized" (ORT_ENABLE_ALL: QDQ groups fused into
+"onnxruntime-vnni" (the same with VNNI; the default is the one this host runs, :func:`host_engine`), "onnxruntime-optimized" (ORT_ENABLE_ALL: QDQ groups fused into
 QLinear ops, :mod:`.fusion`), "onnx-reference" (onnx.reference.ReferenceEvaluator), or a device's profile.
 """
 from __future__ import annotations
 
 from .._io import model_bytes
+from ..simd.cpu import host_has_vnni
 
 
 from ..graph.executor import TensorInfo, TraceEntry
@@ -24,15 +25,22 @@ from .quantize import dequantize_linear, dynamic_quantize_linear, quantize_linea
 from .types import ElemType, QArray
 
 __all__ = ["ElemType", "Model", "QArray", "TensorInfo", "TraceEntry", "conv_integer",
-           "dequantize_linear", "dynamic_quantize_linear", "load_model", "matmul_integer", "qlinear_conv",
+           "dequantize_linear", "dynamic_quantize_linear", "host_engine", "load_model", "matmul_integer", "qlinear_conv",
            "qlinear_matmul", "quantize_linear"]
 
 
-def load_model(path_or_bytes, engine="onnxruntime") -> Model:
+def host_engine() -> str:
+    """The ONNX Runtime engine of this host: "onnxruntime-vnni" where MLAS's uint8 x int8 GEMMs use VNNI (AVX-512
+    VNNI or AVX-VNNI: exact int32 sums), else "onnxruntime" (pair-saturating ``vpmaddubsw``). The default engine of
+    ONNX models, so that dspsim gives what the ONNX Runtime installed beside it gives."""
+    return "onnxruntime-vnni" if host_has_vnni("onnxruntime") else "onnxruntime"
+
+
+def load_model(path_or_bytes, engine=None) -> Model:
     """Read an .onnx model (a path or the file's bytes) and prepare every node.
 
     ``engine``: an engine that runs ONNX models (module docstring), a device's ``.toml`` file or an
-    :class:`~dspsim.engines.EngineProfile`. A device that requantizes power-of-two QLinearConv / QLinearMatMul /
+    :class:`~dspsim.engines.EngineProfile`; default :func:`host_engine`. A device that requantizes power-of-two QLinearConv / QLinearMatMul /
     QGemm by a shift, as a DSP does: ``requantization = "shift"`` with its ``shift_rounding`` (start from
     "onnxruntime-optimized" for a QDQ model, so that its groups are fused first).
 
@@ -41,4 +49,4 @@ def load_model(path_or_bytes, engine="onnxruntime") -> Model:
     be read.
     """
     data = model_bytes(path_or_bytes)
-    return Model(read_model(data), engine)
+    return Model(read_model(data), host_engine() if engine is None else engine)

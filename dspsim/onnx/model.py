@@ -63,7 +63,7 @@ class Model(GraphModel):
     _KIND = "dspsim.onnx.Model"
 
     def __init__(self, mdef: ModelDef, engine="onnxruntime"):
-        profile = engine_profile("onnxruntime" if engine is None else engine, _FUNC, ModelFormat.ONNX)
+        profile = engine_profile(engine, _FUNC, ModelFormat.ONNX)
         g = mdef.graph
         opset = mdef.opsets.get("", None)
         if opset is None:

@@ -22,7 +22,7 @@ def _input(path, seed=0):
 
 def test_load_model_reads_onnx_by_content_under_its_default_engine():
     m = dspsim.load_model(QDQ)
-    assert m.engine == "onnxruntime" and isinstance(m, dspsim.onnx.Model)
+    assert m.engine == dspsim.onnx.host_engine() and isinstance(m, dspsim.onnx.Model)
     with open(QDQ, "rb") as f:
         assert dspsim.load_model(f.read(), engine="onnx-reference").engine == "onnx-reference"
 
@@ -41,7 +41,7 @@ def test_run_batch_of_an_onnx_model_is_n_calls_of_run(path):
 def test_run_verb_prints_every_layer_of_an_onnx_model(capsys):
     assert cli.main(["run", QDQ]) == 0
     out = capsys.readouterr().out
-    assert "engine='onnxruntime'" in out and "| QLinearConv |" not in out and "| QuantizeLinear |" in out
+    assert f"engine='{dspsim.onnx.host_engine()}'" in out and "| QLinearConv |" not in out and "| QuantizeLinear |" in out
 
 
 def test_export_model_then_diagnose_an_onnx_model_passes(tmp_path, capsys):
@@ -52,10 +52,11 @@ def test_export_model_then_diagnose_an_onnx_model_passes(tmp_path, capsys):
     assert cli.main(["diagnose", QOP, "--input", str(tmp_path / "x.npy"), "--dumps", str(out),
                      "--json", str(tmp_path / "d.json")]) == 0
     d = json.loads((tmp_path / "d.json").read_text())
-    assert d["passed"] and d["dumped"] > 10 and d["engine"] == "engine=onnxruntime"
+    assert d["passed"] and d["dumped"] > 10 and d["engine"] == f"engine={dspsim.onnx.host_engine()}"
 
 
 def test_diagnose_names_the_vnni_engine_from_dumps_made_on_a_vnni_host(tmp_path):
+    """Diagnosed against the ONNX Runtime of a host without VNNI (the default elsewhere)."""
     x = _input(QOP, 3)
     device = dspsim.load_model(QOP, engine="onnxruntime-vnni")
     d = tmp_path / "dumps"
@@ -63,7 +64,7 @@ def test_diagnose_names_the_vnni_engine_from_dumps_made_on_a_vnni_host(tmp_path)
     for e in device.trace([x]):
         if e.op_index >= 0:
             np.save(d / f"t{e.tensor}.npy", np.asarray(e.value))
-    r = dg.diagnose(QOP, [x], d)
+    r = dg.diagnose(QOP, [x], d, "onnxruntime")
     assert not r["passed"] and r["first_divergence"]["op"] in ("QLinearConv", "QGemm", "QLinearMatMul")
     assert r["reproduced_by"][0] == "engine=onnxruntime-vnni"
     assert r["profile_toml"] == 'engine = "onnxruntime-vnni"\n'
@@ -83,3 +84,13 @@ def test_validate_an_onnx_model_against_the_live_interpreter(tmp_path):
     d = v.validate(v.ModelSource.from_path(QDQ), tmp_path / "x.npy", engine="onnx-reference",
                    interpreter="onnx-reference", chunk=2)
     assert d["passed"] and sum(r["count"] for r in d["layers"]) > 1000
+
+
+@pytest.mark.parametrize("vnni,engine", [(True, "onnxruntime-vnni"), (False, "onnxruntime")])
+def test_the_default_onnx_engine_is_the_onnx_runtime_this_host_runs(monkeypatch, vnni, engine):
+    """MLAS takes VNNI where the CPU has it (exact uint8 x int8 sums); without, vpmaddubsw saturates pairs."""
+    import dspsim.onnx as onnx_front
+
+    monkeypatch.setattr(onnx_front, "host_has_vnni", lambda peer: vnni)
+    assert onnx_front.host_engine() == engine
+    assert dspsim.load_model(QDQ).engine == engine and onnx_front.load_model(QDQ).engine == engine
