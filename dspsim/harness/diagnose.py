@@ -523,7 +523,7 @@ def _profile_toml(doc: dict, fmt) -> str:
 
 
 def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: bool = True,
-             progress=None, hex_layout=None) -> dict:
+             progress=None) -> dict:
     """Compare a device's dumps with the model under ``base`` and search for the device profile that explains them.
 
     Parameters
@@ -544,8 +544,6 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
         False: only compare (no variant search).
     progress : callable, optional
         ``progress(i, n, label)`` before each variant.
-    hex_layout : HexLayout, optional
-        How the ``.hex`` dumps pack values (:class:`dspsim.harness.vectors.HexLayout`; default one per word).
 
     Returns
     -------
@@ -571,7 +569,7 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
         base = document(base, {})
     model = load_model(data, variant_profile(base, fmt))
     trace = model.trace(inputs)
-    dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace), hex_layout)
+    dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace))
     rows = compare_layers(model, trace, dumps)
     first = _first_divergence(rows)
     d = {"schema": SCHEMA, "kind": "diagnose", "model": str(source) if not isinstance(source, bytes) else "<bytes>",
