@@ -2,7 +2,7 @@
 the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
 q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
 q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length), :mod:`.matrix` (arm_mat_mult q7 q15 q31, _fast q15 q31,
-_opt q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
+_opt q31), :mod:`.fastmath` (arm_sin, arm_cos, arm_sqrt; q15 q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
 oracle is :mod:`dspsim.oracle.dsp`.
 """
 from .basic import (  # noqa: F401
@@ -21,6 +21,7 @@ from .biquad import (  # noqa: F401
     arm_biquad_cascade_df1_init_q15, arm_biquad_cascade_df1_init_q31,
     arm_biquad_cascade_df1_q15, arm_biquad_cascade_df1_q31,
 )
+from .fastmath import arm_cos_q15, arm_cos_q31, arm_sin_q15, arm_sin_q31, arm_sqrt_q15, arm_sqrt_q31  # noqa: F401
 from .fft import (  # noqa: F401
     CfftInstance, RfftInstance,
     arm_cfft_init_q15, arm_cfft_init_q31, arm_cfft_q15, arm_cfft_q31,
@@ -29,7 +30,6 @@ from .fft import (  # noqa: F401
 from .fir import (  # noqa: F401
     FirInstance, arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31, arm_fir_q15, arm_fir_q31,
 )
-
 from .matrix import (  # noqa: F401
     arm_mat_mult_fast_q15, arm_mat_mult_fast_q31, arm_mat_mult_opt_q31,
     arm_mat_mult_q7, arm_mat_mult_q15, arm_mat_mult_q31,
@@ -39,7 +39,7 @@ def warmup() -> None:
     """Compile every kernel of dspsim.dsp on tiny inputs (numba caches them on disk)."""
     import numpy as np
 
-    from . import basic, biquad, fft, fir, matrix
+    from . import basic, biquad, fastmath, fft, fir, matrix
 
     for q, t in (("q7", np.int8), ("q15", np.int16), ("q31", np.int32)):
         a = np.arange(4, dtype=t)
@@ -50,6 +50,9 @@ def warmup() -> None:
         getattr(basic, f"arm_scale_{q}")(a, 1, 0)
         getattr(basic, f"arm_shift_{q}")(a, 1)
         getattr(matrix, f"arm_mat_mult_{q}")(a.reshape(2, 2), a.reshape(2, 2))
+        if q != "q7":
+            for name in ("sin", "cos", "sqrt"):
+                getattr(fastmath, f"arm_{name}_{q}")(a)
         if q != "q7":
             S = getattr(fir, f"arm_fir_init_{q}")(np.ones(2, t))
             getattr(fir, f"arm_fir_{q}")(S, a)

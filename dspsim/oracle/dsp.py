@@ -361,3 +361,59 @@ def mat_mult(q: str, a, b, fast: bool = False):
                 line.append(wrap(wrap(sum(prods), 64) >> 31, 32))
         out.append(line)
     return out
+
+
+# ---- fast math ----------------------------------------------------------------------------------------------------
+
+def sin_table(q: str) -> list:
+    """sinTable_<q>: sin(2 pi n / 512), n = 0..512, rounded half away from zero, saturated."""
+    import math
+
+    bits = BITS[q]
+    out = []
+    for n in range(513):
+        v = math.sin(2 * 3.14159265358979 * n / 512) * (1 << (bits - 1))
+        out.append(ssat(int(v + (0.5 if v > 0 else -0.5)), bits))
+    return out
+
+
+def sin_cos(q: str, x: int, cos: bool = False) -> int:
+    """arm_sin_<q> / arm_cos_<q> of one angle (a fraction of half a turn): the table entry pair around it,
+    interpolated with a 9-bit fraction, doubled."""
+    bits = BITS[q]
+    if cos:
+        x = wrap(x + (1 << (bits - 3)), bits)
+    if x < 0:
+        x += 1 << (bits - 1)
+    shift = bits - 10
+    index, fract = x >> shift, (x & ((1 << shift) - 1)) << 9
+    t = sin_table(q)
+    a, b = t[index], t[index + 1]
+    s = ((1 << (bits - 1)) - fract) * a >> bits           # (1 - f) a, truncated to the high half
+    s = wrap(((s << bits) + fract * b) >> bits, bits)     # + f b
+    return wrap(s << 1, bits)
+
+
+def sqrt(q: str, x: int) -> tuple:
+    """arm_sqrt_<q> of one value: (status, result); 0 for x <= 0 (status -1 for x < 0)."""
+    import math
+
+    if x <= 0:
+        return (0 if x == 0 else -1), 0
+    bits = BITS[q]
+    qb, nb = (15, 4) if q == "q15" else (31, 5)
+    lut = [min(round(1.0 / math.sqrt(i / 2**qb) / 8.0 * 2**qb), 2**qb - 1)
+           for i in range(1 << (qb - 2), (1 << qb) + (1 << (qb - 2)), 1 << (qb - nb))]
+    sign_bits = (32 - x.bit_length()) - (17 if q == "q15" else 1)
+    even = sign_bits - (sign_bits % 2)
+    n = wrap(x << even, bits)
+    v = lut[(n >> (qb - nb)) - (1 << (nb - 2))]
+    frac = qb - 3                                   # the guess 1/sqrt(n) has 1.0 = 2^(qb - 3)
+    three = 3 << frac                               # 3.0 in that format (the C's 0x3000 / 0x30000000)
+    for _ in range(3):                              # Newton: v = v (3 - n v^2) / 2
+        t = wrap((v * v) >> frac, bits)
+        t = wrap((n * t) >> qb, bits)
+        t = wrap(three - t, bits)
+        v = wrap((v * t) >> (frac + 1), bits)
+    v = wrap((n * v) >> frac, bits)
+    return 0, v >> (even // 2)

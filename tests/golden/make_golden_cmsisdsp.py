@@ -14,6 +14,7 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
     tests/golden/cmsisdsp_fft.npz      arm_cfft / arm_rfft q15 q31 (forward, inverse, no bit reversal; every
                                        length the package takes)
     tests/golden/cmsisdsp_matrix.npz   arm_mat_mult q7 q15 q31, arm_mat_mult_fast q15 q31, arm_mat_mult_opt q31
+    tests/golden/cmsisdsp_fastmath.npz arm_sin / arm_cos / arm_sqrt q15 (every input) q31
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -311,9 +312,43 @@ def matrices(store):
                     store[f"{key}/{name}"] = np.asarray(y, QTYPE[q]).reshape(m, n)
 
 
+def fastmath(store):
+    """q15: every int16 input: ``q15/<name>_sha256`` of the int16 outputs over x = -32768..32767 in order, and
+    ``q15/sample_x`` with each function's outputs in full; q31: ``q31/x`` (edges, powers of two and their
+    neighbours, random) and each function's outputs. arm_sqrt also ``<name>_status`` (0 / -1)."""
+    every = np.arange(-32768, 32768).astype(np.int16)
+    sample = np.concatenate([every[::97], every[-8:], every[32760:32776]])
+    p2 = np.array([(1 << k) + d for k in range(31) for d in (-1, 0, 1)], np.int64)
+    x31 = np.unique(np.clip(np.concatenate([p2, -p2, [-2**31, -2**31 + 1, 2**31 - 1, 2**31 - 2, 0],
+                                            RNG.integers(-2**31, 2**31, 3000)]), -2**31, 2**31 - 1)).astype(np.int32)
+    store["q15/sample_x"], store["q31/x"] = sample, x31
+    for name in ("arm_sin", "arm_cos", "arm_sqrt"):
+        for q, xs in (("q15", every), ("q31", x31)):
+            fn = getattr(dsp, f"{name}_{q}")
+            if name == "arm_sqrt":
+                res = [fn(int(v)) for v in xs]
+                out = np.array([r[1] for r in res], QTYPE[q])
+                st = np.array([r[0] for r in res], np.int8)
+            else:
+                out = np.array([fn(int(v)) for v in xs], np.int64).astype(QTYPE[q])
+                st = None
+            if q == "q15":
+                store[f"q15/{name}_sha256"] = np.frombuffer(hashlib.sha256(out.tobytes()).digest(), np.uint8)
+                idx = sample.astype(np.int64) + 32768
+                store[f"q15/{name}"] = out[idx]
+                if st is not None:
+                    store[f"q15/{name}_status_sha256"] = np.frombuffer(hashlib.sha256(st.tobytes()).digest(),
+                                                                       np.uint8)
+                    store[f"q15/{name}_status"] = st[idx]
+            else:
+                store[f"q31/{name}"] = out
+                if st is not None:
+                    store[f"q31/{name}_status"] = st
+
+
 def main():
     meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
-    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices)):
+    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath)):
         store = {}
         fill(store)
         meta[name] = len({k.rsplit("/", 1)[0] for k in store})
