@@ -159,7 +159,8 @@ XNNPACK = EngineProfile(
     _XNNPACK_MAC, frozenset({ModelFormat.TFLITE}), "xnnpack",
     TfliteProfile(
         kernels={**{op: Kernel.XNNPACK for op in ("ADD", "SUB", "MUL", "MEAN", "SUM", "LEAKY_RELU", "QUANTIZE",
-                                                  "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR", "REDUCE_MIN")},
+                                                  "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR", "REDUCE_MIN",
+                                                  "DIV", "SQRT")},
                  **{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR")}},
         **_LITERT_TFLITE))
 

@@ -16,7 +16,8 @@ own subprocess (refusals and crashes recorded). Cases:
 * L2_POOL_2D, SQRT, LOG, SIN, COS, RSQRT on int8 (LiteRT's int8 LOG / SQRT / RSQRT; the float-only ones refused);
 * edge cases: DIV of every int8 / uint8 code by every divisor code, with a fused RELU; comparisons without
   broadcast and at rank 5; CUMSUM whose int32 sum wraps, ADD_N of 8 saturating inputs, REDUCE_PROD with zero point
-  -128, ARG_MIN on bool, SQRT below the zero point, LOG of inputs <= 0.
+  -128, ARG_MIN on bool, SQRT below the zero point, LOG of inputs <= 0; float32 DIV and SQRT (special values);
+  CONCATENATION of int32, int64, bool tensors (MoveNet's int32 concatenation).
 
 Every model runs on ``RUNS`` input sets: make_golden_ops's (run 0 a sweep holding every int8 code, runs 1-2
 uniform, run 3 the extremes), bool inputs random bits, index inputs chosen per case (in range; clamped starts
@@ -369,6 +370,19 @@ def edge_cases():
                       what="SQRT int8 on codes below the zero point (the engines fail)"))
     out.append(_unary("log_int8_mostly_nonpositive", OP.LOG, None, (256,), I8, (0.02, 120), (0.1, 100),
                       what="LOG int8, most inputs <= 0 (the output minimum)"))
+    F32 = T.FLOAT32
+    out.append(_binary("div_float32", OP.DIV, _opts("DivOptions"), ((16, 16), (16,)), F32, None, None,
+                       "DIV float32 (MoveNet's post-processing): zeros, infinities, NaN, denormals"))
+    out.append(_binary("div_float32_relu6", OP.DIV, _opts("DivOptions", fusedActivationFunction=3), ((16, 16), (16,)),
+                       F32, None, None, "DIV float32 with a fused RELU6"))
+    out.append(_unary("sqrt_float32", OP.SQRT, None, (256,), F32, None, None,
+                      what="SQRT float32: negatives (NaN), -0, infinities, denormals"))
+    for tag, ttype, axis in (("int32", I32, 1), ("int64", I64, -1), ("bool", BOOL, 0)):
+        shapes = [(2, 3), (2, 1), (2, 4)] if axis != 0 else [(1, 3), (2, 3)]
+        oshape = (2, 8) if axis != 0 else (3, 3)
+        tensors = [_t(f"x{k}", sh, ttype) for k, sh in enumerate(shapes)] + [_t("y", oshape, ttype)]
+        out.append(_case(f"concatenation_{tag}", OP.CONCATENATION, _opts("ConcatenationOptions", axis=axis), tensors,
+                         list(range(len(shapes))), [len(shapes)], f"CONCATENATION {tag} (no quantization)"))
     return out
 
 
@@ -389,7 +403,12 @@ def make_inputs(model, name, **kw):
         n = int(np.prod(shape))
         tname = tt.name.decode() if isinstance(tt.name, bytes) else tt.name
         runs = G.RUNS
-        if dt == np.bool_:
+        if dt == np.float32:  # special values, then spreads of magnitudes
+            special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38, 3.4e38, -3.4e38,
+                                2.0, 0.5, 3.0, 7.0], np.float32)
+            sets = [np.resize(np.roll(special, k), n), rng.normal(0, 10, n), rng.uniform(-1e3, 1e3, n),
+                    np.float32(2.0) ** rng.integers(-140, 128, n) * rng.choice([-1, 1], n)]
+        elif dt == np.bool_:
             sets = [rng.integers(0, 2, n), rng.integers(0, 2, n), np.ones(n), np.arange(n) % 3 == 0]
         elif tname == "start":
             sets = [np.array(v) for v in ([1, 2, 0], [-3, 9, 1], [2, 3, 0], [3, 4, 5])]

@@ -19,8 +19,9 @@ from golden_io import load_packed  # noqa: E402
 
 ENGINES = {"tflm": "tflm", "litert_ref": "litert", "litert_default": "xnnpack", "litert_optimized": "litert-optimized"}
 PATH = os.path.join(HERE, "ops", "builtins2.npz")
-# cases an engine runs that dspsim does not model yet (it refuses them, saying so)
-NOT_MODELLED = ()
+# (case prefix, engine) that an engine runs and dspsim does not reproduce: it refuses them, saying so (XNNPACK's f32
+# DIV flushes denormals and treats infinities otherwise, its f32 SQRT is off by an ulp: docs/engines.md)
+NOT_MODELLED = {("b2_div_float32", "litert_default"), ("b2_sqrt_float32", "litert_default")}
 # RSQRT is the nonlinear family's (dspsim/tflite/builtins/nonlinear.py, its own tests); recorded here, not checked
 OTHERS = ("b2_rsqrt_",)
 
@@ -56,7 +57,7 @@ def test_the_golden_file_is_there():
 def test_outputs_are_bit_exact_with_the_engine(case, arrays, engine):
     status = case["engines"][engine]
     inputs = [[arrays[f"in{k}"][r] for k in range(len(case["inputs"]))] for r in range(case["runs"])]
-    if status["status"] != "ok" or case["name"].startswith(NOT_MODELLED):
+    if status["status"] != "ok" or any(case["name"].startswith(p) and engine == e for p, e in NOT_MODELLED):
         with pytest.raises(ValueError, match="load_model|Model.run"):
             m = _load(case, engine)
             for xs in inputs:
@@ -68,7 +69,8 @@ def test_outputs_are_bit_exact_with_the_engine(case, arrays, engine):
         for k, y in enumerate(ys):
             want = _resolve(case, arrays, f"{engine}/out{k}")[r]
             assert y.dtype == want.dtype and y.shape == want.shape, (k, y.dtype, y.shape, want.dtype, want.shape)
-            bad = np.flatnonzero(y.reshape(-1) != want.reshape(-1))
+            bits = (lambda v: v.view(np.uint32)) if want.dtype == np.float32 else (lambda v: v)  # NaNs, -0: by bits
+            bad = np.flatnonzero(bits(y).reshape(-1) != bits(want).reshape(-1))
             assert bad.size == 0, f"run {r} output {k}: {bad.size} of {y.size} differ, first at {bad[0]}: " \
                                   f"{y.reshape(-1)[bad[0]]} vs {want.reshape(-1)[bad[0]]}"
 

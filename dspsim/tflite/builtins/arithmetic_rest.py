@@ -1,6 +1,9 @@
 """The rest of TFLite's builtins with an integer path (:mod:`dspsim.kernels.arithmetic.rest`): ABS, NEG,
-FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM, ARG_MIN, REDUCE_MIN, REDUCE_PROD, LOG and SQRT (int8, LiteRT); and the refusals
-of the float-only ones (SQUARE, SIN, COS, L2_POOL_2D).
+FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM, ARG_MIN, REDUCE_MIN, REDUCE_PROD, LOG and SQRT (int8, LiteRT), float32 DIV
+and SQRT (IEEE division and square root, then the activation clamp to [-FLT_MAX, FLT_MAX], as LiteRT's and
+tflite-micro's kernels run them; MoveNet's post-processing; refused under XNNPACK, whose f32 kernels are not
+reproduced); and the
+refusals of the float-only ones (SQUARE, SIN, COS, L2_POOL_2D).
 
 Which engine runs which type (measured, tests/golden/ops/builtins2.npz; the profiles' ``types``): LiteRT runs
 NEG, FLOOR_DIV, FLOOR_MOD on raw int8 / int16 / int32 codes (no rescaling), int32 ADD_N, CUMSUM, DIV and
@@ -102,9 +105,42 @@ def prepare_floor_mod(op, g):
     return Prepared(_binary_out(op, g, K.floor_mod), {})
 
 
+_FLT_MAX = float(np.finfo(np.float32).max)
+# CalculateActivationRange<float>: no activation is [lowest, max], so an infinite quotient becomes -+FLT_MAX
+_FLOAT_ACT = {0: (-_FLT_MAX, _FLT_MAX), 1: (0.0, _FLT_MAX), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+
+
+def _float_refused_under_xnnpack(op, g):
+    if g.kernel(op) is Kernel.XNNPACK:
+        refuse(op, f"dspsim does not support float32 {op.name} under engine {g.profile.name!r}: XNNPACK's f32 kernel "
+                   "is not reproduced (it flushes denormals and rounds otherwise: measured, docs/engines.md)")
+
+
+def _activation_min_max(y, lo, hi):
+    """``ActivationFunctionWithMinMax``: ``std::min(std::max(y, lo), hi)``, which keeps a NaN and a -0."""
+    y = np.where(y < lo, lo, y)
+    return np.where(hi < y, hi, y).astype(np.float32)
+
+
 @builtin("DIV")
 def prepare_div(op, g):
     _arity(op, 2)
+    t = g.tensor(op.inputs[0])
+    if t.dtype == _F32:  # float32: one IEEE division per element in every engine (reference, optimized, XNNPACK)
+        check_dtype(op, t, engine_types(op, g, (_F32, _I32, _I8, _U8, _I16)), "input", g)
+        check_dtype(op, g.tensor(op.outputs[0]), (_F32,), "output")
+        act = op.options.get("fused_activation_function", 0)
+        if act not in _FLOAT_ACT:
+            refuse(op, f"fused activation {act} is not supported")
+        _float_refused_under_xnnpack(op, g)
+        lo, hi = (np.float32(v) for v in _FLOAT_ACT[act])
+
+        def fdiv(x1, x2):
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                y = np.divide(x1, x2, dtype=np.float32)
+            return _activation_min_max(y, lo, hi)
+
+        return Prepared(_binary_out(op, g, fdiv), {"fused_activation_function": act})
     t = _typed(op, g, (_F32, _I32, _I8, _U8, _I16))
     if t.dtype == _I32:
         if op.options.get("fused_activation_function", 0) != 0:
@@ -285,6 +321,17 @@ def prepare_log_sqrt(op, g):
     """int8 LOG (a table of glibc's logf) and SQRT (float32 per element) as LiteRT's ``elementwise.cc`` runs them;
     tflite-micro takes float32 only (its profile's types)."""
     _arity(op, 1)
+    t = g.tensor(op.inputs[0])
+    if t.dtype == _F32 and op.name == "SQRT":  # IEEE sqrtf, correctly rounded in every engine
+        check_dtype(op, g.tensor(op.outputs[0]), (_F32,), "output")
+        _same_shape(op, g)
+        _float_refused_under_xnnpack(op, g)
+
+        def fsqrt(inputs):
+            with np.errstate(invalid="ignore"):
+                return np.sqrt(inputs[0], dtype=np.float32)
+
+        return Prepared(fsqrt, {})
     t = _typed(op, g, (_F32, _I8))
     _same_shape(op, g)
     if t.dtype != _I8:

@@ -286,6 +286,8 @@ def prepare_concatenation(op, g):
     if not op.inputs or len(op.outputs) != 1 or min(op.inputs) < 0:
         refuse(op, "expects at least one input and one output")
     t_out = g.tensor(op.outputs[0])
+    if t_out.dtype in (_I32, _I64, np.dtype(np.bool_)):  # unquantized: a plain copy in both engines (MoveNet's int32)
+        return _concatenate_raw(op, g, t_out)
     check_dtype(op, t_out, (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16)), "output")
     if t_out.dtype == np.uint8:
         check_int_types(op, g, ("input",) * len(op.inputs), allowed=_QTYPES)
@@ -318,3 +320,24 @@ def prepare_concatenation(op, g):
         return y if y.shape == shape else check_shape(op, y, t_out)
 
     return Prepared(lean, {"axis": axis})
+
+
+def _concatenate_raw(op, g, t_out):
+    """CONCATENATION of int32, int64 or bool tensors (no quantization): the inputs copied in order along ``axis``."""
+    if op.options.get("fused_activation_function", 0) != 0:
+        refuse(op, "a fused activation is not allowed on CONCATENATION")
+    for i in op.inputs:
+        check_dtype(op, g.tensor(i), (t_out.dtype,), "input")
+    rank = len(t_out.shape)
+    axis = op.options.get("axis", 0)
+    if not -rank <= axis < max(rank, 1):
+        refuse(op, f"axis {axis} is out of range for rank {rank}")
+    axis %= max(rank, 1)
+    shapes = [tuple(g.tensor(i).shape) for i in op.inputs]
+    try:
+        want = np.concatenate([np.zeros(sh, np.int8) for sh in shapes], axis=axis).shape
+    except ValueError as exc:
+        refuse(op, f"the inputs do not concatenate along axis {axis}: {exc}")
+    if want != tuple(t_out.shape):
+        refuse(op, f"computes shape {want}, the model declares {tuple(t_out.shape)}")
+    return Prepared(lambda inputs: np.concatenate(inputs, axis=axis), {"axis": axis})
