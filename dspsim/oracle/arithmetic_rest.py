@@ -3,8 +3,6 @@ comparison rescaling, quantized DIV, ABS, ADD_N, CUMSUM and REDUCE_PROD, element
 (the sources are cited in the kernels' module docstrings)."""
 from __future__ import annotations
 
-import itertools
-
 from .fixedpoint import (
     multiply_by_quantized_multiplier, multiply_by_quantized_multiplier_int64, quantize_multiplier,
     rounding_divide_by_pot, saturating_rounding_doubling_high_mul, wrap,
@@ -124,8 +122,3 @@ def floor_mod_oracle(a: int, b: int, bits: int) -> int:
     """FLOOR_MOD: C's truncating remainder moved to the divisor's sign."""
     r = abs(a) % abs(b) * (1 if a >= 0 else -1)
     return wrap(r + b if r != 0 and (r < 0) != (b < 0) else r, bits)
-
-
-def pairs(n1: int, n2: int):
-    """Every (i, j) index pair of two sequences (the all-pairs tests' helper)."""
-    return itertools.product(range(n1), range(n2))

@@ -33,13 +33,14 @@ import numpy as np
 from numba import njit
 
 from ...fixedpoint import (
-    _mbqm_int64, get_reciprocal, quantize_multiplier, rounding_divide_by_pot_scalar,
-    saturating_rounding_doubling_high_mul_scalar, wrap_scalar,
+    _mbqm_int64, get_reciprocal, multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot_scalar,
+    saturating_rounding_doubling_high_mul_scalar, tflite_round, wrap_scalar,
 )
 from .._checks import broadcast_shape
 
 __all__ = ["abs_table", "add_n_int8", "cumsum_int8", "div_params", "div_table", "floor_div", "floor_mod",
-           "integer_div", "negate", "raw_abs", "reduce_prod_quantized", "reduce_prod_int32", "rescale_params"]
+           "integer_div", "log_table", "negate", "prod_params", "raw_abs", "reduce_prod_quantized", "reduce_prod_int32",
+           "rescale_params", "sqrt_table", "wrap_to"]
 
 ADD_N_LEFT_SHIFT = 20  # kAddNIntegerShift, kCumSumIntegerShift
 
@@ -130,7 +131,6 @@ def rescale_params(input_scale, output_scale):
 def abs_table(dtype, input_zero_point, output_zero_point, rescale):
     """Every code of int8 / int16 ``dtype`` through the quantized ABS (the module docstring): a table indexed by
     ``code - min``."""
-    from ...fixedpoint import multiply_by_quantized_multiplier  # noqa: PLC0415
     info = np.iinfo(dtype)
     codes = np.arange(int(info.min), int(info.max) + 1, dtype=np.int64)
     v = np.abs(codes - int(input_zero_point))
@@ -142,11 +142,12 @@ def abs_table(dtype, input_zero_point, output_zero_point, rescale):
 @njit(cache=True)
 def _sum_rescaled(xs, z, m_in, e_in, m_out, e_out, zo, lo, hi, out):
     """ADD_N int8: ``xs`` (k, n) codes."""
-    start = _mbqm_smaller_than_one(np.int64(-z) << 20, m_in, e_in)
+    start = _mbqm_smaller_than_one(np.int64(-z) << ADD_N_LEFT_SHIFT, m_in, e_in)
     for i in range(xs.shape[1]):
         acc = start
         for j in range(xs.shape[0]):
-            acc = wrap_scalar(acc + _mbqm_smaller_than_one((np.int64(xs[j, i]) - z) << 20, m_in, e_in), 32)
+            acc = wrap_scalar(acc + _mbqm_smaller_than_one((np.int64(xs[j, i]) - z) << ADD_N_LEFT_SHIFT, m_in, e_in),
+                              32)
         out[i] = min(max(zo + _mbqm_smaller_than_one(acc, m_out, e_out), lo), hi)
 
 
@@ -174,14 +175,14 @@ def add_n_int8(xs, input_zero_point, input_scale, output_zero_point, output_scal
 @njit(cache=True)
 def _cumsum(x, z, m_in, e_in, m_out, e_out, zo, exclusive, reverse, out):
     """x, out: (inner, depth, outer) int64 views."""
-    start = _mbqm_smaller_than_one(np.int64(-z) << 20, m_in, e_in)
+    start = _mbqm_smaller_than_one(np.int64(-z) << ADD_N_LEFT_SHIFT, m_in, e_in)
     inner, depth, outer = x.shape
     for o in range(outer):
         for i in range(inner):
             acc = start
             for d0 in range(depth):
                 d = depth - 1 - d0 if reverse else d0
-                y = _mbqm_smaller_than_one((x[i, d, o] - z) << 20, m_in, e_in)
+                y = _mbqm_smaller_than_one((x[i, d, o] - z) << ADD_N_LEFT_SHIFT, m_in, e_in)
                 if exclusive:
                     s = acc
                     acc = wrap_scalar(acc + y, 32)
@@ -253,7 +254,8 @@ def reduce_prod_int32(x, axes):
     return out.astype(np.uint32).view(np.int32)
 
 
-def _wrap(v, dtype):
+def wrap_to(v, dtype):
+    """Integers ``v`` (any width) wrapped to the integer ``dtype`` (two's complement, as the C casts give)."""
     bits = np.dtype(dtype).itemsize * 8
     v = np.asarray(v, np.int64) & ((1 << bits) - 1)
     return (v - ((v >> (bits - 1)) << bits)).astype(dtype)
@@ -261,12 +263,12 @@ def _wrap(v, dtype):
 
 def negate(x):
     """``-x`` in ``x``'s integer type, wrapping (``reference_ops::Negate``)."""
-    return _wrap(-np.asarray(x, np.int64), np.asarray(x).dtype)
+    return wrap_to(-np.asarray(x, np.int64), np.asarray(x).dtype)
 
 
 def raw_abs(x):
     """``|x|`` in ``x``'s integer type, wrapping (``std::abs``)."""
-    return _wrap(np.abs(np.asarray(x, np.int64)), np.asarray(x).dtype)
+    return wrap_to(np.abs(np.asarray(x, np.int64)), np.asarray(x).dtype)
 
 
 def _check_divisor(x2, func):
@@ -278,14 +280,14 @@ def floor_div(x1, x2):
     """``floor(double(x1) / double(x2))`` cast to the type, wrapping (``reference_ops::FloorDiv``)."""
     _check_divisor(x2, "floor_div")
     a, b = np.asarray(x1, np.int64), np.asarray(x2, np.int64)
-    return _wrap(np.floor_divide(a, b), np.asarray(x1).dtype)
+    return wrap_to(np.floor_divide(a, b), np.asarray(x1).dtype)
 
 
 def floor_mod(x1, x2):
     """C's ``x1 % x2`` moved to the divisor's sign (``reference_ops::FloorMod``)."""
     _check_divisor(x2, "floor_mod")
     a, b = np.asarray(x1, np.int64), np.asarray(x2, np.int64)
-    return _wrap(np.mod(a, b), np.asarray(x1).dtype)
+    return wrap_to(np.mod(a, b), np.asarray(x1).dtype)
 
 
 def integer_div(x1, x2):
@@ -293,7 +295,7 @@ def integer_div(x1, x2):
     _check_divisor(x2, "integer_div")
     a, b = np.asarray(x1, np.int64), np.asarray(x2, np.int64)
     q = np.abs(a) // np.abs(b) * np.sign(a) * np.sign(b)
-    return _wrap(q, np.asarray(x1).dtype)
+    return wrap_to(q, np.asarray(x1).dtype)
 
 
 def broadcast_out(func, shape1, shape2):
@@ -316,7 +318,6 @@ def log_table(input_scale, input_zero_point, output_scale, output_zero_point):
     ``x <= 0``, then ``clamp(int32(f32(TfLiteRound(f32(y * f32(1 / s_out))) + zo)), -128, 127)``. A 256-entry
     int8 table indexed by ``q + 128``."""
     from ..nonlinear.pointwise import libm_f32  # noqa: PLC0415  (glibc's logf, as the engines call it)
-    from ...fixedpoint import tflite_round  # noqa: PLC0415
     s_in, s_out = _f32(input_scale), _f32(output_scale)
     zi, zo = int(input_zero_point), int(output_zero_point)
     inverse = _f32(_f32(1.0) / s_out)

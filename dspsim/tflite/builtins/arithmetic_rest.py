@@ -86,7 +86,7 @@ def _binary_out(op, g, fn):
 
     def run(inputs):
         y = at_run(op, fn, inputs[0], inputs[1])
-        return y if y.shape == shape else check_shape(op, np.broadcast_to(y, shape).copy(), t_out)
+        return y if y.shape == shape else check_shape(op, y, t_out)
 
     return run
 
@@ -180,7 +180,7 @@ def prepare_add_n(op, g):
     if tuple(g.tensor(op.outputs[0]).shape) != shape:
         refuse(op, "the output shape differs from the inputs'")
     if t.dtype == _I32:
-        return Prepared(lambda inputs: K._wrap(np.sum([x.astype(np.int64) for x in inputs], axis=0), np.int32), {})
+        return Prepared(lambda inputs: K.wrap_to(np.sum([x.astype(np.int64) for x in inputs], axis=0), np.int32), {})
     q = per_tensor_quant(op, t, "input")
     for k in range(1, len(op.inputs)):
         if per_tensor_quant(op, g.tensor(op.inputs[k]), "input") != q:
@@ -210,7 +210,7 @@ def prepare_cumsum(op, g):
             c = np.cumsum(x, axis=axis)
             if ex:
                 c = c - x
-            return K._wrap(np.flip(c, axis) if rev else c, t.dtype)
+            return K.wrap_to(np.flip(c, axis) if rev else c, t.dtype)
         return Prepared(run, params)
     (si, zi), (so, zo) = per_tensor_quant(op, t, "input"), per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
     at_prepare(op, K._add_n_params, si, so)

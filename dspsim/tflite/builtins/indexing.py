@@ -136,7 +136,7 @@ def prepare_broadcast_to(op, g):
     return Prepared(lambda inputs: run(inputs[0]), {"shape": shape})
 
 
-def _checked(op, g, fn, k_data, k_pos):
+def _checked(op, g, fn):
     t_out = g.tensor(op.outputs[0])
     shape = tuple(t_out.shape)
     probe = at_prepare(op, fn, *[np.zeros(g.tensor(i).shape, g.tensor(i).dtype) for i in op.inputs])
@@ -155,7 +155,7 @@ def prepare_gather_nd(op, g):
     _arity(op, 2)
     _data(op, g)
     check_dtype(op, g.tensor(op.inputs[1]), engine_types(op, g, (_I16, _I32, _I64), "indices"), "indices", g)
-    return _checked(op, g, K.gather_nd, 0, 1)
+    return _checked(op, g, K.gather_nd)
 
 
 @builtin("EMBEDDING_LOOKUP")
@@ -163,7 +163,7 @@ def prepare_embedding_lookup(op, g):
     _arity(op, 2)
     check_dtype(op, g.tensor(op.inputs[0]), (_I32,), "lookup")
     _data(op, g, k=1)
-    return _checked(op, g, K.embedding_lookup, 1, 0)
+    return _checked(op, g, K.embedding_lookup)
 
 
 @builtin("DYNAMIC_UPDATE_SLICE")
@@ -172,4 +172,4 @@ def prepare_dynamic_update_slice(op, g):
     t = _data(op, g)
     check_dtype(op, g.tensor(op.inputs[1]), (t.dtype,), "update")
     check_dtype(op, g.tensor(op.inputs[2]), (_I32, _I64), "start_indices")
-    return _checked(op, g, K.dynamic_update_slice, 0, 2)
+    return _checked(op, g, K.dynamic_update_slice)
