@@ -2,7 +2,9 @@
 the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
 q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
 q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length), :mod:`.matrix` (arm_mat_mult q7 q15 q31, _fast q15 q31,
-_opt q31), :mod:`.fastmath` (arm_sin, arm_cos, arm_sqrt; q15 q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
+_opt q31; arm_mat_vec_mult q15 q31), :mod:`.fastmath` (arm_sin, arm_cos, arm_sqrt, arm_divide; q15 q31;
+arm_vlog_q31), :mod:`.complex_math` (arm_cmplx_mag), :mod:`.statistics` (arm_absmax), :mod:`.mfcc` (arm_mfcc q15
+q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
 oracle is :mod:`dspsim.oracle.dsp`.
 """
 from .basic import (  # noqa: F401
@@ -13,6 +15,7 @@ from .basic import (  # noqa: F401
     arm_negate_q7, arm_negate_q15, arm_negate_q31,
     arm_scale_q7, arm_scale_q15, arm_scale_q31,
     arm_shift_q7, arm_shift_q15, arm_shift_q31,
+    arm_offset_q31,
     arm_sub_q7, arm_sub_q15, arm_sub_q31,
 )
 from .biquad import (  # noqa: F401
@@ -21,7 +24,11 @@ from .biquad import (  # noqa: F401
     arm_biquad_cascade_df1_init_q15, arm_biquad_cascade_df1_init_q31,
     arm_biquad_cascade_df1_q15, arm_biquad_cascade_df1_q31,
 )
-from .fastmath import arm_cos_q15, arm_cos_q31, arm_sin_q15, arm_sin_q31, arm_sqrt_q15, arm_sqrt_q31  # noqa: F401
+from .complex_math import arm_cmplx_mag_q15, arm_cmplx_mag_q31  # noqa: F401
+from .fastmath import (  # noqa: F401
+    arm_cos_q15, arm_cos_q31, arm_divide_q15, arm_divide_q31, arm_sin_q15, arm_sin_q31, arm_sqrt_q15, arm_sqrt_q31,
+    arm_vlog_q31,
+)
 from .fft import (  # noqa: F401
     CfftInstance, RfftInstance,
     arm_cfft_init_q15, arm_cfft_init_q31, arm_cfft_q15, arm_cfft_q31,
@@ -32,14 +39,16 @@ from .fir import (  # noqa: F401
 )
 from .matrix import (  # noqa: F401
     arm_mat_mult_fast_q15, arm_mat_mult_fast_q31, arm_mat_mult_opt_q31,
-    arm_mat_mult_q7, arm_mat_mult_q15, arm_mat_mult_q31,
+    arm_mat_mult_q7, arm_mat_mult_q15, arm_mat_mult_q31, arm_mat_vec_mult_q15, arm_mat_vec_mult_q31,
 )
+from .mfcc import MfccInstance, arm_mfcc_init_q15, arm_mfcc_init_q31, arm_mfcc_q15, arm_mfcc_q31  # noqa: F401
+from .statistics import arm_absmax_q15, arm_absmax_q31  # noqa: F401
 
 def warmup() -> None:
     """Compile every kernel of dspsim.dsp on tiny inputs (numba caches them on disk)."""
     import numpy as np
 
-    from . import basic, biquad, fastmath, fft, fir, matrix
+    from . import basic, biquad, complex_math, fastmath, fft, fir, matrix, mfcc
 
     for q, t in (("q7", np.int8), ("q15", np.int16), ("q31", np.int32)):
         a = np.arange(4, dtype=t)
@@ -50,21 +59,27 @@ def warmup() -> None:
         getattr(basic, f"arm_scale_{q}")(a, 1, 0)
         getattr(basic, f"arm_shift_{q}")(a, 1)
         getattr(matrix, f"arm_mat_mult_{q}")(a.reshape(2, 2), a.reshape(2, 2))
-        if q != "q7":
-            for name in ("sin", "cos", "sqrt"):
-                getattr(fastmath, f"arm_{name}_{q}")(a)
-        if q != "q7":
-            S = getattr(fir, f"arm_fir_init_{q}")(np.ones(2, t))
-            getattr(fir, f"arm_fir_{q}")(S, a)
-            getattr(fir, f"arm_fir_fast_{q}")(S, a)
-            per = 6 if q == "q15" else 5
-            S = getattr(biquad, f"arm_biquad_cascade_df1_init_{q}")(1, np.zeros(per, t), 1)
-            getattr(biquad, f"arm_biquad_cascade_df1_{q}")(S, a)
-            getattr(biquad, f"arm_biquad_cascade_df1_fast_{q}")(S, a)
-            for n in (16, 32):
-                S = getattr(fft, f"arm_cfft_init_{q}")(n)
-                getattr(fft, f"arm_cfft_{q}")(S, np.zeros(2 * n, t), False, True)
-                getattr(fft, f"arm_cfft_{q}")(S, np.zeros(2 * n, t), True, False)
-            for ifft in (False, True):
-                S = getattr(fft, f"arm_rfft_init_{q}")(32, ifft)
-                getattr(fft, f"arm_rfft_{q}")(S, np.zeros(32 + 2 * ifft, t))
+        if q == "q7":
+            continue
+        S = getattr(fir, f"arm_fir_init_{q}")(np.ones(2, t))
+        getattr(fir, f"arm_fir_{q}")(S, a)
+        getattr(fir, f"arm_fir_fast_{q}")(S, a)
+        per = 6 if q == "q15" else 5
+        S = getattr(biquad, f"arm_biquad_cascade_df1_init_{q}")(1, np.zeros(per, t), 1)
+        getattr(biquad, f"arm_biquad_cascade_df1_{q}")(S, a)
+        getattr(biquad, f"arm_biquad_cascade_df1_fast_{q}")(S, a)
+        for n in (16, 32):
+            S = getattr(fft, f"arm_cfft_init_{q}")(n)
+            getattr(fft, f"arm_cfft_{q}")(S, np.zeros(2 * n, t), False, True)
+            getattr(fft, f"arm_cfft_{q}")(S, np.zeros(2 * n, t), True, False)
+        for ifft in (False, True):
+            S = getattr(fft, f"arm_rfft_init_{q}")(32, ifft)
+            getattr(fft, f"arm_rfft_{q}")(S, np.zeros(32 + 2 * ifft, t))
+        for name in ("sin", "cos", "sqrt"):
+            getattr(fastmath, f"arm_{name}_{q}")(a)
+        getattr(complex_math, f"arm_cmplx_mag_{q}")(a)
+        getattr(matrix, f"arm_mat_vec_mult_{q}")(a.reshape(2, 2), a[:2])
+        S = getattr(mfcc, f"arm_mfcc_init_{q}")(32, 1, 1, np.ones(1, t), [0], [2], np.ones(2, t), np.ones(32, t))
+        getattr(mfcc, f"arm_mfcc_{q}")(S, np.arange(32, dtype=t))
+    fastmath.arm_vlog_q31(np.arange(4, dtype=np.int32))
+    basic.arm_offset_q31(np.arange(4, dtype=np.int32), 1)

@@ -298,3 +298,19 @@ def arm_dot_prod_q15(a, b) -> int:
 def arm_dot_prod_q31(a, b) -> int:
     """sum((a * b) >> 14) in an int64 (16.48; each product truncated before the sum)."""
     return _dot_op("arm_dot_prod_q31", a, b, "q31")
+
+
+@njit(cache=True, nogil=True)
+def _offset(a, out, offset, bits):
+    for i in range(a.shape[0]):
+        out[i] = _sat(np.int64(a[i]) + offset, bits)
+
+
+@names_its_errors
+def arm_offset_q31(a, offset):
+    """a + offset, saturated to int32 (``clip_q63_to_q31``)."""
+    a = check_q(a, "arm_offset_q31", "a", "q31")
+    offset = check_int(offset, "arm_offset_q31", "offset", -2**31, 2**31 - 1)
+    out = np.empty_like(a)
+    _offset(a, out, np.int64(offset), 32)
+    return out

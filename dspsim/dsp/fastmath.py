@@ -190,3 +190,85 @@ def arm_sqrt_q15(x, *, status=False):
 def arm_sqrt_q31(x, *, status=False):
     """sqrt(x) of int32 values in q31 (negative: 0; ``status=True`` also returns 0 / -1 per element)."""
     return _sqrt_op("arm_sqrt_q31", x, "q31", status)
+
+
+# ---- divide and log (the pieces arm_mfcc needs) ---------------------------------------------------------------------
+
+def _scalar(func, v, name, q):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise TypeError(f"{func}: {name} must be an int, got {type(v).__name__}")
+    info = np.iinfo(QTYPES[q])
+    if not info.min <= int(v) <= info.max:
+        raise ValueError(f"{func}: {name} must be a {q} value in [{info.min}, {info.max}], got {int(v)}")
+    return int(v)
+
+
+def _clz(v: int) -> int:
+    return 32 - (v & 0xFFFFFFFF).bit_length()
+
+
+def _divide(func, numerator, denominator, q):
+    bits = 16 if q == "q15" else 32
+    num = _scalar(func, numerator, "numerator", q)
+    den = _scalar(func, denominator, "denominator", q)
+    hi = (1 << (bits - 1)) - 1
+    negative = (num < 0) != (den < 0)
+    if den == 0:  # ARM_MATH_NANINF
+        return -4, (-hi - 1 if negative else hi), 0
+    num, den = min(abs(num), hi), min(abs(den), hi)  # arm_abs: the minimum goes to the maximum
+    temp = (num << (bits - 1)) // den
+    shift = (17 - _clz(temp)) if q == "q15" else (32 - _clz(temp >> 31))
+    shift = max(shift, 0)
+    temp >>= shift
+    if negative:
+        temp = -temp
+    return 0, int(np.int64(temp).astype(QTYPES[q])), shift
+
+
+@names_its_errors
+def arm_divide_q15(numerator, denominator):
+    """``(status, quotient, shift)``: numerator / denominator = quotient * 2^shift, quotient in q15:
+    ``(|n| << 15) // |d|`` shifted right until it fits 16 bits; a zero denominator gives the rail of the sign and
+    status -4 (ARM_MATH_NANINF)."""
+    return _divide("arm_divide_q15", numerator, denominator, "q15")
+
+
+@names_its_errors
+def arm_divide_q31(numerator, denominator):
+    """As :func:`arm_divide_q15`, on q31: ``(|n| << 31) // |d|``."""
+    return _divide("arm_divide_q31", numerator, denominator, "q31")
+
+
+_LOG_INV_LOG2E = 0x58B90BFB  # 1 / log2(e) in q31
+
+
+@njit(cache=True, nogil=True)
+def _vlog_q31(x, out):
+    for i in range(x.shape[0]):
+        src = np.int64(x[i]) & 0xFFFFFFFF  # the C reads the q31 value as a uint32
+        c = _clz32(src)
+        if c == 0:
+            v = src >> 1
+        else:
+            v = (src << (c - 1)) & 0xFFFFFFFF  # 1.31 -> 2.30, 1 <= v < 2
+        y = np.int64(0)
+        inc = np.int64(1) << 25                # 0.5 in q26
+        for _ in range(31):                    # log2 bit by bit: square, compare with 2
+            v = ((v * v) >> 30) & 0xFFFFFFFF
+            if v >= 0x80000000:
+                y += inc
+                v >>= 1
+            inc >>= 1
+        tmp = _wrap(y - (np.int64(c) << 26), 32)
+        out[i] = _wrap((tmp * _LOG_INV_LOG2E) >> 31, 32)
+
+
+@names_its_errors
+def arm_vlog_q31(x):
+    """Natural log of q31 values, in q5.26: log2 by repeated squaring (31 bits) of the value normalized to [1, 2),
+    minus the normalization, times 1/log2(e) (q31), ``>> 31``. The input is read as unsigned (a negative value
+    is a large one); 0 gives the log of 2^-32."""
+    flat, shape = _elementwise("arm_vlog_q31", x, "q31")
+    out = np.empty_like(flat)
+    _vlog_q31(flat, out)
+    return out.reshape(shape)

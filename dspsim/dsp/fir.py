@@ -9,7 +9,10 @@ block and carries the state to the next::
 
 Output n is ``sum_i coeffs[i] * w[n + i]`` over the window ``w = state + block``, then:
 
-* arm_fir_q15: the sum in an int64, ``>> 15`` (floor), saturated to int16.
+* arm_fir_q15: the sum in an int64, ``>> 15`` (floor), saturated to int16. The first 4 * (len(block) // 4)
+  outputs of a block (the C's unrolled loop) add the products of taps 2k and 2k + 1 in a C int first
+  (``__SMLALD`` of the host build: wrapping at 32 bits, which only -32768 * -32768 twice reaches); the last
+  len(block) % 4 outputs add every product straight into the int64.
 * arm_fir_fast_q15: the sum in an int32 (wrapping), ``>> 15``, saturated.
 * arm_fir_q31: the sum in an int64 (wrapping), ``>> 31`` (floor), cast to int32 (wrapping: no saturation).
 * arm_fir_fast_q31: each product rounded to its high word, ``(p + 2^31) >> 32``, summed in an int32 (wrapping),
@@ -63,8 +66,15 @@ def _fir(coeffs, state, x, y, mode):
     c = np.empty(taps, np.int64)
     for i in range(taps):
         c[i] = coeffs[i]
+    paired = 4 * (x.shape[0] // 4) if mode == _Q15 else 0
     for n in range(x.shape[0]):
         acc = np.int64(0)
+        if n < paired:  # the unrolled loop: __SMLALD adds each pair of products in a C int first (wrapping)
+            for i in range(0, taps, 2):
+                acc += _wrap32(c[i] * w[n + i] + c[i + 1] * w[n + i + 1])
+            v = acc >> 15
+            y[n] = 32767 if v > 32767 else -32768 if v < -32768 else v
+            continue
         if mode == _Q31_FAST:
             for i in range(taps):
                 acc += (c[i] * w[n + i] + 0x80000000) >> 32

@@ -104,3 +104,46 @@ def arm_mat_mult_opt_q31(a, b):
 def arm_mat_mult_fast_q31(a, b):
     """A @ B on int32, fast: products' high words summed in an int32, ``<< 1``."""
     return _run("arm_mat_mult_fast_q31", a, b, "q31", _Q31_FAST)
+
+
+@njit(cache=True, nogil=True)
+def _mat_vec(a, v, out, q15):
+    rows, cols = a.shape
+    for i in range(rows):
+        acc = np.int64(0)
+        # q15: __SMLALD adds a pair of products in a C int first (wrapping): rows in groups of four pair every
+        # column (2k, 2k + 1); the remaining rows pair the columns of each group of four
+        paired = 0
+        if q15:
+            paired = 2 * (cols // 2) if i < 4 * (rows // 4) else 4 * (cols // 4)
+        for t in range(0, paired, 2):
+            acc += _wrap(np.int64(a[i, t]) * np.int64(v[t]) + np.int64(a[i, t + 1]) * np.int64(v[t + 1]), 32)
+        for t in range(paired, cols):
+            acc += np.int64(a[i, t]) * np.int64(v[t])
+        if q15:
+            r = _wrap(acc >> 15, 32)  # __SSAT takes an int32
+            out[i] = 32767 if r > 32767 else -32768 if r < -32768 else r
+        else:
+            out[i] = _wrap(acc >> 31, 32)
+
+
+def _mat_vec_run(func, a, v, q):
+    a = check_q(a, func, "A", q, ndim=2)
+    v = check_q(v, func, "v", q)
+    if a.shape[1] != v.shape[0] or a.shape[0] == 0:
+        raise ValueError(f"{func}: A must be (rows >= 1, len(v)), got {a.shape} and a vector of {v.shape[0]}")
+    out = np.empty(a.shape[0], a.dtype)
+    _mat_vec(a, v, out, q == "q15")
+    return out
+
+
+@names_its_errors
+def arm_mat_vec_mult_q15(a, v):
+    """A @ v on int16: int64 sums, ``>> 15``, saturated."""
+    return _mat_vec_run("arm_mat_vec_mult_q15", a, v, "q15")
+
+
+@names_its_errors
+def arm_mat_vec_mult_q31(a, v):
+    """A @ v on int32: int64 sums, ``>> 31``, wrapped to int32."""
+    return _mat_vec_run("arm_mat_vec_mult_q31", a, v, "q31")

@@ -90,7 +90,9 @@ def fir(q: str, coeffs, state, x, fast: bool = False):
     first; output n is sum_i coeffs[i] * w[n + i] over the window w = state + x (coefficients time-reversed, as
     CMSIS stores them).
 
-    q15: the sum in an int64 (fast: an int32, wrapping), >> 15 (floor), saturated to 16 bits.
+    q15: the sum in an int64 (fast: an int32, wrapping), >> 15 (floor), saturated to 16 bits; the first
+    4 * (len(x) // 4) outputs (the unrolled loop's) add the products of taps 2k, 2k + 1 in a C int first (the host
+    build's __SMLALD: wrapping at 32 bits).
     q31: the sum in an int64, >> 31 (floor), cast to int32 (wrapping, no saturation); fast: each product rounded
     to its high word, (p + 2^31) >> 32, summed in an int32 (wrapping), then << 1 (wrapping).
     """
@@ -99,7 +101,10 @@ def fir(q: str, coeffs, state, x, fast: bool = False):
     y = []
     for n in range(len(x)):
         win = w[n:n + taps]
-        if q == "q15":
+        if q == "q15" and not fast and n < 4 * (len(x) // 4):
+            acc = sum(wrap(coeffs[i] * win[i] + coeffs[i + 1] * win[i + 1], 32) for i in range(0, taps, 2))
+            y.append(ssat(acc >> 15, 16))
+        elif q == "q15":
             acc = sum(c * v for c, v in zip(coeffs, win))
             y.append(ssat(wrap(acc, 32 if fast else 64) >> 15, 16))
         elif fast:
@@ -417,3 +422,89 @@ def sqrt(q: str, x: int) -> tuple:
         v = wrap((v * t) >> (frac + 1), bits)
     v = wrap((n * v) >> frac, bits)
     return 0, v >> (even // 2)
+
+
+def mat_vec_mult(q: str, a, v):
+    """arm_mat_vec_mult_<q>: q15 int64 sums >> 15 (cast to int32) saturated, where the C's __SMLALD adds pairs of
+    products in a C int first (rows in groups of four: columns 2k, 2k + 1; the other rows: the pairs of each group
+    of four columns); q31 int64 sums >> 31 wrapped."""
+    rows, cols = len(a), len(v)
+    out = []
+    for i, row in enumerate(a):
+        if q == "q31":
+            out.append(wrap(sum(x * y for x, y in zip(row, v)) >> 31, 32))
+            continue
+        paired = 2 * (cols // 2) if i < 4 * (rows // 4) else 4 * (cols // 4)
+        acc = sum(wrap(row[t] * v[t] + row[t + 1] * v[t + 1], 32) for t in range(0, paired, 2))
+        acc += sum(row[t] * v[t] for t in range(paired, cols))
+        out.append(ssat(wrap(acc >> 15, 32), 16))
+    return out
+
+
+# ---- MFCC and its pieces ------------------------------------------------------------------------------------------
+
+def cmplx_mag(q: str, x):
+    """arm_cmplx_mag_<q>: q15 sqrt_q31((re^2 + im^2) >> 1) >> 16; q31 sqrt_q31((re^2 >> 33) + (im^2 >> 33))."""
+    out = []
+    for re, im in zip(x[0::2], x[1::2]):
+        if q == "q15":
+            out.append(sqrt("q31", (re * re + im * im) >> 1)[1] >> 16)
+        else:
+            out.append(sqrt("q31", ((re * re) >> 33) + ((im * im) >> 33))[1])
+    return out
+
+
+def divide(q: str, num: int, den: int) -> tuple:
+    """arm_divide_<q>: (status, quotient, shift) with num / den = quotient * 2^shift."""
+    bits = BITS[q]
+    hi = (1 << (bits - 1)) - 1
+    neg = (num < 0) != (den < 0)
+    if den == 0:
+        return -4, (-hi - 1 if neg else hi), 0
+    num, den = min(abs(num), hi), min(abs(den), hi)
+    t = (num << (bits - 1)) // den
+    shift = max(0, (t.bit_length() - 15) if q == "q15" else (t >> 31).bit_length())
+    t >>= shift
+    return 0, wrap(-t if neg else t, bits), shift
+
+
+def vlog_q31(x: int) -> int:
+    """arm_vlog_q31 of one value (read as unsigned): ln in q5.26, log2 found bit by bit by squaring."""
+    src = x & 0xFFFFFFFF
+    c = 32 - src.bit_length()
+    v = src >> 1 if c == 0 else (src << (c - 1)) & 0xFFFFFFFF
+    y, inc = 0, 1 << 25
+    for _ in range(31):
+        v = ((v * v) >> 30) & 0xFFFFFFFF
+        if v >= 1 << 31:
+            y += inc
+            v >>= 1
+        inc >>= 1
+    return wrap((wrap(y - (c << 26), 32) * 0x58B90BFB) >> 31, 32)
+
+
+def mfcc(q: str, x, window, filter_pos, filter_lengths, filter_coefs, dct, nb_dct):
+    """arm_mfcc_<q> of one frame (the steps of dspsim.dsp.mfcc)."""
+    bits = BITS[q]
+    top = (1 << (bits - 1)) - 1
+    n = len(x)
+    m = max(min(abs(v), top) for v in x)
+    norm = m not in (0, top)
+    if norm:
+        _, quot, sh = divide(q, top, m)
+        x = scale(q, x, quot, sh) if q == "q15" else scale(q, x, quot, sh - 32 if sh == 31 else sh)
+    x = mult(q, x, window)
+    mag = cmplx_mag(q, rfft(q, x)[:2 * (n // 2 + 1)])
+    mel, start = [], 0
+    for p, ln in zip(filter_pos, filter_lengths):
+        acc = dot_prod(q, mag[p:p + ln], filter_coefs[start:start + ln]) + (0x219 if q == "q15" else 0x08637BD0)
+        start += ln
+        mel.append(ssat(wrap(acc >> (10 if q == "q15" else 28), 32), 31))
+    if norm:
+        mel = scale("q31", mel, m << 16 if q == "q15" else m, 0)
+    offset = (n.bit_length() - 1 + 12) * 0x02C5C860
+    mel = [ssat(vlog_q31(v) + offset, 32) >> (19 if q == "q15" else 3) for v in mel]
+    if q == "q15":
+        mel = [wrap(v, 16) for v in mel]
+    rows = [dct[r * len(mel):(r + 1) * len(mel)] for r in range(nb_dct)]
+    return mat_vec_mult(q, rows, mel)

@@ -15,6 +15,8 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
                                        length the package takes)
     tests/golden/cmsisdsp_matrix.npz   arm_mat_mult q7 q15 q31, arm_mat_mult_fast q15 q31, arm_mat_mult_opt q31
     tests/golden/cmsisdsp_fastmath.npz arm_sin / arm_cos / arm_sqrt q15 (every input) q31
+    tests/golden/cmsisdsp_mfcc.npz     arm_mfcc q15 q31 and its pieces: arm_cmplx_mag, arm_divide, arm_vlog_q31,
+                                       arm_absmax, arm_mat_vec_mult, arm_offset_q31
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -165,7 +167,7 @@ def filters(store):
             for cname, c in coefs.items():
                 c = np.clip(c, info.min, info.max).astype(QTYPE[q])
                 for kind in (("random", "chirp", "speech", "alternating", "min") if cname == "lowpass"
-                             else ("random", "alternating", "max")):
+                             else ("random", "alternating", "max", "min")):
                     block = blocks[(taps + len(cname) + len(kind)) % len(blocks)]
                     x = sig[kind][:(len(sig[kind]) // block) * block].reshape(-1, block)
                     key = f"arm_fir_{q}/t{taps}_{cname}_{kind}"
@@ -346,9 +348,88 @@ def fastmath(store):
                     store[f"q31/{name}_status"] = st
 
 
+def mfccs(store):
+    """The pieces of arm_mfcc and arm_mfcc itself.
+
+    ``<q>/cmplx_mag/x`` and ``out``; ``<q>/divide/pairs`` (k, 2) and ``out`` (k, 3: status, quotient, shift);
+    ``q31/vlog/x`` and ``out``; ``<q>/absmax/x`` (k, n) and ``out`` (k, 2); ``<q>/mat_vec/<case>/a``, ``v``, ``out``;
+    ``q31/offset/x``, ``offsets``, ``out`` (k, n); ``arm_mfcc_<q>/n<N>_<config>/dct``, ``pos``, ``lengths``,
+    ``coefs``, ``window``, ``x`` (frames, N), ``y`` (frames, nb_dct)."""
+    from cmsisdsp import mfcc as cm
+    from cmsisdsp.datatype import Q15, Q31
+    for q in ("q15", "q31"):
+        info = INFO[np.dtype(QTYPE[q]).name]
+        e, f = edges(q)
+        sig = signals(q, 256)
+        x = np.concatenate([np.stack([e, f], 1).ravel(), sig["random"], sig["chirp"]]).astype(QTYPE[q])
+        store[f"{q}/cmplx_mag/x"] = x
+        store[f"{q}/cmplx_mag/out"] = np.asarray(getattr(dsp, f"arm_cmplx_mag_{q}")(x), QTYPE[q])
+        vals = np.unique(np.concatenate([e, [info.max // 3, 7, 1000, -1000], RNG.integers(info.min, info.max + 1, 30)]))
+        pairs = np.array([(a, b) for a in vals for b in vals], np.int64)
+        store[f"{q}/divide/pairs"] = pairs
+        store[f"{q}/divide/out"] = np.array([getattr(dsp, f"arm_divide_{q}")(int(a), int(b)) for a, b in pairs],
+                                            np.int64)
+        rows = [sig[k][:33] for k in ("random", "chirp", "alternating", "min", "max", "zero", "speech")]
+        rows += [np.where(np.arange(33) == 17, info.min, 0).astype(QTYPE[q]), np.array([3, -3] * 16 + [2], QTYPE[q])]
+        absx = np.stack(rows).astype(QTYPE[q])
+        store[f"{q}/absmax/x"] = absx
+        store[f"{q}/absmax/out"] = np.array([getattr(dsp, f"arm_absmax_{q}")(r) for r in absx], np.int64)
+        for (m, n), kind in (((1, 1), "random"), ((4, 7), "random"), ((5, 8), "random"), ((13, 20), "random"),
+                             ((13, 40), "random"), ((6, 9), "max"), ((6, 9), "min")):
+            if kind == "random":
+                a, v = RNG.integers(info.min, info.max + 1, (m, n)), RNG.integers(info.min, info.max + 1, n)
+            else:
+                val = info.max if kind == "max" else info.min
+                a, v = np.full((m, n), val), np.full(n, val)
+            a, v = a.astype(QTYPE[q]), v.astype(QTYPE[q])
+            key = f"{q}/mat_vec/m{m}n{n}_{kind}"
+            store[f"{key}/a"], store[f"{key}/v"] = a, v
+            store[f"{key}/out"] = np.asarray(getattr(dsp, f"arm_mat_vec_mult_{q}")(a, v), QTYPE[q])
+    p2 = np.array([(1 << k) + d for k in range(31) for d in (-1, 0, 1)], np.int64)
+    x31 = np.unique(np.clip(np.concatenate([p2, -p2, [-2**31, 2**31 - 1, 0], RNG.integers(-2**31, 2**31, 2000),
+                                            RNG.integers(1, 2**20, 200)]), -2**31, 2**31 - 1)).astype(np.int32)
+    store["q31/vlog/x"] = x31
+    store["q31/vlog/out"] = np.asarray(dsp.arm_vlog_q31(x31), np.int32)
+    xo = np.concatenate([edges("q31")[0][:9], RNG.integers(-2**31, 2**31, 40)]).astype(np.int32)
+    offs = np.array([0, 1, -1, 2**31 - 1, -2**31, 2**30, -2**30, 1234567], np.int64)
+    store["q31/offset/x"], store["q31/offset/offsets"] = xo, offs
+    store["q31/offset/out"] = np.stack([np.asarray(dsp.arm_offset_q31(xo, int(o)), np.int32) for o in offs])
+    # arm_mfcc: configurations as CMSIS-DSP's own Python helpers build them
+    for q, dt, conv in (("q15", Q15, lambda a: np.asarray(np.clip(np.round(a * 32768), -32768, 32767), np.int16)),
+                        ("q31", Q31, lambda a: np.asarray(np.clip(np.round(a * 2.0**31), -2**31, 2**31 - 1),
+                                                          np.int32))):
+        info = INFO[np.dtype(QTYPE[q]).name]
+        for n, mels, dcts, fmax in ((256, 20, 13, 8000), (512, 40, 13, 8000), (1024, 40, 20, 8000), (128, 10, 5, 4000)):
+            lengths, pos, coefs = cm.melFilterMatrix(dt, 64, fmax, mels, 16000, n)
+            dct = np.asarray(cm.dctMatrix(dt, dcts, mels)).reshape(-1)
+            window = conv(0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n) / n))
+            key = f"arm_mfcc_{q}/n{n}_m{mels}_d{dcts}"
+            S = getattr(dsp, f"arm_mfcc_instance_{q}")()
+            lengths, pos = np.asarray(lengths, np.uint32), np.asarray(pos, np.uint32)
+            coefs, dct = np.asarray(coefs, QTYPE[q]), np.asarray(dct, QTYPE[q])
+            assert getattr(dsp, f"arm_mfcc_init_{q}")(S, n, mels, dcts, dct, pos, lengths, coefs, window) == 0
+            sig = signals(q, 3 * n)
+            frames = [sig["speech"][:n], sig["speech"][n:2 * n], sig["chirp"][:n], sig["noise"][:n],
+                      sig["random"][:n], sig["alternating"][:n], sig["max"][:n], sig["min"][:n], sig["zero"][:n],
+                      (sig["speech"][:n] >> (12 if q == "q15" else 28)).astype(QTYPE[q]),   # quiet: normalized up
+                      np.where(np.arange(n) == 5, 1, 0).astype(QTYPE[q]),                   # largest magnitude 1
+                      np.where(np.arange(n) % 7 == 0, -1, 0).astype(QTYPE[q])]
+            xs = np.stack(frames).astype(QTYPE[q])
+            ys = []
+            for fr in xs:
+                tmp = np.zeros(2 * n, np.int32)
+                res = getattr(dsp, f"arm_mfcc_{q}")(S, fr, tmp)
+                status, out = res if isinstance(res, tuple) else (0, res)
+                assert status == 0, (key, status)
+                ys.append(np.asarray(out, QTYPE[q]))
+            store[f"{key}/dct"], store[f"{key}/pos"], store[f"{key}/lengths"] = dct, pos, lengths
+            store[f"{key}/coefs"], store[f"{key}/window"] = coefs, window
+            store[f"{key}/x"], store[f"{key}/y"] = xs, np.stack(ys)
+
+
 def main():
     meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
-    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath)):
+    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath), ("mfcc", mfccs)):
         store = {}
         fill(store)
         meta[name] = len({k.rsplit("/", 1)[0] for k in store})
