@@ -262,6 +262,23 @@ def _dtype_arg(text):
     return dt
 
 
+def _add_pack(parser) -> None:
+    """``--pack N`` / ``--pack-order``: how .hex words hold values (:class:`dspsim.harness.vectors.HexLayout`)."""
+    parser.add_argument("--pack", type=int, default=1, metavar="N",
+                        help=".hex files: N values per word (default 1), lane 0 in the least significant bits")
+    parser.add_argument("--pack-order", choices=("lsb", "msb"), default="lsb",
+                        help="with --pack: lane 0 in the least (lsb, default: little-endian) or most significant bits")
+
+
+def _hex_layout(args):
+    from .harness.vectors import HexLayout
+
+    try:
+        return HexLayout(args.pack, args.pack_order)
+    except ValueError as exc:
+        raise UsageError(f"--pack: {exc}") from None
+
+
 def _out_dir_json_only(args) -> None:
     """Check ``--json FILE`` before any work, when no report folder is written."""
     from .harness.safe_io import check_output_file
@@ -289,7 +306,8 @@ def _cmd_compare(args, argv) -> int:
         _out_dir_json_only(args)
     t0 = time.perf_counter()
     try:
-        r = compare_files(args.expected, args.actual, args.key, dtype=args.dtype, shape=args.shape)
+        r = compare_files(args.expected, args.actual, args.key, dtype=args.dtype, shape=args.shape,
+                          hex_layout=_hex_layout(args))
     except VectorError as exc:
         raise UsageError(str(exc)) from None
     checks, problems, passed = r["checks"], r["problems"], r["passed"]
@@ -355,8 +373,8 @@ def _progress_line():
 
 
 def _cmd_diagnose(args, argv) -> int:
-    from .harness.diagnose import diagnose, variant_profile
-    from .harness.dumps import read_inputs
+    from .harness.diagnose import diagnose, diagnose_frames, variant_profile
+    from .harness.dumps import read_frames
     from .harness.report import write_diagnose_report
     from .load import load_model
 
@@ -366,8 +384,10 @@ def _cmd_diagnose(args, argv) -> int:
         _out_dir_json_only(args)
     t0 = time.perf_counter()
     try:
-        inputs = read_inputs(load_model(data, variant_profile(base, fmt)), args.input)
-        d = diagnose(data, inputs, args.dumps, base, search=not args.no_search, progress=_progress_line())
+        frames = read_frames(load_model(data, variant_profile(base, fmt)), args.input)  # (T, *input): T frames
+        d = (diagnose if len(frames) == 1 else diagnose_frames)(
+            data, frames[0] if len(frames) == 1 else frames, args.dumps, base, search=not args.no_search,
+            progress=_progress_line(), hex_layout=_hex_layout(args))
         d["model"] = str(args.model)
     except (OSError, ValueError, TypeError) as exc:
         raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
@@ -379,10 +399,13 @@ def _cmd_diagnose(args, argv) -> int:
     text = sys.stderr if args.json == "-" else sys.stdout
     f = d["first_divergence"]
     if f is None:
-        _print(f"PASS: all {d['dumped']} dumped tensors match `{d['engine']}` bit for bit.", file=text)
+        _print(f"PASS: all {d['dumped']} dumped tensors"
+               + (f" of {d['frames_dumped']} frames (0 .. {d['frame']}, the state carried)" if "frame" in d else "")
+               + f" match `{d['engine']}` bit for bit.", file=text)
     else:
         where = "constant" if f["op_index"] is None else "input" if f["op_index"] < 0 else f"op {f['op_index']}"
-        _print(f"FAIL: first divergence at {where} {f['op']} (tensor {f['tensor']} {f['name']!r}): {f['mismatches']} / "
+        _print("FAIL: first divergence at " + (f"frame {d['frame']} of {d['frames']}, " if "frame" in d else "")
+               + f"{where} {f['op']} (tensor {f['tensor']} {f['name']!r}): {f['mismatches']} / "
                f"{f['count']} differ, max |diff| {f['max_abs_diff']} LSB, first at {tuple(f['first_index'])} "
                f"(dspsim {f['expected']}, device {f['actual']}); {f['locality'] or 'not an operator'}"
                + (f", inputs {f['undumped_inputs']} not dumped" if f["undumped_inputs"] else ""), file=text)
@@ -405,8 +428,8 @@ def _cmd_diagnose(args, argv) -> int:
 
 def _cmd_export_model(args, argv) -> int:
     from .harness.diagnose import variant_profile, variant_words
-    from .harness.dumps import read_inputs
-    from .harness.export_model import export_model
+    from .harness.dumps import read_frames
+    from .harness.export_model import export_frames, export_model
     from .harness.report import atomic_dir
     from .load import load_model
 
@@ -414,13 +437,20 @@ def _cmd_export_model(args, argv) -> int:
     out = _out_dir(args, "export-model")
     try:
         model = load_model(data, variant_profile(base, fmt))
-        inputs = read_inputs(model, args.input)
-        model.run(inputs)  # refuse bad inputs before any file is written
+        frames = read_frames(model, args.input)  # (T, *input): T frames, the state carried
+        for inputs in frames:
+            model.run(inputs)  # refuse bad inputs before any file is written
+        model.reset()
     except (OSError, ValueError, TypeError) as exc:
         raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     with atomic_dir(out) as tmp:
-        m = export_model(model, inputs, args.format, tmp, model_name=str(args.model),
-                         engine=variant_words(base))
+        kw = dict(model_name=str(args.model), engine=variant_words(base))
+        if len(frames) > 1:
+            m = export_frames(model, frames, args.format, tmp, **kw)
+            _print(f"exported {m['frames']} frames ({args.format}, state tensors {m['state']}) to {out}/frame0000 .. "
+                   f"{m['folders'][-1]}")
+            return EXIT_OK
+        m = export_model(model, frames[0], args.format, tmp, **kw)
     n_params = sum(len(o["params"]) for o in m["operators"])
     _print(f"exported {len(m['tensors'])} tensors and {n_params} operator parameters ({args.format}) to {out}")
     return EXIT_OK
@@ -530,6 +560,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--shape", type=_shape_arg, help="shape of raw dumps, e.g. 1,8,8,3 (default: the other file's)")
     c.add_argument("--json", metavar="FILE", help="also write the results as JSON to FILE (- for stdout; "
                                                   "without --out no report directory is written)")
+    _add_pack(c)
 
     from .harness.export_model import FORMATS
 
@@ -543,7 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "3 a full disk or an unexpected error.")
     g.add_argument("model", help="the .tflite or .onnx file")
     g.add_argument("--input", action="append", required=True, metavar="X.npy",
-                   help="the input the device ran on, one per model input, in order")
+                   help="the input the device ran on, one per model input, in order; a .npy of (T, *input) is T "
+                        "frames, the state carried, with the dumps in --dumps/frame0000/ ...")
     g.add_argument("--dumps", required=True, metavar="DIR", help="the device's dump directory")
     g.add_argument("--engine", help=f"the reference: {_ENGINE_HELP}")
     g.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate' "
@@ -552,10 +584,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE (- for stdout)")
     g.add_argument("--out", help="report directory (default: reports/diagnose-<UTC timestamp> unless --json)")
     g.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    _add_pack(g)
 
     x = sub.add_parser("export-model", help="every tensor and operator parameter of one model run, as vectors")
     x.add_argument("model", help="the .tflite or .onnx file")
-    x.add_argument("--input", action="append", required=True, metavar="X.npy", help="one per model input, in order")
+    x.add_argument("--input", action="append", required=True, metavar="X.npy",
+                   help="one per model input, in order; a .npy of (T, *input) is T frames, the state carried, "
+                        "exported into frame0000/ ... (one export each)")
     x.add_argument("--format", choices=FORMATS, default="npz")
     x.add_argument("--engine", help=f"whose arithmetic: {_ENGINE_HELP}")
     x.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate'")

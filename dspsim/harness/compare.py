@@ -177,26 +177,64 @@ def compare(expected, actual, name: str = "", *, lsb: float | None = None, sampl
 
 
 _SHAPED = (".npz", ".npy")  # files that carry dtype and shape; the others are raw dumps
+#: The largest ``manifest.json`` read to find a raw dump's dtype and shape.
+MANIFEST_BYTES = 64 << 20
 
 
-def _load_side(path: Path, key, dtype, shape, like) -> dict:
+def manifest_entry(path) -> tuple | None:
+    """(dtype, shape, manifest path) of a raw file that ``dspsim export-model`` wrote, from the
+    ``manifest.json`` beside it (or one folder up, for ``params/``); None when no manifest lists it."""
+    import json
+
+    path = Path(path)
+    for folder in (path.parent, path.parent.parent):
+        m = folder / "manifest.json"
+        try:
+            if not m.is_file() or m.stat().st_size > MANIFEST_BYTES:
+                continue
+            doc = json.loads(m.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("dspsim.export-model/"):
+            continue
+        rel = path.relative_to(folder).as_posix()
+        rows = list(doc.get("tensors") or []) + [p for op in doc.get("operators") or []
+                                                 for p in (op.get("params") or {}).values()]
+        for row in rows:
+            if isinstance(row, dict) and row.get("file") == rel and row.get("key") is None:
+                try:
+                    return np.dtype(row["dtype"]), tuple(int(d) for d in row["shape"]), m
+                except (KeyError, TypeError, ValueError):
+                    return None
+    return None
+
+
+def _load_side(path: Path, key, dtype, shape, like, hex_layout=None, notes=None) -> dict:
     """{name: array} of one file: a ``.npz`` by entry (``key``: only that one), anything else one
-    array under its file stem; a raw dump takes ``dtype`` / ``shape``, else ``like``'s."""
+    array under its file stem; a raw dump takes ``dtype`` / ``shape``, else the export manifest's
+    beside it (:func:`manifest_entry`), else ``like``'s."""
     if path.suffix.lower() == ".npz":
         return load_vectors(path, key)
     if path.suffix.lower() == ".npy":
         return load_vectors(path)
+    found = manifest_entry(path) if dtype is None or shape is None else None
+    if found is not None and (dtype is None or np.dtype(dtype) == found[0]):
+        if notes is not None:
+            notes.append(f"`{path.name}`: dtype {found[0]} and shape {found[1]} from {found[2]}")
+        dtype, shape = found[0], found[1] if shape is None else shape
     if dtype is None and like is None:
-        raise VectorError(f"{path}: a raw {path.suffix} dump has no dtype; give --dtype")
+        raise VectorError(f"{path}: a raw {path.suffix} dump has no dtype; give --dtype (or compare a file of a "
+                          "dspsim export-model folder, whose manifest.json gives it)")
     return {path.stem: read_array(path, dtype=like.dtype if dtype is None else dtype,
-                                  shape=like.shape if shape is None and like is not None else shape)}
+                                  shape=like.shape if shape is None and like is not None else shape,
+                                  hex_layout=hex_layout)}
 
 
 def _one(arrays: dict, key):
     return next(iter(arrays.values())) if len(arrays) == 1 else arrays.get(key)
 
 
-def compare_files(expected, actual, key: str | None = None, *, dtype=None, shape=None) -> dict:
+def compare_files(expected, actual, key: str | None = None, *, dtype=None, shape=None, hex_layout=None) -> dict:
     """Compare the arrays of two vector files, bit for bit.
 
     Parameters
@@ -210,6 +248,12 @@ def compare_files(expected, actual, key: str | None = None, *, dtype=None, shape
         The dtype of raw dumps (default: the other file's array's).
     shape : tuple of int, optional
         The shape of raw dumps (default: the other file's array's; the element counts must agree).
+    hex_layout : HexLayout, optional
+        How ``.hex`` words pack values (:class:`dspsim.harness.vectors.HexLayout`; default one per word).
+
+    A raw file that ``dspsim export-model`` wrote takes its dtype and shape from the export's
+    ``manifest.json`` (beside it, or one folder up for ``params/``), unless ``dtype`` says otherwise;
+    the other side then takes them from it (noted).
 
     Pairing: two single arrays pair whatever their names unless both files are ``.npz``;
     otherwise arrays pair by name and an array on one side only is a problem (a failure). No
@@ -229,13 +273,15 @@ def compare_files(expected, actual, key: str | None = None, *, dtype=None, shape
         size, no array name in common.
     """
     e_path, a_path = Path(expected), Path(actual)
-    if e_path.suffix.lower() not in _SHAPED and a_path.suffix.lower() in _SHAPED:
-        act = _load_side(a_path, key, dtype, shape, None)  # the shaped side first: the raw one takes its shape
-        exp = _load_side(e_path, key, dtype, shape, _one(act, key))
-    else:
-        exp = _load_side(e_path, key, dtype, shape, None)
-        act = _load_side(a_path, key, dtype, shape, _one(exp, key))
     problems, notes = [], []
+    kw = dict(hex_layout=hex_layout, notes=notes)
+    if e_path.suffix.lower() not in _SHAPED and (a_path.suffix.lower() in _SHAPED or (
+            manifest_entry(e_path) is None and manifest_entry(a_path) is not None)):
+        act = _load_side(a_path, key, dtype, shape, None, **kw)  # the shaped side first: the other one takes its
+        exp = _load_side(e_path, key, dtype, shape, _one(act, key), **kw)  # dtype and shape
+    else:
+        exp = _load_side(e_path, key, dtype, shape, None, **kw)
+        act = _load_side(a_path, key, dtype, shape, _one(exp, key), **kw)
     both_named = e_path.suffix.lower() == ".npz" and a_path.suffix.lower() == ".npz"
     if len(exp) == 1 and len(act) == 1 and (key or not both_named or set(exp) == set(act)):
         pairs = [(key or next(iter(exp)), next(iter(exp.values())), next(iter(act.values())))]

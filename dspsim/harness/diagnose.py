@@ -46,8 +46,20 @@ The result is a dict (``results.json`` of ``dspsim diagnose``, schema ``dspsim.d
                  "file_dtype", "locality", "comparison": comparison | null}]}
 
 (``expected`` is dspsim's value, ``actual`` the device's.)
+
+:func:`diagnose_frames` diagnoses T frames of a streaming model, the state carried from frame to frame: the
+dumps are ``frame<t:04d>/`` subfolders of the dump directory (the layout ``export-model`` writes for T frames;
+any subset of the frames), compared frame by frame until one diverges; that frame is diagnosed as above, the
+base and every variant first running the frames before it (each with its own arithmetic, as the device's
+state would have been). The result adds ``"frame"`` (the frame diagnosed: the first that diverges, else the
+last dumped), ``"frames"`` (T), ``"frames_dumped"`` (the frames compared; ``"dumped"`` counts their dumps) and
+``"frame_rows"``: ``[{"frame", "folder", "dumped", "mismatches",
+"tensors_differing"}]`` for the frames compared (a frame with no folder: ``dumped`` 0, ``mismatches`` null).
 """
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import numpy as np
 
@@ -58,7 +70,7 @@ from ..load import load_model, model_format
 from .._io import model_bytes
 from . import _model_access as access
 from .compare import compare
-from .dumps import Dump, load_dumps
+from .dumps import Dump, DumpError, load_dumps
 
 SCHEMA = "dspsim.diagnose/2"
 #: Accumulator widths searched, each wrapping and saturating.
@@ -324,15 +336,19 @@ def _mismatches(values: dict, dumps: dict) -> dict:
     return out
 
 
-def _device_inputs(model, op_index: int, dumps: dict, values: dict) -> tuple:
+def _device_inputs(model, op_index: int, dumps: dict, values: dict, state=None) -> tuple:
     """(inputs for run_operator, undumped inputs): the device's dump of each activation input where
     it was dumped, dspsim's value elsewhere (a model input: the one given), None for constants and
-    absent inputs. The undumped inputs are the operator outputs that were not dumped."""
+    absent inputs; a variable tensor (LSTM / SVDF state) its value before the run, from ``state``
+    (tensor index -> value; its dump and trace value are what the run wrote). The undumped inputs are the
+    operator outputs that were not dumped."""
     model_inputs = {t.index for t in model.inputs}
     ins, undumped = [], []
     for i in model.operator_inputs(op_index):
         if i < 0 or access.tensor_value(model, i) is not None:
             ins.append(None)
+        elif state and i in state:
+            ins.append(state[i])
         elif i in dumps:  # a wider dump (int32 codes of an int8 tensor) is fed in the tensor's dtype
             dtype = model.tensor_info(i).dtype
             ins.append(dumps[i].value.astype(dtype if dtype is not None else np.asarray(values[i]).dtype,
@@ -344,16 +360,24 @@ def _device_inputs(model, op_index: int, dumps: dict, values: dict) -> tuple:
     return ins, undumped
 
 
-def _op_output(model, op_index: int, out_tensor: int, dumps: dict, values: dict) -> tuple:
+def _op_output(model, op_index: int, out_tensor: int, dumps: dict, values: dict, state=None) -> tuple:
     """(output, undumped inputs) of operator ``op_index`` run alone on the device's inputs where
-    dumped (:func:`_device_inputs`), the output shaped as its dump."""
-    ins, undumped = _device_inputs(model, op_index, dumps, values)
-    return np.asarray(model.run_operator(op_index, ins)).reshape(dumps[out_tensor].value.shape), undumped
+    dumped (:func:`_device_inputs`), the output shaped as its dump; for a state write (``out_tensor`` a
+    variable tensor the operator updates, LSTM / SVDF state) the variable's value after it (None where the
+    model does not show it)."""
+    ins, undumped = _device_inputs(model, op_index, dumps, values, state)
+    y = model.run_operator(op_index, ins)
+    if out_tensor not in model.outputs_of(op_index):  # run_operator updates the model's state
+        y = (model.variables() if hasattr(model, "variables") else {}).get(out_tensor)
+        if y is None:
+            return None, undumped
+    return np.asarray(y).reshape(dumps[out_tensor].value.shape), undumped
 
 
-def compare_layers(model, trace, dumps: dict) -> list:
+def compare_layers(model, trace, dumps: dict, state=None) -> list:
     """One row per tensor of the run (and per constant), in execution order, each dumped one compared
-    with dspsim's value; diverging operators get their locality."""
+    with dspsim's value; diverging operators get their locality (``state``: the variable tensors before the
+    run, :func:`_state_before`)."""
     values = _expected_values(model, trace)
     rows = []
     for op_index, op, t, name in _ordered_rows(model, trace):
@@ -370,8 +394,9 @@ def compare_layers(model, trace, dumps: dict) -> list:
             c = compare(values[t], d.value, name)
             row["comparison"] = c.to_dict()
             if c.mismatches and op_index is not None and op_index >= 0:
-                y, row["undumped_inputs"] = _op_output(model, op_index, t, dumps, values)
-                row["locality"] = "local" if compare(y, d.value).mismatches else "inherited"
+                y, row["undumped_inputs"] = _op_output(model, op_index, t, dumps, values, state)
+                if y is not None:
+                    row["locality"] = "local" if compare(y, d.value).mismatches else "inherited"
         if op_index is None and d is None:
             continue  # constants appear only when the device dumped them
         rows.append(row)
@@ -392,8 +417,14 @@ def _first_divergence(rows: list):
 # ---------------------------------------------------------------------------------------------
 # the search
 # ---------------------------------------------------------------------------------------------
+def _state_before(model) -> dict:
+    """The model's variable tensors (LSTM / SVDF state) as the next run reads them, copied."""
+    return {k: np.array(v) for k, v in model.variables().items()} if hasattr(model, "variables") else {}
+
+
 def search_variants(source, inputs, dumps: dict, variants: list, base: dict, *, fmt=None, first=None,
-                    base_values=None, order=(), progress=None, start: int = 0, total: int | None = None) -> list:
+                    base_values=None, order=(), progress=None, start: int = 0, total: int | None = None,
+                    warmup=()) -> list:
     """Evaluate each device document of ``variants`` against the dumps.
 
     For each: the whole model is traced on ``inputs`` and every dump compared (``mismatches``,
@@ -401,8 +432,10 @@ def search_variants(source, inputs, dumps: dict, variants: list, base: dict, *, 
     that does not); with ``first`` (the first divergence, an operator) the diverging operator alone is run on
     the device's inputs where dumped, ``base_values`` (dspsim's base-run values) elsewhere (``op_mismatches``).
     A variant the loader or a kernel refuses gets ``error`` (one line). ``progress(i, n, label)`` is called
-    before each. Returns one dict per variant (see the module docstring), with ``_values`` (its values at the
-    dumped tensors) for the equivalence check and ``_doc`` (its document).
+    before each. ``warmup``: the frames (input lists) each variant runs first, its state carried into the
+    frame of ``inputs`` (a streaming model's later frame). Returns one dict per variant (see the module
+    docstring), with ``_values`` (its values at the dumped tensors) for the equivalence check and ``_doc`` (its
+    document).
     """
     n = total if total is not None else len(variants)
     out = []
@@ -416,6 +449,9 @@ def search_variants(source, inputs, dumps: dict, variants: list, base: dict, *, 
                "_doc": doc, "_prefix": -1}
         try:
             m = load_model(source, variant_profile(doc, fmt))
+            for frame in warmup:
+                m.run(frame)
+            state = _state_before(m)
             trace = m.trace(inputs)
             values = _expected_values(m, trace)
             mism = _mismatches(values, dumps)
@@ -425,9 +461,10 @@ def search_variants(source, inputs, dumps: dict, variants: list, base: dict, *, 
             row["_prefix"] = next((k for k, t in enumerate(order) if mism.get(t)), len(order))
             row["_values"] = {k: values.get(k) for k in dumps}
             if first is not None and first["op_index"] is not None and first["op_index"] >= 0:
-                y, _ = _op_output(m, first["op_index"], first["tensor"], dumps, base_values)
-                row["op_mismatches"] = compare(y, dumps[first["tensor"]].value).mismatches
-                row["_op_value"] = y
+                y, _ = _op_output(m, first["op_index"], first["tensor"], dumps, base_values, state)
+                if y is not None:
+                    row["op_mismatches"] = compare(y, dumps[first["tensor"]].value).mismatches
+                    row["_op_value"] = y
         except (ValueError, TypeError) as exc:
             row["error"] = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         out.append(row)
@@ -523,7 +560,7 @@ def _profile_toml(doc: dict, fmt) -> str:
 
 
 def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: bool = True,
-             progress=None) -> dict:
+             progress=None, hex_layout=None, warmup=()) -> dict:
     """Compare a device's dumps with the model under ``base`` and search for the device profile that explains them.
 
     Parameters
@@ -544,6 +581,11 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
         False: only compare (no variant search).
     progress : callable, optional
         ``progress(i, n, label)`` before each variant.
+    hex_layout : HexLayout, optional
+        How the ``.hex`` dumps pack values (:class:`dspsim.harness.vectors.HexLayout`; default one per word).
+    warmup : list of input lists, optional
+        Frames run first (by the base and by every variant), the state carried into the frame of ``inputs``
+        (:func:`diagnose_frames`).
 
     Returns
     -------
@@ -568,9 +610,12 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
     elif not _is_document(base):
         base = document(base, {})
     model = load_model(data, variant_profile(base, fmt))
+    for frame in warmup:
+        model.run(frame)
+    state = _state_before(model)
     trace = model.trace(inputs)
-    dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace))
-    rows = compare_layers(model, trace, dumps)
+    dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace), hex_layout)
+    rows = compare_layers(model, trace, dumps, state)
     first = _first_divergence(rows)
     d = {"schema": SCHEMA, "kind": "diagnose", "model": str(source) if not isinstance(source, bytes) else "<bytes>",
          "engine": variant_words(base), "dumps": str(dumps_dir), "dumped": len(dumps), "ignored": ignored,
@@ -584,7 +629,8 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
                                       "no arithmetic variant changes it")
         return d
     order = [e.tensor for e in trace if e.tensor in dumps]
-    kw = dict(fmt=fmt, first=first, base_values=_expected_values(model, trace), order=order, progress=progress)
+    kw = dict(fmt=fmt, first=first, base_values=_expected_values(model, trace), order=order, progress=progress,
+              warmup=list(warmup))
     if variants is not None:
         found = search_variants(data, inputs, dumps, list(variants), base, **kw)
     else:
@@ -602,4 +648,64 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
     for r in found:
         for k in ("_values", "_op_value", "_doc", "_prefix"):
             r.pop(k, None)
+    return d
+
+
+def frame_dump_dirs(dumps_dir) -> dict:
+    """Frame index -> folder, for each ``frame<t>`` subfolder of a dump directory of T frames."""
+    d = Path(dumps_dir)
+    out = {}
+    if d.is_dir():
+        for p in d.iterdir():
+            m = re.fullmatch(r"frame(\d{1,9})", p.name)
+            if m and p.is_dir():
+                out[int(m.group(1))] = p
+    return out
+
+
+def diagnose_frames(source, frames, dumps_dir, base=None, *, variants=None, search: bool = True, progress=None,
+                    hex_layout=None) -> dict:
+    """:func:`diagnose` over T frames of a streaming model (the module docstring): ``frames`` is a list of
+    per-frame input lists, ``dumps_dir`` holds ``frame<t>/`` dump folders. DumpError when it holds none, or one
+    for a frame past the input's."""
+    from ..load import default_engine
+
+    data = model_bytes(source, "diagnose")
+    fmt = model_format(data)
+    if base is None:
+        base = {"engine": default_engine(fmt)}
+    elif not isinstance(base, dict):
+        base = base_document(base)
+    elif not _is_document(base):
+        base = document(base, {})
+    folders = frame_dump_dirs(dumps_dir)
+    if not folders:
+        raise DumpError(f"{dumps_dir}: the input has {len(frames)} frames, but there is no frame<t> folder of dumps "
+                        "(frame0000/, frame0001/, ... as export-model writes T frames)")
+    past = [t for t in sorted(folders) if t >= len(frames)]
+    if past:
+        raise DumpError(f"{folders[past[0]]}: frame {past[0]}, but the input has {len(frames)} frames")
+    model = load_model(data, variant_profile(base, fmt))
+    rows, diverging = [], None
+    for t, inputs in enumerate(frames):
+        if t > max(folders):
+            break
+        trace = model.trace(inputs)
+        if t not in folders:
+            rows.append({"frame": t, "folder": None, "dumped": 0, "mismatches": None, "tensors_differing": None})
+            continue
+        values = _expected_values(model, trace)
+        dumps, _ = load_dumps(model, folders[t], values, hex_layout)
+        mism = _mismatches(values, dumps)
+        rows.append({"frame": t, "folder": folders[t].name, "dumped": len(dumps), "mismatches": sum(mism.values()),
+                     "tensors_differing": sum(1 for v in mism.values() if v)})
+        if rows[-1]["mismatches"]:
+            diverging = t
+            break
+    t = diverging if diverging is not None else max(folders)
+    d = diagnose(data, frames[t], folders[t], base, variants=variants, search=search, progress=progress,
+                 hex_layout=hex_layout, warmup=frames[:t])
+    d.update(model=str(source) if not isinstance(source, bytes) else "<bytes>", dumps=str(dumps_dir), frame=t,
+             frames=len(frames), frame_rows=rows, dumped=sum(r["dumped"] for r in rows),
+             frames_dumped=sum(1 for r in rows if r["dumped"]))
     return d

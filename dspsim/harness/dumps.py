@@ -10,7 +10,8 @@ A dump directory holds one file per tensor the device dumped, named
 in any format of :data:`dspsim.harness.vectors.ARRAY_FORMATS` (``.npy``, raw little-endian
 ``.bin``, ``$readmemh`` ``.hex``, decimal ``.txt``; see :mod:`dspsim.harness.vectors`). The raw
 formats take the tensor's dtype and shape from the model; a flat ``.npy`` is reshaped to the
-tensor's shape. Tensors that were not dumped are simply absent. Hidden files, subdirectories and
+tensor's shape (a ``.npy`` of another shape is refused unless it differs only by axes of size 1). Tensors
+that were not dumped are simply absent. Hidden files, subdirectories and
 files with other extensions (a README, a ``manifest.json``) are listed as ignored.
 
 Every problem (a name that matches no tensor or two, two files for one tensor, a wrong element
@@ -81,9 +82,10 @@ class Dump:
     file_dtype: str | None = None
 
 
-def load_dumps(model, directory, values=None) -> tuple:
+def load_dumps(model, directory, values=None, hex_layout=None) -> tuple:
     """Read every dump in ``directory`` against ``model``'s tensors (their dtypes and shapes, completed from
-    ``values``, a run's tensor values by index, where the model leaves them open).
+    ``values``, a run's tensor values by index, where the model leaves them open); ``hex_layout``: how the
+    ``.hex`` dumps pack values (:class:`~dspsim.harness.vectors.HexLayout`, default one per word).
 
     Returns
     -------
@@ -124,7 +126,7 @@ def load_dumps(model, directory, values=None) -> tuple:
         if info.dtype is None:
             raise DumpError(f"{p}: tensor {k} ({info.name!r}) holds values with no numpy type (a 4-bit or float8 "
                             "ONNX tensor); dumps of it are not read")
-        a = read_array(p, dtype=info.dtype, shape=_declared(info.shape))
+        a = read_array(p, dtype=info.dtype, shape=_declared(info.shape), hex_layout=hex_layout)
         note = None
         if a.dtype != info.dtype:
             if (a.dtype.kind == "f") != (info.dtype.kind == "f") or a.dtype.kind not in "iubf":
@@ -139,12 +141,56 @@ def load_dumps(model, directory, values=None) -> tuple:
 
 def read_inputs(model, paths) -> list:
     """The model inputs from ``--input`` files, one per model input in order, in any dump format
-    (the raw ones take the input tensor's dtype and shape). Raises DumpError for a wrong count or
-    a file :func:`read_array` cannot read."""
+    (the raw ones take the input tensor's dtype and shape; a ``.npy`` must have the input's shape, up
+    to axes of size 1, or be flat: one of another layout is refused, never reshaped). Raises DumpError
+    for a wrong count or a file :func:`read_array` cannot read."""
     if len(paths) != len(model.inputs):
         raise DumpError(f"the model has {len(model.inputs)} input(s) "
                         f"({', '.join(repr(i.name) for i in model.inputs)}), got {len(paths)} --input file(s)")
-    return [read_array(p, dtype=info.dtype, shape=_declared(info.shape)) for p, info in zip(paths, model.inputs)]
+    return [read_inputs_one(k, p, info) for k, (p, info) in enumerate(zip(paths, model.inputs))]
+
+
+def read_frames(model, paths) -> list:
+    """The model inputs of T frames from ``--input`` files: a list of T per-frame input lists. A ``.npy``
+    with one more leading axis than its input, ``(T, *input)``, is T frames, run in order with the model's
+    state carried (a streaming model); any other file is one frame (:func:`read_inputs`'s rules). Every
+    input of a sequence must have the same T. Raises DumpError as :func:`read_inputs` does, and for inputs
+    that disagree on T."""
+    if len(paths) != len(model.inputs):
+        raise DumpError(f"the model has {len(model.inputs)} input(s) "
+                        f"({', '.join(repr(i.name) for i in model.inputs)}), got {len(paths)} --input file(s)")
+    arrays, counts = [], set()
+    for k, (p, info) in enumerate(zip(paths, model.inputs)):
+        shape = _declared(info.shape)
+        a = None
+        if Path(p).suffix.lower() == ".npy" and shape is not None:
+            try:
+                a = read_array(p)
+            except VectorError as exc:
+                raise DumpError(f"--input {k} ({info.name!r}): {exc}") from None
+            if not (a.ndim == len(shape) + 1 and a.shape[1:] == shape and a.shape[0] >= 1):
+                a = None
+        if a is None:
+            arrays.append(read_inputs_one(k, p, info))
+            counts.add(None)
+        else:
+            arrays.append(a)
+            counts.add(a.shape[0])
+    if len(counts) > 1:
+        raise DumpError("the --input files disagree on the number of frames: "
+                        + ", ".join("one frame" if c is None else f"{c} frames" for c in sorted(counts, key=str)))
+    n = counts.pop()
+    if n is None:
+        return [arrays]
+    return [[a[t] for a in arrays] for t in range(n)]
+
+
+def read_inputs_one(k, path, info):
+    """Input ``k`` (its :class:`TensorInfo` ``info``) from ``path``, as :func:`read_inputs` reads it."""
+    try:
+        return read_array(path, dtype=info.dtype, shape=_declared(info.shape))
+    except VectorError as exc:
+        raise DumpError(f"--input {k} ({info.name!r}): {exc}") from None
 
 
 def _declared(shape):

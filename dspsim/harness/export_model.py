@@ -25,11 +25,16 @@ Formats:
 The output directory is itself a dump directory: ``dspsim diagnose --dumps`` reads its ``t<k>``
 files (and ignores the manifest, ``params.*`` and ``params/``).
 
+:func:`export_frames` exports T frames of a streaming model, the state carried from frame to frame: one
+such export per frame in ``frame<t:04d>/``, and a manifest of the frames (schema
+``dspsim.export-model-frames/1``); ``dspsim diagnose`` reads the same layout as T frames of dumps.
+
 Manifest schema (``dspsim.export-model/1``)::
 
     {"schema", "model", "engine" (the engine, and a device's changes, as words), "format",
      "inputs": [tensor], "outputs": [tensor],
-     "tensors": [{"tensor", "name", "role" ("input" | "constant" | "activation"), "op_index" (the
+     "tensors": [{"tensor", "name", "role" ("input" | "constant" | "activation" | "state": a variable
+                  tensor the run wrote, with its value after the run), "op_index" (the
                   producing operator, null for inputs and constants), "file", "key" (npz entry or
                   C array; null for hex/bin), "shape", "dtype", "scale", "zero_point"}],
      "operators": [{"op_index", "op", "inputs", "outputs",
@@ -48,6 +53,8 @@ from .dumps import model_tensors
 from .vectors import c_header, c_identifier, write_array
 
 SCHEMA = "dspsim.export-model/1"
+FRAMES_SCHEMA = "dspsim.export-model-frames/1"
+STATE_WRITE = " (state write)"  # how Model.trace names a state write (dspsim.graph.executor)
 FORMATS = ("npz", "c-header", "hex", "bin")
 _INT32 = np.iinfo(np.int32)
 
@@ -93,7 +100,8 @@ def _run_tensors(model, inputs) -> list:
         if const is not None:
             rows.append((info, "constant", None, np.asarray(getattr(const, "codes", const))))
         elif e is not None:  # an ONNX 4-bit / float8 value is written as its codes
-            rows.append((info, "input" if e.op_index < 0 else "activation", None if e.op_index < 0 else e.op_index,
+            role = "input" if e.op_index < 0 else "state" if e.name.endswith(STATE_WRITE) else "activation"
+            rows.append((info, role, None if e.op_index < 0 else e.op_index,
                          np.asarray(getattr(e.value, "codes", e.value))))
     return rows
 
@@ -172,5 +180,38 @@ def export_model(model, inputs, fmt: str, out: Path, *, model_name: str = "", en
     manifest = {"schema": SCHEMA, "model": model_name, "engine": engine, "format": fmt,
                 "inputs": [i.index for i in model.inputs], "outputs": [o.index for o in model.outputs],
                 "tensors": _write_tensors(model, inputs, fmt, out), "operators": _write_operators(model, fmt, out)}
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+def frame_folder(t: int) -> str:
+    """The subfolder of frame ``t`` in a multi-frame export (and a multi-frame dump directory)."""
+    return f"frame{t:04d}"
+
+
+def export_frames(model, frames, fmt: str, out: Path, *, model_name: str = "", engine: str = "") -> dict:
+    """Export T frames of a (streaming) model: ``frames`` is a list of per-frame input lists, run in order from
+    the model's current state, the state carried from frame to frame (as :meth:`Model.run` does without
+    :meth:`~Model.reset`).
+
+    Each frame goes into ``out/frame<t:04d>/`` (:func:`frame_folder`) as a complete single-frame export
+    (:func:`export_model`: its own ``manifest.json``; the variable tensors the frame wrote, LSTM / SVDF state,
+    have the role ``"state"`` and hold their values after the frame). ``out/manifest.json`` (schema
+    ``dspsim.export-model-frames/1``) lists the frames: ``{"schema", "model", "engine", "format", "frames" (T),
+    "folders", "inputs", "outputs", "state" (the tensors written as state)}``. Returns it.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"export_model: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    out = Path(out)
+    folders, state = [], set()
+    for t, inputs in enumerate(frames):
+        sub = out / frame_folder(t)
+        sub.mkdir()
+        m = export_model(model, inputs, fmt, sub, model_name=model_name, engine=engine)
+        state.update(r["tensor"] for r in m["tensors"] if r["role"] == "state")
+        folders.append(sub.name)
+    manifest = {"schema": FRAMES_SCHEMA, "model": model_name, "engine": engine, "format": fmt,
+                "frames": len(folders), "folders": folders, "inputs": [i.index for i in model.inputs],
+                "outputs": [o.index for o in model.outputs], "state": sorted(state)}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest

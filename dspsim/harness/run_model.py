@@ -4,8 +4,10 @@
 Runs a .tflite or .onnx model (:func:`dspsim.load_model`) through dspsim's kernels (``--engine``: a name or a
 device's .toml, default the format's engine; ``--accumulator`` a DSP register for the MAC operators) and
 prints every layer. A streaming model (state kept across invocations) runs frame by frame: give inputs with a
-leading time axis, or ``--frames N`` random frames; every frame's outputs are printed and the last one is
-traced layer by layer.
+leading time axis, or ``--frames N`` random frames; every frame is traced, the state carried from one to the
+next; the outputs of the frames before the last are printed, then the last one's layers. ``--out``'s ``trace.npz`` holds every
+frame: entry ``t<k>`` per tensor, with a leading frame axis ``(T, *shape)`` when T > 1 (a variable tensor:
+its value after each frame); ``report.json`` gives ``frames`` and ``state`` (the tensors written as state).
 
 With ``--compare-litert`` (a .tflite model; needs ``ai_edge_litert``) it also runs LiteRT three ways on the
 same inputs and diffs tensor by tensor:
@@ -19,7 +21,9 @@ same inputs and diffs tensor by tensor:
 
 Exit status: 0 bit-exact with the reference (or no comparison asked), 1 a reference mismatch,
 2 bad input (unreadable/corrupt/unsupported model, bad --input, an ``--out`` that is a symlink, holds an
-input or a folder dspsim did not write), printed as one line on stderr. ``--out`` is written as every
+input or a folder dspsim did not write; with ``--compare-litert``, a model LiteRT's reference or optimized
+builtin kernels refuse: the comparison asked for cannot be made on this model, and running it again would not
+change that, so it is bad input, not a run that could not finish), printed as one line on stderr. ``--out`` is written as every
 report is (:func:`dspsim.harness.safe_io.atomic_dir`: whole or not at all).
 """
 from __future__ import annotations
@@ -99,6 +103,23 @@ def _frames(model, arrays):
     return [[a[t] for a in arrays] for t in range(n)]
 
 
+_STATE_WRITE = " (state write)"  # how Model.trace names a state write (dspsim.graph.executor)
+
+
+def _trace_arrays(frame_traces) -> dict:
+    """trace.npz's entries: ``t<k>`` per tensor (a state write: the variable's value after the frame); with T > 1
+    frames each entry has a leading frame axis, ``(T, *shape)``, frame 0 first."""
+    per_frame = [{f"t{e.tensor}": np.asarray(e.value) for e in tr} for tr in frame_traces]
+    if len(per_frame) == 1:
+        return per_frame[0]
+    return {k: np.stack([f[k] for f in per_frame]) for k in per_frame[0]}
+
+
+def _state_tensors(trace) -> list:
+    """The tensors a frame wrote as state (LSTM / SVDF variable tensors, resource variables)."""
+    return sorted({e.tensor for e in trace if e.name.endswith(_STATE_WRITE)})
+
+
 def _describe(a):
     """A frame's output in one short phrase: the values when there are few, else dtype, shape and range."""
     if a.size <= 8:
@@ -142,14 +163,25 @@ def _diff(a, b):
     return int(np.count_nonzero(d)), float(d.max(initial=0))
 
 
+class LiteRTRefused(ValueError):
+    """LiteRT's interpreter refused the model (its own message): ``--compare-litert`` cannot compare."""
+
+
 def _compare(path, model, inputs, traces):
     """The comparison report (a dict) against LiteRT's three kernel sets."""
     with open(path, "rb") as f:
         data = f.read()
-    ref, builtin = (Interpreter(kind, data, len(model.outputs), preserve_all_tensors=True)
-                    for kind in (Kind.LITERT, Kind.LITERT_OPTIMIZED))
-    for it in (ref, builtin):
-        it.invoke(inputs)
+    its = []
+    for kind, what in ((Kind.LITERT, "reference kernels"), (Kind.LITERT_OPTIMIZED, "optimized builtin kernels")):
+        try:  # LiteRT refuses a model in Prepare (allocate_tensors) or in Invoke, as RuntimeError or ValueError
+            it = Interpreter(kind, data, len(model.outputs), preserve_all_tensors=True)
+            it.invoke(inputs)
+        except (RuntimeError, ValueError) as exc:
+            msg = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
+            raise LiteRTRefused(f"--compare-litert: LiteRT's {what} refuse the model ({msg}); dspsim's run alone: "
+                                "leave out --compare-litert") from None
+        its.append(it)
+    ref, builtin = its
     layers = []
     first = None
     for k, e in enumerate(traces[model.engine]):
@@ -210,11 +242,14 @@ def main(argv=None) -> int:
             if args.frames < 1:
                 raise ValueError(f"--frames must be >= 1, got {args.frames}")
             frames = [_random_inputs(model, args.seed + t) for t in range(args.frames)]
-        for t, inputs in enumerate(frames[:-1]):
-            outs = model.run(inputs)
-            print(f"frame {t}: " + "; ".join(_describe(o) for o in outs))
+        frame_traces = []  # every frame's trace, the state carried: trace.npz keeps them all
+        for t, inputs in enumerate(frames):
+            frame_traces.append(model.trace(inputs))
+            if t < len(frames) - 1:  # the last frame's outputs are in its table
+                values = {e.tensor: e.value for e in frame_traces[-1]}
+                print(f"frame {t}: " + "; ".join(_describe(values[o.index]) for o in model.outputs))
         inputs = frames[-1]
-        traces = {model.engine: model.trace(inputs)}
+        traces = {model.engine: frame_traces[-1]}
     except (OSError, ValueError, TypeError) as exc:
         print(f"dspsim: error: {terminal_text(exc, one_line=True)}", file=sys.stderr)
         return EXIT_USAGE
@@ -233,8 +268,14 @@ def main(argv=None) -> int:
             return EXIT_USAGE
         for eng in ENGINES:
             traces.setdefault(eng, _load(args.model, eng, args.accumulator).trace(inputs))
-        cmp = _compare(args.model, model, inputs, traces)
+        try:
+            cmp = _compare(args.model, model, inputs, traces)
+        except LiteRTRefused as exc:  # bad input for this comparison: exit 2, one line
+            print(f"dspsim: error: {terminal_text(exc, one_line=True)}", file=sys.stderr)
+            return EXIT_USAGE
     print(terminal_text(f"{args.model}: {model!r}"))
+    if len(frames) > 1:
+        print(f"layers of frame {len(frames) - 1} (the last of {len(frames)}; --out's trace.npz holds every frame)")
     print(terminal_text(_table(traces[model.engine], cmp)))
     if cmp:
         f = cmp["first_diverging_layer"]
@@ -247,8 +288,10 @@ def main(argv=None) -> int:
     if args.out:
         try:
             with atomic_dir(args.out, [args.model, *args.input, args.engine]) as tmp:
-                np.savez_compressed(tmp / "trace.npz", **{f"t{e.tensor}": e.value for e in traces[model.engine]})
+                np.savez_compressed(tmp / "trace.npz", **_trace_arrays(frame_traces))
                 (tmp / "report.json").write_text(json.dumps({"model": args.model, "engine": model.engine,
+                                                             "frames": len(frames), "state": _state_tensors(
+                                                                 frame_traces[-1]),
                                                              "operators": model.operators, "comparison": cmp},
                                                             indent=1), encoding="utf-8")
                 (tmp / "report.md").write_text(f"# {os.path.basename(args.model)} (dspsim engine {model.engine})"

@@ -33,19 +33,29 @@ One array per file, in the formats a device or an RTL test bench dumps (:data:`A
 * ``.npy``: numpy's own (dtype and shape in the header).
 * ``.bin``: raw little-endian values of the dtype, C (row-major) order, no header.
 * ``.hex``: one two's-complement value per line in hexadecimal, as Verilog's ``$readmemh`` reads
-  (``ff`` is -1 in an int8 tensor); written with ``2 * itemsize`` digits. Reading also accepts
-  several values per line, ``_`` inside a value and ``//`` comments, as ``$readmemh`` does; ``@``
-  addresses and ``x``/``z`` digits are refused. Float tensors are their IEEE bit patterns.
+  (``ff`` is -1 in an int8 tensor); written with ``2 * itemsize`` digits. Reading also accepts what
+  test benches write (:class:`HexLayout`): several words per line, ``_`` inside a word, a ``0x``
+  prefix, comments (``//`` and ``#`` to the end of the line, ``/* ... */``), ``@<hex address>``
+  records (the next word's address, in words, as ``$readmemh`` reads them: every value from 0 on must
+  be written exactly once), and words that pack several values (``HexLayout(pack=N)``: N values of
+  the dtype per word, lane 0 in the least significant bits unless ``order="msb"``). ``x``/``z``
+  digits are refused. A malformed line is a VectorError naming its line number; reading stops (an
+  error) at the first value beyond the tensor's size, or beyond :data:`MAX_VALUES` when no shape is
+  given, and at a line longer than :data:`MAX_LINE`, so a file never costs more memory than its
+  tensor. Float tensors are their IEEE bit patterns.
 * ``.txt``: decimal integers (floats for a float tensor), whitespace- or comma-separated.
 
 The raw formats carry no dtype or shape: the reader is given the dtype, and a shape whose size the
-file must match (a flat file is reshaped to it).
+file must match (a flat file is reshaped to it). A ``.npy`` carries its own shape: it must be the
+expected one, up to axes of size 1 (``(224, 224, 3)`` for ``(1, 224, 224, 3)``), or flat (1-D);
+any other shape of the same size (an NHWC image for an NCHW input) is refused, never reshaped.
 """
 from __future__ import annotations
 
 import re
 import tokenize
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -100,21 +110,102 @@ def _array_format(p: Path) -> str:
     return ext
 
 
-def _parse_hex(p: Path, text: str, dtype: np.dtype) -> np.ndarray:
-    bits = 8 * dtype.itemsize
-    raw = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        for word in line.split("//", 1)[0].split():
+#: The most values a raw file is read for when no shape bounds it.
+MAX_VALUES = 1 << 26
+#: The longest line (characters) a ``.hex`` file may have.
+MAX_LINE = 1 << 16
+
+
+@dataclass(frozen=True)
+class HexLayout:
+    """How a ``.hex`` file's words hold values: ``pack`` values per word (1: one value per word), lane 0 in
+    the least (``order="lsb"``, little-endian, the default) or the most significant bits (``"msb"``)."""
+
+    pack: int = 1
+    order: str = "lsb"
+
+    def __post_init__(self):
+        if isinstance(self.pack, bool) or not isinstance(self.pack, int) or not 1 <= self.pack <= 64:
+            raise ValueError(f"HexLayout: pack must be an integer in [1, 64], got {self.pack!r}")
+        if self.order not in ("lsb", "msb"):
+            raise ValueError(f"HexLayout: order must be 'lsb' or 'msb', got {self.order!r}")
+
+
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
+
+
+def _hex_lines(f, p: Path, limit: int):
+    """(line number, text) of a hex file, comments removed; VectorError for a line longer than MAX_LINE or a
+    file of more lines than ``limit`` values could need (4 per value, plus 4096 for headers)."""
+    in_block, max_lines = False, 4 * limit + 4096
+    for lineno in range(1, max_lines + 2):
+        line = f.readline(MAX_LINE + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE and not line.endswith("\n"):
+            raise VectorError(f"{p}:{lineno}: line longer than {MAX_LINE} characters")
+        if lineno > max_lines:
+            raise VectorError(f"{p}:{lineno}: more than {max_lines} lines for at most {limit} values")
+        if in_block:
+            end = line.find("*/")
+            if end < 0:
+                continue
+            line, in_block = line[end + 2:], False
+        line = _BLOCK_COMMENT.sub(" ", line)
+        if "/*" in line:
+            line, in_block = line[:line.index("/*")], True
+        yield lineno, line.split("//", 1)[0].split("#", 1)[0]
+
+
+def _parse_hex(p: Path, f, dtype: np.dtype, limit: int, layout: HexLayout) -> np.ndarray:
+    """The values of a ``.hex`` file (module docstring), at most ``limit`` of them."""
+    bits, n = 8 * dtype.itemsize, layout.pack
+    width, mask = bits * n, (1 << bits) - 1
+    values = np.zeros(min(limit, 1 << 16), dtype=np.uint64)
+    written = np.zeros(values.size, dtype=bool)
+    pos, top = 0, 0  # the next value's index; one past the highest written
+    for lineno, line in _hex_lines(f, p, limit):
+        for word in line.split():
             w = word.replace("_", "")
             if w.startswith("@"):
-                raise VectorError(f"{p}:{lineno}: address record {word!r}: @ addresses are not supported")
+                a = w[1:]
+                if not a or any(c not in "0123456789abcdefABCDEF" for c in a):
+                    raise VectorError(f"{p}:{lineno}: bad address record {word!r}: @ and a hex word address")
+                pos = int(a, 16) * n
+                if pos >= limit:
+                    raise VectorError(f"{p}:{lineno}: address {word!r} is past the end ({limit} values"
+                                      + (f", {-(-limit // n)} words of {n}" if n > 1 else "") + ")")
+                continue
+            if w[:2] in ("0x", "0X"):
+                w = w[2:]
             if not w or any(c not in "0123456789abcdefABCDEF" for c in w):
                 raise VectorError(f"{p}:{lineno}: bad hex {word!r}: not a hex value")
             v = int(w, 16)
-            if v >> bits:
-                raise VectorError(f"{p}:{lineno}: bad hex {word!r}: wider than {bits} bits ({dtype})")
-            raw.append(v)
-    u = np.array(raw, dtype=np.uint64).astype(np.dtype(f"u{dtype.itemsize}"))
+            if v >> width:
+                raise VectorError(f"{p}:{lineno}: bad hex {word!r}: wider than {width} bits ({n} x {dtype})"
+                                  if n > 1 else f"{p}:{lineno}: bad hex {word!r}: wider than {bits} bits ({dtype})")
+            lanes = [(v >> (bits * k)) & mask for k in range(n)]
+            if layout.order == "msb":
+                lanes.reverse()
+            if pos + n > limit:  # past the tensor: only a last word's zero padding lanes may be
+                if pos >= limit or any(lanes[limit - pos:]):
+                    raise VectorError(f"{p}:{lineno}: more values than the {limit} "
+                                      + ("the tensor holds" if limit < MAX_VALUES else "read without a shape"))
+                lanes = lanes[:limit - pos]
+            if pos + len(lanes) > values.size:
+                grow = min(limit, max(2 * values.size, pos + n))
+                values = np.concatenate([values, np.zeros(grow - values.size, np.uint64)])
+                written = np.concatenate([written, np.zeros(grow - written.size, bool)])
+            if written[pos:pos + len(lanes)].any():
+                raise VectorError(f"{p}:{lineno}: value {pos + int(np.argmax(written[pos:pos + len(lanes)]))} is "
+                                  "written twice (an @ address goes back)")
+            values[pos:pos + len(lanes)], written[pos:pos + len(lanes)] = lanes, True
+            pos += len(lanes)
+            top = max(top, pos)
+    if not written[:top].all():
+        gap = int(np.argmin(written[:top]))
+        raise VectorError(f"{p}: value {gap} is never written (the @ addresses leave a gap)")
+    u = values[:top].astype(np.dtype(f"u{dtype.itemsize}"))
     return u.view(dtype) if dtype.kind in "if" else u.astype(dtype)
 
 
@@ -138,7 +229,7 @@ def _parse_txt(p: Path, text: str, dtype: np.dtype) -> np.ndarray:
     return np.array(out, dtype=dtype)
 
 
-def read_array(path, dtype=None, shape=None) -> np.ndarray:
+def read_array(path, dtype=None, shape=None, hex_layout=None) -> np.ndarray:
     """Read one array from a ``.npy``, ``.bin``, ``.hex`` or ``.txt`` file (see the module docstring).
 
     Parameters
@@ -147,15 +238,19 @@ def read_array(path, dtype=None, shape=None) -> np.ndarray:
     dtype : numpy dtype, optional
         Required for the raw formats (``.bin``, ``.hex``, ``.txt``); a ``.npy`` keeps its own.
     shape : tuple of int, optional
-        The expected shape: a file with the same number of elements is reshaped to it (a flat dump
-        of a 4-D tensor reads as that tensor); a different element count is a VectorError.
+        The expected shape: a raw file (or a flat ``.npy``) with the same number of elements is reshaped
+        to it (a flat dump of a 4-D tensor reads as that tensor); a ``.npy`` of another shape must differ
+        from it only by axes of size 1; a different element count is a VectorError.
+    hex_layout : HexLayout, optional
+        How a ``.hex`` file's words hold values (default: one value per word).
 
     Raises
     ------
     VectorError
         A missing or unreadable file, an unknown extension, a corrupt ``.npy``, a ``.bin`` whose
         size is not a multiple of the item size, a malformed hex or decimal value, a value outside
-        the dtype, or an element count that is not the shape's; one line, naming the file.
+        the dtype, an element count that is not the shape's, or a ``.npy`` of another layout; one
+        line, naming the file.
     """
     p = Path(path)
     fmt = _array_format(p)
@@ -166,6 +261,9 @@ def read_array(path, dtype=None, shape=None) -> np.ndarray:
     dt = None if dtype is None else np.dtype(dtype)
     if dt is not None and dt.name not in _C_TYPES:
         raise VectorError(f"{p}: dtype {dt} is not a plain integer or float type")
+    if shape is not None:
+        shape = tuple(int(d) for d in shape)
+    need = None if shape is None else int(np.prod(shape, dtype=np.int64))
     try:
         if fmt == "npy":
             a = np.load(p, allow_pickle=False)
@@ -177,9 +275,11 @@ def read_array(path, dtype=None, shape=None) -> np.ndarray:
                 raise VectorError(f"{p}: {len(data)} bytes is not a whole number of {dt} values "
                                   f"({dt.itemsize} bytes each)")
             a = np.frombuffer(data, dtype=dt.newbyteorder("<")).astype(dt)
+        elif fmt == "hex":
+            with open(p, encoding="ascii", newline=None) as f:
+                a = _parse_hex(p, f, dt, MAX_VALUES if need is None else need, hex_layout or HexLayout())
         else:
-            text = p.read_text(encoding="ascii")
-            a = _parse_hex(p, text, dt) if fmt == "hex" else _parse_txt(p, text, dt)
+            a = _parse_txt(p, p.read_text(encoding="ascii"), dt)
     except VectorError:
         raise
     except FileNotFoundError:
@@ -189,11 +289,19 @@ def read_array(path, dtype=None, shape=None) -> np.ndarray:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise VectorError(f"{p}: not a readable .{fmt} file ({type(exc).__name__}: {msg})") from None
     if shape is not None:
-        shape = tuple(int(d) for d in shape)
-        if a.size != int(np.prod(shape, dtype=np.int64)):
-            raise VectorError(f"{p}: {a.size} values, but shape {shape} needs {int(np.prod(shape, dtype=np.int64))}")
+        if a.size != need:
+            raise VectorError(f"{p}: {a.size} values, but shape {shape} needs {need}")
+        if fmt == "npy" and a.ndim > 1 and a.shape != shape and _unit_free(a.shape) != _unit_free(shape):
+            raise VectorError(f"{p}: shape {a.shape}, but the tensor's shape is {shape}: same size, another layout "
+                              "(dspsim never reshapes a shaped array: transpose it, e.g. NHWC to NCHW)")
         a = a.reshape(shape)
     return a
+
+
+def _unit_free(shape) -> tuple:
+    """``shape`` without its axes of size 1 (reshaping between two shapes with the same one keeps every value
+    where it is in C order)."""
+    return tuple(d for d in shape if d != 1)
 
 
 def write_array(path, array) -> Path:

@@ -48,8 +48,8 @@ def test_hex_reader_accepts_readmemh_comments_underscores_and_several_values_per
 
 
 @pytest.mark.parametrize("text, rule", [("ff\n1g\n", "not a hex value"), ("100\n", "wider than 8 bits"),
-                                        ("@10\nff\n", "@ addresses"), ("-1\n", "not a hex value"),
-                                        ("xx\n", "not a hex value"), ("0x1f\n", "not a hex value")])
+                                        ("@10\nff\n", "value 0 is never written"), ("-1\n", "not a hex value"),
+                                        ("xx\n", "not a hex value"), ("0x1g\n", "not a hex value")])
 def test_bad_hex_is_one_line_naming_file_and_line(tmp_path, text, rule):
     p = tmp_path / "bad.hex"
     p.write_text(text)
