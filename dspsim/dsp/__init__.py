@@ -1,6 +1,6 @@
 """Arm CMSIS-DSP's fixed-point kernels, bit for bit with the library's C code (``cmsisdsp`` 1.10.3 on the host:
 the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
-q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
+q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast, arm_fir_decimate(_fast), arm_fir_interpolate; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
 q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length), :mod:`.matrix` (arm_mat_mult q7 q15 q31, _fast q15 q31,
 _opt q31; arm_mat_vec_mult q15 q31), :mod:`.fastmath` (arm_sin, arm_cos, arm_sqrt, arm_divide; q15 q31;
 arm_vlog_q31), :mod:`.complex_math` (arm_cmplx_mag), :mod:`.statistics` (arm_absmax), :mod:`.mfcc` (arm_mfcc q15
@@ -35,7 +35,12 @@ from .fft import (  # noqa: F401
     arm_rfft_init_q15, arm_rfft_init_q31, arm_rfft_q15, arm_rfft_q31,
 )
 from .fir import (  # noqa: F401
-    FirInstance, arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31, arm_fir_q15, arm_fir_q31,
+    FirDecimateInstance, FirInstance, FirInterpolateInstance,
+    arm_fir_decimate_fast_q15, arm_fir_decimate_fast_q31, arm_fir_decimate_init_q15, arm_fir_decimate_init_q31,
+    arm_fir_decimate_q15, arm_fir_decimate_q31,
+    arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31,
+    arm_fir_interpolate_init_q15, arm_fir_interpolate_init_q31, arm_fir_interpolate_q15, arm_fir_interpolate_q31,
+    arm_fir_q15, arm_fir_q31,
 )
 from .matrix import (  # noqa: F401
     arm_mat_mult_fast_q15, arm_mat_mult_fast_q31, arm_mat_mult_opt_q31,
@@ -64,6 +69,11 @@ def warmup() -> None:
         S = getattr(fir, f"arm_fir_init_{q}")(np.ones(2, t))
         getattr(fir, f"arm_fir_{q}")(S, a)
         getattr(fir, f"arm_fir_fast_{q}")(S, a)
+        S = getattr(fir, f"arm_fir_decimate_init_{q}")(np.ones(2, t), 2)
+        getattr(fir, f"arm_fir_decimate_{q}")(S, a)
+        getattr(fir, f"arm_fir_decimate_fast_{q}")(S, a)
+        S = getattr(fir, f"arm_fir_interpolate_init_{q}")(np.ones(4, t), 2)
+        getattr(fir, f"arm_fir_interpolate_{q}")(S, a)
         per = 6 if q == "q15" else 5
         S = getattr(biquad, f"arm_biquad_cascade_df1_init_{q}")(1, np.zeros(per, t), 1)
         getattr(biquad, f"arm_biquad_cascade_df1_{q}")(S, a)

@@ -148,3 +148,192 @@ def arm_fir_fast_q31(S, x):
     """One block through the q31 FIR, fast: each product's rounded high word, summed in an int32, ``<< 1``.
     Updates ``S.state``."""
     return _run("arm_fir_fast_q31", S, x, "q31", _Q31_FAST)
+
+
+# ---- decimators and interpolators (arm_fir_decimate_*.c, arm_fir_interpolate_*.c) ---------------------------------
+
+@dataclass
+class FirDecimateInstance:
+    """``arm_fir_decimate_instance_q15`` / ``_q31``: the coefficients, the factor M and the state (the last
+    ``num_taps - 1`` inputs)."""
+
+    q: str
+    coeffs: np.ndarray
+    m: int
+    state: np.ndarray
+
+
+@dataclass
+class FirInterpolateInstance:
+    """``arm_fir_interpolate_instance_q15`` / ``_q31``: the coefficients (num_taps = L * phase_length), the factor
+    L and the state (the last ``phase_length - 1`` inputs)."""
+
+    q: str
+    coeffs: np.ndarray
+    l: int  # noqa: E741 - CMSIS-DSP's name
+    state: np.ndarray
+
+    @property
+    def phase_length(self) -> int:
+        return int(self.coeffs.shape[0]) // self.l
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fir_out(acc, mode):
+    if mode == _Q31_FAST:
+        return _wrap32(_wrap32(acc) << 1)
+    if mode == _Q31:
+        return _wrap32(acc >> 31)
+    v = _wrap32(acc) >> 15 if mode == _Q15_FAST else _wrap32(acc >> 15)
+    return 32767 if v > 32767 else -32768 if v < -32768 else v
+
+
+@njit(cache=True, nogil=True)
+def _window(state, x):
+    w = np.empty(state.shape[0] + x.shape[0], np.int64)
+    for i in range(state.shape[0]):
+        w[i] = state[i]
+    for i in range(x.shape[0]):
+        w[state.shape[0] + i] = x[i]
+    return w
+
+
+@njit(cache=True, nogil=True)
+def _fir_decimate(coeffs, state, x, y, m, mode):
+    taps = coeffs.shape[0]
+    w = _window(state, x)
+    for k in range(y.shape[0]):
+        acc = np.int64(0)
+        for i in range(taps):
+            p = np.int64(coeffs[i]) * w[k * m + i]
+            acc += (p >> 32) if mode == _Q31_FAST else p  # fast q31: the high word, truncated
+        y[k] = _fir_out(acc, mode)
+    n_state = state.shape[0]
+    for i in range(n_state):
+        state[i] = w[w.shape[0] - n_state + i]
+
+
+@njit(cache=True, nogil=True)
+def _fir_interpolate(coeffs, state, x, y, l_factor, mode):
+    phase = coeffs.shape[0] // l_factor
+    w = _window(state, x)
+    for n in range(x.shape[0]):
+        for j in range(l_factor):
+            off = l_factor - 1 - j
+            acc = np.int64(0)
+            for k in range(phase):
+                acc += np.int64(coeffs[off + k * l_factor]) * w[n + k]
+            y[n * l_factor + j] = _fir_out(acc, mode)
+    n_state = state.shape[0]
+    for i in range(n_state):
+        state[i] = w[w.shape[0] - n_state + i]
+
+
+def _decimate_init(func, coeffs, m, q):
+    coeffs = check_q(coeffs, func, "coeffs", q).copy()
+    taps = coeffs.shape[0]
+    if not 1 <= taps <= 65535:
+        raise ValueError(f"{func}: the number of taps must be in [1, 65535] (a uint16_t), got {taps}")
+    if isinstance(m, (bool, np.bool_)) or not isinstance(m, (int, np.integer)):
+        raise TypeError(f"{func}: M must be an int, got {type(m).__name__}")
+    if not 1 <= int(m) <= 255:
+        raise ValueError(f"{func}: M must be in [1, 255] (a uint8_t), got {int(m)}")
+    return FirDecimateInstance(q, coeffs, int(m), np.zeros(taps - 1, QTYPES[q]))
+
+
+def _decimate_run(func, S, x, q, mode):
+    if not isinstance(S, FirDecimateInstance) or S.q != q:
+        raise TypeError(f"{func}: S must be a FirDecimateInstance of {q} (from arm_fir_decimate_init_{q}), "
+                        f"got {S!r}"[:200])
+    x = check_q(x, func, "x", q)
+    if x.shape[0] % S.m:
+        raise ValueError(f"{func}: the block length must be a multiple of M = {S.m} (ARM_MATH_LENGTH_ERROR), "
+                         f"got {x.shape[0]}")
+    y = np.empty(x.shape[0] // S.m, x.dtype)
+    _fir_decimate(S.coeffs, S.state, x, y, S.m, mode)
+    return y
+
+
+def _interpolate_init(func, coeffs, l_factor, q):
+    coeffs = check_q(coeffs, func, "coeffs", q).copy()
+    if isinstance(l_factor, (bool, np.bool_)) or not isinstance(l_factor, (int, np.integer)):
+        raise TypeError(f"{func}: L must be an int, got {type(l_factor).__name__}")
+    if not 1 <= int(l_factor) <= 255:
+        raise ValueError(f"{func}: L must be in [1, 255] (a uint8_t), got {int(l_factor)}")
+    taps = coeffs.shape[0]
+    if not 1 <= taps <= 65535 or taps % int(l_factor):
+        raise ValueError(f"{func}: the number of taps must be a multiple of L = {int(l_factor)} in [1, 65535] "
+                         f"(ARM_MATH_LENGTH_ERROR), got {taps}")
+    return FirInterpolateInstance(q, coeffs, int(l_factor), np.zeros(taps // int(l_factor) - 1, QTYPES[q]))
+
+
+def _interpolate_run(func, S, x, q, mode):
+    if not isinstance(S, FirInterpolateInstance) or S.q != q:
+        raise TypeError(f"{func}: S must be a FirInterpolateInstance of {q} (from arm_fir_interpolate_init_{q}), "
+                        f"got {S!r}"[:200])
+    x = check_q(x, func, "x", q)
+    y = np.empty(x.shape[0] * S.l, x.dtype)
+    _fir_interpolate(S.coeffs, S.state, x, y, S.l, mode)
+    return y
+
+
+@names_its_errors
+def arm_fir_decimate_init_q15(coeffs, m) -> FirDecimateInstance:
+    """A q15 decimator by ``m``: FIR ``coeffs`` (time-reversed), every m-th output kept."""
+    return _decimate_init("arm_fir_decimate_init_q15", coeffs, m, "q15")
+
+
+@names_its_errors
+def arm_fir_decimate_init_q31(coeffs, m) -> FirDecimateInstance:
+    """A q31 decimator by ``m``."""
+    return _decimate_init("arm_fir_decimate_init_q31", coeffs, m, "q31")
+
+
+@names_its_errors
+def arm_fir_decimate_q15(S, x):
+    """len(x) / M outputs: int64 sums ``>> 15``, saturated. Updates ``S.state``."""
+    return _decimate_run("arm_fir_decimate_q15", S, x, "q15", _Q15)
+
+
+@names_its_errors
+def arm_fir_decimate_fast_q15(S, x):
+    """As :func:`arm_fir_decimate_q15` with int32 sums (wrapping)."""
+    return _decimate_run("arm_fir_decimate_fast_q15", S, x, "q15", _Q15_FAST)
+
+
+@names_its_errors
+def arm_fir_decimate_q31(S, x):
+    """len(x) / M outputs: int64 sums ``>> 31``, wrapped to int32."""
+    return _decimate_run("arm_fir_decimate_q31", S, x, "q31", _Q31)
+
+
+@names_its_errors
+def arm_fir_decimate_fast_q31(S, x):
+    """As :func:`arm_fir_decimate_q31`, fast: the products' high words ``p >> 32`` (truncated, unlike
+    arm_fir_fast_q31's rounding) summed in an int32, ``<< 1``."""
+    return _decimate_run("arm_fir_decimate_fast_q31", S, x, "q31", _Q31_FAST)
+
+
+@names_its_errors
+def arm_fir_interpolate_init_q15(coeffs, l_factor) -> FirInterpolateInstance:
+    """A q15 interpolator by L = ``l_factor``: ``coeffs`` of L * phase_length taps."""
+    return _interpolate_init("arm_fir_interpolate_init_q15", coeffs, l_factor, "q15")
+
+
+@names_its_errors
+def arm_fir_interpolate_init_q31(coeffs, l_factor) -> FirInterpolateInstance:
+    """A q31 interpolator by L = ``l_factor``."""
+    return _interpolate_init("arm_fir_interpolate_init_q31", coeffs, l_factor, "q31")
+
+
+@names_its_errors
+def arm_fir_interpolate_q15(S, x):
+    """L outputs per input: output j of input n is sum_k coeffs[L - 1 - j + k L] * w[n + k] (w = state + x),
+    int64, ``>> 15``, saturated. Updates ``S.state``."""
+    return _interpolate_run("arm_fir_interpolate_q15", S, x, "q15", _Q15)
+
+
+@names_its_errors
+def arm_fir_interpolate_q31(S, x):
+    """As :func:`arm_fir_interpolate_q15` on q31: ``>> 31``, wrapped to int32."""
+    return _interpolate_run("arm_fir_interpolate_q31", S, x, "q31", _Q31)

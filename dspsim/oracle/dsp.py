@@ -508,3 +508,37 @@ def mfcc(q: str, x, window, filter_pos, filter_lengths, filter_coefs, dct, nb_dc
         mel = [wrap(v, 16) for v in mel]
     rows = [dct[r * len(mel):(r + 1) * len(mel)] for r in range(nb_dct)]
     return mat_vec_mult(q, rows, mel)
+
+
+# ---- decimators and interpolators ---------------------------------------------------------------------------------
+
+def _fir_out(q: str, acc: int, fast: bool) -> int:
+    if q == "q15":
+        return ssat(wrap(acc, 32) >> 15, 16) if fast else ssat(wrap(acc >> 15, 32), 16)
+    return wrap(wrap(acc, 32) << 1, 32) if fast else wrap(wrap(acc, 64) >> 31, 32)
+
+
+def fir_decimate(q: str, coeffs, m: int, state, x, fast: bool = False):
+    """arm_fir_decimate(_fast)_<q> on one block: (y, new state); output k is the FIR at window offset k m (fast
+    q31: the products' truncated high words p >> 32 in an int32, then << 1)."""
+    taps = len(coeffs)
+    w = list(state) + list(x)
+    y = []
+    for k in range(len(x) // m):
+        prods = [c * v for c, v in zip(coeffs, w[k * m:k * m + taps])]
+        acc = sum(p >> 32 for p in prods) if (fast and q == "q31") else sum(prods)
+        y.append(_fir_out(q, acc, fast))
+    return y, w[len(w) - (taps - 1):] if taps > 1 else []
+
+
+def fir_interpolate(q: str, coeffs, l_factor: int, state, x):
+    """arm_fir_interpolate_<q> on one block: (y, new state); L outputs per input, output j of input n from the
+    polyphase coefficients coeffs[L - 1 - j + k L] over w[n + k]."""
+    phase = len(coeffs) // l_factor
+    w = list(state) + list(x)
+    y = []
+    for n in range(len(x)):
+        for j in range(l_factor):
+            acc = sum(coeffs[l_factor - 1 - j + k * l_factor] * w[n + k] for k in range(phase))
+            y.append(_fir_out(q, acc, False))
+    return y, w[len(w) - (phase - 1):] if phase > 1 else []

@@ -17,6 +17,7 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
     tests/golden/cmsisdsp_fastmath.npz arm_sin / arm_cos / arm_sqrt q15 (every input) q31
     tests/golden/cmsisdsp_mfcc.npz     arm_mfcc q15 q31 and its pieces: arm_cmplx_mag, arm_divide, arm_vlog_q31,
                                        arm_absmax, arm_mat_vec_mult, arm_offset_q31
+    tests/golden/cmsisdsp_multirate.npz arm_fir_decimate(_fast) q15 q31, arm_fir_interpolate q15 q31, block by block
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -427,9 +428,52 @@ def mfccs(store):
             store[f"{key}/x"], store[f"{key}/y"] = xs, np.stack(ys)
 
 
+def multirate(store):
+    """``arm_fir_decimate_<q>/<case>/coeffs``, ``m``, ``x`` (blocks, block), ``y`` and ``y_fast``;
+    ``arm_fir_interpolate_<q>/<case>/coeffs``, ``l``, ``x``, ``y``."""
+    for q in ("q15", "q31"):
+        one = 32768 if q == "q15" else 2**31
+        info = INFO[np.dtype(QTYPE[q]).name]
+        sig = signals(q, 168)
+        for taps, m in ((5, 2), (16, 3), (29, 4), (8, 1)):
+            coefs = {"lowpass": np.round(lowpass_q15(taps, 0.4 / m) * one * 0.999),
+                     "random": RNG.integers(info.min, info.max + 1, taps), "min": np.full(taps, info.min)}
+            for cname, c in coefs.items():
+                c = np.clip(c, info.min, info.max).astype(QTYPE[q])
+                for kind in ("random", "chirp", "speech", "min", "alternating") if cname == "lowpass" \
+                        else ("random", "min", "max"):
+                    block = m * (7 if (taps + len(kind)) % 2 else 12)
+                    x = sig[kind][:(len(sig[kind]) // block) * block].reshape(-1, block)
+                    key = f"arm_fir_decimate_{q}/t{taps}_m{m}_{cname}_{kind}"
+                    store[f"{key}/coeffs"], store[f"{key}/m"], store[f"{key}/x"] = c, np.int64(m), x
+                    for fast in ("", "_fast"):
+                        S = getattr(dsp, f"arm_fir_decimate_instance_{q}")()
+                        st = np.zeros(taps + block - 1, QTYPE[q])
+                        assert getattr(dsp, f"arm_fir_decimate_init_{q}")(S, taps, m, c, st) == 0
+                        fn = getattr(dsp, f"arm_fir_decimate{fast}_{q}")
+                        store[f"{key}/y{fast}"] = np.stack([np.asarray(fn(S, xb), QTYPE[q]) for xb in x])
+        for phase, l_factor in ((3, 2), (8, 3), (5, 4), (4, 1)):
+            taps = phase * l_factor
+            coefs = {"lowpass": np.round(lowpass_q15(taps, 0.45 / l_factor) * one * l_factor * 0.999),
+                     "random": RNG.integers(info.min, info.max + 1, taps), "min": np.full(taps, info.min)}
+            for cname, c in coefs.items():
+                c = np.clip(c, info.min, info.max).astype(QTYPE[q])
+                for kind in ("random", "chirp", "speech", "min", "alternating") if cname == "lowpass" \
+                        else ("random", "min", "max"):
+                    block = 7 if (taps + len(kind)) % 2 else 16
+                    x = sig[kind][:(len(sig[kind]) // block) * block].reshape(-1, block)
+                    key = f"arm_fir_interpolate_{q}/p{phase}_l{l_factor}_{cname}_{kind}"
+                    store[f"{key}/coeffs"], store[f"{key}/l"], store[f"{key}/x"] = c, np.int64(l_factor), x
+                    S = getattr(dsp, f"arm_fir_interpolate_instance_{q}")()
+                    st = np.zeros(taps + block - 1, QTYPE[q])
+                    assert getattr(dsp, f"arm_fir_interpolate_init_{q}")(S, l_factor, taps, c, st) == 0
+                    fn = getattr(dsp, f"arm_fir_interpolate_{q}")
+                    store[f"{key}/y"] = np.stack([np.asarray(fn(S, xb), QTYPE[q]) for xb in x])
+
+
 def main():
     meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
-    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath), ("mfcc", mfccs)):
+    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath), ("mfcc", mfccs), ("multirate", multirate)):
         store = {}
         fill(store)
         meta[name] = len({k.rsplit("/", 1)[0] for k in store})
