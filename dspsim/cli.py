@@ -503,6 +503,13 @@ def _cmd_run(args, argv) -> int:
     return int(run_model.main(list(args.run_args)) or 0)
 
 
+def _cmd_frontend(args, argv) -> int:
+    """``dspsim frontend``: a WAV through TFLite Micro's microfrontend (and a model), :mod:`dspsim.frontend.cli`."""
+    from .frontend.cli import run_frontend
+
+    return run_frontend(args, _out_dir(args, "frontend", [args.wav]), _meta(argv), _print)
+
+
 # =============================================================================================
 _ENGINE_HELP = ("an engine name (dspsim.engines.names(): litert, tflm, xnnpack for .tflite; onnxruntime, "
                 "onnxruntime-vnni, ... for .onnx) or a device's .toml file (default: litert for .tflite; for .onnx the "
@@ -606,6 +613,17 @@ def build_parser() -> argparse.ArgumentParser:
                "the model, a missing package, an unreachable scheduler), 3 a full disk or an unexpected error, 130 "
                "interrupted (no report written)."))
 
+    fe = sub.add_parser("frontend", help="a 16 kHz mono WAV through TFLite Micro's audio microfrontend (and a "
+                        "streaming wake-word model after it)",
+                        epilog="Writes frontend.npz (features; with --model the int8 inputs, outputs and "
+                               "probabilities) and summary.json / summary.md into --out. Exit status: 0 done, 2 bad "
+                               "input (not mono 16-bit 16 kHz PCM, a model that is not (1, stride, 40)), 3 a full "
+                               "disk or an unexpected error.")
+    fe.add_argument("wav", help="16 kHz mono 16-bit PCM WAV")
+    fe.add_argument("--out", help="report folder (default reports/frontend-<timestamp>)")
+    fe.add_argument("--model", help="a streaming microWakeWord .tflite model to run on the features")
+    fe.add_argument("--engine", default="tflm", help="the model's engine (default tflm)")
+
     b = sub.add_parser("bench", help="speed of the kernels next to their peers (dspsim.bench)", add_help=False)
     b.add_argument("bench_args", nargs=argparse.REMAINDER)
     for verb in ("run", "run-tflite"):
@@ -617,7 +635,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 _COMMANDS = {"suite": _cmd_suite, "drift": _cmd_drift, "export": _cmd_export, "compare": _cmd_compare,
              "bench": _cmd_bench, "run": _cmd_run, "run-tflite": _cmd_run, "diagnose": _cmd_diagnose,
-             "export-model": _cmd_export_model, "validate": _cmd_validate}
+             "export-model": _cmd_export_model, "validate": _cmd_validate, "frontend": _cmd_frontend}
 
 
 def main(argv=None) -> int:

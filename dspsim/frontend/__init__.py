@@ -14,4 +14,5 @@ from .microfrontend import FEATURE_SCALE, MicroFrontend, features_as_float, micr
 from .noise_reduction import noise_reduction  # noqa: F401
 from .pcan import pcan_gain_control, wide_dynamic_function  # noqa: F401
 from .tables import FrontendTables, fft_tables, filterbank_tables, frontend_tables  # noqa: F401
+from .wakeword import quantize_features, run_wake_word  # noqa: F401
 from .window import apply_window  # noqa: F401
