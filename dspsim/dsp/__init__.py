@@ -1,9 +1,9 @@
 """Arm CMSIS-DSP's fixed-point kernels, bit for bit with the library's C code (``cmsisdsp`` 1.10.3 on the host:
 the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
-q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast, arm_fir_decimate(_fast), arm_fir_interpolate; q15 q31), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
+q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast, arm_fir_decimate(_fast), arm_fir_interpolate; q15 q31; arm_fir_q7), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
 q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length), :mod:`.matrix` (arm_mat_mult q7 q15 q31, _fast q15 q31,
 _opt q31; arm_mat_vec_mult q15 q31), :mod:`.fastmath` (arm_sin, arm_cos, arm_sqrt, arm_divide; q15 q31;
-arm_vlog_q31), :mod:`.complex_math` (arm_cmplx_mag), :mod:`.statistics` (arm_absmax), :mod:`.mfcc` (arm_mfcc q15
+arm_vlog_q15 / q31), :mod:`.complex_math` (arm_cmplx_mag), :mod:`.statistics` (arm_absmax), :mod:`.mfcc` (arm_mfcc q15
 q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
 oracle is :mod:`dspsim.oracle.dsp`.
 """
@@ -27,7 +27,7 @@ from .biquad import (  # noqa: F401
 from .complex_math import arm_cmplx_mag_q15, arm_cmplx_mag_q31  # noqa: F401
 from .fastmath import (  # noqa: F401
     arm_cos_q15, arm_cos_q31, arm_divide_q15, arm_divide_q31, arm_sin_q15, arm_sin_q31, arm_sqrt_q15, arm_sqrt_q31,
-    arm_vlog_q31,
+    arm_vlog_q15, arm_vlog_q31,
 )
 from .fft import (  # noqa: F401
     CfftInstance, RfftInstance,
@@ -40,7 +40,7 @@ from .fir import (  # noqa: F401
     arm_fir_decimate_q15, arm_fir_decimate_q31,
     arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31,
     arm_fir_interpolate_init_q15, arm_fir_interpolate_init_q31, arm_fir_interpolate_q15, arm_fir_interpolate_q31,
-    arm_fir_q15, arm_fir_q31,
+    arm_fir_init_q7, arm_fir_q7, arm_fir_q15, arm_fir_q31,
 )
 from .matrix import (  # noqa: F401
     arm_mat_mult_fast_q15, arm_mat_mult_fast_q31, arm_mat_mult_opt_q31,
@@ -92,4 +92,6 @@ def warmup() -> None:
         S = getattr(mfcc, f"arm_mfcc_init_{q}")(32, 1, 1, np.ones(1, t), [0], [2], np.ones(2, t), np.ones(32, t))
         getattr(mfcc, f"arm_mfcc_{q}")(S, np.arange(32, dtype=t))
     fastmath.arm_vlog_q31(np.arange(4, dtype=np.int32))
+    fastmath.arm_vlog_q15(np.arange(4, dtype=np.int16))
+    fir.arm_fir_q7(fir.arm_fir_init_q7(np.ones(3, np.int8)), np.arange(4, dtype=np.int8))
     basic.arm_offset_q31(np.arange(4, dtype=np.int32), 1)

@@ -272,3 +272,31 @@ def arm_vlog_q31(x):
     out = np.empty_like(flat)
     _vlog_q31(flat, out)
     return out.reshape(shape)
+
+
+@njit(cache=True, nogil=True)
+def _vlog_q15(x, out):
+    for i in range(x.shape[0]):
+        src = np.int64(x[i]) & 0xFFFF           # the C reads the q15 value as a uint16
+        c = _clz32(src) - 16
+        v = src >> 1 if c == 0 else (src << (c - 1)) & 0xFFFF   # 1.15 -> 2.14
+        y = np.int64(0)
+        inc = np.int64(1) << 10                 # 0.5 in q11
+        for _ in range(15):
+            v = ((v * v) >> 14) & 0xFFFF
+            if v >= 0x8000:
+                y += inc
+                v >>= 1
+            inc >>= 1
+        tmp = _wrap(y - (np.int64(c) << 11), 16)
+        out[i] = _wrap((tmp * 0x58B9) >> 15, 16)
+
+
+@names_its_errors
+def arm_vlog_q15(x):
+    """Natural log of q15 values, in q4.11: as :func:`arm_vlog_q31` on 16 bits (15 squarings, 1/log2(e) =
+    0x58B9 in q15). The input is read as unsigned; 0 gives the log of 2^-16."""
+    flat, shape = _elementwise("arm_vlog_q15", x, "q15")
+    out = np.empty_like(flat)
+    _vlog_q15(flat, out)
+    return out.reshape(shape)

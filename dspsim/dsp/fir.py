@@ -15,6 +15,7 @@ Output n is ``sum_i coeffs[i] * w[n + i]`` over the window ``w = state + block``
   len(block) % 4 outputs add every product straight into the int64.
 * arm_fir_fast_q15: the sum in an int32 (wrapping), ``>> 15``, saturated.
 * arm_fir_q31: the sum in an int64 (wrapping), ``>> 31`` (floor), cast to int32 (wrapping: no saturation).
+* arm_fir_q7: the sum in an int32 (wrapping), ``>> 7``, saturated to int8.
 * arm_fir_fast_q31: each product rounded to its high word, ``(p + 2^31) >> 32``, summed in an int32 (wrapping),
   then ``<< 1`` (wrapping).
 
@@ -31,7 +32,7 @@ from numba import njit
 from .._errors import names_its_errors
 from ._checks import QTYPES, check_q
 
-_Q15, _Q15_FAST, _Q31, _Q31_FAST = 0, 1, 2, 3
+_Q15, _Q15_FAST, _Q31, _Q31_FAST, _Q7 = 0, 1, 2, 3, 4
 
 
 @dataclass
@@ -84,6 +85,9 @@ def _fir(coeffs, state, x, y, mode):
             acc += c[i] * w[n + i]
         if mode == _Q31:
             y[n] = _wrap32(acc >> 31)
+        elif mode == _Q7:
+            v = _wrap32(acc) >> 7
+            y[n] = 127 if v > 127 else -128 if v < -128 else v
         else:
             if mode == _Q15_FAST:
                 acc = _wrap32(acc)
@@ -111,6 +115,19 @@ def _run(func, S, x, q, mode):
     y = np.empty_like(x)
     _fir(S.coeffs, S.state, x, y, mode)
     return y
+
+
+@names_its_errors
+def arm_fir_init_q7(coeffs) -> FirInstance:
+    """A q7 FIR instance: ``coeffs`` int8, time-reversed; the state zeroed."""
+    return _init("arm_fir_init_q7", coeffs, "q7")
+
+
+@names_its_errors
+def arm_fir_q7(S, x):
+    """One block through the q7 FIR: the products summed in an int32 (wrapping), ``>> 7``, saturated to int8.
+    Updates ``S.state``."""
+    return _run("arm_fir_q7", S, x, "q7", _Q7)
 
 
 @names_its_errors

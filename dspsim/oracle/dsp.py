@@ -93,6 +93,7 @@ def fir(q: str, coeffs, state, x, fast: bool = False):
     q15: the sum in an int64 (fast: an int32, wrapping), >> 15 (floor), saturated to 16 bits; the first
     4 * (len(x) // 4) outputs (the unrolled loop's) add the products of taps 2k, 2k + 1 in a C int first (the host
     build's __SMLALD: wrapping at 32 bits).
+    q7: the sum in an int32 (wrapping), >> 7, saturated to 8 bits.
     q31: the sum in an int64, >> 31 (floor), cast to int32 (wrapping, no saturation); fast: each product rounded
     to its high word, (p + 2^31) >> 32, summed in an int32 (wrapping), then << 1 (wrapping).
     """
@@ -101,7 +102,9 @@ def fir(q: str, coeffs, state, x, fast: bool = False):
     y = []
     for n in range(len(x)):
         win = w[n:n + taps]
-        if q == "q15" and not fast and n < 4 * (len(x) // 4):
+        if q == "q7":
+            y.append(ssat(wrap(sum(c * v for c, v in zip(coeffs, win)), 32) >> 7, 8))
+        elif q == "q15" and not fast and n < 4 * (len(x) // 4):
             acc = sum(wrap(coeffs[i] * win[i] + coeffs[i + 1] * win[i + 1], 32) for i in range(0, taps, 2))
             y.append(ssat(acc >> 15, 16))
         elif q == "q15":
@@ -481,6 +484,21 @@ def vlog_q31(x: int) -> int:
             v >>= 1
         inc >>= 1
     return wrap((wrap(y - (c << 26), 32) * 0x58B90BFB) >> 31, 32)
+
+
+def vlog_q15(x: int) -> int:
+    """arm_vlog_q15 of one value (read as unsigned): ln in q4.11, log2 bit by bit by 15 squarings."""
+    src = x & 0xFFFF
+    c = 16 - src.bit_length()
+    v = src >> 1 if c == 0 else (src << (c - 1)) & 0xFFFF
+    y, inc = 0, 1 << 10
+    for _ in range(15):
+        v = ((v * v) >> 14) & 0xFFFF
+        if v >= 1 << 15:
+            y += inc
+            v >>= 1
+        inc >>= 1
+    return wrap((wrap(y - (c << 11), 16) * 0x58B9) >> 15, 16)
 
 
 def mfcc(q: str, x, window, filter_pos, filter_lengths, filter_coefs, dct, nb_dct):

@@ -18,6 +18,7 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
     tests/golden/cmsisdsp_mfcc.npz     arm_mfcc q15 q31 and its pieces: arm_cmplx_mag, arm_divide, arm_vlog_q31,
                                        arm_absmax, arm_mat_vec_mult, arm_offset_q31
     tests/golden/cmsisdsp_multirate.npz arm_fir_decimate(_fast) q15 q31, arm_fir_interpolate q15 q31, block by block
+    tests/golden/cmsisdsp_misc.npz     arm_fir_q7 (block by block), arm_vlog_q15 (every int16 input)
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -471,9 +472,34 @@ def multirate(store):
                     store[f"{key}/y"] = np.stack([np.asarray(fn(S, xb), QTYPE[q]) for xb in x])
 
 
+def misc(store):
+    """``arm_fir_q7/<case>/coeffs``, ``x`` (blocks, block), ``y``; ``arm_vlog_q15/sha256`` of the outputs over
+    every int16 input in order, ``sample_x`` and ``sample_out`` (every 61st)."""
+    sig = signals("q7", 160)
+    for taps in (1, 3, 4, 16, 33):
+        coefs = {"lowpass": np.clip(np.round(lowpass_q15(taps) * 128 * 0.99), -128, 127),
+                 "random": RNG.integers(-128, 128, taps), "min": np.full(taps, -128)}
+        for cname, c in coefs.items():
+            c = np.asarray(c, np.int8)
+            for kind in ("random", "chirp", "speech", "min", "alternating") if cname == "lowpass" \
+                    else ("random", "min", "max"):
+                block = (5, 32, 16)[(taps + len(kind)) % 3]
+                x = sig[kind][:(len(sig[kind]) // block) * block].reshape(-1, block)
+                S = dsp.arm_fir_instance_q7()
+                dsp.arm_fir_init_q7(S, taps, c, np.zeros(taps + block - 1, np.int8))
+                key = f"arm_fir_q7/t{taps}_{cname}_{kind}"
+                store[f"{key}/coeffs"], store[f"{key}/x"] = c, x
+                store[f"{key}/y"] = np.stack([np.asarray(dsp.arm_fir_q7(S, xb), np.int8) for xb in x])
+    every = np.arange(-32768, 32768).astype(np.int16)
+    out = np.asarray(dsp.arm_vlog_q15(every), np.int16)
+    store["arm_vlog_q15/sha256"] = np.frombuffer(hashlib.sha256(out.tobytes()).digest(), np.uint8)
+    store["arm_vlog_q15/sample_x"] = every[::61]
+    store["arm_vlog_q15/sample_out"] = out[::61]
+
+
 def main():
     meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
-    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath), ("mfcc", mfccs), ("multirate", multirate)):
+    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath), ("mfcc", mfccs), ("multirate", multirate), ("misc", misc)):
         store = {}
         fill(store)
         meta[name] = len({k.rsplit("/", 1)[0] for k in store})
