@@ -47,7 +47,7 @@ from dspsim.frontend import (
     wide_dynamic_function,
 )
 from dspsim.frontend.libm import log1pf_fdlibm
-from shared_models import pymicro_wakeword_model
+from shared_models import fresh_model, pymicro_wakeword_model
 
 Z = np.load(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "golden", "microfrontend.npz"))
 META = json.loads(str(Z["meta"]))
@@ -350,6 +350,25 @@ def test_pcm_to_output_matches_pymicro_wakeword_under_litert_optimized(name):
     for kind in SPEECH:
         r = run_wake_word(model, microfrontend(Z[f"{kind}/pcm"]))
         got, want = r["outputs"].reshape(-1, 1), Z[f"{kind}/{name}/litert_out"]
+        assert np.array_equal(got, want), f"{kind}: {int(np.sum(got != want))} of {len(want)} steps differ"
+
+
+@pytest.mark.parametrize("name", sorted(META["fresh_models"]))
+def test_pcm_to_output_of_the_deployed_microwakeword_models_matches_tflite_micro(name):
+    """The nine mww_* models of ../shared/models/fresh (v1: stride 1, v2: stride 3), fed as pymicro-wakeword
+    feeds its own, against the tflite-micro wheel (skipped on a clean clone)."""
+    import dspsim
+
+    path = fresh_model(f"{name}.tflite")
+    if path is None:
+        pytest.skip("../shared/models/fresh is not beside the checkout")
+    with open(path, "rb") as f:
+        assert hashlib.sha256(f.read()).hexdigest() == META["fresh_models"][name], "another model file"
+    model = dspsim.load_model(path, engine="tflm")
+    for kind in SPEECH:
+        r = run_wake_word(model, microfrontend(Z[f"{kind}/pcm"]))
+        assert np.array_equal(r["inputs"], Z[f"{kind}/{name}/in"]), kind
+        got, want = r["outputs"].reshape(-1, 1), Z[f"{kind}/{name}/tflm_out"]
         assert np.array_equal(got, want), f"{kind}: {int(np.sum(got != want))} of {len(want)} steps differ"
 
 

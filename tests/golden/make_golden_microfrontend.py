@@ -11,11 +11,13 @@ exact multiples of 0.0390625 and are kept as the frontend's uint16 values.
 On the speech streams, each of pymicro-wakeword's four models then runs as the package runs it (stride = the
 input's time dimension, ``np.round(features / input_scale + zero_point).astype(int8)``), through the package's
 own LiteRT C library (``<model>/litert_out``) and through the tflite-micro wheel's interpreter on the same int8
-input (``<model>/tflm_out``), one fresh interpreter per stream.
+input (``<model>/tflm_out``), one fresh interpreter per stream; so do the nine deployed microWakeWord models of
+../shared/models/fresh (``mww_*``, v1 with stride 1, v2 with stride 3), through the tflite-micro wheel only.
 
     tests/golden/microfrontend.npz: <kind>/pcm int16, <kind>/features (frames, 40) uint16,
     <kind>/<model>/in (steps, 1, stride, 40) int8, <kind>/<model>/litert_out, <kind>/<model>/tflm_out (steps, 1)
-    uint8, meta (0-d JSON: versions, kinds, models with sha256)
+    uint8 (the mww_* models: in and tflm_out), meta (0-d JSON: versions, kinds, models and fresh_models with
+    sha256)
 
     /tmp/interp/bin/python tests/golden/make_golden_microfrontend.py   # pymicro-features 2.0.2,
                                                                         # pymicro-wakeword 2.5.0, tflite-micro
@@ -39,6 +41,10 @@ SCALE = 0.0390625
 PHRASES = {"okay_nabu": "okay nabu", "hey_jarvis": "hey jarvis, turn on the lights",
            "alexa": "alexa, what time is it"}
 MODELS = ("okay_nabu", "alexa", "hey_jarvis", "hey_mycroft")
+FRESH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "models", "fresh")
+FRESH_MODELS = ("mww_v1_alexa", "mww_v1_hey_jarvis", "mww_v1_okay_nabu", "mww_v2_okay_nabu", "mww_v2_vad",
+                "mww_v2x_choo_choo_homie", "mww_v2x_hey_home_assistant", "mww_v2x_hey_peppa_pig",
+                "mww_v2x_okay_computer")
 
 
 def speech(text):
@@ -112,8 +118,33 @@ def run_model(name, feats):
             np.array(touts, np.uint8).reshape(-1, 1), digest)
 
 
+def run_fresh_model(path, feats):
+    """(int8 inputs, TFLM uint8 outputs, sha256) of a deployed microWakeWord model streaming ``feats`` through the
+    tflite-micro wheel, fed as pymicro-wakeword feeds its own models (stride = input time dimension, same
+    quantization with the float32 input scale as a Python float)."""
+    from tflite_micro.python.tflite_micro import runtime
+
+    it = runtime.Interpreter.from_file(path, arena_size=1 << 22)
+    d = it.get_input_details(0)
+    shape, dtype = tuple(int(v) for v in d["shape"]), d["dtype"]
+    scale = float(d["quantization_parameters"]["scales"][0])
+    zero_point = int(d["quantization_parameters"]["zero_points"][0])
+    stride = shape[1]
+    windows = [np.asarray(f.astype(np.float32) * np.float32(SCALE), np.float64).reshape(1, 1, -1) for f in feats]
+    ins, outs = [], []
+    for k in range(0, len(windows) - stride + 1, stride):
+        q = np.round(np.concatenate(windows[k:k + stride], axis=1) / scale + zero_point).astype(dtype)
+        it.set_input(q.reshape(shape), 0)
+        it.invoke()
+        ins.append(q.reshape(shape).copy())
+        outs.append(np.asarray(it.get_output(0)).reshape(1).astype(np.uint8))
+    with open(path, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    return np.array(ins, dtype).reshape((-1,) + shape), np.array(outs, np.uint8).reshape(-1, 1), digest
+
+
 def main():
-    arrays, models, counts = {}, {}, {}
+    arrays, models, counts, fresh = {}, {}, {}, {}
     for kind, pcm in kinds().items():
         feats = features(pcm)
         arrays[f"{kind}/pcm"], arrays[f"{kind}/features"] = pcm, feats
@@ -123,9 +154,14 @@ def main():
                 x, y, ty, models[name] = run_model(name, feats)
                 arrays[f"{kind}/{name}/in"], arrays[f"{kind}/{name}/litert_out"] = x, y
                 arrays[f"{kind}/{name}/tflm_out"] = ty
+            for name in FRESH_MODELS:
+                path = os.path.join(FRESH, f"{name}.tflite")
+                if os.path.isfile(path):
+                    arrays[f"{kind}/{name}/in"], arrays[f"{kind}/{name}/tflm_out"], fresh[name] = \
+                        run_fresh_model(path, feats)
     espeak = subprocess.run(["espeak-ng", "--version"], capture_output=True, text=True).stdout.strip()
     meta = {"versions": {p: version(p) for p in ("pymicro-features", "pymicro-wakeword", "tflite-micro", "numpy")},
-            "espeak-ng": espeak, "phrases": PHRASES, "kinds": counts, "models": models,
+            "espeak-ng": espeak, "phrases": PHRASES, "kinds": counts, "models": models, "fresh_models": fresh,
             "feature_scale": SCALE}
     np.savez_compressed(OUT, meta=np.array(json.dumps(meta)), **arrays)
     print("wrote", OUT, os.path.getsize(OUT), "bytes")
