@@ -3,7 +3,8 @@ the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, nega
 q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast, arm_fir_decimate(_fast), arm_fir_interpolate; q15 q31; arm_fir_q7), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
 q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length), :mod:`.matrix` (arm_mat_mult q7 q15 q31, _fast q15 q31,
 _opt q31; arm_mat_vec_mult q15 q31), :mod:`.fastmath` (arm_sin, arm_cos, arm_sqrt, arm_divide; q15 q31;
-arm_vlog_q15 / q31), :mod:`.complex_math` (arm_cmplx_mag), :mod:`.statistics` (arm_absmax), :mod:`.mfcc` (arm_mfcc q15
+arm_vlog_q15 / q31), :mod:`.complex_math` (arm_cmplx_mag(_fast), _mag_squared,
+_mult_cmplx), :mod:`.statistics` (arm_absmax), :mod:`.mfcc` (arm_mfcc q15
 q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
 oracle is :mod:`dspsim.oracle.dsp`.
 """
@@ -24,7 +25,10 @@ from .biquad import (  # noqa: F401
     arm_biquad_cascade_df1_init_q15, arm_biquad_cascade_df1_init_q31,
     arm_biquad_cascade_df1_q15, arm_biquad_cascade_df1_q31,
 )
-from .complex_math import arm_cmplx_mag_q15, arm_cmplx_mag_q31  # noqa: F401
+from .complex_math import (  # noqa: F401
+    arm_cmplx_mag_fast_q15, arm_cmplx_mag_q15, arm_cmplx_mag_q31, arm_cmplx_mag_squared_q15, arm_cmplx_mag_squared_q31,
+    arm_cmplx_mult_cmplx_q15, arm_cmplx_mult_cmplx_q31,
+)
 from .fastmath import (  # noqa: F401
     arm_cos_q15, arm_cos_q31, arm_divide_q15, arm_divide_q31, arm_sin_q15, arm_sin_q31, arm_sqrt_q15, arm_sqrt_q31,
     arm_vlog_q15, arm_vlog_q31,
@@ -88,10 +92,13 @@ def warmup() -> None:
         for name in ("sin", "cos", "sqrt"):
             getattr(fastmath, f"arm_{name}_{q}")(a)
         getattr(complex_math, f"arm_cmplx_mag_{q}")(a)
+        getattr(complex_math, f"arm_cmplx_mag_squared_{q}")(a)
+        getattr(complex_math, f"arm_cmplx_mult_cmplx_{q}")(a, a)
         getattr(matrix, f"arm_mat_vec_mult_{q}")(a.reshape(2, 2), a[:2])
         S = getattr(mfcc, f"arm_mfcc_init_{q}")(32, 1, 1, np.ones(1, t), [0], [2], np.ones(2, t), np.ones(32, t))
         getattr(mfcc, f"arm_mfcc_{q}")(S, np.arange(32, dtype=t))
     fastmath.arm_vlog_q31(np.arange(4, dtype=np.int32))
     fastmath.arm_vlog_q15(np.arange(4, dtype=np.int16))
+    complex_math.arm_cmplx_mag_fast_q15(np.arange(4, dtype=np.int16))
     fir.arm_fir_q7(fir.arm_fir_init_q7(np.ones(3, np.int8)), np.arange(4, dtype=np.int8))
     basic.arm_offset_q31(np.arange(4, dtype=np.int32), 1)

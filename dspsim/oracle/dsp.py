@@ -560,3 +560,23 @@ def fir_interpolate(q: str, coeffs, l_factor: int, state, x):
             acc = sum(coeffs[l_factor - 1 - j + k * l_factor] * w[n + k] for k in range(phase))
             y.append(_fir_out(q, acc, False))
     return y, w[len(w) - (phase - 1):] if phase > 1 else []
+
+
+def cmplx_mag_squared(q: str, x):
+    """arm_cmplx_mag_squared_<q>: q15 (re^2 + im^2) >> 17; q31 (re^2 >> 33) + (im^2 >> 33)."""
+    return [(re * re + im * im) >> 17 if q == "q15" else ((re * re) >> 33) + ((im * im) >> 33)
+            for re, im in zip(x[0::2], x[1::2])]
+
+
+def cmplx_mult_cmplx(q: str, x, y):
+    """arm_cmplx_mult_cmplx_<q>: each product >> 17 (q15) / >> 33 (q31), then the sum or difference."""
+    sh = 17 if q == "q15" else 33
+    out = []
+    for a, b, c, d in zip(x[0::2], x[1::2], y[0::2], y[1::2]):
+        out += [((a * c) >> sh) - ((b * d) >> sh), ((a * d) >> sh) + ((b * c) >> sh)]
+    return out
+
+
+def cmplx_mag_fast_q15(x):
+    """arm_cmplx_mag_fast_q15: arm_sqrt_q15 of (re^2 + im^2) >> 17."""
+    return [sqrt("q15", v)[1] for v in cmplx_mag_squared("q15", x)]

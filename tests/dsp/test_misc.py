@@ -53,3 +53,39 @@ def test_bad_input_refused():
         dsp.arm_fir_init_q7(np.ones(3, np.int16))
     with pytest.raises(TypeError, match="arm_vlog_q15.*int16"):
         dsp.arm_vlog_q15(np.ones(3, np.int32))
+
+
+@pytest.mark.parametrize("q", ("q15", "q31"))
+def test_complex_golden(q):
+    g = golden("misc")
+    a, b = g[f"cmplx_{q}/a"], g[f"cmplx_{q}/b"]
+    np.testing.assert_array_equal(getattr(dsp, f"arm_cmplx_mag_squared_{q}")(a), g[f"cmplx_{q}/arm_cmplx_mag_squared"])
+    np.testing.assert_array_equal(getattr(dsp, f"arm_cmplx_mult_cmplx_{q}")(a, b), g[f"cmplx_{q}/arm_cmplx_mult_cmplx"])
+    assert oracle.cmplx_mag_squared(q, ints(a)) == ints(g[f"cmplx_{q}/arm_cmplx_mag_squared"])
+    assert oracle.cmplx_mult_cmplx(q, ints(a), ints(b)) == ints(g[f"cmplx_{q}/arm_cmplx_mult_cmplx"])
+    if q == "q15":
+        np.testing.assert_array_equal(dsp.arm_cmplx_mag_fast_q15(a), g["cmplx_q15/arm_cmplx_mag_fast"])
+        assert oracle.cmplx_mag_fast_q15(ints(a)) == ints(g["cmplx_q15/arm_cmplx_mag_fast"])
+
+
+@pytest.mark.parametrize("q, dtype", (("q15", np.int16), ("q31", np.int32)))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_complex_oracle(q, dtype, data):
+    info = np.iinfo(dtype)
+    vals = st.one_of(st.integers(int(info.min), int(info.max)), st.sampled_from([int(info.min), -1, 0, 1, int(info.max)]))
+    n = data.draw(st.integers(0, 8))
+    a = data.draw(st.lists(vals, min_size=2 * n, max_size=2 * n))
+    b = data.draw(st.lists(vals, min_size=2 * n, max_size=2 * n))
+    assert ints(getattr(dsp, f"arm_cmplx_mag_squared_{q}")(np.array(a, dtype))) == oracle.cmplx_mag_squared(q, a)
+    assert ints(getattr(dsp, f"arm_cmplx_mult_cmplx_{q}")(np.array(a, dtype), np.array(b, dtype))) == \
+        oracle.cmplx_mult_cmplx(q, a, b)
+    if q == "q15":
+        assert ints(dsp.arm_cmplx_mag_fast_q15(np.array(a, dtype))) == oracle.cmplx_mag_fast_q15(a)
+
+
+def test_complex_bad_input():
+    with pytest.raises(ValueError, match="arm_cmplx_mult_cmplx_q31.*same shape"):
+        dsp.arm_cmplx_mult_cmplx_q31(np.zeros(4, np.int32), np.zeros(6, np.int32))
+    with pytest.raises(ValueError, match="arm_cmplx_mag_squared_q15.*even"):
+        dsp.arm_cmplx_mag_squared_q15(np.zeros(5, np.int16))

@@ -18,7 +18,8 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
     tests/golden/cmsisdsp_mfcc.npz     arm_mfcc q15 q31 and its pieces: arm_cmplx_mag, arm_divide, arm_vlog_q31,
                                        arm_absmax, arm_mat_vec_mult, arm_offset_q31
     tests/golden/cmsisdsp_multirate.npz arm_fir_decimate(_fast) q15 q31, arm_fir_interpolate q15 q31, block by block
-    tests/golden/cmsisdsp_misc.npz     arm_fir_q7 (block by block), arm_vlog_q15 (every int16 input)
+    tests/golden/cmsisdsp_misc.npz     arm_fir_q7 (block by block), arm_vlog_q15 (every int16 input),
+                                       arm_cmplx_mag_squared q15 q31, arm_cmplx_mult_cmplx q15 q31, arm_cmplx_mag_fast_q15
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -474,7 +475,8 @@ def multirate(store):
 
 def misc(store):
     """``arm_fir_q7/<case>/coeffs``, ``x`` (blocks, block), ``y``; ``arm_vlog_q15/sha256`` of the outputs over
-    every int16 input in order, ``sample_x`` and ``sample_out`` (every 61st)."""
+    every int16 input in order, ``sample_x`` and ``sample_out`` (every 61st); ``cmplx_<q>/a``, ``b`` (pairs) with
+    ``arm_cmplx_mag_squared`` (of a), ``arm_cmplx_mult_cmplx`` (a b), ``arm_cmplx_mag_fast`` (q15, of a)."""
     sig = signals("q7", 160)
     for taps in (1, 3, 4, 16, 33):
         coefs = {"lowpass": np.clip(np.round(lowpass_q15(taps) * 128 * 0.99), -128, 127),
@@ -495,6 +497,17 @@ def misc(store):
     store["arm_vlog_q15/sha256"] = np.frombuffer(hashlib.sha256(out.tobytes()).digest(), np.uint8)
     store["arm_vlog_q15/sample_x"] = every[::61]
     store["arm_vlog_q15/sample_out"] = out[::61]
+    for q in ("q15", "q31"):
+        e, f = edges(q)
+        sig = signals(q, 200)
+        a = np.concatenate([np.stack([e, f], 1).ravel(), sig["random"], sig["chirp"], sig["min"][:8]]).astype(QTYPE[q])
+        b = np.concatenate([np.stack([f, e], 1).ravel(), sig["noise"], sig["speech"], sig["min"][:8]]).astype(QTYPE[q])
+        store[f"cmplx_{q}/a"], store[f"cmplx_{q}/b"] = a, b
+        store[f"cmplx_{q}/arm_cmplx_mag_squared"] = np.asarray(getattr(dsp, f"arm_cmplx_mag_squared_{q}")(a), QTYPE[q])
+        store[f"cmplx_{q}/arm_cmplx_mult_cmplx"] = np.asarray(getattr(dsp, f"arm_cmplx_mult_cmplx_{q}")(a, b),
+                                                              QTYPE[q])
+        if q == "q15":
+            store["cmplx_q15/arm_cmplx_mag_fast"] = np.asarray(dsp.arm_cmplx_mag_fast_q15(a), np.int16)
 
 
 def main():
