@@ -111,6 +111,17 @@ TFLM_CMSIS_NN_M55 = TFLM_CMSIS_NN.derive(
                          "and its int8-state SVDF adds input_zp * state_zp * input_size to every feature sum",
     defects=TFLM_CMSIS_NN.defects | {Defect.CMSIS_NN_SVDF_MVE_KERNEL_SUMS})
 
+# the highest versions LiteRT 2.3.0's resolvers register for the builtins of issue 27 part 3 (measured:
+# tests/golden/ops/builtins2.npz b2_version_*; BUILTIN_REF's, register_ref.cc; the default and no-delegate resolvers
+# register ABS up to 5 and ARG_MIN up to 3)
+_LITERT_MAX_VERSIONS = {
+    "EQUAL": 5, "NOT_EQUAL": 4, "LESS": 3, "LESS_EQUAL": 2, "GREATER": 2, "GREATER_EQUAL": 3, "LOGICAL_AND": 1,
+    "LOGICAL_OR": 1, "LOGICAL_NOT": 1, "SELECT": 4, "SELECT_V2": 2, "REVERSE_V2": 4, "FILL": 5, "ZEROS_LIKE": 1,
+    "SPACE_TO_BATCH_ND": 4, "BATCH_TO_SPACE_ND": 4, "BROADCAST_TO": 4, "GATHER_ND": 6, "EMBEDDING_LOOKUP": 5,
+    "DYNAMIC_UPDATE_SLICE": 6, "ARG_MIN": 2, "REDUCE_MIN": 3, "REDUCE_PROD": 2, "ABS": 3, "NEG": 1, "FLOOR_DIV": 3,
+    "FLOOR_MOD": 2, "DIV": 2, "ADD_N": 1, "CUMSUM": 1, "LOG": 2, "SQRT": 2}
+_LITERT_BUILTIN_MAX_VERSIONS = {**_LITERT_MAX_VERSIONS, "ABS": 5, "ARG_MIN": 3}
+
 _LITERT_TFLITE = dict(
     types={"RESIZE_BILINEAR": (_I8, _U8, _I16)},
     # depthwise_conv.cc EvalQuantizedPerChannel16x8 reads INT4 weights unpacked: out of bounds, undefined
@@ -125,7 +136,8 @@ LITERT = EngineProfile(
         # the highest version LiteRT's BUILTIN_REF resolver registers (tflite/kernels/register_ref.cc)
         max_versions={"STRIDED_SLICE": 4, "SLICE": 8, "SPLIT": 5, "SPLIT_V": 3, "TRANSPOSE": 8, "GATHER": 8,
                       "PACK": 5, "UNPACK": 6, "MIRROR_PAD": 3, "SPACE_TO_DEPTH": 2, "DEPTH_TO_SPACE": 1,
-                      "RESIZE_BILINEAR": 4, "RESIZE_NEAREST_NEIGHBOR": 4, "REDUCE_MAX": 3, "ARG_MAX": 2},
+                      "RESIZE_BILINEAR": 4, "RESIZE_NEAREST_NEIGHBOR": 4, "REDUCE_MAX": 3, "ARG_MAX": 2,
+                      **_LITERT_MAX_VERSIONS},
         **_LITERT_TFLITE),
     defects=frozenset({Defect.LITERT_SUM_INT8_AS_UINT8}))
 
@@ -146,7 +158,7 @@ LITERT_OPTIMIZED = EngineProfile(
         kernels={op: Kernel.LITERT_OPTIMIZED for op in ("ADD", "SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR",
                                                          "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU",
                                                          "ELU", "MEAN", "SUM", "RESIZE_BILINEAR", "MUL")},
-        **_LITERT_TFLITE))
+        max_versions=_LITERT_BUILTIN_MAX_VERSIONS, **_LITERT_TFLITE))
 
 _XNNPACK_MAC = _mac(_FLOAT32, _FLOAT32, _FLOAT32, _FLOAT32, fc_16x8=_LITERT_FC)
 # the delegate leaves INT4-weight CONV_2D / DEPTHWISE_CONV_2D to LiteRT's optimized kernels (tests/golden/ops/int4.npz)
@@ -162,7 +174,7 @@ XNNPACK = EngineProfile(
                                                   "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR", "REDUCE_MIN",
                                                   "DIV", "SQRT")},
                  **{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR")}},
-        **_LITERT_TFLITE))
+        max_versions=_LITERT_BUILTIN_MAX_VERSIONS, **_LITERT_TFLITE))
 
 # --------------------------------------------------------------------------------------------
 # ONNX engines

@@ -17,7 +17,8 @@ own subprocess (refusals and crashes recorded). Cases:
 * edge cases: DIV of every int8 / uint8 code by every divisor code, with a fused RELU; comparisons without
   broadcast and at rank 5; CUMSUM whose int32 sum wraps, ADD_N of 8 saturating inputs, REDUCE_PROD with zero point
   -128, ARG_MIN on bool, SQRT below the zero point, LOG of inputs <= 0; float32 DIV and SQRT (special values);
-  CONCATENATION of int32, int64, bool tensors (MoveNet's int32 concatenation).
+  CONCATENATION of int32, int64, bool tensors (MoveNet's int32 concatenation);
+* each operator once more at one version above LiteRT BUILTIN_REF's highest (``REF_MAX_VERSIONS``).
 
 Every model runs on ``RUNS`` input sets: make_golden_ops's (run 0 a sweep holding every int8 code, runs 1-2
 uniform, run 3 the extremes), bool inputs random bits, index inputs chosen per case (in range; clamped starts
@@ -386,6 +387,35 @@ def edge_cases():
     return out
 
 
+# the highest version LiteRT 2.3.0's BUILTIN_REF resolver registers (measured by loading these models at every version;
+# tflite/kernels/register_ref.cc); the default and no-delegate resolvers register the same but ABS 5, ARG_MIN 3
+REF_MAX_VERSIONS = {
+    "EQUAL": 5, "NOT_EQUAL": 4, "LESS": 3, "LESS_EQUAL": 2, "GREATER": 2, "GREATER_EQUAL": 3, "LOGICAL_AND": 1,
+    "LOGICAL_OR": 1, "LOGICAL_NOT": 1, "SELECT": 4, "SELECT_V2": 2, "REVERSE_V2": 4, "FILL": 5, "ZEROS_LIKE": 1,
+    "SPACE_TO_BATCH_ND": 4, "BATCH_TO_SPACE_ND": 4, "BROADCAST_TO": 4, "GATHER_ND": 6, "EMBEDDING_LOOKUP": 5,
+    "DYNAMIC_UPDATE_SLICE": 6, "ARG_MIN": 2, "REDUCE_MIN": 3, "REDUCE_PROD": 2, "ABS": 3, "NEG": 1, "FLOOR_DIV": 3,
+    "FLOOR_MOD": 2, "DIV": 2, "ADD_N": 1, "CUMSUM": 1, "LOG": 2, "SQRT": 2}
+
+
+def version_cases(cases):
+    """For each operator, its first case at one version above BUILTIN_REF's highest (LiteRT refuses what its resolver
+    does not register; tflite-micro reads no version)."""
+    from _tflite_edit import load, op_names, save  # noqa: PLC0415
+    out, seen = [], set()
+    for c in cases:
+        m = load(c.model)
+        name = op_names(m)[0]
+        if name in seen or name not in REF_MAX_VERSIONS or any(k in c.name for k in ("float32", "undefined")):
+            continue
+        if c.params.get("undefined"):
+            continue
+        seen.add(name)
+        m.operatorCodes[0].version = REF_MAX_VERSIONS[name] + 1
+        out.append(G.Case(FAMILY, f"b2_version_{name.lower()}", save(m), f"{name} at version "
+                          f"{REF_MAX_VERSIONS[name] + 1}, beyond LiteRT BUILTIN_REF's", **c.params))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------
 # inputs
 # ----------------------------------------------------------------------------------------------
@@ -439,6 +469,7 @@ CASES: list = []
 def main():
     CASES.extend(comparison_cases() + select_cases() + movement_cases() + reduce_cases() + arithmetic_cases()
                  + edge_cases())
+    CASES.extend(version_cases(CASES))
     if len(sys.argv) > 1:  # a subset by name prefix, for a look (writes nothing)
         CASES[:] = [c for c in CASES if c.name.startswith(tuple(sys.argv[1:]))]
     G.make_inputs = make_inputs  # record_case looks the name up at call time
