@@ -1,57 +1,129 @@
 """Arm CMSIS-DSP's fixed-point kernels, bit for bit with the library's C code (``cmsisdsp`` 1.10.3 on the host:
-the generic C paths), one module per family: :mod:`.basic` (add, sub, mult, negate, abs, scale, shift, dot_prod;
-q7 q15 q31), :mod:`.fir` (arm_fir, arm_fir_fast, arm_fir_decimate(_fast), arm_fir_interpolate; q15 q31; arm_fir_q7), :mod:`.biquad` (arm_biquad_cascade_df1, _fast; q15
-q31), :mod:`.fft` (arm_cfft, arm_rfft; q15 q31, every length), :mod:`.matrix` (arm_mat_mult q7 q15 q31, _fast q15 q31,
-_opt q31; arm_mat_vec_mult q15 q31), :mod:`.fastmath` (arm_sin, arm_cos, arm_sqrt, arm_divide; q15 q31;
-arm_vlog_q15 / q31), :mod:`.complex_math` (arm_cmplx_mag(_fast), _mag_squared,
-_mult_cmplx), :mod:`.statistics` (arm_absmax), :mod:`.mfcc` (arm_mfcc q15
-q31). The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The
-oracle is :mod:`dspsim.oracle.dsp`.
+the generic C paths), one module per family:
+
+* :mod:`.basic`: add, sub, mult, negate, abs, scale, shift, dot_prod (q7 q15 q31), offset (q31);
+* :mod:`.fir`: arm_fir, arm_fir_fast, arm_fir_decimate(_fast), arm_fir_interpolate (q15 q31), arm_fir_q7;
+* :mod:`.biquad`: arm_biquad_cascade_df1, _fast (q15 q31);
+* :mod:`.fft`: arm_cfft, arm_rfft (q15 q31, every length);
+* :mod:`.matrix`: arm_mat_mult (q7 q15 q31), _fast (q15 q31), _opt (q31), arm_mat_vec_mult (q15 q31);
+* :mod:`.fastmath`: arm_sin, arm_cos, arm_sqrt, arm_divide (q15 q31), arm_vlog (q15 q31);
+* :mod:`.complex_math`: arm_cmplx_mag(_fast), _mag_squared, _mult_cmplx; :mod:`.statistics`: arm_absmax;
+* :mod:`.mfcc`: arm_mfcc (q15 q31).
+
+The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The oracle is
+:mod:`dspsim.oracle.dsp`.
 """
 from .basic import (  # noqa: F401
-    arm_abs_q7, arm_abs_q15, arm_abs_q31,
-    arm_add_q7, arm_add_q15, arm_add_q31,
-    arm_dot_prod_q7, arm_dot_prod_q15, arm_dot_prod_q31,
-    arm_mult_q7, arm_mult_q15, arm_mult_q31,
-    arm_negate_q7, arm_negate_q15, arm_negate_q31,
-    arm_scale_q7, arm_scale_q15, arm_scale_q31,
-    arm_shift_q7, arm_shift_q15, arm_shift_q31,
+    arm_abs_q7,
+    arm_abs_q15,
+    arm_abs_q31,
+    arm_add_q7,
+    arm_add_q15,
+    arm_add_q31,
+    arm_dot_prod_q7,
+    arm_dot_prod_q15,
+    arm_dot_prod_q31,
+    arm_mult_q7,
+    arm_mult_q15,
+    arm_mult_q31,
+    arm_negate_q7,
+    arm_negate_q15,
+    arm_negate_q31,
     arm_offset_q31,
-    arm_sub_q7, arm_sub_q15, arm_sub_q31,
+    arm_scale_q7,
+    arm_scale_q15,
+    arm_scale_q31,
+    arm_shift_q7,
+    arm_shift_q15,
+    arm_shift_q31,
+    arm_sub_q7,
+    arm_sub_q15,
+    arm_sub_q31,
 )
 from .biquad import (  # noqa: F401
     BiquadDf1Instance,
-    arm_biquad_cascade_df1_fast_q15, arm_biquad_cascade_df1_fast_q31,
-    arm_biquad_cascade_df1_init_q15, arm_biquad_cascade_df1_init_q31,
-    arm_biquad_cascade_df1_q15, arm_biquad_cascade_df1_q31,
+    arm_biquad_cascade_df1_fast_q15,
+    arm_biquad_cascade_df1_fast_q31,
+    arm_biquad_cascade_df1_init_q15,
+    arm_biquad_cascade_df1_init_q31,
+    arm_biquad_cascade_df1_q15,
+    arm_biquad_cascade_df1_q31,
 )
 from .complex_math import (  # noqa: F401
-    arm_cmplx_mag_fast_q15, arm_cmplx_mag_q15, arm_cmplx_mag_q31, arm_cmplx_mag_squared_q15, arm_cmplx_mag_squared_q31,
-    arm_cmplx_mult_cmplx_q15, arm_cmplx_mult_cmplx_q31,
+    arm_cmplx_mag_fast_q15,
+    arm_cmplx_mag_q15,
+    arm_cmplx_mag_q31,
+    arm_cmplx_mag_squared_q15,
+    arm_cmplx_mag_squared_q31,
+    arm_cmplx_mult_cmplx_q15,
+    arm_cmplx_mult_cmplx_q31,
 )
 from .fastmath import (  # noqa: F401
-    arm_cos_q15, arm_cos_q31, arm_divide_q15, arm_divide_q31, arm_sin_q15, arm_sin_q31, arm_sqrt_q15, arm_sqrt_q31,
-    arm_vlog_q15, arm_vlog_q31,
+    arm_cos_q15,
+    arm_cos_q31,
+    arm_divide_q15,
+    arm_divide_q31,
+    arm_sin_q15,
+    arm_sin_q31,
+    arm_sqrt_q15,
+    arm_sqrt_q31,
+    arm_vlog_q15,
+    arm_vlog_q31,
 )
 from .fft import (  # noqa: F401
-    CfftInstance, RfftInstance,
-    arm_cfft_init_q15, arm_cfft_init_q31, arm_cfft_q15, arm_cfft_q31,
-    arm_rfft_init_q15, arm_rfft_init_q31, arm_rfft_q15, arm_rfft_q31,
+    CfftInstance,
+    RfftInstance,
+    arm_cfft_init_q15,
+    arm_cfft_init_q31,
+    arm_cfft_q15,
+    arm_cfft_q31,
+    arm_rfft_init_q15,
+    arm_rfft_init_q31,
+    arm_rfft_q15,
+    arm_rfft_q31,
 )
 from .fir import (  # noqa: F401
-    FirDecimateInstance, FirInstance, FirInterpolateInstance,
-    arm_fir_decimate_fast_q15, arm_fir_decimate_fast_q31, arm_fir_decimate_init_q15, arm_fir_decimate_init_q31,
-    arm_fir_decimate_q15, arm_fir_decimate_q31,
-    arm_fir_fast_q15, arm_fir_fast_q31, arm_fir_init_q15, arm_fir_init_q31,
-    arm_fir_interpolate_init_q15, arm_fir_interpolate_init_q31, arm_fir_interpolate_q15, arm_fir_interpolate_q31,
-    arm_fir_init_q7, arm_fir_q7, arm_fir_q15, arm_fir_q31,
+    FirDecimateInstance,
+    FirInstance,
+    FirInterpolateInstance,
+    arm_fir_decimate_fast_q15,
+    arm_fir_decimate_fast_q31,
+    arm_fir_decimate_init_q15,
+    arm_fir_decimate_init_q31,
+    arm_fir_decimate_q15,
+    arm_fir_decimate_q31,
+    arm_fir_fast_q15,
+    arm_fir_fast_q31,
+    arm_fir_init_q7,
+    arm_fir_init_q15,
+    arm_fir_init_q31,
+    arm_fir_interpolate_init_q15,
+    arm_fir_interpolate_init_q31,
+    arm_fir_interpolate_q15,
+    arm_fir_interpolate_q31,
+    arm_fir_q7,
+    arm_fir_q15,
+    arm_fir_q31,
 )
 from .matrix import (  # noqa: F401
-    arm_mat_mult_fast_q15, arm_mat_mult_fast_q31, arm_mat_mult_opt_q31,
-    arm_mat_mult_q7, arm_mat_mult_q15, arm_mat_mult_q31, arm_mat_vec_mult_q15, arm_mat_vec_mult_q31,
+    arm_mat_mult_fast_q15,
+    arm_mat_mult_fast_q31,
+    arm_mat_mult_opt_q31,
+    arm_mat_mult_q7,
+    arm_mat_mult_q15,
+    arm_mat_mult_q31,
+    arm_mat_vec_mult_q15,
+    arm_mat_vec_mult_q31,
 )
-from .mfcc import MfccInstance, arm_mfcc_init_q15, arm_mfcc_init_q31, arm_mfcc_q15, arm_mfcc_q31  # noqa: F401
+from .mfcc import (  # noqa: F401
+    MfccInstance,
+    arm_mfcc_init_q15,
+    arm_mfcc_init_q31,
+    arm_mfcc_q15,
+    arm_mfcc_q31,
+)
 from .statistics import arm_absmax_q15, arm_absmax_q31  # noqa: F401
+
 
 def warmup() -> None:
     """Compile every kernel of dspsim.dsp on tiny inputs (numba caches them on disk)."""

@@ -27,7 +27,7 @@ from ._checks import QTYPES
 _TABLE_SIZE = 512
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sin_table(q: str) -> np.ndarray:
     """``sinTable_<q>``: sin(2 pi n / 512), n = 0..512, times 2^15 / 2^31, rounded half away from zero,
     saturated (PI = 3.14159265358979 as in the table's comment; math.pi gives the same entries)."""
@@ -43,7 +43,7 @@ def sin_table(q: str) -> np.ndarray:
     return t
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def sqrt_lut(q: str) -> np.ndarray:
     """``sqrt_initial_lut_<q>``: round(2^q / sqrt(i / 2^q) / 8) (at most 2^q - 1) for i from 2^(q-2) below
     2^q + 2^(q-2) in steps of 2^(q-4) (q15) / 2^(q-5) (q31)."""

@@ -60,7 +60,7 @@ def _sat(v: int, bits: int) -> int:
     return max(-hi - 1, min(hi, v))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cfft_twiddles(q: str, n: int) -> np.ndarray:
     """``twiddleCoef_<n>_<q>``: 3n/4 interleaved (cos, sin) pairs of ``i * 2 pi / n``; q15 ``floor(v * 2^15)``,
     q31 ``floor(v * 2^31 + 0.05)``, saturated (the shipped tables' rule; see the module docstring)."""
@@ -76,7 +76,7 @@ def cfft_twiddles(q: str, n: int) -> np.ndarray:
     return table
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def bit_reversal(n: int) -> np.ndarray:
     """The permutation armBitRevIndexTable_fixed_<n> performs: element k and element bitrev(k) (log2(n) bits)
     swap places."""
@@ -86,7 +86,7 @@ def bit_reversal(n: int) -> np.ndarray:
     return perm
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rfft_coefs(q: str) -> tuple:
     """``(realCoefA<q>, realCoefB<q>)``, n = 4096 pairs each, ``round(v * 2^(bits - 1))`` saturated."""
     bits = _BITS[q]

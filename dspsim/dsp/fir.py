@@ -187,7 +187,7 @@ class FirInterpolateInstance:
 
     q: str
     coeffs: np.ndarray
-    l: int  # noqa: E741 - CMSIS-DSP's name
+    l: int
     state: np.ndarray
 
     @property

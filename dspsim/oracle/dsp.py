@@ -255,7 +255,7 @@ def _radix4(q, x, n, tw, step, inverse):
                     sm = (w32(s[0] + sg * u[1]), w32(s[1] - sg * u[0]))
                     sp = (w32(s[0] - sg * u[1]), w32(s[1] + sg * u[0]))
 
-                    def out(v, w):
+                    def out(v, w, first=first):
                         re, im = _rot(q, v[0], v[1], *w, inverse)
                         return (wrap(re << 1, 32), wrap(im << 1, 32)) if first else \
                             (wrap(re, 32) >> 1, wrap(im, 32) >> 1)

@@ -10,7 +10,7 @@ GOLDEN = pathlib.Path(__file__).resolve().parents[1] / "golden"
 QTYPE = {"q7": np.int8, "q15": np.int16, "q31": np.int32}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def golden(name: str) -> dict:
     with np.load(GOLDEN / f"cmsisdsp_{name}.npz") as f:
         return {k: f[k] for k in f.files}

@@ -8,7 +8,7 @@ from _golden import QTYPE, golden, ints
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.dsp as dsp
+from dspsim import dsp
 from dspsim.dsp.basic import SCALE_SHIFTS, SHIFT_BITS
 from dspsim.oracle import dsp as oracle
 

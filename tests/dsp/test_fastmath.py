@@ -10,7 +10,7 @@ from _golden import golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.dsp as dsp
+from dspsim import dsp
 from dspsim.dsp.fastmath import sin_table
 from dspsim.oracle import dsp as oracle
 

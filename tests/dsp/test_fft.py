@@ -11,7 +11,7 @@ from _golden import QTYPE, golden, ints
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.dsp as dsp
+from dspsim import dsp
 from dspsim.dsp.fft import CFFT_LENGTHS, RFFT_LENGTHS, cfft_twiddles, rfft_coefs
 from dspsim.oracle import dsp as oracle
 

@@ -9,7 +9,7 @@ from _golden import QTYPE, cases, golden, ints
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.dsp as dsp
+from dspsim import dsp
 from dspsim.dsp.biquad import POST_SHIFTS
 from dspsim.oracle import dsp as oracle
 

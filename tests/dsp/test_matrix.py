@@ -8,7 +8,7 @@ from _golden import QTYPE, golden
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.dsp as dsp
+from dspsim import dsp
 from dspsim.oracle import dsp as oracle
 
 CASES = sorted({k.rsplit("/", 1)[0] for k in golden("matrix") if k.startswith("q")})

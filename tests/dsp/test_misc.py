@@ -10,7 +10,7 @@ from _golden import golden, ints
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.dsp as dsp
+from dspsim import dsp
 from dspsim.oracle import dsp as oracle
 
 FIR = sorted({k.rsplit("/", 1)[0] for k in golden("misc") if k.startswith("arm_fir_q7/")})

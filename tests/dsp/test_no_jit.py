@@ -14,6 +14,6 @@ def test_oracle_tests_pass_without_jit():
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-W", "ignore::RuntimeWarning",
          "-k", "oracle and not golden and not no_jit", str(HERE)],
-        env=env, capture_output=True, text=True, timeout=900, cwd=HERE.parents[1])
+        check=False, env=env, capture_output=True, text=True, timeout=900, cwd=HERE.parents[1])
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert " passed" in proc.stdout.splitlines()[-1]
