@@ -25,16 +25,23 @@ def _sround(x):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _fixdiv(x, k):
-    return _sround(x * (32767 // k))
+def _fixdiv2(x):
+    """``C_FIXDIV(x, 2)``: ``sround(x * (32767 / 2))``."""
+    return _sround(x * 16383)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fixdiv4(x):
+    """``C_FIXDIV(x, 4)``: ``sround(x * (32767 / 4))``."""
+    return _sround(x * 8191)
 
 
 @njit(cache=True, nogil=True)
 def _bfly2(fr, fi, base, fstride, tw, m):
     for k in range(m):
         a, b = base + k, base + k + m
-        fr[a], fi[a] = _fixdiv(fr[a], 2), _fixdiv(fi[a], 2)
-        fr[b], fi[b] = _fixdiv(fr[b], 2), _fixdiv(fi[b], 2)
+        fr[a], fi[a] = _fixdiv2(fr[a]), _fixdiv2(fi[a])
+        fr[b], fi[b] = _fixdiv2(fr[b]), _fixdiv2(fi[b])
         wr, wi = np.int64(tw[k * fstride, 0]), np.int64(tw[k * fstride, 1])
         tr = _sround(fr[b] * wr - fi[b] * wi)
         ti = _sround(fr[b] * wi + fi[b] * wr)
@@ -46,8 +53,10 @@ def _bfly2(fr, fi, base, fstride, tw, m):
 def _bfly4(fr, fi, base, fstride, tw, m):
     for k in range(m):
         i0, i1, i2, i3 = base + k, base + k + m, base + k + 2 * m, base + k + 3 * m
-        for j in (i0, i1, i2, i3):
-            fr[j], fi[j] = _fixdiv(fr[j], 4), _fixdiv(fi[j], 4)
+        fr[i0], fi[i0] = _fixdiv4(fr[i0]), _fixdiv4(fi[i0])
+        fr[i1], fi[i1] = _fixdiv4(fr[i1]), _fixdiv4(fi[i1])
+        fr[i2], fi[i2] = _fixdiv4(fr[i2]), _fixdiv4(fi[i2])
+        fr[i3], fi[i3] = _fixdiv4(fr[i3]), _fixdiv4(fi[i3])
         w1r, w1i = np.int64(tw[k * fstride, 0]), np.int64(tw[k * fstride, 1])
         w2r, w2i = np.int64(tw[2 * k * fstride, 0]), np.int64(tw[2 * k * fstride, 1])
         w3r, w3i = np.int64(tw[3 * k * fstride, 0]), np.int64(tw[3 * k * fstride, 1])
@@ -88,12 +97,12 @@ def _rfft_kernel(x, twiddles, stages, leaf_order, super_twiddles, out):
         xr[k], xi[k] = x[2 * k], x[2 * k + 1]
     fr, fi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
     _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order)
-    dr, di = _fixdiv(fr[0], 2), _fixdiv(fi[0], 2)
+    dr, di = _fixdiv2(fr[0]), _fixdiv2(fi[0])
     out[0, 0], out[0, 1] = wrap16(dr + di), 0
     out[ncfft, 0], out[ncfft, 1] = wrap16(dr - di), 0
     for k in range(1, ncfft // 2 + 1):
-        pr, pi = _fixdiv(fr[k], 2), _fixdiv(fi[k], 2)
-        nr, ni = _fixdiv(fr[ncfft - k], 2), _fixdiv(wrap16(-fi[ncfft - k]), 2)
+        pr, pi = _fixdiv2(fr[k]), _fixdiv2(fi[k])
+        nr, ni = _fixdiv2(fr[ncfft - k]), _fixdiv2(wrap16(-fi[ncfft - k]))
         f1r, f1i = wrap16(pr + nr), wrap16(pi + ni)
         f2r, f2i = wrap16(pr - nr), wrap16(pi - ni)
         wr, wi = np.int64(super_twiddles[k - 1, 0]), np.int64(super_twiddles[k - 1, 1])
