@@ -7,7 +7,8 @@ the generic C paths), one module per family:
 * :mod:`.fft`: arm_cfft, arm_rfft (q15 q31, every length);
 * :mod:`.matrix`: arm_mat_mult (q7 q15 q31), _fast (q15 q31), _opt (q31), arm_mat_vec_mult (q15 q31);
 * :mod:`.fastmath`: arm_sin, arm_cos, arm_sqrt, arm_divide (q15 q31), arm_vlog (q15 q31);
-* :mod:`.complex_math`: arm_cmplx_mag(_fast), _mag_squared, _mult_cmplx; :mod:`.statistics`: arm_absmax;
+* :mod:`.complex_math`: arm_cmplx_mag(_fast), _mag_squared, _mult_cmplx; :mod:`.statistics`: arm_absmax, arm_power, arm_mean,
+  arm_rms;
 * :mod:`.mfcc`: arm_mfcc (q15 q31).
 
 The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The oracle is
@@ -122,7 +123,17 @@ from .mfcc import (  # noqa: F401
     arm_mfcc_q15,
     arm_mfcc_q31,
 )
-from .statistics import arm_absmax_q15, arm_absmax_q31  # noqa: F401
+from .statistics import (  # noqa: F401
+    arm_absmax_q15,
+    arm_absmax_q31,
+    arm_mean_q15,
+    arm_mean_q31,
+    arm_power_q7,
+    arm_power_q15,
+    arm_power_q31,
+    arm_rms_q15,
+    arm_rms_q31,
+)
 
 
 def warmup() -> None:

@@ -580,3 +580,31 @@ def cmplx_mult_cmplx(q: str, x, y):
 def cmplx_mag_fast_q15(x):
     """arm_cmplx_mag_fast_q15: arm_sqrt_q15 of (re^2 + im^2) >> 17."""
     return [sqrt("q15", v)[1] for v in cmplx_mag_squared("q15", x)]
+
+
+# ---- statistics ---------------------------------------------------------------------------------------------------
+
+def _c_div(a: int, b: int) -> int:
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def power(q: str, x) -> int:
+    """arm_power_<q>: sum of squares, q7 in an int32 (wrapping), q15 in an int64, q31 each square >> 14."""
+    if q == "q31":
+        return wrap(sum((v * v) >> 14 for v in x), 64)
+    return wrap(sum(v * v for v in x), 32 if q == "q7" else 64)
+
+
+def mean(q: str, x) -> int:
+    """arm_mean_<q>: the sum (q15 in an int32) divided by the length, truncating toward zero."""
+    return wrap(_c_div(wrap(sum(x), 32 if q == "q15" else 64), len(x)), BITS[q])
+
+
+def rms(q: str, x) -> int:
+    """arm_rms_<q>: sqrt of the mean square: q15 sqrt_q15(ssat16(int32((sum x^2 / n) >> 15))); q31
+    sqrt_q31(clip31((sum x^2 mod 2^64) / n >> 31))."""
+    if q == "q15":
+        return sqrt("q15", ssat(wrap(_c_div(sum(v * v for v in x), len(x)) >> 15, 32), 16))[1]
+    total = sum(v * v for v in x) % 2**64
+    return sqrt("q31", ssat(wrap((total // len(x)) >> 31, 64), 32))[1]

@@ -89,3 +89,35 @@ def test_complex_bad_input():
         dsp.arm_cmplx_mult_cmplx_q31(np.zeros(4, np.int32), np.zeros(6, np.int32))
     with pytest.raises(ValueError, match="arm_cmplx_mag_squared_q15.*even"):
         dsp.arm_cmplx_mag_squared_q15(np.zeros(5, np.int16))
+
+
+@pytest.mark.parametrize("q", ("q7", "q15", "q31"))
+def test_statistics_golden(q):
+    g = golden("misc")
+    names = [str(n) for n in g[f"stats_{q}/names"]]
+    keys = sorted(k for k in g if k.startswith(f"stats_{q}/x"))
+    assert len(keys) == 48
+    ref = {"arm_power": oracle.power, "arm_mean": oracle.mean, "arm_rms": oracle.rms}
+    for key, want in zip(keys, g[f"stats_{q}/out"]):
+        assert [getattr(dsp, f"{n}_{q}")(g[key]) for n in names] == ints(want), key
+        assert [ref[n](q, ints(g[key])) for n in names] == ints(want), key
+
+
+@pytest.mark.parametrize("q, dtype", (("q15", np.int16), ("q31", np.int32)))
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_statistics_oracle(q, dtype, data):
+    info = np.iinfo(dtype)
+    vals = st.one_of(st.integers(int(info.min), int(info.max)), st.sampled_from([int(info.min), -1, 0, 1, int(info.max)]))
+    x = data.draw(st.lists(vals, min_size=1, max_size=12))
+    a = np.array(x, dtype)
+    assert getattr(dsp, f"arm_power_{q}")(a) == oracle.power(q, x)
+    assert getattr(dsp, f"arm_mean_{q}")(a) == oracle.mean(q, x)
+    assert getattr(dsp, f"arm_rms_{q}")(a) == oracle.rms(q, x)
+
+
+def test_statistics_bad_input():
+    with pytest.raises(ValueError, match="arm_rms_q31.*empty"):
+        dsp.arm_rms_q31(np.zeros(0, np.int32))
+    with pytest.raises(TypeError, match="arm_power_q7.*int8"):
+        dsp.arm_power_q7(np.zeros(3, np.int16))

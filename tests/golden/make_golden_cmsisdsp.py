@@ -19,7 +19,8 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
                                        arm_absmax, arm_mat_vec_mult, arm_offset_q31
     tests/golden/cmsisdsp_multirate.npz arm_fir_decimate(_fast) q15 q31, arm_fir_interpolate q15 q31, block by block
     tests/golden/cmsisdsp_misc.npz     arm_fir_q7 (block by block), arm_vlog_q15 (every int16 input),
-                                       arm_cmplx_mag_squared q15 q31, arm_cmplx_mult_cmplx q15 q31, arm_cmplx_mag_fast_q15
+                                       arm_cmplx_mag_squared q15 q31, arm_cmplx_mult_cmplx q15 q31, arm_cmplx_mag_fast_q15,
+                                       arm_power q7 q15 q31, arm_mean q15 q31, arm_rms q15 q31
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -476,7 +477,8 @@ def multirate(store):
 def misc(store):
     """``arm_fir_q7/<case>/coeffs``, ``x`` (blocks, block), ``y``; ``arm_vlog_q15/sha256`` of the outputs over
     every int16 input in order, ``sample_x`` and ``sample_out`` (every 61st); ``cmplx_<q>/a``, ``b`` (pairs) with
-    ``arm_cmplx_mag_squared`` (of a), ``arm_cmplx_mult_cmplx`` (a b), ``arm_cmplx_mag_fast`` (q15, of a)."""
+    ``arm_cmplx_mag_squared`` (of a), ``arm_cmplx_mult_cmplx`` (a b), ``arm_cmplx_mag_fast`` (q15, of a);
+    ``stats_<q>/x<i>`` vectors with ``names`` (arm_power, arm_mean, arm_rms) and ``out`` (vectors, names)."""
     sig = signals("q7", 160)
     for taps in (1, 3, 4, 16, 33):
         coefs = {"lowpass": np.clip(np.round(lowpass_q15(taps) * 128 * 0.99), -128, 127),
@@ -508,6 +510,18 @@ def misc(store):
                                                               QTYPE[q])
         if q == "q15":
             store["cmplx_q15/arm_cmplx_mag_fast"] = np.asarray(dsp.arm_cmplx_mag_fast_q15(a), np.int16)
+    # statistics: power (q7 q15 q31), mean and rms (q15 q31) of vectors of lengths 1-200
+    for q in ("q7", "q15", "q31"):
+        sig = signals(q, 200)
+        vecs = [sig[k][:n] for k in ("random", "chirp", "speech", "noise", "alternating", "max", "min", "zero")
+                for n in (1, 3, 4, 7, 64, 200)]
+        for i, v in enumerate(vecs):
+            store[f"stats_{q}/x{i:02d}"] = np.asarray(v, QTYPE[q])
+        names = ("arm_power",) + (("arm_mean", "arm_rms") if q != "q7" else ())
+        out = [[int(np.asarray(getattr(dsp, f"{n}_{q}")(np.asarray(v, QTYPE[q]))).ravel()[0]) for n in names]
+               for v in vecs]
+        store[f"stats_{q}/names"] = np.array(names)
+        store[f"stats_{q}/out"] = np.array(out, np.int64)
 
 
 def main():
