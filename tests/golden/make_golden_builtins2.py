@@ -285,9 +285,9 @@ def arithmetic_cases():
                           what=f"{op.upper()} on every int8 code, one quantization"))
         out.append(_unary(f"{op}_int8_requant", code, o, (256,), I8, (0.05, zp), (0.037, 11),
                           what=f"{op.upper()} on every int8 code, rescaled"))
-        if op in ("abs", "neg", "square"):
-            out.append(_unary(f"{op}_int16", code, o, (512,), I16, (0.001, 0), (0.0013, 0),
-                              what=f"{op.upper()} int16"))
+        if op in ("abs", "neg", "square", "log", "sqrt"):
+            out.append(_unary(f"{op}_int16", code, o, (512,), I16, (0.001, 0), (0.0013, 0) if op != "log" else
+                              (0.0004, 0), what=f"{op.upper()} int16"))
         if op in ("abs", "neg", "square"):
             out.append(_unary(f"{op}_int32", code, o, (4, 64), I32, None, None, what=f"{op.upper()} int32"))
     divisors8 = np.array([-128, -127, -64, -7, -5, -3, -2, -1, 1, 2, 3, 4, 5, 7, 64, 127], np.int8)
@@ -459,6 +459,8 @@ def make_inputs(model, name, **kw):
                 sweep = (np.arange(n) + 97 * k) % min(span, 256) + (lo if span <= 256 else -128)
             sets = [sweep, rng.integers(lo, hi + 1, n), rng.integers(lo, hi + 1, n),
                     np.where((np.arange(n) + k) % 2 == 0, info.min, info.max)]
+            if name == "b2_sqrt_int16":  # codes at or above the zero point (0): the engines fail below it
+                sets = [np.clip(np.abs(np.asarray(r, np.int64)), 0, hi) for r in sets]
         arrays.append(np.stack([np.asarray(r).reshape(shape) for r in sets[:runs]]).astype(dt))
     return arrays
 

@@ -156,3 +156,25 @@ def test_batch_to_space_undoes_space_to_batch(shape, block, pads):
     assert y.shape[0] == shape[0] * int(np.prod(block))
     assert int(np.count_nonzero(y == 0)) == y.size - x.size  # every pad holds the pad value
     assert np.array_equal(indexing.batch_to_space_nd(y, block, pads), x)
+
+
+def test_the_int16_lookup_is_the_softmax_tables_lookup():
+    """LOG int16 reads its 513-entry table as the int16 SOFTMAX does (one home for the rule's meaning)."""
+    from dspsim.kernels.nonlinear.softmax import lut_lookup_int16
+
+    rng = np.random.default_rng(7)
+    lut = rng.integers(-32768, 32768, 513).astype(np.int16)
+    x = np.arange(-32768, 32768, dtype=np.int16)
+    want = np.array([lut_lookup_int16(np.int64(v), lut) for v in x[::37].tolist()], np.int64)
+    assert np.array_equal(K.lookup_int16(x[::37], lut).astype(np.int64), want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(si=SCALES, so=SCALES, zi=ZP8, zo=ZP8)
+def test_sqrt_int16_is_the_float32_steps(si, so, zi, zo):
+    x = np.arange(max(zi, -32768), 32768, 61, dtype=np.int16)
+    got = K.sqrt_int16(x, si, zi, so, zo)
+    for q, y in zip(x.tolist()[:200], got.tolist()[:200]):
+        dq = np.float32(np.float32(si) * np.float32(q - zi))
+        v = int(np.float32(np.sqrt(dq) / np.float32(so))) + zo
+        assert y == min(max(v, -32768), 32767)

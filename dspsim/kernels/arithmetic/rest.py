@@ -343,3 +343,58 @@ def sqrt_table(input_scale, input_zero_point, output_scale, output_zero_point):
         x = _f32(s_in * _f32(q - zi))
         out[q + 128] = min(max(_to_int32(_f32(np.sqrt(x) / s_out)) + zo, -128), 127)
     return out, max(zi, -128)
+
+
+def log_table_int16(input_scale, output_scale):
+    """LiteRT's int16 LOG table (``LogLUTPrepare`` -> ``LUTPopulateInt16<float>``, zero points 0): 513 entries of
+    ``f(x) = logf(x)`` (or the output minimum ``f32(-32768 * s_out)`` where ``x <= 0``) sampled over the input range,
+    each lowered by half the interpolation error at its interval's middle, every step in float32 (as
+    :func:`dspsim.kernels.nonlinear.softmax.lut_populate_int16` does for SOFTMAX's tables). Read with
+    :func:`lookup_int16`."""
+    from ..nonlinear.pointwise import libm_f32  # noqa: PLC0415
+    ft = np.float32
+    s_in, s_out = ft(input_scale), ft(output_scale)
+    in_min, in_max = ft(s_in * ft(-32768)), ft(s_in * ft(32767))
+    out_min, out_max = ft(s_out * ft(-32768)), ft(s_out * ft(32767))
+
+    def f(v):
+        return out_min if v <= 0 else libm_f32("logf", v)
+
+    def rnd(v):
+        return ft(tflite_round(float(v)))
+
+    step = ft(ft(in_max - in_min) / ft(512))
+    half_step = ft(step / ft(2))
+    inv = ft(ft(65536) / ft(out_max - out_min))
+    lut = np.empty(513, np.int16)
+    for i in range(512):
+        x_i = ft(in_min + ft(ft(i) * step))
+        val, val_mid, val_next = f(x_i), f(ft(x_i + half_step)), f(ft(in_min + ft(ft(i + 1) * step)))
+        sample = rnd(ft(val * inv))
+        interp = rnd(ft(ft(ft(val_next * inv) + sample) / ft(2)))
+        bias = rnd(ft(ft(interp - rnd(ft(val_mid * inv))) / ft(2)))
+        lut[i] = int(min(max(ft(sample - bias), -32768.0), 32767.0))
+    lut[512] = int(min(max(rnd(ft(f(in_max) * inv)), -32768.0), 32767.0))
+    return lut
+
+
+def lookup_int16(x, lut):
+    """TFLite's int16 ``LUTLookup``: ``lut[256 + (x >> 7)]`` plus the slope to the next entry times the low 7 bits,
+    ``(slope * (x & 127) + 64) >> 7``, wrapped to int16."""
+    v = np.asarray(x, np.int64)
+    index = 256 + (v >> 7)
+    base = lut.astype(np.int64)[index]
+    delta = ((lut.astype(np.int64)[index + 1] - base) * (v & 0x7F) + 64) >> 7
+    return wrap_to(base + delta, np.int16)
+
+
+def sqrt_int16(x, input_scale, input_zero_point, output_scale, output_zero_point):
+    """LiteRT's int16 SQRT (``SqrtEvalQuantized<int16_t>``): as :func:`sqrt_table`, clamped to int16. ValueError
+    for a code below the zero point."""
+    s_in, s_out = _f32(input_scale), _f32(output_scale)
+    v = np.asarray(x, np.int64) - int(input_zero_point)
+    if v.size and int(v.min()) < 0:
+        raise ValueError("Sqrt is only defined for non-negative values (a code below the input zero point)")
+    dq = (s_in * v.astype(np.float32)).astype(np.float32)
+    q = np.trunc((np.sqrt(dq) / s_out).astype(np.float32).astype(np.float64)).astype(np.int64) + int(output_zero_point)
+    return np.clip(q, -32768, 32767).astype(np.int16)

@@ -1,5 +1,5 @@
 """The rest of TFLite's builtins with an integer path (:mod:`dspsim.kernels.arithmetic.rest`): ABS, NEG,
-FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM, ARG_MIN, REDUCE_MIN, REDUCE_PROD, LOG and SQRT (int8, LiteRT), float32 DIV
+FLOOR_DIV, FLOOR_MOD, DIV, ADD_N, CUMSUM, ARG_MIN, REDUCE_MIN, REDUCE_PROD, LOG and SQRT (int8 and int16, LiteRT), float32 DIV
 and SQRT (IEEE division and square root, then the activation clamp to [-FLT_MAX, FLT_MAX], as LiteRT's and
 tflite-micro's kernels run them; MoveNet's post-processing; refused under XNNPACK, whose f32 kernels are not
 reproduced); and the
@@ -318,7 +318,7 @@ def _table_run(table, lowest=-128):
 
 @builtin("LOG", "SQRT")
 def prepare_log_sqrt(op, g):
-    """int8 LOG (a table of glibc's logf) and SQRT (float32 per element) as LiteRT's ``elementwise.cc`` runs them;
+    """int8 / int16 LOG (a table of glibc's logf) and SQRT (float32 per element) as LiteRT's ``elementwise.cc`` runs them;
     tflite-micro takes float32 only (its profile's types)."""
     _arity(op, 1)
     t = g.tensor(op.inputs[0])
@@ -332,11 +332,18 @@ def prepare_log_sqrt(op, g):
                 return np.sqrt(inputs[0], dtype=np.float32)
 
         return Prepared(fsqrt, {})
-    t = _typed(op, g, (_F32, _I8))
+    t = _typed(op, g, (_F32, _I8, _I16))
     _same_shape(op, g)
-    if t.dtype != _I8:
-        refuse(op, f"{t.type_name} {op.name} is not modelled by dspsim (int8 only)")
     (si, zi), (so, zo) = per_tensor_quant(op, t, "input"), per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
+    if t.dtype == _I16:
+        if op.name == "LOG":
+            if (zi, zo) != (0, 0):
+                refuse(op, f"int16 LOG needs zero points 0, got {zi}, {zo} (elementwise.cc)")
+            lut = K.log_table_int16(si, so)
+            return Prepared(lambda inputs: K.lookup_int16(inputs[0], lut), {"input_zero_point": 0,
+                                                                           "output_zero_point": 0})
+        return Prepared(lambda inputs: at_run(op, K.sqrt_int16, inputs[0], si, zi, so, zo),
+                        {"input_zero_point": zi, "output_zero_point": zo})
     if op.name == "LOG":
         return Prepared(_table_run(K.log_table(si, zi, so, zo)), {"input_zero_point": zi, "output_zero_point": zo})
     table, lowest = K.sqrt_table(si, zi, so, zo)
