@@ -3,7 +3,7 @@ the generic C paths), one module per family:
 
 * :mod:`.basic`: add, sub, mult, negate, abs, scale, shift, dot_prod (q7 q15 q31), offset (q31);
 * :mod:`.fir`: arm_fir, arm_fir_fast, arm_fir_decimate(_fast), arm_fir_interpolate (q15 q31), arm_fir_q7;
-* :mod:`.biquad`: arm_biquad_cascade_df1, _fast (q15 q31);
+* :mod:`.biquad`: arm_biquad_cascade_df1, _fast (q15 q31), arm_biquad_cas_df1_32x64_q31;
 * :mod:`.fft`: arm_cfft, arm_rfft (q15 q31, every length);
 * :mod:`.matrix`: arm_mat_mult (q7 q15 q31), _fast (q15 q31), _opt (q31), arm_mat_vec_mult (q15 q31);
 * :mod:`.fastmath`: arm_sin, arm_cos, arm_sqrt, arm_divide (q15 q31), arm_vlog (q15 q31);
@@ -43,6 +43,9 @@ from .basic import (  # noqa: F401
 )
 from .biquad import (  # noqa: F401
     BiquadDf1Instance,
+    BiquadDf1x64Instance,
+    arm_biquad_cas_df1_32x64_init_q31,
+    arm_biquad_cas_df1_32x64_q31,
     arm_biquad_cascade_df1_fast_q15,
     arm_biquad_cascade_df1_fast_q31,
     arm_biquad_cascade_df1_init_q15,
@@ -165,6 +168,9 @@ def warmup() -> None:
         S = getattr(biquad, f"arm_biquad_cascade_df1_init_{q}")(1, np.zeros(per, t), 1)
         getattr(biquad, f"arm_biquad_cascade_df1_{q}")(S, a)
         getattr(biquad, f"arm_biquad_cascade_df1_fast_{q}")(S, a)
+        if q == "q31":
+            S = biquad.arm_biquad_cas_df1_32x64_init_q31(1, np.zeros(5, t), 1)
+            biquad.arm_biquad_cas_df1_32x64_q31(S, a)
         for n in (16, 32):
             S = getattr(fft, f"arm_cfft_init_{q}")(n)
             getattr(fft, f"arm_cfft_{q}")(S, np.zeros(2 * n, t), False, True)

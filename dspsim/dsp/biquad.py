@@ -159,3 +159,72 @@ def arm_biquad_cascade_df1_q31(S, x):
 def arm_biquad_cascade_df1_fast_q31(S, x):
     """One block through the q31 cascade, fast (rounded high words in an int32). Updates ``S.state``."""
     return _run("arm_biquad_cascade_df1_fast_q31", S, x, "q31", _Q31_FAST)
+
+
+# ---- arm_biquad_cas_df1_32x64_q31: q31 data, 64-bit state (arm_biquad_cascade_df1_32x64_q31.c) -------------------
+
+@dataclass
+class BiquadDf1x64Instance:
+    """``arm_biquad_cas_df1_32x64_ins_q31``: stages, coefficients (b0 b1 b2 a1 a2 per stage), postShift and the
+    state, 4 int64 per stage: x1, x2 (q31 values) and y1, y2 (the 64-bit accumulators, shifted)."""
+
+    num_stages: int
+    coeffs: np.ndarray
+    post_shift: int
+    state: np.ndarray
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _mult32x64(x, y):
+    """CMSIS-DSP's mult32x64: the 64-bit x times the 32-bit y, the low word's product >> 32 (floor)."""
+    return (((x & 0xFFFFFFFF) * y) >> 32) + ((x >> 32) * y)
+
+
+@njit(cache=True, nogil=True)
+def _df1_32x64(coeffs, num_stages, post_shift, state, x, y):
+    cur = np.empty(x.shape[0], np.int64)
+    for i in range(x.shape[0]):
+        cur[i] = x[i]
+    for s in range(num_stages):
+        b0, b1, b2 = np.int64(coeffs[5 * s]), np.int64(coeffs[5 * s + 1]), np.int64(coeffs[5 * s + 2])
+        a1, a2 = np.int64(coeffs[5 * s + 3]), np.int64(coeffs[5 * s + 4])
+        x1, x2, y1, y2 = state[4 * s], state[4 * s + 1], state[4 * s + 2], state[4 * s + 3]
+        for n in range(cur.shape[0]):
+            v = cur[n]
+            acc = v * b0 + x1 * b1 + x2 * b2 + _mult32x64(y1, a1) + _mult32x64(y2, a2)  # int64, wrapping
+            x2 = x1
+            x1 = v
+            y2 = y1
+            y1 = acc << (post_shift + 1)
+            cur[n] = _wrap32(acc >> (31 - post_shift))
+        state[4 * s], state[4 * s + 1], state[4 * s + 2], state[4 * s + 3] = x1, x2, y1, y2
+    for i in range(x.shape[0]):
+        y[i] = cur[i]
+
+
+@names_its_errors
+def arm_biquad_cas_df1_32x64_init_q31(num_stages, coeffs, post_shift) -> BiquadDf1x64Instance:
+    """A q31 DF1 cascade with 64-bit state: ``coeffs`` int32, b0 b1 b2 a1 a2 per stage; post_shift in [0, 30]."""
+    func = "arm_biquad_cas_df1_32x64_init_q31"
+    num_stages = check_int(num_stages, func, "num_stages", 1, 255)
+    coeffs = check_q(coeffs, func, "coeffs", "q31").copy()
+    if coeffs.shape[0] != 5 * num_stages:
+        raise ValueError(f"{func}: coeffs must hold 5 values per stage ({5 * num_stages} for {num_stages} stages), "
+                         f"got {coeffs.shape[0]}")
+    post_shift = check_int(post_shift, func, "post_shift", 0, 30)
+    return BiquadDf1x64Instance(num_stages, coeffs, post_shift, np.zeros(4 * num_stages, np.int64))
+
+
+@names_its_errors
+def arm_biquad_cas_df1_32x64_q31(S, x):
+    """One block through the 32x64 cascade: ``acc = b0 x + b1 x1 + b2 x2`` (int64) ``+ mult32x64(y1, a1) +
+    mult32x64(y2, a2)``, wrapping at 64 bits; the state keeps ``acc << (postShift + 1)``, the output is
+    ``acc >> (31 - postShift)`` cast to int32. Updates ``S.state``."""
+    func = "arm_biquad_cas_df1_32x64_q31"
+    if not isinstance(S, BiquadDf1x64Instance):
+        raise TypeError(f"{func}: S must be a BiquadDf1x64Instance (from arm_biquad_cas_df1_32x64_init_q31), "
+                        f"got {S!r}"[:200])
+    x = check_q(x, func, "x", "q31")
+    y = np.empty_like(x)
+    _df1_32x64(S.coeffs, S.num_stages, S.post_shift, S.state, x, y)
+    return y

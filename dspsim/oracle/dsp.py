@@ -157,6 +157,29 @@ def biquad_df1(q: str, coeffs, post_shift: int, state, x, fast: bool = False):
     return cur, state
 
 
+def biquad_df1_32x64(coeffs, post_shift: int, state, x):
+    """arm_biquad_cas_df1_32x64_q31 on one block: (y, new state); state per stage [x1, x2, y1, y2] with y1, y2 the
+    64-bit accumulators << (postShift + 1); acc = b0 x + b1 x1 + b2 x2 + mult32x64(y1, a1) + mult32x64(y2, a2)
+    (mult32x64(v, a) = ((v mod 2^32) a >> 32) + (v >> 32) a), wrapping at 64 bits; the output
+    acc >> (31 - postShift) cast to int32."""
+    def m(v, a):
+        return (((v & 0xFFFFFFFF) * a) >> 32) + ((v >> 32) * a)
+
+    state = list(state)
+    cur = list(x)
+    for s in range(len(coeffs) // 5):
+        b0, b1, b2, a1, a2 = coeffs[5 * s:5 * s + 5]
+        x1, x2, y1, y2 = state[4 * s:4 * s + 4]
+        out = []
+        for v in cur:
+            acc = wrap(b0 * v + b1 * x1 + b2 * x2 + m(y1, a1) + m(y2, a2), 64)
+            x2, x1, y2, y1 = x1, v, y1, wrap(acc << (post_shift + 1), 64)
+            out.append(wrap(acc >> (31 - post_shift), 32))
+        state[4 * s:4 * s + 4] = [x1, x2, y1, y2]
+        cur = out
+    return cur, state
+
+
 # ---- FFT ----------------------------------------------------------------------------------------------------------
 
 def cfft_twiddles(q: str, n: int) -> list:

@@ -121,3 +121,42 @@ def test_statistics_bad_input():
         dsp.arm_rms_q31(np.zeros(0, np.int32))
     with pytest.raises(TypeError, match="arm_power_q7.*int8"):
         dsp.arm_power_q7(np.zeros(3, np.int16))
+
+
+BIQUAD64 = sorted({k.rsplit("/", 1)[0] for k in golden("misc") if k.startswith("arm_biquad_cas_df1_32x64_q31/")})
+
+
+@pytest.mark.parametrize("key", BIQUAD64)
+def test_biquad_32x64_golden(key):
+    g = golden("misc")
+    c, post = g[key + "/coeffs"], int(g[key + "/post_shift"])
+    S = dsp.arm_biquad_cas_df1_32x64_init_q31(c.size // 5, c, post)
+    state = [0] * (4 * (c.size // 5))
+    for i, (xb, yb) in enumerate(zip(g[key + "/x"], g[key + "/y"])):
+        np.testing.assert_array_equal(dsp.arm_biquad_cas_df1_32x64_q31(S, xb), yb, err_msg=f"{key} block {i}")
+        want, state = oracle.biquad_df1_32x64(ints(c), post, state, ints(xb))
+        assert want == ints(yb)
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_biquad_32x64_oracle(data):
+    vals = st.one_of(st.integers(-2**31, 2**31 - 1), st.sampled_from([-2**31, -1, 0, 1, 2**31 - 1]))
+    stages = data.draw(st.integers(1, 3))
+    coeffs = data.draw(st.lists(vals, min_size=5 * stages, max_size=5 * stages))
+    post = data.draw(st.integers(0, 30))
+    S = dsp.arm_biquad_cas_df1_32x64_init_q31(stages, np.array(coeffs, np.int32), post)
+    state = [0] * (4 * stages)
+    for _ in range(3):
+        x = data.draw(st.lists(vals, max_size=8))
+        want, state = oracle.biquad_df1_32x64(coeffs, post, state, x)
+        assert ints(dsp.arm_biquad_cas_df1_32x64_q31(S, np.array(x, np.int32))) == want
+        assert ints(S.state) == state
+
+
+def test_biquad_32x64_bad_input():
+    with pytest.raises(ValueError, match="arm_biquad_cas_df1_32x64_init_q31.*post_shift"):
+        dsp.arm_biquad_cas_df1_32x64_init_q31(1, np.zeros(5, np.int32), 31)
+    with pytest.raises(TypeError, match="arm_biquad_cas_df1_32x64_q31.*BiquadDf1x64Instance"):
+        dsp.arm_biquad_cas_df1_32x64_q31(dsp.arm_biquad_cascade_df1_init_q31(1, np.zeros(5, np.int32), 1),
+                                         np.zeros(3, np.int32))

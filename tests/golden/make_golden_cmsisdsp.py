@@ -20,7 +20,8 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
     tests/golden/cmsisdsp_multirate.npz arm_fir_decimate(_fast) q15 q31, arm_fir_interpolate q15 q31, block by block
     tests/golden/cmsisdsp_misc.npz     arm_fir_q7 (block by block), arm_vlog_q15 (every int16 input),
                                        arm_cmplx_mag_squared q15 q31, arm_cmplx_mult_cmplx q15 q31, arm_cmplx_mag_fast_q15,
-                                       arm_power q7 q15 q31, arm_mean q15 q31, arm_rms q15 q31
+                                       arm_power q7 q15 q31, arm_mean q15 q31, arm_rms q15 q31,
+                                       arm_biquad_cas_df1_32x64_q31
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -184,7 +185,7 @@ def filters(store):
                         fn = getattr(dsp, f"arm_fir{fast}_{q}")
                         store[f"{key}/y{fast}"] = np.stack([np.asarray(fn(S, xb), QTYPE[q]) for xb in x])
         # biquads: low-pass / high-pass designs (RBJ cookbook) scaled by 2^-postShift, and random coefficients
-        for stages in (1, 2, 3):
+        for stages in (1, 3):
             for post in (0, 1, 3, 15) if q == "q15" else (0, 1, 3, 30):
                 for dname in ("design", "random"):
                     if dname == "design":
@@ -478,7 +479,8 @@ def misc(store):
     """``arm_fir_q7/<case>/coeffs``, ``x`` (blocks, block), ``y``; ``arm_vlog_q15/sha256`` of the outputs over
     every int16 input in order, ``sample_x`` and ``sample_out`` (every 61st); ``cmplx_<q>/a``, ``b`` (pairs) with
     ``arm_cmplx_mag_squared`` (of a), ``arm_cmplx_mult_cmplx`` (a b), ``arm_cmplx_mag_fast`` (q15, of a);
-    ``stats_<q>/x<i>`` vectors with ``names`` (arm_power, arm_mean, arm_rms) and ``out`` (vectors, names)."""
+    ``stats_<q>/x<i>`` vectors with ``names`` (arm_power, arm_mean, arm_rms) and ``out`` (vectors, names);
+    ``arm_biquad_cas_df1_32x64_q31/<case>/coeffs``, ``post_shift``, ``x`` (blocks, block), ``y``."""
     sig = signals("q7", 160)
     for taps in (1, 3, 4, 16, 33):
         coefs = {"lowpass": np.clip(np.round(lowpass_q15(taps) * 128 * 0.99), -128, 127),
@@ -522,6 +524,24 @@ def misc(store):
                for v in vecs]
         store[f"stats_{q}/names"] = np.array(names)
         store[f"stats_{q}/out"] = np.array(out, np.int64)
+    # arm_biquad_cas_df1_32x64_q31: the DF1 q31 cascade with 64-bit state
+    info = INFO["int32"]
+    sig = signals("q31", 160)
+    for stages in (1, 3):
+        for post in (0, 3, 30):
+            for dname in ("design", "random"):
+                coefs = rbj_cascade(stages, post) if dname == "design" else \
+                    RNG.integers(info.min, info.max + 1, (stages, 5)).astype(np.float64) / 2**31
+                c = np.clip(np.round(coefs * 2**31), info.min, info.max).astype(np.int32).ravel()
+                for kind in ("random", "speech", "alternating", "max") if dname == "design" else ("random", "min"):
+                    block = (5, 32, 64)[(stages + post + len(kind)) % 3]
+                    x = sig[kind][:(len(sig[kind]) // block) * block].reshape(-1, block)
+                    S = dsp.arm_biquad_cas_df1_32x64_ins_q31()
+                    dsp.arm_biquad_cas_df1_32x64_init_q31(S, stages, c, np.zeros(4 * stages, np.int64), post)
+                    key = f"arm_biquad_cas_df1_32x64_q31/n{stages}_p{post}_{dname}_{kind}"
+                    store[f"{key}/coeffs"], store[f"{key}/x"], store[f"{key}/post_shift"] = c, x, np.int64(post)
+                    store[f"{key}/y"] = np.stack([np.asarray(dsp.arm_biquad_cas_df1_32x64_q31(S, xb), np.int32)
+                                                  for xb in x])
 
 
 def main():
