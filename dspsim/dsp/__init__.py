@@ -9,6 +9,7 @@ the generic C paths), one module per family:
 * :mod:`.fastmath`: arm_sin, arm_cos, arm_sqrt, arm_divide (q15 q31), arm_vlog (q15 q31);
 * :mod:`.complex_math`: arm_cmplx_mag(_fast), _mag_squared, _mult_cmplx; :mod:`.statistics`: arm_absmax, arm_power, arm_mean,
   arm_rms;
+* :mod:`.conv`: arm_conv, arm_correlate (q7 q15 q31);
 * :mod:`.mfcc`: arm_mfcc (q15 q31).
 
 The names are the C functions'; the arithmetic of each, and what was measured, is in docs/dsp.md. The oracle is
@@ -61,6 +62,14 @@ from .complex_math import (  # noqa: F401
     arm_cmplx_mag_squared_q31,
     arm_cmplx_mult_cmplx_q15,
     arm_cmplx_mult_cmplx_q31,
+)
+from .conv import (  # noqa: F401
+    arm_conv_q7,
+    arm_conv_q15,
+    arm_conv_q31,
+    arm_correlate_q7,
+    arm_correlate_q15,
+    arm_correlate_q31,
 )
 from .fastmath import (  # noqa: F401
     arm_cos_q15,
@@ -143,7 +152,7 @@ def warmup() -> None:
     """Compile every kernel of dspsim.dsp on tiny inputs (numba caches them on disk)."""
     import numpy as np
 
-    from . import basic, biquad, complex_math, fastmath, fft, fir, matrix, mfcc
+    from . import basic, biquad, complex_math, conv, fastmath, fft, fir, matrix, mfcc
 
     for q, t in (("q7", np.int8), ("q15", np.int16), ("q31", np.int32)):
         a = np.arange(4, dtype=t)
@@ -154,6 +163,8 @@ def warmup() -> None:
         getattr(basic, f"arm_scale_{q}")(a, 1, 0)
         getattr(basic, f"arm_shift_{q}")(a, 1)
         getattr(matrix, f"arm_mat_mult_{q}")(a.reshape(2, 2), a.reshape(2, 2))
+        getattr(conv, f"arm_conv_{q}")(a, a)
+        getattr(conv, f"arm_correlate_{q}")(a, a[:2])
         if q == "q7":
             continue
         S = getattr(fir, f"arm_fir_init_{q}")(np.ones(2, t))

@@ -631,3 +631,35 @@ def rms(q: str, x) -> int:
         return sqrt("q15", ssat(wrap(_c_div(sum(v * v for v in x), len(x)) >> 15, 32), 16))[1]
     total = sum(v * v for v in x) % 2**64
     return sqrt("q31", ssat(wrap((total // len(x)) >> 31, 64), 32))[1]
+
+
+# ---- convolution and correlation ----------------------------------------------------------------------------------
+
+def _conv_out(q: str, acc: int) -> int:
+    if q == "q31":
+        return wrap(wrap(acc, 64) >> 31, 32)
+    if q == "q7":
+        return ssat(wrap(acc, 32) >> 7, 8)
+    return ssat(wrap(acc >> 15, 32), 16)
+
+
+def conv(q: str, a, b):
+    """arm_conv_<q>: y[i] = sum_j a[j] b[i - j], len(a) + len(b) - 1 values."""
+    return [_conv_out(q, sum(a[j] * b[i - j] for j in range(len(a)) if 0 <= i - j < len(b)))
+            for i in range(len(a) + len(b) - 1)]
+
+
+def correlate(q: str, a, b):
+    """arm_correlate_<q>, 2 max(len) - 1 values: r[i] = sum_j a[j] b[B - 1 - i + j] placed at the end (A >= B),
+    or the roles swapped and written in reverse from the start (A < B); the unwritten entries 0."""
+    swap = len(a) < len(b)
+    x, y = (b, a) if swap else (a, b)
+    tot = len(x) + len(y) - 2
+    core = [_conv_out(q, sum(x[j] * y[len(y) - 1 - (i - j)] for j in range(len(x)) if 0 <= i - j < len(y)))
+            for i in range(tot + 1)]
+    out = [0] * (2 * max(len(a), len(b)) - 1)
+    if swap:
+        out[:tot + 1] = core[::-1]
+    else:
+        out[len(x) - len(y):] = core
+    return out

@@ -22,6 +22,7 @@ Each file holds, per case, the inputs, the parameters and the package's output, 
                                        arm_cmplx_mag_squared q15 q31, arm_cmplx_mult_cmplx q15 q31, arm_cmplx_mag_fast_q15,
                                        arm_power q7 q15 q31, arm_mean q15 q31, arm_rms q15 q31,
                                        arm_biquad_cas_df1_32x64_q31
+    tests/golden/cmsisdsp_conv.npz     arm_conv, arm_correlate q7 q15 q31
     meta (0-d JSON string): the package version and the case counts
 
     /tmp/cmsisdsp/bin/python tests/golden/make_golden_cmsisdsp.py     # pip install cmsisdsp==1.10.3 numpy
@@ -544,9 +545,33 @@ def misc(store):
                                                   for xb in x])
 
 
+def convolutions(store):
+    """``<q>/<case>/a``, ``b``, ``arm_conv`` (len a + len b - 1) and ``arm_correlate`` (2 max - 1; only the
+    len a + len b - 1 entries the C code writes are meaningful: from len a - len b on if a is the longer, else from
+    0; the others are whatever the wrapper's buffer held)."""
+    for q in ("q7", "q15", "q31"):
+        info = INFO[np.dtype(QTYPE[q]).name]
+        sig = signals(q, 64)
+        for la, lb in ((1, 1), (5, 3), (3, 5), (8, 8), (17, 4), (4, 17), (33, 9)):
+            for kind in ("random", "speech_chirp", "min", "max_min"):
+                if kind == "random":
+                    a, b = RNG.integers(info.min, info.max + 1, la), RNG.integers(info.min, info.max + 1, lb)
+                elif kind == "speech_chirp":
+                    a, b = sig["speech"][:la], sig["chirp"][:lb]
+                elif kind == "min":
+                    a, b = np.full(la, info.min), np.full(lb, info.min)
+                else:
+                    a, b = np.full(la, info.max), np.full(lb, info.min)
+                a, b = np.asarray(a, QTYPE[q]), np.asarray(b, QTYPE[q])
+                key = f"{q}/a{la}_b{lb}_{kind}"
+                store[f"{key}/a"], store[f"{key}/b"] = a, b
+                store[f"{key}/arm_conv"] = np.asarray(getattr(dsp, f"arm_conv_{q}")(a, la, b, lb), QTYPE[q])
+                store[f"{key}/arm_correlate"] = np.asarray(getattr(dsp, f"arm_correlate_{q}")(a, la, b, lb), QTYPE[q])
+
+
 def main():
     meta = {"cmsisdsp": version("cmsisdsp"), "numpy": np.__version__}
-    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath), ("mfcc", mfccs), ("multirate", multirate), ("misc", misc)):
+    for name, fill in (("basic", basic), ("filter", filters), ("fft", ffts), ("matrix", matrices), ("fastmath", fastmath), ("mfcc", mfccs), ("multirate", multirate), ("misc", misc), ("conv", convolutions)):
         store = {}
         fill(store)
         meta[name] = len({k.rsplit("/", 1)[0] for k in store})
