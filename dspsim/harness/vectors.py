@@ -45,6 +45,9 @@ One array per file, in the formats a device or an RTL test bench dumps (:data:`A
   tensor. Float tensors are their IEEE bit patterns.
 * ``.txt``: decimal integers (floats for a float tensor), whitespace- or comma-separated.
 
+A ``.bin`` larger than the tensor's values, or a ``.txt`` of more than 64 characters a value, is refused before
+it is read.
+
 The raw formats carry no dtype or shape: the reader is given the dtype, and a shape whose size the
 file must match (a flat file is reshaped to it). A ``.npy`` carries its own shape: it must be the
 expected one, up to axes of size 1 (``(224, 224, 3)`` for ``(1, 224, 224, 3)``), or flat (1-D);
@@ -114,6 +117,7 @@ def _array_format(p: Path) -> str:
 MAX_VALUES = 1 << 26
 #: The longest line (characters) a ``.hex`` file may have.
 MAX_LINE = 1 << 16
+_TXT_CHARS = 64  # the most characters of a decimal value and its separators (a float's repr is at most 24)
 
 
 @dataclass(frozen=True)
@@ -270,6 +274,11 @@ def read_array(path, dtype=None, shape=None, hex_layout=None) -> np.ndarray:
             if not isinstance(a, np.ndarray):
                 raise ValueError("an .npz archive, not an .npy file")
         elif fmt == "bin":
+            size = p.stat().st_size
+            if size > (MAX_VALUES if need is None else need) * dt.itemsize:  # before reading it
+                raise VectorError(f"{p}: {size} bytes: {size // dt.itemsize} values of {dt}, more than the "
+                                  + (f"{need} the tensor holds" if need is not None else f"{MAX_VALUES} read without "
+                                     "a shape"))
             data = p.read_bytes()
             if len(data) % dt.itemsize:
                 raise VectorError(f"{p}: {len(data)} bytes is not a whole number of {dt} values "
@@ -279,6 +288,10 @@ def read_array(path, dtype=None, shape=None, hex_layout=None) -> np.ndarray:
             with open(p, encoding="ascii", newline=None) as f:
                 a = _parse_hex(p, f, dt, MAX_VALUES if need is None else need, hex_layout or HexLayout())
         else:
+            limit = (MAX_VALUES if need is None else need) * _TXT_CHARS + 4096
+            if p.stat().st_size > limit:  # a decimal value takes at most _TXT_CHARS characters with its separator
+                raise VectorError(f"{p}: {p.stat().st_size} bytes, more than {limit} for "
+                                  f"{need if need is not None else MAX_VALUES} decimal values")
             a = _parse_txt(p, p.read_text(encoding="ascii"), dt)
     except VectorError:
         raise

@@ -222,3 +222,29 @@ def test_a_raw_file_outside_an_export_still_needs_a_dtype(tmp_path):
     write_array(tmp_path / "a.bin", np.zeros(4, np.int8))
     with pytest.raises(VectorError, match="has no dtype; give --dtype"):
         compare_files(tmp_path / "a.bin", tmp_path / "a.bin")
+
+
+def test_against_interpreter_on_a_model_the_interpreter_refuses_is_one_line_and_exit_2(tmp_path, capsys,
+                                                                                         monkeypatch):
+    fake = tmp_path / "python"  # imports anything; its interpreter worker refuses the model as LiteRT does
+    fake.write_text("#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then exit 0; fi\n"
+                    "echo 'Traceback (most recent call last):' >&2\n"
+                    "echo 'RuntimeError: Node number 0 (SVDF) failed to prepare.' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("DSPSIM_INTERPRETER_PYTHON", str(fake))
+    np.save(tmp_path / "x.npy", _image((2, 1, 32, 32, 3)))
+    assert cli.main(["validate", str(MOBILENET), "--data", str(tmp_path / "x.npy"), "--against-interpreter",
+                     "litert", "--json", str(tmp_path / "r.json")]) == 2
+    err = _one_line_error(capsys)
+    assert "the litert interpreter failed (exit 1): RuntimeError: Node number 0 (SVDF) failed to prepare." in err
+
+
+def test_bin_and_txt_files_larger_than_the_tensor_are_refused_before_they_are_read(tmp_path):
+    p = write_array(tmp_path / "v.bin", np.zeros(17, np.int8))
+    with pytest.raises(VectorError, match=r"17 bytes: 17 values of int8, more than the 16 the tensor holds"):
+        read_array(p, "int8", (16,))
+    assert read_array(p, "int8", (17,)).shape == (17,)
+    p = tmp_path / "v.txt"
+    p.write_text(" " * 10_000 + "1\n", encoding="ascii")
+    with pytest.raises(VectorError, match=r"more than 4160 for 1 decimal values"):
+        read_array(p, "int8", (1,))
