@@ -108,11 +108,19 @@ _STATE_WRITE = " (state write)"  # how Model.trace names a state write (dspsim.g
 
 def _trace_arrays(frame_traces) -> dict:
     """trace.npz's entries: ``t<k>`` per tensor (a state write: the variable's value after the frame); with T > 1
-    frames each entry has a leading frame axis, ``(T, *shape)``, frame 0 first."""
+    frames each entry has a leading frame axis, ``(T, *shape)``, frame 0 first (a tensor that only some frames
+    show, or with another shape in some, as ``t<k>_frame<t>`` per frame instead)."""
     per_frame = [{f"t{e.tensor}": np.asarray(e.value) for e in tr} for tr in frame_traces]
     if len(per_frame) == 1:
         return per_frame[0]
-    return {k: np.stack([f[k] for f in per_frame]) for k in per_frame[0]}
+    out = {}
+    for k in dict.fromkeys(k for f in per_frame for k in f):
+        vals = [f.get(k) for f in per_frame]
+        if all(v is not None and v.shape == vals[0].shape and v.dtype == vals[0].dtype for v in vals):
+            out[k] = np.stack(vals)
+        else:
+            out.update({f"{k}_frame{t}": v for t, v in enumerate(vals) if v is not None})
+    return out
 
 
 def _state_tensors(trace) -> list:

@@ -177,3 +177,15 @@ def test_diagnose_frames_need_frame_folders(tmp_path, capsys):
     shutil.copytree(flat, flat / "frame0005")
     assert cli.main(["diagnose", str(SVDF), "--input", str(tmp_path / "xs.npy"), "--dumps", str(flat)]) == 2
     assert "frame 5, but the input has 2 frames" in _one_line_error(capsys)
+
+
+def test_trace_npz_keeps_a_tensor_only_some_frames_show_per_frame():
+    from dspsim.graph.executor import TraceEntry
+    from dspsim.harness.run_model import _trace_arrays
+
+    def entry(k, v):
+        return TraceEntry(0, "OP", k, f"t{k}", np.asarray(v, np.int8))
+
+    frames = [[entry(1, [1, 2]), entry(2, [5])], [entry(1, [3, 4])]]  # tensor 2 (a CALL_ONCE init) in frame 0 only
+    z = _trace_arrays(frames)
+    assert z["t1"].tolist() == [[1, 2], [3, 4]] and z["t2_frame0"].tolist() == [5] and "t2" not in z
