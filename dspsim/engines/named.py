@@ -67,7 +67,8 @@ TFLM = EngineProfile(
         kernels={op: Kernel.TFLM for op in (
             "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH", "ELU", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE",
             "MEAN", "SOFTMAX", "L2_NORMALIZATION", "AVERAGE_POOL_2D", "MAX_POOL_2D", "STRIDED_SLICE", "CAST",
-            "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "GREATER", "DIV", "SPACE_TO_BATCH_ND")},
+            "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "GREATER", "DIV", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
+            "FILL")},
         refused={"RELU_N1_TO_1": "TensorFlow Lite Micro registers no RELU_N1_TO_1 kernel",
                  "EXP": "TensorFlow Lite Micro's EXP supports float32 only (exp.cc)",
                  "SELECT": "TensorFlow Lite Micro registers no SELECT kernel (SELECT_V2 only)",

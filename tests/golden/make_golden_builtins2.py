@@ -216,11 +216,17 @@ def movement_cases():
         tensors = [_t("params", pshape, ttype, qq), _t("indices", ishape, I32), _t("y", oshape, ttype, qq)]
         out.append(_case(f"gather_nd_{tag}", OP.GATHER_ND, _opts("GatherNdOptions"), tensors, [0, 1], [2],
                          f"GATHER_ND {tag} params {pshape} indices {ishape}", index_bound=pshape))
+    tensors = [_t("params", (4, 5, 3), I8, q), _t("indices", (2, 3, 2), I32), _t("y", (2, 3, 3), I8, q)]
+    out.append(_case("gather_nd_int8_out_of_range", OP.GATHER_ND, _opts("GatherNdOptions"), tensors, [0, 1], [2],
+                     "GATHER_ND with indices beyond params' dimensions", index_bound=(9, 9)))
     for tag, vtype in (("int8", I8), ("int16", I16), ("int32", I32)):
         qq = (0.001, 0) if vtype == I16 else q
         tensors = [_t("lookup", (5,), I32), _t("values", (10, 3, 2), vtype, qq), _t("y", (5, 3, 2), vtype, qq)]
         out.append(_case(f"embedding_lookup_{tag}", OP.EMBEDDING_LOOKUP, None, tensors, [0, 1], [2],
                          f"EMBEDDING_LOOKUP {tag} values", index_bound=(10,)))
+    tensors = [_t("lookup", (5,), I32), _t("values", (10, 3, 2), I8, q), _t("y", (5, 3, 2), I8, q)]
+    out.append(_case("embedding_lookup_out_of_range", OP.EMBEDDING_LOOKUP, None, tensors, [0, 1], [2],
+                     "EMBEDDING_LOOKUP with lookups beyond the table", index_bound=(40,)))
     for tag, ttype, itype in (("int8", I8, I32), ("int16", I16, I32), ("int32_int64_indices", I32, I64)):
         qq = (0.001, 0) if ttype == I16 else q
         tensors = [_t("operand", (4, 5, 3), ttype, qq), _t("update", (2, 2, 3), ttype, qq), _t("start", (3,), itype),

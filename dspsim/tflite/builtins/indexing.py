@@ -80,9 +80,12 @@ def prepare_fill(op, g):
     shape = tuple(int(d) for d in dims)
     if shape != tuple(t_out.shape):
         refuse(op, f"dims {list(shape)} differ from the output's shape {tuple(t_out.shape)}")
-    if t_v.dtype in (_I8, _U8, _I16) and t_v.scale.size and t_out.scale.size \
-            and per_tensor_quant(op, t_v, "value") != per_tensor_quant(op, t_out, "output"):
-        refuse(op, "the value's scale and zero point must be the output's (fill.cc)")
+    if g.kernel(op) is not Kernel.TFLM and t_v.dtype in (_I8, _U8, _I16) and t_v.scale.size and t_out.scale.size:
+        q = per_tensor_quant(op, t_v, "value")
+        if q != per_tensor_quant(op, t_out, "output"):
+            refuse(op, "the value's scale and zero point must be the output's (LiteRT fill.cc)")
+        if t_v.dtype == _I16 and q[1] != 0:
+            refuse(op, f"int16 FILL needs zero point 0, got {q[1]} (LiteRT fill.cc)")
     return Prepared(lambda inputs: np.full(shape, inputs[1].reshape(-1)[0], t_out.dtype), {"dims": dims})
 
 
@@ -101,9 +104,12 @@ def _block_op(op, g):
     t = _data(op, g)
     if len(t.shape) not in (3, 4):
         refuse(op, f"input rank {len(t.shape)}: the kernels take rank 3 or 4")
-    if t.dtype in (_I8, _U8, _I16) and per_tensor_quant(op, t, "input") != per_tensor_quant(
-            op, g.tensor(op.outputs[0]), "output"):
-        refuse(op, "the output's scale and zero point must be the input's")
+    if t.dtype in (_I8, _U8, _I16) and g.kernel(op) is not Kernel.TFLM:  # LiteRT's Prepare checks; TFLM's does not
+        q = per_tensor_quant(op, t, "input")
+        if q != per_tensor_quant(op, g.tensor(op.outputs[0]), "output"):
+            refuse(op, "the output's scale and zero point must be the input's (LiteRT)")
+        if t.dtype == _I16 and q[1] != 0:
+            refuse(op, f"int16 {op.name} needs zero point 0, got {q[1]} (LiteRT)")
     return t, _ints(op, g, 1, "block_shape").reshape(-1), _ints(op, g, 2, "paddings or crops")
 
 
