@@ -91,6 +91,8 @@ def decoded_fields(data: bytes, named=False):
     flatbuffer._Table.vector = vector
     try:
         flatbuffer.read_model(data)
+    except ValueError:  # a model the reader refuses (UINT4 data): the fields read until then
+        pass
     finally:
         flatbuffer._Buf = orig
         flatbuffer._Table.vector = orig_vector
@@ -213,6 +215,14 @@ def verdict(data: bytes, seed: int = 0, max_elements=MAX_RUN_ELEMENTS):
 
 
 def main(argv):
+    """``SEED START N``: the verdicts of mutants START .. START + N - 1; ``--file PATH ...``: of saved mutants."""
+    if argv[0] == "--file":
+        for k, path in enumerate(argv[1:]):
+            with open(path, "rb") as f:
+                bad, stats = verdict(f.read(), seed=k, max_elements=1 << 62)
+            print(f"{k}\t{os.path.basename(path)}\tfile\t{stats['loaded']}\t{stats['ran']}\t{stats['elements']}\t"
+                  f"{bad or 'ok'}", flush=True)
+        return
     seed, start, n = int(argv[0]), int(argv[1]), int(argv[2])
     mut = Mutator(seed)
     for k in range(start, start + n):
