@@ -22,6 +22,15 @@ ENGINE = "litert-optimized"
 
 
 
+def _same_bits(got, want):
+    """Equal dtype, shape and bits (a float NaN equals the same NaN)."""
+    if got.dtype != want.dtype or got.shape != want.shape:
+        return False
+    if want.dtype.kind == "f":
+        return np.array_equal(got.view(f"u{want.dtype.itemsize}"), want.view(f"u{want.dtype.itemsize}"))
+    return np.array_equal(got, want)
+
+
 def _inputs(case):
     import sys
     sys.path.insert(0, GOLDEN)
@@ -60,7 +69,7 @@ def test_operator_model_matches_litert_optimized(name):
         y = model.run([x[r] for x in inputs])
         for j, got in enumerate(y if isinstance(y, list) else [y]):
             want = Z[f"ops/{name}/out{j}"][r]
-            if got.dtype != want.dtype or not np.array_equal(got, want):
+            if not _same_bits(got, want):
                 bad.append(f"run {r} output {j}: {np.count_nonzero(got != want)} of {want.size} differ")
     assert not bad, bad[:4]
 
@@ -79,7 +88,7 @@ def test_model_matches_litert_optimized_on_every_tensor(name):
         prefix = f"models/{name}/{r}/t"
         for key in (k for k in Z.files if k.startswith(prefix)):
             i = int(key[len(prefix):])
-            if not np.array_equal(got[i], Z[key]):
+            if not _same_bits(np.asarray(got[i]), Z[key]):
                 bad.append(f"{r} tensor {i}: {np.count_nonzero(got[i] != Z[key])} of {Z[key].size} differ")
     assert not bad, bad[:4]
 
