@@ -101,6 +101,16 @@ _ADD_SHAPES = [((37,), (37,)), ((2, 40), (2, 40)), ((3, 1, 21), (3, 4, 21)), ((3
                ((2, 1, 4, 1, 8), (1, 3, 1, 5, 8)), ((4, 1), (1, 9))]
 
 
+def _operands(seed, shapes, uint8, edge):
+    """(dtype, zero-point offset, x1, x2): random codes of ``shapes``; ``edge``: x1 holds only the extreme codes."""
+    dt, off = (np.uint8, 128) if uint8 else (np.int8, 0)
+    rng = np.random.default_rng(seed)
+    x1, x2 = (rng.integers(-128, 128, s).astype(np.int64) + off for s in shapes)
+    if edge:
+        x1 = np.where(rng.random(x1.shape) < 0.5, -128, 127) + off
+    return dt, off, x1.astype(dt), x2.astype(dt)
+
+
 @settings(max_examples=120, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), shapes=st.sampled_from(_ADD_SHAPES), uint8=st.booleans(),
        scales=st.tuples(*[st.floats(-4.0, 0.3).map(lambda e: 10.0**e)] * 3),
@@ -109,12 +119,7 @@ _ADD_SHAPES = [((37,), (37,)), ((2, 40), (2, 40)), ((3, 1, 21), (3, 4, 21)), ((3
 def test_optimized_add_matches_the_oracle_on_every_path(seed, shapes, uint8, scales, zps, relu, edge):
     """Random scales put outputs far beyond int16 (the blocks wrap) and give every input shift; ``edge`` fills
     the operands with the type's extreme codes."""
-    dt, off = (np.uint8, 128) if uint8 else (np.int8, 0)
-    rng = np.random.default_rng(seed)
-    x1, x2 = (rng.integers(-128, 128, s).astype(np.int64) + off for s in shapes)
-    if edge:
-        x1 = np.where(rng.random(x1.shape) < 0.5, -128, 127) + off
-    x1, x2 = x1.astype(dt), x2.astype(dt)
+    dt, off, x1, x2 = _operands(seed, shapes, uint8, edge)
     try:
         params = tflite_add_params(*scales)
     except ValueError:  # an output multiplier >= 1: LiteRT's Prepare refuses it too
@@ -132,12 +137,7 @@ def test_optimized_add_matches_the_oracle_on_every_path(seed, shapes, uint8, sca
        relu=st.booleans(), edge=st.booleans())
 def test_optimized_mul_matches_the_oracle_on_every_path(seed, shapes, uint8, real, zps, relu, edge):
     """Multipliers up to 100 saturate the int16 narrow, whose zero point then wraps; ``edge``: extreme codes."""
-    dt, off = (np.uint8, 128) if uint8 else (np.int8, 0)
-    rng = np.random.default_rng(seed)
-    x1, x2 = (rng.integers(-128, 128, s).astype(np.int64) + off for s in shapes)
-    if edge:
-        x1 = np.where(rng.random(x1.shape) < 0.5, -128, 127) + off
-    x1, x2 = x1.astype(dt), x2.astype(dt)
+    dt, off, x1, x2 = _operands(seed, shapes, uint8, edge)
     m, s = quantize_multiplier(real)
     kw = dict(input1_zero_point=zps[0] + off, input2_zero_point=zps[1] + off, output_zero_point=zps[2] + off,
               multiplier=int(m), shift=int(s), act_min=max(zps[2] + off, int(np.iinfo(dt).min)) if relu else None)
