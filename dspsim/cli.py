@@ -510,6 +510,18 @@ def _cmd_frontend(args, argv) -> int:
     return run_frontend(args, _out_dir(args, "frontend", [args.wav]), _meta(argv), _print)
 
 
+def _cmd_frontend_drift(args, argv) -> int:
+    """``dspsim frontend-drift``: the microfrontend's per-stage error, :mod:`dspsim.frontend.error_report`."""
+    from .frontend.error_report import run_frontend_drift
+
+    def progress(done, total):
+        if done == total or done % 5 == 0:
+            print(f"  {done}/{total} signals", file=sys.stderr, flush=True)
+
+    return run_frontend_drift(args, _out_dir(args, "frontend-drift", [args.wav] if args.wav else []), _meta(argv),
+                              _print, progress)
+
+
 # =============================================================================================
 _ENGINE_HELP = ("an engine name (dspsim.engines.names(): litert, tflm, xnnpack for .tflite; onnxruntime, "
                 "onnxruntime-vnni, ... for .onnx) or a device's .toml file (default: litert for .tflite; for .onnx the "
@@ -624,6 +636,18 @@ def build_parser() -> argparse.ArgumentParser:
     fe.add_argument("--model", help="a streaming microWakeWord .tflite model to run on the features")
     fe.add_argument("--engine", default="tflm", help="the model's engine (default tflm)")
 
+    fd = sub.add_parser("frontend-drift", help="the microfrontend's fixed-point error per stage (window, FFT, "
+                        "filterbank, noise reduction, PCAN, log) against exact arithmetic, over level and length",
+                        epilog="Writes frontend_drift.md / .json and stages_vs_level.png, features_over_time.png "
+                               "into --out. Exit status: 0 done, 2 bad input, 3 a full disk or an unexpected error.")
+    fd.add_argument("--signals", help="comma-separated: noise, tone (1 kHz), chirp (default all three)")
+    fd.add_argument("--levels", help="peak levels in dBFS, comma-separated (default 0,-10,...,-90)")
+    fd.add_argument("--seconds", type=float, default=1.0, help="length of each signal (default 1 s; the long "
+                    "drift run is max(10 s, this))")
+    fd.add_argument("--wav", help="also a 16 kHz mono 16-bit WAV (speech, music) at its own level")
+    fd.add_argument("--out", help="report folder (default reports/frontend-drift-<timestamp>)")
+    fd.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+
     b = sub.add_parser("bench", help="speed of the kernels next to their peers (dspsim.bench)", add_help=False)
     b.add_argument("bench_args", nargs=argparse.REMAINDER)
     for verb in ("run", "run-tflite"):
@@ -635,7 +659,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 _COMMANDS = {"suite": _cmd_suite, "drift": _cmd_drift, "export": _cmd_export, "compare": _cmd_compare,
              "bench": _cmd_bench, "run": _cmd_run, "run-tflite": _cmd_run, "diagnose": _cmd_diagnose,
-             "export-model": _cmd_export_model, "validate": _cmd_validate, "frontend": _cmd_frontend}
+             "export-model": _cmd_export_model, "validate": _cmd_validate, "frontend": _cmd_frontend,
+             "frontend-drift": _cmd_frontend_drift}
 
 
 def main(argv=None) -> int:
