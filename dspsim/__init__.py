@@ -6,7 +6,7 @@ and docs/semantics.md for the engine arithmetic it emulates.
 from importlib.metadata import PackageNotFoundError as _PackageNotFoundError, version as _version
 
 try:
-    __version__ = _version("dspsim")  # the installed distribution's metadata (pyproject.toml's version)
+    __version__ = _version("dspsim-bitexact")  # the installed distribution (pyproject.toml's name and version)
 except _PackageNotFoundError:  # a source tree on sys.path that was never installed
     __version__ = "0+unknown"
 

@@ -269,7 +269,8 @@ def main(argv=None) -> int:
         try:
             import ai_edge_litert  # noqa: F401
         except ImportError:
-            print("dspsim: error: --compare-litert needs the ai_edge_litert package", file=sys.stderr)
+            print("dspsim: error: --compare-litert needs the ai_edge_litert package (pip install ai-edge-litert==2.3.0, "
+                  "or the [engines] extra)", file=sys.stderr)
             return EXIT_USAGE
         if len(frames) > 1:
             print("dspsim: error: --compare-litert compares one frame; give a single frame", file=sys.stderr)

@@ -423,7 +423,7 @@ def _client(address):
         from dask.distributed import Client
     except ImportError:
         raise ValidateError("--scheduler needs dask.distributed: pip install 'dask[distributed]' "
-                            "(or dspsim[dask])") from None
+                            "(or dspsim-bitexact[dask])") from None
     try:
         return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:

@@ -24,8 +24,8 @@ def test_version_option_prints_the_installed_distributions_version(tmp_path):
     res = subprocess.run([sys.executable, "-m", "dspsim.cli", "--version"], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     assert res.returncode == 0, res.stderr
-    assert res.stdout.strip() == f"dspsim {version('dspsim')}"
-    assert dspsim.__version__ == version("dspsim")
+    assert res.stdout.strip() == f"dspsim {version('dspsim-bitexact')}"
+    assert dspsim.__version__ == version("dspsim-bitexact")
 
 
 def test_bench_and_its_peers_import_without_the_checkout_on_sys_path(tmp_path):
@@ -62,7 +62,7 @@ def wheel(tmp_path_factory):
     if res.returncode != 0 and "Could not find a version that satisfies the requirement setuptools" in res.stderr:
         pytest.skip("no package index reachable for the build backend")
     assert res.returncode == 0, res.stderr
-    (path,) = (tmp / "dist").glob("dspsim-*.whl")
+    (path,) = (tmp / "dist").glob("dspsim_bitexact-*.whl")
     with zipfile.ZipFile(path) as z:
         names = set(z.namelist())
         meta = z.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
@@ -80,7 +80,7 @@ def test_wheel_ships_py_typed_the_bench_peers_and_the_license(wheel):
 def test_wheel_metadata_has_license_version_and_tomli_for_python_3_10(wheel):
     _, meta = wheel
     lines = meta.splitlines()
-    assert f"Version: {version('dspsim')}" in lines
+    assert f"Version: {version('dspsim-bitexact')}" in lines
     assert "License-Expression: Apache-2.0" in lines
     assert "Requires-Python: >=3.10" in lines
     assert 'Requires-Dist: tomli; python_version < "3.11"' in lines
