@@ -12,7 +12,7 @@ from ..graph.model import Model as GraphModel
 from ..graph.state import State
 from .ops import PREPARE, Context, check_constant_scales, check_input_count
 from .proto import ModelDef
-from .types import NATIVE, ElemType, QArray, type_name
+from .types import NATIVE, ElemType, QArray, ml_dtypes_type, type_name
 
 # Opset range of the default domain (ai.onnx) dspsim's operator semantics are written for
 # (10: the first quantization operators; 28: the newest the onnx 1.23 backend tests use).
@@ -40,8 +40,10 @@ class Model(GraphModel):
 
     Its tensors are numbered as the graph runtime numbers them: the graph inputs, the initializers, then each
     node's outputs in order (``tensor_info(i).name`` is the ONNX name). Besides :class:`dspsim.graph.model.Model`'s
-    interface: ``run`` and ``trace`` also take a dict of inputs by name, and a :class:`QArray` for a 4-bit or
-    float8 input; ``run_batch`` runs the samples one by one (ONNX graphs keep no state).
+    interface: ``run`` and ``trace`` also take a dict of inputs by name, and a :class:`QArray` or an ``ml_dtypes``
+    array (``ml_dtypes.int4``, ``float8_e4m3fn``, ...) for a 2-bit, 4-bit, float8 or float4 input; ``run(inputs,
+    as_ml_dtypes=True)`` gives such outputs as ml_dtypes arrays; ``run_batch`` runs the samples one by one (ONNX
+    graphs keep no state).
 
     Attributes
     ----------
@@ -154,6 +156,12 @@ class Model(GraphModel):
     def _prepare(self, mdef):
         return Executor(self._mdef, State(), [self._prepare_graph(self._onnx, self.profile)[1]])
 
+    def run(self, inputs, *, as_ml_dtypes=False):
+        """:meth:`dspsim.graph.model.Model.run`; ``as_ml_dtypes``: outputs of a type numpy lacks as ``ml_dtypes``
+        arrays (:meth:`QArray.to_ml_dtypes`) instead of :class:`QArray`."""
+        outs = super().run(inputs)
+        return [o.to_ml_dtypes() if as_ml_dtypes and isinstance(o, QArray) else o for o in outs]
+
     def __repr__(self):
         return f"<dspsim.onnx.Model engine={self.engine!r} opset={self.opset}: {len(self.nodes)} nodes>"
 
@@ -171,6 +179,8 @@ class Model(GraphModel):
             raise ValueError(f"{func}: the model has {len(self.inputs)} input(s), got {len(inputs)}")
         out = []
         for x, info in zip(inputs, self.inputs):
+            if ml_dtypes_type(x) is not None:
+                x = QArray.from_ml_dtypes(x)
             if isinstance(x, QArray):
                 if x.type != info.elem_type:
                     raise TypeError(f"{func}: input {info.name!r} must be {info.elem_type.name}, got {x.type.name}")

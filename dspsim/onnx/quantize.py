@@ -21,15 +21,18 @@ from ..engines import ModelFormat, OnnxKernels
 from ..engines import get as engine_profile
 from ..quantize import dequantize_linear as _ort_dequantize, quantize_linear as _ort_quantize
 from .types import INT_QUANT, MINIFLOATS, ElemType, QArray, code_dtype, decode_float, encode_float, from_numpy, \
-    int_range, type_name
+    int_range, ml_dtypes_type, type_name
 
 _NAMES = {t.name.lower(): t for t in ElemType}
 
 
 def elem_type(value, func: str, name: str = "output_dtype") -> ElemType:
-    """An :class:`ElemType` from an ElemType, its int value, its name ("int4", "float8e4m3fn") or a numpy dtype."""
+    """An :class:`ElemType` from an ElemType, its int value, its name ("int4", "float8e4m3fn"), a numpy dtype or an
+    ml_dtypes type (``ml_dtypes.int4``)."""
     if isinstance(value, ElemType):
         return value
+    if ml_dtypes_type(value) is not None:
+        return ml_dtypes_type(value)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         try:
             return ElemType(int(value))
@@ -54,14 +57,17 @@ def runs_reference(profile) -> bool:
 
 
 def _typed(value, func: str, name: str):
-    """(codes ndarray, ElemType) of a numpy array or a QArray (None stays None)."""
+    """(codes ndarray, ElemType) of a numpy array, an ml_dtypes array or a QArray (None stays None)."""
     if value is None:
         return None, None
+    if ml_dtypes_type(value) is not None:
+        value = QArray.from_ml_dtypes(value)
     if isinstance(value, QArray):
         return np.asarray(value.codes), value.type
     a = np.asarray(value)
     if a.dtype.kind not in "iuf":
-        raise TypeError(f"{func}: {name} must be a numeric array or a dspsim.onnx.QArray, got dtype {a.dtype}")
+        raise TypeError(f"{func}: {name} must be a numeric array, an ml_dtypes array or a dspsim.onnx.QArray, "
+                        f"got dtype {a.dtype}")
     if isinstance(value, (int, float)) and not isinstance(value, (np.generic, np.ndarray)):
         raise TypeError(f"{func}: {name} must carry its ONNX type: pass a numpy array/scalar "
                         f"(np.int8(3)) or a QArray, not a Python {type(value).__name__}")
@@ -141,7 +147,7 @@ def _container(t: ElemType) -> str:
 
 
 def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, saturate=True, output_dtype=None,
-                    engine="onnxruntime"):
+                    engine="onnxruntime", as_ml_dtypes=False):
     """ONNX ``QuantizeLinear`` (opsets 10 to 25) with ONNX's type rules.
 
     ``y = saturate(round(x / scale) + zero_point)``: ``x / scale`` in float32, ties to even, the zero
@@ -155,19 +161,27 @@ def quantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, saturate
     scale : float32 or float16; a scalar or 1-element array (per tensor), a 1-D array of
         ``x.shape[axis]`` values (per axis) or, with ``block_size``, an array of x's rank whose
         ``axis`` dimension is ``ceil(x.shape[axis] / block_size)`` (blocked).
-    zero_point : None, a numpy integer array/scalar or a :class:`QArray`, same shape as ``scale``.
+    zero_point : None, a numpy integer array/scalar, an ml_dtypes array/scalar (``ml_dtypes.int4(0)``) or a
+        :class:`QArray`, same shape as ``scale``.
         **Its type is the output type** (ONNX): an ``np.int8`` zero point gives int8 codes.
     axis, block_size : int (ONNX attributes; axis may be negative)
     saturate : bool, float8 only (ONNX attribute)
-    output_dtype : None or a type ("int4", ElemType.INT4, np.int8 ...): the output type when no
+    output_dtype : None or a type ("int4", ElemType.INT4, ml_dtypes.int4, np.int8 ...): the output type when no
         zero point is given (default uint8); it must agree with the zero point's type.
     engine : an engine that runs ONNX models (name or profile). ONNX Runtime and the onnx reference differ
         only for float8 without saturation just above the largest value (:func:`dspsim.onnx.types.encode_float`).
+    as_ml_dtypes : bool. True: the types numpy lacks come back as an ``ml_dtypes`` array (``ml_dtypes.int4``,
+        ``float8_e4m3fn``, ...: :meth:`QArray.to_ml_dtypes`) instead of a QArray.
 
     Returns
     -------
-    ndarray of codes for uint8/int8/uint16/int16; a :class:`QArray` for the others.
+    ndarray of codes for uint8/int8/uint16/int16; a :class:`QArray` (or ml_dtypes array) for the others.
     """
+    q = _quantize_linear(x, scale, zero_point, axis, block_size, saturate, output_dtype, engine)
+    return q.to_ml_dtypes() if as_ml_dtypes and isinstance(q, QArray) else q
+
+
+def _quantize_linear(x, scale, zero_point, axis, block_size, saturate, output_dtype, engine):
     func = "dspsim.onnx.quantize_linear"
     kernels = onnx_engine(engine, func).onnx.kernels.value
     xa = np.asarray(x)
@@ -215,8 +229,8 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     is ignored, as the reference does). With a float16 scale the float32 product is rounded to
     float16 (the reference; ``output_dtype`` may ask for float32/float16 explicitly).
 
-    ``x``: numpy int8/uint8/int16/uint16/int32 codes, or a :class:`QArray`; ``zero_point`` of the
-    same type; ``scale``/``axis``/``block_size`` as :func:`quantize_linear`.
+    ``x``: numpy int8/uint8/int16/uint16/int32 codes, an ml_dtypes array (int4, float8_e4m3fn, ...) or a
+    :class:`QArray`; ``zero_point`` of the same type; ``scale``/``axis``/``block_size`` as :func:`quantize_linear`.
     """
     func = "dspsim.onnx.dequantize_linear"
     xa, xt = _typed(x, func, "x")

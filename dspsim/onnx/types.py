@@ -4,6 +4,9 @@ ONNX's quantized types that numpy has no dtype for are held in a :class:`QArray`
 element in a plain numpy array (int8/uint8 for int4/uint4/int2/uint2, the uint8 bit pattern for
 float8/float4) plus its :class:`ElemType`. :meth:`QArray.packed` gives the bytes of a TensorProto's
 ``raw_data`` (sub-byte types two or four per byte, the first element in the low bits).
+:meth:`QArray.to_ml_dtypes` and :meth:`QArray.from_ml_dtypes` convert to and from the ``ml_dtypes`` arrays
+that onnx, JAX and TensorFlow hold these types in (``ml_dtypes.int4``, ``float8_e4m3fn``, ...), bit for bit;
+the ml_dtypes package is needed only to make one.
 
 Minifloat rounding (:func:`encode_float`) is done against the table of every code's value, so it is
 exact by construction: the nearest representable value, ties to the even code (IEEE
@@ -85,6 +88,12 @@ MINIFLOATS = {
 }
 QUANT_TYPES = tuple(INT_QUANT) + tuple(MINIFLOATS)
 PACKED_BITS = {ElemType.UINT4: 4, ElemType.INT4: 4, ElemType.UINT2: 2, ElemType.INT2: 2, ElemType.FLOAT4E2M1: 4}
+# The ml_dtypes type of each (its numpy dtype's name); ml_dtypes holds one value per byte, float4 in the low bits.
+ML_DTYPES = {ElemType.INT4: "int4", ElemType.UINT4: "uint4", ElemType.INT2: "int2", ElemType.UINT2: "uint2",
+             ElemType.FLOAT8E4M3FN: "float8_e4m3fn", ElemType.FLOAT8E4M3FNUZ: "float8_e4m3fnuz",
+             ElemType.FLOAT8E5M2: "float8_e5m2", ElemType.FLOAT8E5M2FNUZ: "float8_e5m2fnuz",
+             ElemType.FLOAT4E2M1: "float4_e2m1fn"}
+_FROM_ML_DTYPES = {v: k for k, v in ML_DTYPES.items()}
 
 
 def int_range(t: ElemType) -> tuple[int, int]:
@@ -109,6 +118,17 @@ def type_name(t) -> str:
         return ElemType(t).name
     except ValueError:
         return f"data_type {int(t)}"
+
+
+def ml_dtypes_type(value):
+    """The ElemType of ``value`` if it is an ml_dtypes array, scalar or dtype of a type in :data:`ML_DTYPES`,
+    else None."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return _FROM_ML_DTYPES.get(value.dtype.name)
+    try:
+        return _FROM_ML_DTYPES.get(np.dtype(value).name)
+    except (TypeError, ValueError):
+        return None
 
 
 def from_numpy(dtype) -> ElemType:
@@ -141,6 +161,34 @@ class QArray:
     @classmethod
     def from_packed(cls, data: bytes, type: ElemType, shape) -> "QArray":
         return cls(unpack(data, type, shape), ElemType(type))
+
+    def to_ml_dtypes(self) -> np.ndarray:
+        """The codes as an ``ml_dtypes`` array of the same type (``ml_dtypes.int4``, ``ml_dtypes.float8_e4m3fn``, ...),
+        bit for bit. ImportError without the ml_dtypes package (onnx installs it)."""
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise ImportError("dspsim.onnx.QArray.to_ml_dtypes: needs the ml_dtypes package (pip install ml-dtypes; "
+                              "onnx installs it)") from None
+        dt = np.dtype(getattr(ml_dtypes, ML_DTYPES[self.type]))
+        if self.type in MINIFLOATS:  # the bit pattern, as ml_dtypes stores it
+            return np.asarray(self.codes, np.uint8).view(dt)
+        return self.codes.astype(dt)
+
+    @classmethod
+    def from_ml_dtypes(cls, array) -> "QArray":
+        """The QArray of an ``ml_dtypes`` array or scalar of an ONNX type (:data:`ML_DTYPES`), bit for bit;
+        TypeError for any other value."""
+        t = ml_dtypes_type(array)
+        if t is None:
+            raise TypeError(f"dspsim.onnx.QArray.from_ml_dtypes: needs an ml_dtypes array of one of "
+                            f"{sorted(_FROM_ML_DTYPES)}, got {type(array).__name__} of dtype "
+                            f"{getattr(array, 'dtype', None)}")
+        a = np.asarray(array)
+        if t in MINIFLOATS:
+            f = MINIFLOATS[t]
+            return cls(a.view(np.uint8) & np.uint8((1 << (1 + f.exp_bits + f.man_bits)) - 1), t)
+        return cls(a.astype(code_dtype(t)), t)
 
     def to_float(self) -> np.ndarray:
         """float32 values (integers exactly; minifloats decoded exactly, NaN codes as NaN)."""
