@@ -17,6 +17,7 @@ What dspsim writes, and what it refuses to write, is the business of :mod:`dspsi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import os
 import platform
@@ -431,12 +432,15 @@ def _cmd_export_model(args, argv) -> int:
     from .harness.dumps import read_frames
     from .harness.export_model import export_frames, export_model
     from .harness.report import atomic_dir
+    from .harness.stages import parse_partial_sums
     from .load import load_model
 
     data, fmt, base = _model_base(args)
     out = _out_dir(args, "export-model")
     try:
         model = load_model(data, variant_profile(base, fmt))
+        if args.partial_sums is not None:
+            parse_partial_sums(args.partial_sums, model)  # refused before any file is written
         frames = read_frames(model, args.input)  # (T, *input): T frames, the state carried
         for inputs in frames:
             model.run(inputs)  # refuse bad inputs before any file is written
@@ -444,7 +448,8 @@ def _cmd_export_model(args, argv) -> int:
     except (OSError, ValueError, TypeError) as exc:
         raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     with atomic_dir(out) as tmp:
-        kw = dict(model_name=str(args.model), engine=variant_words(base))
+        kw = dict(model_name=str(args.model), engine=variant_words(base), stages=args.stages,
+                  partial_sums=args.partial_sums)
         if len(frames) > 1:
             m = export_frames(model, frames, args.format, tmp, **kw)
             _print(f"exported {m['frames']} frames ({args.format}, state tensors {m['state']}) to {out}/frame0000 .. "
@@ -460,8 +465,6 @@ def _cmd_export_model(args, argv) -> int:
 # validate (dspsim.harness.validate)
 # =============================================================================================
 def _cmd_validate(args, argv) -> int:
-    from contextlib import nullcontext
-
     from .harness import validate as v
     from .harness.report import atomic_dir
 
@@ -469,10 +472,12 @@ def _cmd_validate(args, argv) -> int:
     if out is None and args.json != "-":
         _out_dir_json_only(args)
     try:
-        with atomic_dir(out) if out is not None else nullcontext() as tmp:
+        security = v.security_from_args(args)
+        with atomic_dir(out) if out is not None else contextlib.nullcontext() as tmp, \
+                _one_line_warnings(v.PlaintextSchedulerWarning):
             d = v.validate(args.model, args.data, engine=args.engine, against=args.against,
-                           interpreter=args.against_interpreter, scheduler=args.scheduler, chunk=args.chunk,
-                           outputs_dir=tmp, progress=v.Progress())
+                           interpreter=args.against_interpreter, scheduler=args.scheduler, security=security,
+                           chunk=args.chunk, outputs_dir=tmp, progress=v.Progress())
             d["run"] = {"name": "validate", "seconds": d["seconds"], **_meta(argv)}
             if tmp is not None:
                 v.write_report(d, tmp, plots=not args.no_plots)
@@ -485,7 +490,29 @@ def _cmd_validate(args, argv) -> int:
         _print(line, file=text)
     if out is not None:
         _print(f"Report: {out}", file=text)
+    if d["lost"]:
+        _err(v.lost_line(d) + (f" (report: {out})" if out is not None else ""))
+        return EXIT_ERROR
     return EXIT_OK if d["passed"] else EXIT_FAIL
+
+
+@contextlib.contextmanager
+def _one_line_warnings(category):
+    """Warnings of ``category`` printed as one ``dspsim: warning:`` line on stderr (not Python's two-line form)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", category)
+        shown = warnings.showwarning
+
+        def show(message, cat, *rest, **kw):
+            if issubclass(cat, category):
+                _print(f"dspsim: warning: {message}", file=sys.stderr)
+            else:
+                shown(message, cat, *rest, **kw)
+
+        warnings.showwarning = show
+        yield
 
 
 # =============================================================================================
@@ -614,6 +641,14 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--engine", help=f"whose arithmetic: {_ENGINE_HELP}")
     x.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate'")
     x.add_argument("--out", help="output directory (default: reports/export-model-<UTC timestamp>)")
+    x.add_argument("--stages", action="store_true",
+                   help="also every MAC operator's accumulator before the bias (op<k>_acc), after it (op<k>_acc_bias) "
+                        "and the requantized value before the output zero point and clamp (op<k>_requant), as "
+                        "vectors in the chosen format (stages.npz, stages.h or stages/)")
+    x.add_argument("--partial-sums", metavar="OP:INDEX",
+                   help="also one output's taps in the engine's accumulation order (x, w, zero points, the "
+                        "accumulator after each tap): OP an operator index, INDEX a flat or comma-separated "
+                        "multi-index into its output (op<k>_taps_<field>)")
 
     from .harness.validate import add_arguments as _validate_arguments
 

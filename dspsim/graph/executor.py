@@ -28,11 +28,14 @@ class Prepared:
     output, or a tuple / list of them for several outputs. ``view``, when not None, is a ``run`` that hands
     on its input's memory instead of a copy (a slice or split whose outputs are windows of the input; a state
     store that keeps the value itself): a front end hands it to the executor where it finds it safe, every
-    other caller runs the copying ``run``."""
+    other caller runs the copying ``run``. ``stages``, on a MAC operator, is ``stages(inputs, tap=None)``: its
+    accumulator stages on the same inputs (:class:`~dspsim.kernels._common.MacStages`, ``tap`` a flat output
+    index for one output's taps), computed only when asked, never by ``run``."""
 
     run: Callable
     params: dict = field(default_factory=dict)
     view: Callable | None = None
+    stages: Callable | None = None
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,43 @@ class Model:
         output (a list of them for an operator with several outputs), as :meth:`trace` would show it. A
         state operator (ASSIGN_VARIABLE...) acts on the model's state."""
         op, prep = self._operator(op_index)
-        func = "Model.run_operator"
+        y = prep.run(self._operator_args(op, inputs, "Model.run_operator"))
+        self.state.drain_writes()
+        outs = []
+        for i, v in zip(op.outputs, y if isinstance(y, (tuple, list)) else (y,)):
+            t = self._mdef.tensors[i] if i >= 0 else None
+            if t is None or t.type_name == "RESOURCE":
+                continue
+            outs.append(v if t.dtype is None else np.asarray(v, dtype=t.dtype))
+        return outs[0] if len(outs) == 1 else outs
+
+    def has_stages(self, op_index: int) -> bool:
+        """Whether operator ``op_index`` is a MAC operator whose accumulator stages :meth:`operator_stages`
+        gives."""
+        return self._operator(op_index)[1].stages is not None
+
+    def operator_stages(self, op_index: int, inputs, tap=None):
+        """The accumulator stages of MAC operator ``op_index`` on ``inputs`` (as :meth:`run_operator` takes
+        them): a :class:`~dspsim.kernels._common.MacStages` (``acc`` before the bias, ``acc_bias``, ``requant``
+        before the output zero point and clamp, each of the output's shape), computed by the operator's own
+        kernel under the engine's accumulator; ``tap`` (a flat index into the output) adds that output's taps
+        in accumulation order."""
+        op, prep = self._operator(op_index)
+        func = "Model.operator_stages"
+        if prep.stages is None:
+            raise ValueError(f"{func}: operator {op_index} ({op.name}) has no accumulator stages (the MAC "
+                             "operators of dspsim.kernels.mac's plans have them)")
+        out = self._mdef.tensors[op.outputs[0]]
+        size = int(np.prod(out.shape))
+        if tap is not None and (isinstance(tap, bool) or not isinstance(tap, (int, np.integer))
+                                or not 0 <= tap < size):
+            raise ValueError(f"{func}: tap must be a flat index in [0, {size}) of operator {op_index}'s output "
+                             f"{tuple(out.shape)}, got {tap!r}")
+        return prep.stages(self._operator_args(op, inputs, func), None if tap is None else int(tap))
+
+    def _operator_args(self, op, inputs, func):
+        """:meth:`run_operator`'s ``inputs`` checked against operator ``op``'s tensors, constants filled in."""
+        op_index = op.index
         if not isinstance(inputs, (list, tuple)) or len(inputs) != len(op.inputs):
             raise ValueError(f"{func}: operator {op_index} ({op.name}) has {len(op.inputs)} inputs; give a list of "
                              f"{len(op.inputs)} arrays (None for constants)")
@@ -153,15 +189,7 @@ class Model:
                 raise ValueError(f"{func}: input {k} of operator {op_index} ({op.name}) must be {want}, got "
                                  f"{a.dtype} {a.shape}")
             args.append(a)
-        y = prep.run(args)
-        self.state.drain_writes()
-        outs = []
-        for i, v in zip(op.outputs, y if isinstance(y, (tuple, list)) else (y,)):
-            t = self._mdef.tensors[i] if i >= 0 else None
-            if t is None or t.type_name == "RESOURCE":
-                continue
-            outs.append(v if t.dtype is None else np.asarray(v, dtype=t.dtype))
-        return outs[0] if len(outs) == 1 else outs
+        return args
 
     def _operator(self, op_index):
         if isinstance(op_index, bool) or not isinstance(op_index, (int, np.integer)) \

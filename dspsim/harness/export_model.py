@@ -50,6 +50,7 @@ import numpy as np
 
 from . import _model_access as access
 from .dumps import model_tensors
+from .stages import capture, parse_partial_sums, summary
 from .vectors import c_header, c_identifier, write_array
 
 SCHEMA = "dspsim.export-model/1"
@@ -89,9 +90,8 @@ def _json_value(v):
     return a.tolist() if a.dtype.kind in "iufb" else str(v)
 
 
-def _run_tensors(model, inputs) -> list:
-    """(info, role, producing op index, value) of every tensor of one run, by tensor index."""
-    trace = model.trace(inputs)
+def _run_tensors(model, trace) -> list:
+    """(info, role, producing op index, value) of every tensor of the run ``trace``, by tensor index."""
     producer = {e.tensor: e for e in trace}
     rows = []
     for info in model_tensors(model):
@@ -106,10 +106,10 @@ def _run_tensors(model, inputs) -> list:
     return rows
 
 
-def _write_tensors(model, inputs, fmt: str, out: Path) -> list:
-    """Write every tensor of one run; return their manifest rows."""
+def _write_tensors(model, trace, fmt: str, out: Path) -> list:
+    """Write every tensor of the run ``trace``; return their manifest rows."""
     rows, npz = [], {}
-    for info, role, op_index, value in _run_tensors(model, inputs):
+    for info, role, op_index, value in _run_tensors(model, trace):
         key = f"t{info.index}"
         row = {"tensor": info.index, "name": info.name, "role": role, "op_index": op_index, "file": None,
                "key": None, "shape": list(value.shape), "dtype": value.dtype.name, "scale": info.scale,
@@ -168,18 +168,50 @@ def _write_operators(model, fmt: str, out: Path) -> list:
     return operators
 
 
-def export_model(model, inputs, fmt: str, out: Path, *, model_name: str = "", engine: str = "") -> dict:
+def _write_stages(arrays: dict, fmt: str, out: Path) -> list:
+    """Write the stage vectors of :func:`dspsim.harness.stages.capture` (``op<k>_<stage>``) as the tensors are
+    written: ``stages.npz``, ``stages.h``, or ``stages/op<k>_<stage>.<fmt>``; return their manifest rows."""
+    rows = []
+    for key, a in arrays.items():
+        row = {"key": key, "file": None, "shape": list(a.shape), "dtype": a.dtype.name}
+        if fmt == "npz":
+            row["file"] = "stages.npz"
+        elif fmt == "c-header":
+            row["file"], row["key"] = "stages.h", f"stages_{key}"
+        else:
+            (out / "stages").mkdir(exist_ok=True)
+            row["file"] = f"stages/{write_array(out / 'stages' / f'{key}.{fmt}', a.reshape(-1)).name}"
+        rows.append(row)
+    if arrays and fmt == "npz":
+        np.savez(out / "stages.npz", **arrays)
+    if arrays and fmt == "c-header":
+        text = c_header("stages", arrays, {}, generator="dspsim export-model",
+                        comment="MAC operators' accumulator before and after the bias and requantized value before "
+                                "the output zero point and clamp (dspsim.harness.stages); per-tap partial sums")
+        (out / "stages.h").write_text(text, encoding="utf-8")
+    return rows
+
+
+def export_model(model, inputs, fmt: str, out: Path, *, model_name: str = "", engine: str = "",
+                 stages: bool = False, partial_sums=None) -> dict:
     """Write every tensor and operator parameter of one run of ``model`` on ``inputs`` into ``out``.
 
     ``out`` must exist (the CLI passes an :func:`atomic_dir` temporary). Returns the manifest
-    (also written as ``out/manifest.json``). Raises ValueError for an unknown format.
+    (also written as ``out/manifest.json``). Raises ValueError for an unknown format. ``stages`` adds every MAC
+    operator's accumulator stages and ``partial_sums`` (``"OP:INDEX"``) one output's taps
+    (:mod:`dspsim.harness.stages`), listed in the manifest's ``stages``.
     """
     if fmt not in FORMATS:
         raise ValueError(f"export_model: format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     out = Path(out)
+    partial = None if partial_sums is None else parse_partial_sums(partial_sums, model)
+    trace = model.trace(inputs)
     manifest = {"schema": SCHEMA, "model": model_name, "engine": engine, "format": fmt,
                 "inputs": [i.index for i in model.inputs], "outputs": [o.index for o in model.outputs],
-                "tensors": _write_tensors(model, inputs, fmt, out), "operators": _write_operators(model, fmt, out)}
+                "tensors": _write_tensors(model, trace, fmt, out), "operators": _write_operators(model, fmt, out)}
+    if stages or partial:
+        arrays = capture(model, trace, partial and partial[:2])
+        manifest["stages"] = dict(summary(model, arrays, partial), files=_write_stages(arrays, fmt, out))
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return manifest
 
@@ -189,7 +221,8 @@ def frame_folder(t: int) -> str:
     return f"frame{t:04d}"
 
 
-def export_frames(model, frames, fmt: str, out: Path, *, model_name: str = "", engine: str = "") -> dict:
+def export_frames(model, frames, fmt: str, out: Path, *, model_name: str = "", engine: str = "", stages: bool = False,
+                  partial_sums=None) -> dict:
     """Export T frames of a (streaming) model: ``frames`` is a list of per-frame input lists, run in order from
     the model's current state, the state carried from frame to frame (as :meth:`Model.run` does without
     :meth:`~Model.reset`).
@@ -207,7 +240,8 @@ def export_frames(model, frames, fmt: str, out: Path, *, model_name: str = "", e
     for t, inputs in enumerate(frames):
         sub = out / frame_folder(t)
         sub.mkdir()
-        m = export_model(model, inputs, fmt, sub, model_name=model_name, engine=engine)
+        m = export_model(model, inputs, fmt, sub, model_name=model_name, engine=engine, stages=stages,
+                         partial_sums=partial_sums)
         state.update(r["tensor"] for r in m["tensors"] if r["role"] == "state")
         folders.append(sub.name)
     manifest = {"schema": FRAMES_SCHEMA, "model": model_name, "engine": engine, "format": fmt,

@@ -1,5 +1,5 @@
 """``dspsim run MODEL [--input X.npy ...] [--frames N] [--engine E] [--accumulator BITS[:wrap|saturate]]
-[--compare-litert] [--seed N] [--out DIR]`` (``run-tflite`` is the same verb).
+[--compare-litert] [--stages] [--partial-sums OP:INDEX] [--seed N] [--out DIR]`` (``run-tflite`` is the same verb).
 
 Runs a .tflite or .onnx model (:func:`dspsim.load_model`) through dspsim's kernels (``--engine``: a name or a
 device's .toml, default the format's engine; ``--accumulator`` a DSP register for the MAC operators) and
@@ -8,6 +8,8 @@ leading time axis, or ``--frames N`` random frames; every frame is traced, the s
 next; the outputs of the frames before the last are printed, then the last one's layers. ``--out``'s ``trace.npz`` holds every
 frame: entry ``t<k>`` per tensor, with a leading frame axis ``(T, *shape)`` when T > 1 (a variable tensor:
 its value after each frame); ``report.json`` gives ``frames`` and ``state`` (the tensors written as state).
+``--stages`` adds every MAC operator's accumulator stages and ``--partial-sums OP:INDEX`` one output's taps
+(:mod:`dspsim.harness.stages`) to trace.npz, and their list (the taps as numbers) to report.json's ``stages``.
 
 With ``--compare-litert`` (a .tflite model; needs ``ai_edge_litert``) it also runs LiteRT three ways on the
 same inputs and diffs tensor by tensor:
@@ -42,6 +44,7 @@ from ..interpreters import Interpreter, Kind
 from ..load import default_engine, load_model, model_format
 from .._io import model_bytes
 from .safe_io import atomic_dir, check_output_dir, terminal_text
+from .stages import capture, parse_partial_sums, summary
 
 ENGINES = names(ModelFormat.TFLITE)
 
@@ -66,6 +69,14 @@ def _parser():
                    help="the MAC operators' accumulator (default int32 wrapping), e.g. 24:saturate")
     p.add_argument("--compare-litert", action="store_true",
                    help="a .tflite model: also run LiteRT (reference, optimized builtin, XNNPACK) and diff every layer")
+    p.add_argument("--stages", action="store_true",
+                   help="also capture every MAC operator's (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D) "
+                        "accumulator before the bias, after it, and the requantized value before the output zero "
+                        "point and clamp: trace.npz entries op<k>_acc, op<k>_acc_bias, op<k>_requant")
+    p.add_argument("--partial-sums", metavar="OP:INDEX",
+                   help="also capture one output's taps in the engine's accumulation order (x, w, zero points, "
+                        "the accumulator after each tap): OP an operator index, INDEX a flat index into its output "
+                        "or a multi-index (e.g. 3:0,2,2,5); trace.npz entries op<k>_taps_<field>")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--out", help="directory for trace.npz and report.json / report.md")
     return p
@@ -106,11 +117,13 @@ def _frames(model, arrays):
 _STATE_WRITE = " (state write)"  # how Model.trace names a state write (dspsim.graph.executor)
 
 
-def _trace_arrays(frame_traces) -> dict:
-    """trace.npz's entries: ``t<k>`` per tensor (a state write: the variable's value after the frame); with T > 1
-    frames each entry has a leading frame axis, ``(T, *shape)``, frame 0 first (a tensor that only some frames
-    show, or with another shape in some, as ``t<k>_frame<t>`` per frame instead)."""
-    per_frame = [{f"t{e.tensor}": np.asarray(e.value) for e in tr} for tr in frame_traces]
+def _trace_arrays(frame_traces, frame_stages) -> dict:
+    """trace.npz's entries: ``t<k>`` per tensor (a state write: the variable's value after the frame) and the
+    frame's stage vectors (:func:`dspsim.harness.stages.capture`); with T > 1 frames each entry has a leading
+    frame axis, ``(T, *shape)``, frame 0 first (a tensor that only some frames show, or with another shape in
+    some, as ``t<k>_frame<t>`` per frame instead)."""
+    per_frame = [{**{f"t{e.tensor}": np.asarray(e.value) for e in tr}, **st}
+                 for tr, st in zip(frame_traces, frame_stages)]
     if len(per_frame) == 1:
         return per_frame[0]
     out = {}
@@ -250,9 +263,12 @@ def main(argv=None) -> int:
             if args.frames < 1:
                 raise ValueError(f"--frames must be >= 1, got {args.frames}")
             frames = [_random_inputs(model, args.seed + t) for t in range(args.frames)]
-        frame_traces = []  # every frame's trace, the state carried: trace.npz keeps them all
+        partial = None if args.partial_sums is None else parse_partial_sums(args.partial_sums, model)
+        frame_traces, frame_stages = [], []  # every frame's trace, the state carried: trace.npz keeps them all
         for t, inputs in enumerate(frames):
             frame_traces.append(model.trace(inputs))
+            frame_stages.append(capture(model, frame_traces[-1], partial and partial[:2])
+                                if args.stages or partial else {})
             if t < len(frames) - 1:  # the last frame's outputs are in its table
                 values = {e.tensor: e.value for e in frame_traces[-1]}
                 print(f"frame {t}: " + "; ".join(_describe(values[o.index]) for o in model.outputs))
@@ -286,6 +302,11 @@ def main(argv=None) -> int:
     if len(frames) > 1:
         print(f"layers of frame {len(frames) - 1} (the last of {len(frames)}; --out's trace.npz holds every frame)")
     print(terminal_text(_table(traces[model.engine], cmp)))
+    stage_report = summary(model, frame_stages[-1], partial) if args.stages or partial else None
+    if partial:
+        ps = stage_report["partial_sums"]
+        print(f"partial sums of operator {ps['op_index']}'s output {tuple(ps['index'])}: {len(ps['taps']['x'])} "
+              f"taps, acc = {ps['acc']} (trace.npz op{ps['op_index']}_taps_*)")
     if cmp:
         f = cmp["first_diverging_layer"]
         print("LiteRT reference: bit-exact on every layer" if f is None else
@@ -297,11 +318,12 @@ def main(argv=None) -> int:
     if args.out:
         try:
             with atomic_dir(args.out, [args.model, *args.input, args.engine]) as tmp:
-                np.savez_compressed(tmp / "trace.npz", **_trace_arrays(frame_traces))
+                np.savez_compressed(tmp / "trace.npz", **_trace_arrays(frame_traces, frame_stages))
                 (tmp / "report.json").write_text(json.dumps({"model": args.model, "engine": model.engine,
                                                              "frames": len(frames), "state": _state_tensors(
                                                                  frame_traces[-1]),
-                                                             "operators": model.operators, "comparison": cmp},
+                                                             "operators": model.operators, "comparison": cmp,
+                                                             "stages": stage_report},
                                                             indent=1), encoding="utf-8")
                 (tmp / "report.md").write_text(f"# {os.path.basename(args.model)} (dspsim engine {model.engine})"
                                                f"\n\n{_table(traces[model.engine], cmp)}\n", encoding="utf-8")

@@ -19,6 +19,13 @@ The chunks are the unit of work: run one after the other here, or on a Dask dist
 result is a pure function of its samples, and the results are merged in chunk order, so a cluster
 run gives exactly the result of a local run.
 
+Dask sends each task to the workers as a pickle and the results back as pickles, and unpickling runs code: whoever
+can reach a plaintext (``tcp://``) scheduler can run code on its workers, and whoever can impersonate it, on this
+machine. A ``tcp://`` address that is not loopback therefore gets a :class:`PlaintextSchedulerWarning`; a
+``tls://`` address with ``security`` (a ``distributed.Security``, e.g. :func:`tls_security` of a CA, a client
+certificate and its key) encrypts and authenticates both ends. A chunk that kills every worker that runs it (Dask's
+``KilledWorker``) is lost, not fatal: the other chunks finish and are reported, and ``"lost"`` names the lost ones.
+
 Data sets: a ``.npy`` whose leading axis is the samples (shape ``(N, *input.shape)``, or ``(N,
 *input.shape[1:])`` when the input's batch dimension is 1; a streaming model: ``(N, T, ...)``), a
 ``.npz`` with one such array per model input (named after the inputs, or ``arr_0``, ``arr_1``... in
@@ -28,8 +35,9 @@ Results (``results.json``, schema ``dspsim.validate/1``)::
 
     {"schema", "kind": "validate", "run": {...}, "model", "engine", "against" (engine name,
      "interpreter:<kind>", or null), "streaming", "samples": N, "frames": T | null,
-     "chunk", "scheduler", "seconds", "samples_per_second", "passed" (no element differs; true
-     without a comparison),
+     "chunk", "scheduler", "seconds", "samples_per_second", "passed" (no element differs and no sample was
+     lost; true without a comparison), "lost": [{"start", "stop", "why"}] (chunks whose samples never finished:
+     every Dask worker that ran them died; their rows of ``output_<k>.npy`` are zeros),
      "outputs": [{"index", "name", "count", "mismatches", "max_abs_diff", "unit", "samples_differing",
                   "samples" (the first SAMPLE_LIMIT differing sample indices)}],
      "layers": [{"op_index", "op", "count", "mismatches", "max_abs_diff", "unit", "samples_differing",
@@ -42,10 +50,12 @@ ones (:func:`dspsim.harness.compare.compare`).
 """
 from __future__ import annotations
 
+import ipaddress
 import subprocess
 import sys
 import threading
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,6 +77,10 @@ _STATE_WRITE = " (state write)"  # the suffix Model.trace gives a state write's 
 class ValidateError(ValueError):
     """Bad input to validate (data that does not fit the model, a missing package, an unreachable
     scheduler): one line, for exit status 2."""
+
+
+class PlaintextSchedulerWarning(UserWarning):
+    """A Dask scheduler reached without encryption from another host: pickled tasks run code on its workers."""
 
 
 # =============================================================================================
@@ -418,14 +432,102 @@ class Progress:
               f"ETA {eta:,.0f} s", end=end, file=self.stream, flush=True)
 
 
-def _client(address):
+#: Scheduler address schemes whose traffic is encrypted (TLS, secure websockets) or stays in this process.
+_PRIVATE_SCHEMES = ("tls", "wss", "inproc")
+#: The files ``--tls DIR`` takes from DIR (the key may instead be appended to the certificate).
+TLS_DIR_FILES = {"ca_file": "ca.pem", "cert": "cert.pem", "key": "key.pem"}
+
+
+def _split_address(address: str):
+    """(scheme, host) of a Dask address (``tcp://10.0.0.5:8786``, ``[::1]:8786``, ``host``; no scheme: tcp)."""
+    scheme, sep, loc = address.partition("://")
+    if not sep:
+        scheme, loc = "tcp", address
+    if loc.startswith("["):
+        host = loc[1:loc.find("]")] if "]" in loc else loc[1:]
+    else:
+        host = loc.rsplit(":", 1)[0] if loc.count(":") == 1 else loc
+    return scheme.lower(), host
+
+
+def _is_loopback(host: str) -> bool:
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve anywhere
+        return False
+
+
+def plaintext_risk(address: str) -> str | None:
+    """The warning for Dask scheduler ``address`` when its traffic is plaintext and may leave this host, else None
+    (a loopback address, ``tls://`` / ``wss://`` / ``inproc://``)."""
+    scheme, host = _split_address(address)
+    if scheme in _PRIVATE_SCHEMES or _is_loopback(host):
+        return None
+    return (f"the Dask scheduler {address} is reached in plaintext: Dask ships tasks and results as pickles, which run "
+            "code when loaded, so anyone who can reach it can run code on its workers (and anyone on the network "
+            "path can read the model and data, or impersonate it to this machine); use a tls:// address with "
+            "--tls-ca-file/--tls-cert/--tls-key or --tls DIR (Python: security=tls_security(...)), or reach it "
+            "through an SSH tunnel on 127.0.0.1")
+
+
+def tls_security(ca_file, cert, key=None):
+    """A ``distributed.Security`` that requires TLS, with CA ``ca_file`` and this client's certificate ``cert`` and
+    ``key`` (PEM files; ``key`` None: appended to ``cert``); ValidateError naming a file that cannot be read."""
+    try:
+        from distributed import Security
+    except ImportError:
+        raise ValidateError("--tls needs dask.distributed: pip install 'dask[distributed]' "
+                            "(or dspsim-bitexact[dask])") from None
+    for option, path in (("--tls-ca-file", ca_file), ("--tls-cert", cert), ("--tls-key", key)):
+        if path is None:
+            continue
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as exc:
+            raise ValidateError(f"{option} {path}: {exc.strerror or exc}") from None
+    return Security(tls_ca_file=str(ca_file), tls_client_cert=str(cert), tls_client_key=None if key is None
+                    else str(key), require_encryption=True)
+
+
+def tls_dir_security(directory):
+    """:func:`tls_security` of the files :data:`TLS_DIR_FILES` in ``directory`` (key.pem optional)."""
+    d = Path(directory)
+    holds = f"(it holds {', '.join(TLS_DIR_FILES.values())})"
+    if not d.is_dir():
+        raise ValidateError(f"--tls {directory}: not a directory {holds}")
+    for role in ("ca_file", "cert"):
+        if not (d / TLS_DIR_FILES[role]).is_file():
+            raise ValidateError(f"--tls {directory}: no {TLS_DIR_FILES[role]} {holds}")
+    key = d / TLS_DIR_FILES["key"]
+    return tls_security(d / TLS_DIR_FILES["ca_file"], d / TLS_DIR_FILES["cert"], key if key.exists() else None)
+
+
+def _no_tls_in_dask_config() -> bool:
+    from distributed import Security
+
+    return Security().get_connection_args("client")["ssl_context"] is None
+
+
+def _client(address, security=None):
     try:
         from dask.distributed import Client
     except ImportError:
         raise ValidateError("--scheduler needs dask.distributed: pip install 'dask[distributed]' "
                             "(or dspsim-bitexact[dask])") from None
+    scheme = _split_address(address)[0]
+    if security is not None and scheme not in ("tls", "wss"):
+        raise ValidateError(f"TLS certificates need a tls:// scheduler address, got {address}")
+    if security is None and scheme == "tls" and _no_tls_in_dask_config():
+        raise ValidateError(f"the scheduler {address} speaks TLS: give --tls DIR or --tls-ca-file/--tls-cert/"
+                            "--tls-key (Python: security=tls_security(...))")
+    risk = None if security is not None else plaintext_risk(address)
+    if risk:
+        warnings.warn(risk, PlaintextSchedulerWarning, stacklevel=4)
     try:
-        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False, security=security)
     except (OSError, TimeoutError, ValueError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ValidateError(f"cannot reach the Dask scheduler at {address} ({msg[:200]})") from None
@@ -436,31 +538,43 @@ def _local(specs):
         yield run_chunk(spec)
 
 
+def _lost(spec: ChunkSpec, why: str) -> dict:
+    """The result of a chunk whose samples never finished."""
+    return {"start": spec.start, "n": spec.arrays[0].shape[0], "lost": why}
+
+
 def _distributed(client, specs, in_flight):
-    """run_chunk on the cluster, at most ``in_flight`` chunks submitted at a time (bounded memory)."""
-    from dask.distributed import as_completed
+    """run_chunk on the cluster, at most ``in_flight`` chunks submitted at a time (bounded memory). A chunk that
+    killed every worker that ran it gives :func:`_lost` and the others go on."""
+    from dask.distributed import KilledWorker, as_completed
 
     specs = iter(specs)
     pending = as_completed(loop=client.loop)
-    futures = []
+    futures = {}  # future -> its ChunkSpec
+
+    def submit(spec):
+        f = client.submit(run_chunk, spec, pure=False)
+        futures[f] = spec
+        pending.add(f)
+
     try:
         for spec in specs:
-            f = client.submit(run_chunk, spec, pure=False)
-            futures.append(f)
-            pending.add(f)
+            submit(spec)
             if pending.count() >= in_flight:
                 break
         for f in pending:
-            yield f.result()
-            futures.remove(f)
+            try:
+                res = f.result()
+            except KilledWorker:
+                res = _lost(futures[f], "every Dask worker that ran it died (KilledWorker)")
+            yield res
+            del futures[f]
             f.release()
             nxt = next(specs, None)
             if nxt is not None:
-                g = client.submit(run_chunk, nxt, pure=False)
-                futures.append(g)
-                pending.add(g)
+                submit(nxt)
     finally:
-        client.cancel(futures)
+        client.cancel(list(futures))
 
 
 def _merge_tallies(into, new):
@@ -530,8 +644,8 @@ def _output_files(directory, n, outputs) -> list:
     return [_OutputFile(Path(directory) / f"output_{k}.npy", n, o) for k, o in enumerate(outputs)]
 
 
-def validate(source, data, *, engine=None, against=None, interpreter=None, scheduler=None, chunk=64,
-             outputs_dir=None, progress=None, in_flight=None) -> dict:
+def validate(source, data, *, engine=None, against=None, interpreter=None, scheduler=None, security=None,
+             chunk=64, outputs_dir=None, progress=None, in_flight=None) -> dict:
     """Run data set ``data`` through ``source`` and (optionally) diff every layer.
 
     Parameters
@@ -542,21 +656,25 @@ def validate(source, data, *, engine=None, against=None, interpreter=None, sched
     against : another dspsim engine (or device profile) to diff against, layer by layer
     interpreter : a kind of :data:`INTERPRETERS` for the model's format: diff against the real interpreter instead
         (a subprocess)
-    scheduler : a Dask scheduler address: run the chunks there
+    scheduler : a Dask scheduler address: run the chunks there (a plaintext ``tcp://`` address that is not
+        loopback: a :class:`PlaintextSchedulerWarning`)
+    security : a ``distributed.Security`` for a ``tls://`` scheduler (:func:`tls_security`), or None
     chunk : samples (streams) per chunk: the bound on memory and the unit of distribution
     outputs_dir : a directory where ``output_<k>.npy`` (every sample's outputs) is written
     progress : a :class:`Progress` (``start(total, unit)``, ``update(n)``), or None
 
-    Returns the results dict (module docstring). Raises ValidateError for bad input.
+    Returns the results dict (module docstring; ``"lost"`` names the chunks every worker died on). Raises
+    ValidateError for bad input.
     """
     from dspsim.harness._interrupt import SwallowedInterrupts
 
     with SwallowedInterrupts() as guard:  # a Ctrl-C that numba's compile callback swallows, raised again
-        return _validate(source, data, engine, against, interpreter, scheduler, chunk, outputs_dir, progress,
-                         in_flight, guard)
+        return _validate(source, data, engine, against, interpreter, scheduler, security, chunk, outputs_dir,
+                         progress, in_flight, guard)
 
 
-def _validate(source, data, engine, against, interpreter, scheduler, chunk, outputs_dir, progress, in_flight, guard):
+def _validate(source, data, engine, against, interpreter, scheduler, security, chunk, outputs_dir, progress,
+              in_flight, guard):
     from dspsim.harness._interrupt import is_swallowed_interrupt
 
     if not isinstance(source, ModelSource):
@@ -585,14 +703,14 @@ def _validate(source, data, engine, against, interpreter, scheduler, chunk, outp
                                 f"this one is .{source.format}")
         python = interpreter_python()
         check_interpreter(interpreter, python)
-    client = _client(scheduler) if scheduler else None
+    client = _client(scheduler, security) if scheduler else None
     if progress is not None:
         progress.start(ds.n, "streams" if ds.streaming else "samples")
     t0 = time.perf_counter()
     specs = (ChunkSpec(source, engine, against, interpreter, python, s, ds.chunk(s, min(s + chunk, ds.n)),
                        ds.streaming) for s in range(0, ds.n, chunk))
     mems = None
-    results = {}
+    results, lost = {}, []
     try:
         if client is not None:
             workers = sum(client.nthreads().values()) or 1
@@ -600,11 +718,14 @@ def _validate(source, data, engine, against, interpreter, scheduler, chunk, outp
         else:
             stream = _local(specs)
         for res in stream:
-            if outputs_dir is not None:
+            if "lost" in res:
+                lost.append({"start": res["start"], "stop": res["start"] + res["n"], "why": res["lost"]})
+            elif outputs_dir is not None:
                 mems = mems or _output_files(outputs_dir, ds.n, res["outputs"])
                 for m, o in zip(mems, res["outputs"]):
                     m[res["start"]:res["start"] + res["n"]] = o
-            results[res["start"]] = (res["tallies"], res["output_tallies"])
+            if "lost" not in res:
+                results[res["start"]] = (res["tallies"], res["output_tallies"])
             if progress is not None:
                 progress.update(res["n"])
             guard.check()
@@ -625,14 +746,14 @@ def _validate(source, data, engine, against, interpreter, scheduler, chunk, outp
         out_tallies = _merge_tallies(out_tallies, results[start][1])
     compared = against is not None or interpreter is not None
     layers = _layers(model, tallies) if compared else []
-    outputs = [_row(t, {"index": k, "name": t.name}) for k, t in enumerate(out_tallies)] if compared else []
+    outputs = [_row(t, {"index": k, "name": t.name}) for k, t in enumerate(out_tallies or [])] if compared else []
     return {"schema": "dspsim.validate/1", "kind": "validate", "model": source.name, "engine": model.engine,
             "against": against if against else f"interpreter:{interpreter}" if interpreter else None,
             "streaming": ds.streaming, "samples": ds.n, "frames": ds.frames, "chunk": chunk,
             "scheduler": scheduler, "seconds": round(seconds, 3),
             "samples_per_second": round(ds.n / seconds, 3) if seconds > 0 else None,
-            "passed": not any(r["mismatches"] for r in layers + outputs),
-            "outputs": outputs, "layers": layers}
+            "passed": not lost and not any(r["mismatches"] for r in layers + outputs),
+            "lost": sorted(lost, key=lambda r: r["start"]), "outputs": outputs, "layers": layers}
 
 
 # =============================================================================================
@@ -648,6 +769,8 @@ def render_md(d: dict) -> str:
     lines += [f"Engine `{d['engine']}`, {d['samples']:,} {unit}{frames}, chunks of {d['chunk']}"
               + (f" on the Dask cluster `{d['scheduler']}`" if d["scheduler"] else "")
               + f": {d['seconds']:.2f} s ({_fmt(d['samples_per_second'], 1)} {unit}/s).", ""]
+    if d.get("lost"):
+        lines += [f"**Incomplete**: {lost_line(d)}.", ""]
     if d["against"] is None:
         lines += ["No comparison asked (`--against` / `--against-interpreter`).", ""]
         return "\n".join(lines)
@@ -697,11 +820,44 @@ def add_arguments(p) -> None:
                         "DSPSIM_INTERPRETER_PYTHON, default this Python)")
     p.add_argument("--chunk", type=int, default=64, metavar="N",
                    help="samples (streams) per chunk: bounds memory; the unit of distribution (default 64)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="run the chunks on this Dask distributed scheduler")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the chunks on this Dask distributed scheduler. Dask ships tasks as pickles, which run "
+                        "code on the workers: a plaintext tcp:// address that is not loopback gets a warning; give "
+                        "a tls:// address and the certificates below")
+    tls = p.add_mutually_exclusive_group()
+    tls.add_argument("--tls", metavar="DIR", help="TLS for a tls:// --scheduler: DIR holds ca.pem (the cluster's CA), "
+                                                  "cert.pem (this client's certificate) and key.pem (its key, unless "
+                                                  "appended to cert.pem)")
+    tls.add_argument("--tls-ca-file", metavar="PEM", help="TLS: the cluster's CA certificate (with --tls-cert)")
+    p.add_argument("--tls-cert", metavar="PEM", help="TLS: this client's certificate (with --tls-ca-file)")
+    p.add_argument("--tls-key", metavar="PEM", help="TLS: this client's private key (default: appended to --tls-cert)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON to FILE (- for stdout)")
     p.add_argument("--out", help="report directory, with every sample's outputs (default: "
                                  "reports/validate-<UTC timestamp> unless --json)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
+
+
+def lost_line(d: dict) -> str:
+    """One line naming the lost chunks of results ``d`` and what the results cover."""
+    unit = "streams" if d["streaming"] else "samples"
+    chunks = ", ".join(f"{r['start']}..{r['stop'] - 1}" for r in d["lost"])
+    n_lost = sum(r["stop"] - r["start"] for r in d["lost"])
+    return (f"{unit} {chunks} were lost: {d['lost'][0]['why']}; the results cover the {d['samples'] - n_lost:,} of "
+            f"{d['samples']:,} {unit} that finished")
+
+
+def security_from_args(args):
+    """The ``distributed.Security`` of the ``--tls*`` options (None without them); ValidateError for a partial set."""
+    if args.tls:
+        if args.tls_cert or args.tls_key:
+            raise ValidateError("give --tls DIR or --tls-ca-file/--tls-cert/--tls-key, not both")
+        return tls_dir_security(args.tls)
+    if not (args.tls_ca_file or args.tls_cert or args.tls_key):
+        return None
+    if not (args.tls_ca_file and args.tls_cert):
+        raise ValidateError("TLS needs both --tls-ca-file and --tls-cert (and --tls-key unless the key is in the "
+                            "certificate file)")
+    return tls_security(args.tls_ca_file, args.tls_cert, args.tls_key)
 
 
 def summary_lines(d: dict) -> list:

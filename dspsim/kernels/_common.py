@@ -230,6 +230,41 @@ def weights_and_pack(w, func, ndim):
     return check_tensor(w, func, "w", ndim=ndim), None
 
 
+_INT64 = np.iinfo(np.int64)
+_NO_STAGE = np.empty((0, 0, 0, 0), np.int64)
+_NO_TAPS = np.empty((0, 4), np.int64)
+
+
+@dataclass(frozen=True)
+class MacStages:
+    """The stages of a MAC kernel's outputs (:meth:`ConvProblem.stages`), each int64 of the output's shape.
+
+    Attributes
+    ----------
+    acc : ndarray
+        The accumulator before the bias, as the engine's register holds it (wrapped or saturated to its width
+        after every addition, in the kernel's loop order).
+    acc_bias : ndarray
+        The accumulator after the bias (one more addition in that register).
+    requant : ndarray
+        The requantized value before the output zero point and the activation clamp: the output is
+        ``clip(requant + output_zero_point, act_min, act_max)``.
+    taps : dict or None
+        The chosen output's taps in accumulation order: arrays ``x``, ``w``, ``x_zero_point``,
+        ``w_zero_point``, ``kind`` (0 a MAC, 1 a padding tap the engine skips, 2 pair mode's zero-point
+        correction) and ``partial_sum`` (the accumulator after the tap; the last one is ``acc``).
+    """
+
+    acc: np.ndarray
+    acc_bias: np.ndarray
+    requant: np.ndarray
+    taps: dict | None = None
+
+    def reshape(self, shape) -> "MacStages":
+        """The stages with the output's ``shape`` (a kernel whose output is not (B, OH, OW, OC))."""
+        return MacStages(self.acc.reshape(shape), self.acc_bias.reshape(shape), self.requant.reshape(shape), self.taps)
+
+
 @dataclass(frozen=True)
 class ConvProblem:
     """One call of a conv-shaped kernel (fully connected is a 1x1 conv), resolved once by its wrapper.
@@ -285,6 +320,53 @@ class ConvProblem:
         return cls(func, quant, np.ascontiguousarray(x), ws, channel_base, geometry, bias_i, fbias, fast, exact_fast,
                    packed)
 
+    def _accumulator(self, accumulator):
+        """The accumulator model of a call (the default: int32, int64 for 16x8), checked."""
+        func = self.func
+        acc_model = Accumulator(64 if self.x.dtype == np.int16 else 32) if accumulator is None else accumulator
+        if not isinstance(acc_model, Accumulator):
+            raise TypeError(f"{func}: accumulator must be an Accumulator, got {type(acc_model).__name__}")
+        if acc_model.pair_saturation and (self.x.dtype != np.uint8 or self.w.dtype != np.int8):
+            raise ValueError(f"{func}: pair_saturation models vpmaddubsw: uint8 activations, int8 weights")
+        return acc_model
+
+    def _checked(self, acc_model, pre_bias=None, tap=-1, taps=None):
+        """The checked kernel (:func:`~dspsim.accumulator.mac_by_mac_conv`): (accumulators after the bias,
+        overflow events per output, pair saturations); ``pre_bias`` and ``taps`` receive the stages."""
+        g, q = self.geometry, self.quant
+        acc = np.empty((self.x.shape[0], g.out_h, g.out_w, self.w.shape[0]), np.int64)
+        events = np.empty_like(acc)
+        pair_ev = mac_by_mac_conv(self.x, self.w, self.bias, q.zx, q.zw, g.stride[0], g.stride[1], g.dilation[0],
+                                  g.dilation[1], g.pad_top, g.pad_left, self.channel_base, acc_model.bits,
+                                  acc_model.overflow == "saturate", acc_model.pair_saturation, acc, events,
+                                  _NO_STAGE if pre_bias is None else pre_bias, tap,
+                                  _NO_TAPS if taps is None else taps)
+        return acc, events, pair_ev
+
+    def stages(self, accumulator=None, tap=None) -> MacStages:
+        """The :class:`MacStages` of this call: every output's accumulator before and after the bias and its
+        requantized value, MAC by MAC in the engine's order (the checked kernel that :meth:`run` takes for a
+        narrow or saturating ``accumulator``), and with ``tap`` (a flat index into the (B, OH, OW, OC) output)
+        that output's taps. The requantization is :meth:`run`'s own loop with the real zero point and no clamp;
+        ``requant`` is its value minus the zero point, so ``clip(requant + zo, lo, hi)`` is the output."""
+        q, n_oc = self.quant, self.w.shape[0]
+        acc_model = self._accumulator(accumulator)
+        k_total = int(np.prod(self.w.shape[1:]))
+        pre = np.empty((self.x.shape[0], self.geometry.out_h, self.geometry.out_w, n_oc), np.int64)
+        taps = np.zeros((k_total + 1, 4), np.int64)
+        acc, _, _ = self._checked(acc_model, pre, -1 if tap is None else int(tap), taps)
+        value = np.empty(acc.size, np.int64)
+        requantize_into(acc.reshape(-1), n_oc, acc_model.bits, q.requant, self.float_bias, q.zo, _INT64.min,
+                        _INT64.max, value, self.func)
+        tap_rows = None
+        if tap is not None:
+            rows = taps if acc_model.pair_saturation else taps[:k_total]
+            oc = int(tap) % n_oc
+            tap_rows = {"x": rows[:, 0], "w": rows[:, 1], "x_zero_point": np.full(len(rows), q.zx, np.int64),
+                        "w_zero_point": np.full(len(rows), q.zw[oc], np.int64), "kind": rows[:, 2],
+                        "partial_sum": rows[:, 3]}
+        return MacStages(pre, acc, value.reshape(acc.shape) - q.zo, tap_rows)
+
     def run(self, accumulator=None, stats=False):
         """Accumulate (fast path, or the checked kernel when ``accumulator`` needs it) and requantize.
 
@@ -292,11 +374,7 @@ class ConvProblem:
         """
         func, q, g = self.func, self.quant, self.geometry
         wide = self.x.dtype == np.int16  # 16x8: TFLite accumulates in int64
-        acc_model = Accumulator(64 if wide else 32) if accumulator is None else accumulator
-        if not isinstance(acc_model, Accumulator):
-            raise TypeError(f"{func}: accumulator must be an Accumulator, got {type(acc_model).__name__}")
-        if acc_model.pair_saturation and (self.x.dtype != np.uint8 or self.w.dtype != np.int8):
-            raise ValueError(f"{func}: pair_saturation models vpmaddubsw: uint8 activations, int8 weights")
+        acc_model = self._accumulator(accumulator)
         n_b = self.x.shape[0]
         n_oc = self.w.shape[0]
         cache = None if self.packed is None else self.packed.cache
@@ -306,11 +384,7 @@ class ConvProblem:
         acc = None if e_bits is None or wide else self.fast(self, e_bits)  # the gemm cores take 8-bit codes
         fast_path = acc is not None
         if not fast_path:
-            acc = np.empty((n_b, g.out_h, g.out_w, n_oc), np.int64)
-            events = np.empty_like(acc)
-            pair_ev = mac_by_mac_conv(self.x, self.w, self.bias, q.zx, q.zw, g.stride[0], g.stride[1], g.dilation[0],
-                                      g.dilation[1], g.pad_top, g.pad_left, self.channel_base, acc_model.bits,
-                                      acc_model.overflow == "saturate", acc_model.pair_saturation, acc, events)
+            acc, events, pair_ev = self._checked(acc_model)
             ev, ovf = int(events.sum()), int(np.count_nonzero(events))
         # Wrapping to the accumulator's width finishes a result that is exact modulo 2^32 (bits <= 32),
         # and changes nothing in a value that already fits (see accumulator.py).
@@ -374,12 +448,21 @@ class ConvPlan:
         object.__setattr__(p, "x", np.ascontiguousarray(x))
         return p
 
-    def run(self, x, accumulator=None, stats=False):
-        """The plan on ``x`` (of the prepared shape and dtype): the output (B, OH, OW, OC) [, KernelStats].
-        ``plan(x)`` is ``plan.run(x)``, as every kernel's ``*_plan`` runs."""
+    def _check_x(self, x):
         if x.shape != self.x_shape or x.dtype != self.x_dtype:
             raise ValueError(f"{self.problem.func}: the plan was prepared for {self.x_dtype} {self.x_shape}, got "
                              f"{x.dtype} {x.shape}")
+
+    def stages(self, x, accumulator=None, tap=None) -> MacStages:
+        """:meth:`ConvProblem.stages` on ``x`` (of the prepared shape and dtype): opt-in, never on ``run``'s
+        path."""
+        self._check_x(x)
+        return self._on(x).stages(accumulator, tap)
+
+    def run(self, x, accumulator=None, stats=False):
+        """The plan on ``x`` (of the prepared shape and dtype): the output (B, OH, OW, OC) [, KernelStats].
+        ``plan(x)`` is ``plan.run(x)``, as every kernel's ``*_plan`` runs."""
+        self._check_x(x)
         acc = None
         if accumulator is None and not stats and self._fast is not None:
             acc = self._fast(x)

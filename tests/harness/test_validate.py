@@ -5,11 +5,13 @@ The expected mismatch counts are computed here independently: each sample traced
 both engines (streams frame by frame on fresh models) and counted with np.count_nonzero."""
 import io
 import json
+import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -311,9 +313,123 @@ def test_a_worker_process_gets_the_model_and_chunks_by_pickle(mobilenet_data):
     distributed = pytest.importorskip("dask.distributed")
     local = v.validate(MOBILENET, mobilenet_data, against="xnnpack", chunk=3)
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=":0") as c:
+                                  dashboard_address=":0") as c, warnings.catch_warnings():
+        warnings.simplefilter("error", v.PlaintextSchedulerWarning)  # tcp://127.0.0.1: loopback, no warning
+        assert c.scheduler_address.startswith("tcp://127.0.0.1:")
         dist = v.validate(MOBILENET, mobilenet_data, against="xnnpack", chunk=3, scheduler=c.scheduler_address)
-    assert _strip(local) == _strip(dist)
+    assert _strip(local) == _strip(dist) and dist["lost"] == []
+
+
+@pytest.mark.parametrize("address, warned", [
+    ("tcp://10.0.0.5:8786", True), ("10.0.0.5:8786", True), ("tcp://scheduler.lab:8786", True),
+    ("tcp://[2001:db8::1]:8786", True), ("ws://10.0.0.5:8786", True),
+    ("tcp://127.0.0.1:8786", False), ("127.0.0.2:8786", False), ("tcp://localhost:8786", False),
+    ("tcp://[::1]:8786", False), ("tls://10.0.0.5:8786", False), ("inproc://10.0.0.5/1/2", False)])
+def test_a_plaintext_address_that_is_not_loopback_is_named_a_risk_with_the_tls_way_out(address, warned):
+    risk = v.plaintext_risk(address)
+    assert (risk is not None) == warned
+    if warned:
+        assert address in risk and "pickles" in risk and "run code on its workers" in risk
+        assert "tls://" in risk and "--tls-ca-file" in risk
+
+
+def test_the_cli_prints_the_plaintext_warning_as_one_line_before_connecting(mobilenet_data, tmp_path, capsys,
+                                                                            monkeypatch):
+    pytest.importorskip("dask.distributed")
+    monkeypatch.setattr(v, "CONNECT_TIMEOUT", 0.5)
+    addr = "tcp://192.0.2.1:8786"  # TEST-NET-1: never answers
+    rc = cli.main(["validate", str(MOBILENET), "--data", str(mobilenet_data), "--scheduler", addr,
+                   "--json", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 2
+    assert err[0].startswith("dspsim: warning: the Dask scheduler tcp://192.0.2.1:8786 is reached in plaintext")
+    assert err[1].startswith("dspsim: error: cannot reach the Dask scheduler")
+
+
+@pytest.mark.parametrize("tls_args, rule", [
+    (["--tls-cert", "c.pem"], "needs both --tls-ca-file and --tls-cert"),
+    (["--tls-ca-file", "missing.pem", "--tls-cert", "missing.pem"], "--tls-ca-file missing.pem: No such file"),
+    (["--tls", "nowhere"], "--tls nowhere: not a directory"),
+    (["--tls", "."], "--tls .: no cert.pem (it holds ca.pem, cert.pem, key.pem)"),
+    (["--tls-ca-file", "ca.pem", "--tls-cert", "ca.pem"], "TLS certificates need a tls:// scheduler address"),
+])
+def test_bad_tls_options_are_exit_2_naming_the_rule(mobilenet_data, tmp_path, capsys, monkeypatch, tls_args, rule):
+    pytest.importorskip("dask.distributed")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ca.pem").write_text("not read before the address is checked")
+    rc = cli.main(["validate", str(MOBILENET), "--data", str(mobilenet_data), "--scheduler", "tcp://127.0.0.1:1",
+                   "--json", "r.json", *tls_args])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and len(err.splitlines()) == 1 and rule in err, err
+
+
+def _self_signed(folder):
+    """ca.pem, cert.pem, key.pem in ``folder``: one self-signed certificate that is its own CA (openssl)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"), "-days", "1",
+                    "-subj", "/CN=dspsim-test", "-addext", "basicConstraints=critical,CA:TRUE"],
+                   check=True, capture_output=True)
+    shutil.copy(folder / "cert.pem", folder / "ca.pem")
+    return folder
+
+
+def test_a_tls_scheduler_runs_with_the_certificates_given_on_the_command_line(mobilenet_data, tmp_path, capsys):
+    distributed = pytest.importorskip("dask.distributed")
+    pem = _self_signed(tmp_path)
+    ca, cert, key = (str(pem / n) for n in ("ca.pem", "cert.pem", "key.pem"))
+    everyone = distributed.Security(tls_ca_file=ca, tls_scheduler_cert=cert, tls_scheduler_key=key,
+                                    tls_worker_cert=cert, tls_worker_key=key, tls_client_cert=cert,
+                                    tls_client_key=key, require_encryption=True)
+    local = v.validate(MOBILENET, mobilenet_data, against="xnnpack", chunk=3)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tls://",
+                                  host="127.0.0.1", security=everyone, dashboard_address=None) as c:
+        addr = c.scheduler_address
+        assert addr.startswith("tls://")
+        rc = cli.main(["validate", str(MOBILENET), "--data", str(mobilenet_data), "--against", "xnnpack",
+                       "--chunk", "3", "--scheduler", addr, "--tls", str(pem), "--json", str(tmp_path / "r.json")])
+        with pytest.raises(v.ValidateError, match="speaks TLS: give --tls DIR or --tls-ca-file"):
+            v.validate(MOBILENET, mobilenet_data, scheduler=addr)
+    assert rc == 1 and "warning" not in capsys.readouterr().err
+    assert _strip(json.loads((tmp_path / "r.json").read_text())) == _strip(local)
+
+
+MARKER = 127  # a sample whose first element is MARKER ends the worker process that runs its chunk
+
+
+def _chunk_that_kills_its_worker(spec):
+    if (spec.arrays[0].reshape(len(spec.arrays[0]), -1)[:, 0] == MARKER).any():
+        os._exit(1)
+    return v.run_chunk(spec)
+
+
+def test_a_chunk_that_kills_every_worker_is_exit_3_and_the_finished_samples_are_reported(tmp_path, capsys,
+                                                                                        monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+    import dask
+
+    x = _rng_int8((6, 1, 32, 32, 3), seed=5)
+    x[:, 0, 0, 0, 0] = 0
+    x[5, 0, 0, 0, 0] = MARKER  # the last chunk (samples 4, 5): nothing waits for the worker's restart
+    np.save(tmp_path / "x.npy", x)
+    local = v.validate(MOBILENET, tmp_path / "x.npy", against="xnnpack", chunk=2, outputs_dir=tmp_path)
+    monkeypatch.setattr(v, "run_chunk", _chunk_that_kills_its_worker)  # pickled by reference: the worker imports it
+    out = tmp_path / "report"
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                     dashboard_address=None) as c:
+        rc = cli.main(["validate", str(MOBILENET), "--data", str(tmp_path / "x.npy"), "--against", "xnnpack",
+                       "--chunk", "2", "--scheduler", c.scheduler_address, "--out", str(out), "--no-plots"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 3 and len(err) == 1
+    assert err[0].startswith("dspsim: error: samples 4..5 were lost: every Dask worker that ran it died (KilledWorker)")
+    assert "the results cover the 4 of 6 samples that finished" in err[0]
+    d = json.loads((out / "results.json").read_text())
+    assert [(r["start"], r["stop"]) for r in d["lost"]] == [(4, 6)] and not d["passed"]
+    np.testing.assert_array_equal(np.load(out / "output_0.npy")[:4], np.load(tmp_path / "output_0.npy")[:4])
+    assert sum(r["count"] for r in d["layers"]) == sum(r["count"] for r in local["layers"]) * 4 // 6
+    assert "Incomplete" in (out / "summary.md").read_text()
 
 
 def test_a_dask_run_distributes_whole_streams(cluster, wakeword_data):

@@ -97,6 +97,11 @@ class DensePlan:
         self.out_shape = out_shape
         self._rows_shape = rows.x_shape
 
+    def stages(self, x, accumulator=None, tap=None):
+        """:meth:`dspsim.kernels._common.ConvPlan.stages` with the output's shape; ``tap`` a flat index into
+        it."""
+        return self.rows.stages(x.reshape(self._rows_shape), accumulator, tap).reshape(self.out_shape)
+
     def run(self, x, accumulator=None, stats=False):
         res = self.rows.run(x.reshape(self._rows_shape), accumulator, stats)
         if stats:

@@ -114,7 +114,7 @@ def _conv_common(op, g, axis):
 def prepare_conv_2d(op, g):
     t_in, t_out, w, bias, quant, _ = _conv_common(op, g, 0)
     layer = at_prepare(op, kernels.conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
-    return Prepared(_runner(op, g, layer, t_out), requant_params(quant))
+    return Prepared(_runner(op, g, layer, t_out), requant_params(quant), stages=_stages(op, g, layer))
 
 
 @builtin("DEPTHWISE_CONV_2D")
@@ -125,20 +125,26 @@ def prepare_depthwise_conv_2d(op, g):
         refuse(op, f"filter {w.shape} does not fit {c_in} input channels")
     quant["depth_multiplier"] = c_out // c_in  # LiteRT derives the multiplier from the shapes
     layer = at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
-    run = _runner(op, g, layer, t_out)
+    run, stages = _runner(op, g, layer, t_out), _stages(op, g, layer)
     rule = mac_rule(g, "depthwise_conv_2d", t_in, int4=has_int4_weights(op, g))
     tail = c_out % rule.vector_channels if rule.vector_channels and t_in.dtype != np.int16 else 0
     if tail:  # the channels past the vector blocks: the scalar loop's tie rule (optimized_ops::Quantize)
         scalar = dict(quant, requant=at_prepare(op, Requant.from_rule, rule.scalar_rule, *scales))
-        run_scalar = _runner(op, g, at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias,
-                                               **scalar), t_out)
+        layer_scalar = at_prepare(op, kernels.depthwise_conv2d_plan, t_in.shape, t_in.dtype, w, bias, **scalar)
+        run_scalar, stages_scalar = _runner(op, g, layer_scalar, t_out), _stages(op, g, layer_scalar)
 
         def run_blocks(inputs):
             out = run(inputs)
             out[..., c_out - tail:] = run_scalar(inputs)[..., c_out - tail:]
             return out
-        return Prepared(run_blocks, dict(requant_params(quant), scalar_channels_from=c_out - tail))
-    return Prepared(run, requant_params(quant))
+
+        def stages_blocks(inputs, tap=None):  # the tail's requantization is the scalar loop's
+            st = stages(inputs, tap)
+            st.requant[..., c_out - tail:] = stages_scalar(inputs).requant[..., c_out - tail:]
+            return st
+        return Prepared(run_blocks, dict(requant_params(quant), scalar_channels_from=c_out - tail),
+                        stages=stages_blocks)
+    return Prepared(run, requant_params(quant), stages=stages)
 
 
 def _runner(op, g, layer, t_out):
@@ -147,6 +153,13 @@ def _runner(op, g, layer, t_out):
         refuse(op, f"computes shape {tuple(layer.out_shape)} but the model declares {tuple(t_out.shape)}")
     acc = g.mac(FAMILY[op.name]).accumulator
     return lambda inputs: at_run(op, layer.run, inputs[0], acc)
+
+
+def _stages(op, g, layer, family=None):
+    """``stages(inputs, tap=None)`` of a prepared MAC layer (:attr:`Prepared.stages`): the plan's stages of the
+    input under the engine's accumulator of the family."""
+    acc = g.mac(family or FAMILY[op.name]).accumulator
+    return lambda inputs, tap=None: at_run(op, layer.stages, inputs[0], acc, tap)
 
 
 @builtin("FULLY_CONNECTED")
@@ -185,8 +198,10 @@ def prepare_fully_connected(op, g):
     layer = at_prepare(op, kernels.fully_connected_plan, (int(np.prod(t_in.shape)) // k, k), t_in.dtype, w, bias,
                        **quant)
     rows, out_shape, acc = layer.rows.x_shape, tuple(t_out.shape), g.mac("fully_connected").accumulator
+    stages = _stages(op, g, layer, "fully_connected")
     return Prepared(lambda inputs: at_run(op, layer.run, inputs[0].reshape(rows[0], k), acc).reshape(out_shape),
-                    requant_params(quant))
+                    requant_params(quant),
+                    stages=lambda inputs, tap=None: stages([inputs[0].reshape(rows[0], k)], tap).reshape(out_shape))
 
 
 @builtin("BATCH_MATMUL")
@@ -241,7 +256,7 @@ def prepare_transpose_conv(op, g):
                              f"{np.asarray(inputs[0]).tolist()} differs from the declared {tuple(t_out.shape)}")
         return check_shape(op, at_run(op, transpose_conv, inputs[2], w, bias, **q), t_out)
 
-    return Prepared(run, q)
+    return Prepared(run, requant_params(q))
 
 
 def _takes_cmsis_nn_row_path(q, w, in_channels):

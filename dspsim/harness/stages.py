@@ -1,0 +1,108 @@
+"""Accumulator-level vectors of the MAC operators: ``--stages`` and ``--partial-sums OP:INDEX`` of ``dspsim run``
+and ``dspsim export-model``.
+
+For every operator that has them (:meth:`Model.has_stages <dspsim.graph.model.Model.has_stages>`: the
+FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D operators of a .tflite model), on the inputs the operator saw in
+a trace, three int vectors of the output's shape:
+
+* ``op<k>_acc``: the accumulator before the bias, as the engine's register holds it (an engine's or a device
+  TOML's narrow, wrapping or saturating accumulator: every addition wrapped or saturated, MAC by MAC);
+* ``op<k>_acc_bias``: after adding the bias (one more addition in that register);
+* ``op<k>_requant``: the requantized value before the output zero point and the activation clamp, so that
+  ``clip(requant + output_zero_point, act_min, act_max)`` is the operator's output, bit for bit.
+
+They come from the operator's own kernel (:meth:`dspsim.kernels._common.ConvProblem.stages`: the checked
+MAC-by-MAC kernel and the requantization loop the outputs use), never from a second copy of the formula.
+
+``--partial-sums OP:INDEX`` adds one output's taps, in the order the engine accumulates them, as
+``op<k>_taps_<field>`` (:data:`TAP_FIELDS`, one value per tap): FULLY_CONNECTED ``d = 0 .. K-1``; CONV_2D
+``filter_y``, then ``filter_x``, then the input channel of the output's group (TFLite's ``ConvPerChannel``);
+DEPTHWISE_CONV_2D ``filter_y`` then ``filter_x`` (``DepthwiseConvPerChannel``). ``partial_sum`` is the
+accumulator after the tap (the last one is ``acc``); a padding tap (``kind`` 1) is skipped by the engine and
+shown with ``x`` = the input zero point; with x86 pair saturation a tap's partial sum is its pair's, and one
+last row (``kind`` 2) adds the zero-point correction. Legacy uint8 weights appear as ``w - 128`` with their
+zero point ``- 128`` (the same differences).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+STAGES = ("acc", "acc_bias", "requant")
+"""The stage vectors of a MAC operator, in the order of its arithmetic."""
+
+TAP_FIELDS = ("x", "w", "x_zero_point", "w_zero_point", "kind", "partial_sum")
+"""The per-tap vectors of ``--partial-sums``."""
+
+_INT32 = np.iinfo(np.int32)
+
+
+def _narrow(a):
+    """int32 where every value fits (as TFLite holds accumulators), else int64."""
+    return a.astype(np.int32) if a.size == 0 or (_INT32.min <= a.min() and a.max() <= _INT32.max) else a
+
+
+def parse_partial_sums(text, model, flag="--partial-sums") -> tuple:
+    """``(op_index, flat_index, multi_index)`` of ``OP:INDEX`` (INDEX a flat index into the operator's output or a
+    comma-separated multi-index), checked against ``model``; a ValueError naming ``flag`` and the rule."""
+    op_text, sep, index_text = str(text).partition(":")
+    try:
+        op = int(op_text)
+        index = tuple(int(v) for v in index_text.split(","))
+    except ValueError:
+        raise ValueError(f"{flag} {text!r}: expected OP:INDEX, OP an operator index and INDEX a flat index or a "
+                         "comma-separated multi-index (e.g. 3:17 or 3:0,2,2,5)") from None
+    if not sep or not 0 <= op < len(model.operators):
+        raise ValueError(f"{flag} {text!r}: the operator index must be in [0, {len(model.operators)})")
+    if not model.has_stages(op):
+        raise ValueError(f"{flag} {text!r}: operator {op} ({model.operators[op][1]}) is not a MAC operator with "
+                         "stages")
+    shape = tuple(model.tensor_info(model.outputs_of(op)[0]).shape)
+    size = int(np.prod(shape))
+    if len(index) == 1 and len(shape) != 1:
+        if not 0 <= index[0] < size:
+            raise ValueError(f"{flag} {text!r}: the flat index must be in [0, {size}) (output {shape})")
+        flat = index[0]
+    elif len(index) != len(shape) or not all(0 <= i < n for i, n in zip(index, shape)):
+        raise ValueError(f"{flag} {text!r}: the index must be flat or {len(shape)} indices within the output "
+                         f"{shape}")
+    else:
+        flat = int(np.ravel_multi_index(index, shape))
+    return op, flat, tuple(int(i) for i in np.unravel_index(flat, shape))
+
+
+def capture(model, trace, partial=None) -> dict:
+    """The stage vectors of every MAC operator of one run, ``{"op<k>_<stage>": array}``, in operator order; with
+    ``partial = (op_index, flat_index)`` also that output's ``op<k>_taps_<field>``.
+
+    ``trace`` is the run's :meth:`Model.trace`: each operator's stages are computed on the values its inputs had
+    when it ran (a state-carrying model is not run again)."""
+    out, values, done = {}, {}, set()
+    for e in trace:
+        k = e.op_index
+        if k >= 0 and k not in done and model.has_stages(k):
+            done.add(k)
+            tap = partial[1] if partial is not None and partial[0] == k else None
+            args = [None if i < 0 or model.tensor_value(i) is not None else values[i]
+                    for i in model.operator_inputs(k)]
+            st = model.operator_stages(k, args, tap)
+            out.update({f"op{k}_{name}": _narrow(getattr(st, name)) for name in STAGES})
+            if tap is not None:
+                out.update({f"op{k}_taps_{name}": _narrow(np.asarray(st.taps[name])) for name in TAP_FIELDS})
+        values[e.tensor] = e.value
+    return out
+
+
+def summary(model, arrays: dict, partial=None) -> dict:
+    """report.json's view of :func:`capture`'s arrays: per operator the entries and shape; the chosen output's
+    taps as numbers."""
+    ops = sorted({int(key[2:].split("_")[0]) for key in arrays})
+    rep = {"operators": [{"op_index": k, "op": model.operators[k][1],
+                          "entries": [f"op{k}_{s}" for s in STAGES],
+                          "shape": list(arrays[f"op{k}_acc"].shape)} for k in ops]}
+    if partial is not None:
+        k, flat, multi = partial
+        rep["partial_sums"] = {"op_index": k, "flat_index": flat, "index": list(multi),
+                               "order": "the engine's accumulation order (docs: dspsim.harness.stages)",
+                               "taps": {name: arrays[f"op{k}_taps_{name}"].tolist() for name in TAP_FIELDS},
+                               "acc": int(arrays[f"op{k}_acc"].reshape(-1)[flat])}
+    return rep
