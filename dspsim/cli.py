@@ -358,24 +358,11 @@ def _model_base(args) -> tuple:
         raise UsageError(f"--variant: {exc}") from None
 
 
-def _progress_line():
-    """A one-line progress display on stderr when it is a terminal (None otherwise)."""
-    from .harness.safe_io import terminal_text
-
-    if not sys.stderr.isatty():
-        return None
-
-    def show(i, n, label):
-        end = "\n" if i == n else ""
-        print(f"\r\033[K[{i:{len(str(n))}d}/{n}] {terminal_text(label, one_line=True)}", end=end, file=sys.stderr,
-              flush=True)
-
-    return show
-
-
 def _cmd_diagnose(args, argv) -> int:
+    from .harness.clues import histogram_text
     from .harness.diagnose import diagnose, diagnose_frames, variant_profile
     from .harness.dumps import read_frames
+    from .harness.progress import Progress
     from .harness.report import write_diagnose_report
     from .load import load_model
 
@@ -388,7 +375,7 @@ def _cmd_diagnose(args, argv) -> int:
         frames = read_frames(load_model(data, variant_profile(base, fmt)), args.input)  # (T, *input): T frames
         d = (diagnose if len(frames) == 1 else diagnose_frames)(
             data, frames[0] if len(frames) == 1 else frames, args.dumps, base, search=not args.no_search,
-            progress=_progress_line(), hex_layout=_hex_layout(args))
+            progress=Progress(label="diagnose", unit="variants"), hex_layout=_hex_layout(args))
         d["model"] = str(args.model)
     except (OSError, ValueError, TypeError) as exc:
         raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
@@ -410,6 +397,10 @@ def _cmd_diagnose(args, argv) -> int:
                f"{f['count']} differ, max |diff| {f['max_abs_diff']} LSB, first at {tuple(f['first_index'])} "
                f"(dspsim {f['expected']}, device {f['actual']}); {f['locality'] or 'not an operator'}"
                + (f", inputs {f['undumped_inputs']} not dumped" if f["undumped_inputs"] else ""), file=text)
+        if f["exact_histogram"]:
+            _print(f"histogram (device - dspsim): {histogram_text(f['exact_histogram'], 12)}", file=text)
+        if f["clue"]:
+            _print(f"clue: {f['clue']}", file=text)
         if d["search"]["variants"]:
             _print("reproduced by: " + (", ".join(d["reproduced_by"])
                                         or f"none of the {d['search']['variants']} variants searched"), file=text)
@@ -422,6 +413,8 @@ def _cmd_diagnose(args, argv) -> int:
                        file=text)
         for s in d["search"]["skipped"]:
             _print(f"note: {s}", file=text)
+    if d["not_dumped"]["caveat"]:
+        _print(f"note: {d['not_dumped']['caveat']}", file=text)
     if out is not None:
         _print(f"Report: {out}", file=text)
     return EXIT_OK if d["passed"] else EXIT_FAIL
@@ -465,6 +458,7 @@ def _cmd_export_model(args, argv) -> int:
 # validate (dspsim.harness.validate)
 # =============================================================================================
 def _cmd_validate(args, argv) -> int:
+    from .harness.progress import Progress
     from .harness import validate as v
     from .harness.report import atomic_dir
 
@@ -477,7 +471,7 @@ def _cmd_validate(args, argv) -> int:
                 _one_line_warnings(v.PlaintextSchedulerWarning):
             d = v.validate(args.model, args.data, engine=args.engine, against=args.against,
                            interpreter=args.against_interpreter, scheduler=args.scheduler, security=security,
-                           chunk=args.chunk, outputs_dir=tmp, progress=v.Progress())
+                           chunk=args.chunk, outputs_dir=tmp, progress=Progress())
             d["run"] = {"name": "validate", "seconds": d["seconds"], **_meta(argv)}
             if tmp is not None:
                 v.write_report(d, tmp, plots=not args.no_plots)

@@ -6,7 +6,11 @@ bit for bit, in execution order, and:
 
 1. names the **first divergence**: the first dumped tensor that differs (an operator's output, or
    a model input or constant the device holds differently), with mismatch count, max |diff| in LSB,
-   first index and a histogram of the signed differences;
+   first index and a histogram of the signed differences; every diverging integer tensor gets its **clue**
+   (:mod:`dspsim.harness.clues`: the exact histogram, device - dspsim, and the pattern of its differences in
+   one sentence, e.g. "every difference is +64, all in channel 5: bit 6 stuck at 1");
+   the operator outputs the device did **not dump** are listed (:func:`not_dumped`), with the caveat that the
+   first divergence may begin at one of them, when they run before it;
 2. says for every diverging operator whether the divergence is **local** (the operator, run alone
    on the device's own inputs where those were dumped and on the model's values elsewhere, still
    differs from the device) or **inherited** (given what the device fed it, it agrees);
@@ -35,7 +39,9 @@ The result is a dict (``results.json`` of ``dspsim diagnose``, schema ``dspsim.d
      "dumped" (count), "ignored" (files), "passed" (every dump matches),
      "first_divergence": null | {"op_index" (null for a constant, -1 for a model input), "op",
          "tensor", "name", "mismatches", "count", "max_abs_diff", "first_index", "expected",
-         "actual", "histogram", "locality" ("local" | "inherited" | null), "undumped_inputs"},
+         "actual", "histogram", "locality" ("local" | "inherited" | null), "undumped_inputs",
+         "exact_histogram" ({"+64": 312, ...} | null), "clue" (one sentence | null)},
+     "not_dumped": {"tensors", "of", "before_first_divergence", "caveat" (one sentence | null)},
      "reproduced_by": [label], "op_reproduced_by": [label], "profile_toml": null | str,
      "variants": [{"variant", "profile" (its TOML document), "mismatches" (all dumps, whole model),
                    "tensors_matched", "tensors", "first_op" (first diverging op index or null),
@@ -43,7 +49,8 @@ The result is a dict (``results.json`` of ``dspsim diagnose``, schema ``dspsim.d
                    (the simpler variant with the same values on the whole model / on the operator), "error"}],
      "search": {"variants", "skipped": [reason]},
      "layers": [{"op_index", "op", "tensor", "name", "shape", "dtype", "dumped", "file",
-                 "file_dtype", "locality", "comparison": comparison | null}]}
+                 "file_dtype", "locality", "comparison": comparison | null,
+                 "clue": null | {"histogram", "patterns": [{"pattern", "text", ...}], "clue"}}]}
 
 (``expected`` is dspsim's value, ``actual`` the device's.)
 
@@ -69,6 +76,7 @@ from ..engines.device import MAC_KEYS, DeviceProfile
 from ..load import load_model, model_format
 from .._io import model_bytes
 from . import _model_access as access
+from . import clues
 from .compare import compare
 from .dumps import Dump, DumpError, load_dumps
 
@@ -374,10 +382,11 @@ def _op_output(model, op_index: int, out_tensor: int, dumps: dict, values: dict,
     return np.asarray(y).reshape(dumps[out_tensor].value.shape), undumped
 
 
-def compare_layers(model, trace, dumps: dict, state=None) -> list:
+def compare_layers(model, trace, dumps: dict, state=None, fmt: str = "tflite") -> list:
     """One row per tensor of the run (and per constant), in execution order, each dumped one compared
     with dspsim's value; diverging operators get their locality (``state``: the variable tensors before the
-    run, :func:`_state_before`)."""
+    run, :func:`_state_before`), diverging integer tensors their clue (:func:`_clue`; ``fmt``: the model's
+    format, which says where the channels are)."""
     values = _expected_values(model, trace)
     rows = []
     for op_index, op, t, name in _ordered_rows(model, trace):
@@ -389,10 +398,12 @@ def compare_layers(model, trace, dumps: dict, state=None) -> list:
         row = {"op_index": op_index, "op": op, "tensor": t, "name": name, "shape": list(shape),
                "dtype": None if dtype is None else np.dtype(dtype).name, "dumped": d is not None, "file": None if d is None else d.path.name,
                "file_dtype": None if d is None else d.file_dtype, "locality": None, "undumped_inputs": [],
-               "comparison": None}
+               "comparison": None, "clue": None}
         if d is not None:
             c = compare(values[t], d.value, name)
             row["comparison"] = c.to_dict()
+            if c.mismatches:
+                row["clue"] = _clue(values[t], d.value, info.zero_point, fmt)
             if c.mismatches and op_index is not None and op_index >= 0:
                 y, row["undumped_inputs"] = _op_output(model, op_index, t, dumps, values, state)
                 if y is not None:
@@ -403,6 +414,15 @@ def compare_layers(model, trace, dumps: dict, state=None) -> list:
     return rows
 
 
+def _clue(expected, actual, zero_point, fmt: str):
+    """:func:`dspsim.harness.clues.analyze` of a diverging tensor (dspsim's value, the device's), None for a
+    float tensor or a dump of another element count."""
+    ref, dev = np.asarray(expected), np.asarray(actual)
+    if ref.dtype.kind not in "iu" or dev.dtype.kind not in "iu" or ref.size != dev.size:
+        return None
+    return clues.analyze(ref, dev.reshape(ref.shape), zero_point=zero_point, **clues.layout(fmt, ref.ndim))
+
+
 def _first_divergence(rows: list):
     for r in rows:
         c = r["comparison"]
@@ -410,8 +430,32 @@ def _first_divergence(rows: list):
             return {"op_index": r["op_index"], "op": r["op"], "tensor": r["tensor"], "name": r["name"],
                     "mismatches": c["mismatches"], "count": c["count"], "max_abs_diff": c["max_abs_diff"],
                     "first_index": c["first_index"], "expected": c["expected"], "actual": c["actual"],
-                    "histogram": c["histogram"], "locality": r["locality"], "undumped_inputs": r["undumped_inputs"]}
+                    "histogram": c["histogram"], "locality": r["locality"], "undumped_inputs": r["undumped_inputs"],
+                    "exact_histogram": r["clue"]["histogram"] if r["clue"] else None,
+                    "clue": r["clue"]["clue"] if r["clue"] else None}
     return None
+
+
+def not_dumped(rows: list) -> dict:
+    """The operator outputs the device did not dump: ``{"tensors" (their indices, in execution order), "of"
+    (every operator output), "before_first_divergence" (those run before it: it may begin there), "caveat" (one
+    sentence, None when every operator output was dumped)}``."""
+    outputs = [r for r in rows if r["op_index"] is not None and r["op_index"] >= 0]
+    missing = [r["tensor"] for r in outputs if not r["dumped"]]
+    first = next((k for k, r in enumerate(outputs) if r["comparison"] and r["comparison"]["mismatches"]), None)
+    before = [] if first is None else [r["tensor"] for r in outputs[:first] if not r["dumped"]]
+    names = ", ".join(f"t{t}" for t in (before or missing)[:8]) + (", …" if len(before or missing) > 8 else "")
+    if before:
+        f = outputs[first]
+        caveat = (f"{len(before)} operator output(s) run before the first divergence were not dumped ({names}): the "
+                  f"divergence may begin earlier than op {f['op_index']} {f['op']}")
+    elif missing:
+        caveat = (f"{len(missing)} of {len(outputs)} operator outputs were not dumped ({names}) and not compared"
+                  + (": the device may differ there" if first is None else
+                     ", none of them before the first divergence"))
+    else:
+        caveat = None
+    return {"tensors": missing, "of": len(outputs), "before_first_divergence": before, "caveat": caveat}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -615,11 +659,12 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
     state = _state_before(model)
     trace = model.trace(inputs)
     dumps, ignored = load_dumps(model, dumps_dir, _expected_values(model, trace), hex_layout)
-    rows = compare_layers(model, trace, dumps, state)
+    rows = compare_layers(model, trace, dumps, state, fmt.value)
     first = _first_divergence(rows)
     d = {"schema": SCHEMA, "kind": "diagnose", "model": str(source) if not isinstance(source, bytes) else "<bytes>",
          "engine": variant_words(base), "dumps": str(dumps_dir), "dumped": len(dumps), "ignored": ignored,
-         "passed": first is None, "first_divergence": first, "reproduced_by": [], "op_reproduced_by": [],
+         "passed": first is None, "first_divergence": first, "not_dumped": not_dumped(rows),
+         "reproduced_by": [], "op_reproduced_by": [],
          "profile_toml": None, "variants": [], "search": {"variants": 0, "skipped": []}, "layers": rows}
     if first is None or not search:
         return d

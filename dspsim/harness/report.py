@@ -40,6 +40,7 @@ import math
 import re
 from pathlib import Path
 
+from .clues import histogram_text as clue_hist_text
 from .safe_io import atomic_dir, atomic_write_text
 from .safe_io import MARKER, OutDirError, check_replaceable, check_writable  # noqa: F401 - their old home
 
@@ -536,16 +537,21 @@ def render_diagnose_md(d: dict) -> str:
     lines = [f"# dspsim diagnose: {d['model']}", ""] + (_run_lines(d["run"]) if "run" in d else [])
     lines += [f"Reference: `{d['engine']}`  ", f"Dumps: `{d['dumps']}` ({d['dumped']} tensors"
               + (f"; ignored: {', '.join(d['ignored'])}" if d["ignored"] else "") + ")", ""]
+    if d["not_dumped"]["caveat"]:
+        lines += [f"**Not dumped:** {d['not_dumped']['caveat']}.", ""]
     f = d["first_divergence"]
     if f is None:
         lines += ["**Every dumped tensor matches, bit for bit.**", ""]
     else:
         op = f["op_index"]
         where = "constant" if op is None else "model input" if op < 0 else f"operator {op}"
+        hist = clue_hist_text(f["exact_histogram"], 12) if f["exact_histogram"] else _hist_text(f["histogram"], 12)
         lines += [f"**First divergence: {where} {f['op']}**, tensor {f['tensor']} `{f['name']}`: "
                   f"{f['mismatches']:,} of {f['count']:,} values differ, max |diff| {f['max_abs_diff']} LSB, first at "
                   f"{tuple(f['first_index'])} (dspsim {f['expected']}, device {f['actual']}); "
-                  f"histogram (device - dspsim: count) {_hist_text(f['histogram'], 12)}.", ""]
+                  f"histogram (device - dspsim: count) {hist}.", ""]
+        if f["clue"]:
+            lines += [f"Clue: **{f['clue']}**.", ""]
         if f["locality"]:
             lines.append(f"Locality: **{f['locality']}** (the operator alone, on the device's own inputs where "
                          "dumped, " + ("still differs)." if f["locality"] == "local" else "agrees with the device)."))
@@ -572,6 +578,14 @@ def render_diagnose_md(d: dict) -> str:
                          "diverging op alone: mismatches", "identical on these inputs"], rows)
         if same_as_base:
             lines += ["Identical to the reference on these inputs: " + _fold_variants(same_as_base), ""]
+    diverging = [r for r in d["layers"] if r["clue"]]
+    if diverging:
+        lines += ["## Diverging tensors", "", "Every distinct difference (device - dspsim) and how many values "
+                  "differ by it; the clue: the pattern the differences follow (`dspsim.harness.clues`).", ""]
+        lines += _table(["op", "tensor", "mismatches", "histogram (device - dspsim)", "clue"],
+                        [[_fmt(r["op_index"]), f"{r['tensor']} `{r['name'][:40]}`",
+                          f"{r['comparison']['mismatches']:,} / {r['comparison']['count']:,}",
+                          clue_hist_text(r["clue"]["histogram"], 12), r["clue"]["clue"] or "–"] for r in diverging])
     lines += ["## Layers", ""]
     rows = []
     for r in d["layers"]:

@@ -409,29 +409,6 @@ def interpreter_tensors(model_bytes, kind, arrays, streaming, tensors, n_outputs
 # =============================================================================================
 # the run: chunks here or on a Dask cluster, merged in order
 # =============================================================================================
-class Progress:
-    """``done/total samples, rate, ETA`` on one line of ``stream`` when it is a terminal; silent otherwise."""
-
-    def __init__(self, stream=None):
-        self.stream = stream or sys.stderr
-        self.active = bool(getattr(self.stream, "isatty", lambda: False)())
-        self.start(0)
-
-    def start(self, total: int, unit: str = "samples") -> None:
-        self.total, self.unit, self.t0, self.done = total, unit, time.perf_counter(), 0
-
-    def update(self, n: int) -> None:
-        self.done += n
-        if not self.active:
-            return
-        dt = time.perf_counter() - self.t0
-        rate = self.done / dt if dt > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else float("inf")
-        end = "\n" if self.done >= self.total else ""
-        print(f"\r\033[Kvalidate: {self.done:,}/{self.total:,} {self.unit}  {rate:,.1f} {self.unit}/s  "
-              f"ETA {eta:,.0f} s", end=end, file=self.stream, flush=True)
-
-
 #: Scheduler address schemes whose traffic is encrypted (TLS, secure websockets) or stays in this process.
 _PRIVATE_SCHEMES = ("tls", "wss", "inproc")
 #: The files ``--tls DIR`` takes from DIR (the key may instead be appended to the certificate).
@@ -661,7 +638,7 @@ def validate(source, data, *, engine=None, against=None, interpreter=None, sched
     security : a ``distributed.Security`` for a ``tls://`` scheduler (:func:`tls_security`), or None
     chunk : samples (streams) per chunk: the bound on memory and the unit of distribution
     outputs_dir : a directory where ``output_<k>.npy`` (every sample's outputs) is written
-    progress : a :class:`Progress` (``start(total, unit)``, ``update(n)``), or None
+    progress : a :class:`dspsim.harness.progress.Progress` (``start(total, unit)``, ``update(n)``), or None
 
     Returns the results dict (module docstring; ``"lost"`` names the chunks every worker died on). Raises
     ValidateError for bad input.

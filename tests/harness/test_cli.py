@@ -311,23 +311,6 @@ def test_interrupted_diagnose_leaves_no_report_and_no_json(tmp_path, monkeypatch
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.json"]
 
 
-def test_diagnose_progress_shows_on_a_terminal_only(monkeypatch):
-    import io
-
-    assert cli._progress_line() is None  # pytest's stderr is not a terminal
-
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    tty = Tty()
-    monkeypatch.setattr(sys, "stderr", tty)
-    show = cli._progress_line()
-    show(1, 3, "engine=tflm")
-    show(3, 3, "accumulator=16,wrap")
-    assert "\r" in tty.getvalue() and "[1/3] engine=tflm" in tty.getvalue() and tty.getvalue().endswith("\n")
-
-
 def test_export_model_writes_vectors_and_manifest_then_diagnose_reads_them(tmp_path, capsys):
     model, x, _ = _tflm_case("cnn")
     out = tmp_path / "vec"

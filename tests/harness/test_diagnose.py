@@ -292,3 +292,64 @@ def test_diagnose_finds_the_device_profile_the_dumps_were_made_with(tmp_path, ma
     assert found.base == "litert"
     assert {k: v for k, v in found.overrides["mac"].items() if k != "pair_saturation"} == mac
     assert dg.diagnose(MODELS / "mobilenet.tflite", _inputs("mobilenet"), d, found)["passed"]
+
+
+# -------------------------------------------------------------------------------------- clues and caveats
+def _stuck_bit_device(tmp_path, skip=()):
+    """mobilenet's dumps with bit 6 of channel 5 of op 2's output (CONV_2D, int8) stuck at 1; the operators in
+    ``skip`` not dumped. Returns (directory, values that differ: channel 5 values with bit 6 clear)."""
+    d = tmp_path / "dumps"
+    d.mkdir()
+    differ = 0
+    for e in load_model(MODELS / "mobilenet.tflite").trace(_inputs("mobilenet")):
+        if e.op_index < 0 or e.op_index in skip:
+            continue
+        v = e.value.copy()
+        if e.op_index == 2:
+            differ = int(np.count_nonzero((v[..., 5] & 64) == 0))
+            v[..., 5] |= 64
+        write_array(d / f"t{e.tensor}.npy", v)
+    return d, differ
+
+
+def test_a_stuck_bit_in_a_real_models_dump_is_stated_with_its_exact_histogram(tmp_path):
+    d, differ = _stuck_bit_device(tmp_path)
+    r = dg.diagnose(MODELS / "mobilenet.tflite", _inputs("mobilenet"), d, search=False)
+    f = r["first_divergence"]
+    assert f["op_index"] == 2 and f["locality"] == "local" and differ > 0
+    assert f["exact_histogram"] == {"+64": differ} and f["histogram"] == {">16": differ}
+    assert f["clue"] == "every difference is +64, all in channel 5: bit 6 stuck at 1"
+    row = next(row for row in r["layers"] if row["op_index"] == 2)
+    assert [p["pattern"] for p in row["clue"]["patterns"]] == ["per_channel", "stuck_bit"]
+    assert r["not_dumped"] == {"tensors": [], "of": 7, "before_first_divergence": [], "caveat": None}
+
+
+def test_the_not_dumped_caveat_and_the_clue_are_in_every_report_form(tmp_path, capsys):
+    from dspsim import cli
+
+    d, _ = _stuck_bit_device(tmp_path, skip={0})
+    x = tmp_path / "x.npy"
+    np.save(x, _inputs("mobilenet")[0])
+    out, js = tmp_path / "rep", tmp_path / "d.json"
+    assert cli.main(["diagnose", str(MODELS / "mobilenet.tflite"), "--input", str(x), "--dumps", str(d),
+                     "--no-search", "--no-plots", "--out", str(out), "--json", str(js)]) == 1
+    caveat = ("1 operator output(s) run before the first divergence were not dumped (t14): the divergence may "
+              "begin earlier than op 2 CONV_2D")
+    clue = "every difference is +64, all in channel 5: bit 6 stuck at 1"
+    terminal = capsys.readouterr().out
+    assert f"note: {caveat}" in terminal and f"clue: {clue}" in terminal and "histogram (device - dspsim): +64: " \
+        in terminal
+    md = (out / "summary.md").read_text()
+    assert f"**Not dumped:** {caveat}." in md and f"Clue: **{clue}**." in md and "## Diverging tensors" in md
+    for doc in (json.loads(js.read_text()), json.loads((out / "results.json").read_text())):
+        assert doc["not_dumped"]["caveat"] == caveat and doc["not_dumped"]["before_first_divergence"] == [14]
+        assert doc["first_divergence"]["clue"] == clue
+
+
+def test_a_passing_diagnose_with_tensors_not_dumped_says_they_were_not_compared(tmp_path):
+    full = load_model(MODELS / "mobilenet.tflite").trace(_inputs("mobilenet"))
+    d, _ = _device(tmp_path, "mobilenet", keep={e.tensor for e in full[-2:]})
+    r = dg.diagnose(MODELS / "mobilenet.tflite", _inputs("mobilenet"), d)
+    assert r["passed"] and r["not_dumped"]["tensors"] == [e.tensor for e in full[1:-2]]
+    assert r["not_dumped"]["caveat"].startswith("5 of 7 operator outputs were not dumped (t14, t15, t16, t17, t18)")
+    assert r["not_dumped"]["caveat"].endswith("the device may differ there")

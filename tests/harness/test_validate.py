@@ -3,7 +3,6 @@ engine or the real interpreter, locally or on a Dask cluster (dspsim.harness.val
 
 The expected mismatch counts are computed here independently: each sample traced on its own with
 both engines (streams frame by frame on fresh models) and counted with np.count_nonzero."""
-import io
 import json
 import os
 import shutil
@@ -273,21 +272,6 @@ def test_ctrl_c_exits_130_and_leaves_no_report(tmp_path):
     assert p.returncode == 130 and "interrupted" in err, err
     assert not out.exists() and not js.exists()
     assert not [f for f in tmp_path.iterdir() if f.name.startswith(".")]  # no temporary directory left
-
-
-def test_progress_shows_rate_and_eta_on_a_terminal_only():
-    class Tty(io.StringIO):
-        def isatty(self):
-            return True
-
-    tty, pipe = Tty(), io.StringIO()
-    for stream in (tty, pipe):
-        p = v.Progress(stream)
-        p.start(10, "samples")
-        p.update(4)
-        p.update(6)
-    assert "10/10 samples" in tty.getvalue() and "samples/s" in tty.getvalue() and "ETA" in tty.getvalue()
-    assert pipe.getvalue() == ""
 
 
 # ---------------------------------------------------------------------------------------------
