@@ -77,7 +77,7 @@ TFLM = EngineProfile(
                "SPLIT": (_F32, _I8, _I16, _I32), "SPLIT_V": (_F32, _I8, _I16, _I32), "TRANSPOSE": (_F32, _I8, _I16),
                "GATHER": (_F32, _I8), "GATHER.positions": (_I32,), "PACK": (_F32, _I8, _I16, _I32, _I64),
                "UNPACK": (_F32, _I32, _I16, _I8), "MIRROR_PAD": (_F32, _I8), "SPACE_TO_DEPTH": (_F32, _I8),
-               "DEPTH_TO_SPACE": (_F32, _I8), "CAST": (_I8, _I16, _I32, _F32),
+               "DEPTH_TO_SPACE": (_F32, _I8), "CAST": (_I8, _I16, _I32, "uint32", _F32),
                "RESIZE_NEAREST_NEIGHBOR": (_F32, _I8, _I16), "RESIZE_BILINEAR": (_I8,), "REDUCE_MAX": (_I8,),
                "ARG_MAX": (_I8,), "ARG_MAX.output": (_I32,), "SUM": (_I8,),
                # tests/golden/ops/builtins2.npz (make_golden_builtins2.py)

@@ -15,7 +15,8 @@ import numpy as np
 from numba import njit
 
 from .._errors import names_its_errors
-from ._bits import U64_ONE, U64_ZERO, as_u64, msb, wrap32
+from ..kernels.signal._bits import wrap32
+from ..kernels.signal.filter_bank import _accumulate_kernel, _sqrt_kernel
 from ._checks import int16_array, int_array
 from .tables import FilterbankTables
 
@@ -28,71 +29,6 @@ def _energy_kernel(spectrum, start, end, energy):
     for i in range(start, end):
         re, im = np.int64(spectrum[i, 0]), np.int64(spectrum[i, 1])
         energy[i] = wrap32(re * re + im * im)
-
-
-@njit(cache=True, nogil=True)
-def _accumulate_kernel(energy, freq_starts, weight_starts, widths, weights, unweights, work):
-    """``FilterbankAccumulateChannels`` into ``work`` (num_channels + 1,) uint64."""
-    acc, unacc = U64_ZERO, U64_ZERO
-    for c in range(work.shape[0]):
-        f0, w0 = freq_starts[c], weight_starts[c]
-        for j in range(widths[c]):
-            mag = as_u64(np.int64(energy[f0 + j]))
-            acc += as_u64(np.int64(weights[w0 + j])) * mag
-            unacc += as_u64(np.int64(unweights[w0 + j])) * mag
-        work[c] = acc
-        acc, unacc = unacc, U64_ZERO
-
-
-@njit(cache=True, nogil=True)
-def _sqrt32(num):
-    """``Sqrt32`` of 0 <= num < 2^32."""
-    if num == 0:
-        return 0
-    res = 0
-    max_bit = (32 - msb(num)) | 1
-    bit = 1 << (31 - max_bit)
-    for _ in range((31 - max_bit) // 2 + 1):
-        if num >= res + bit:
-            num -= res + bit
-            res = (res >> 1) + bit
-        else:
-            res >>= 1
-        bit >>= 2
-    if num > res and res != 0xFFFF:
-        res += 1
-    return res
-
-
-@njit(cache=True, nogil=True)
-def _sqrt64(num):
-    """``Sqrt64`` of a uint64."""
-    if (num >> np.uint64(32)) == U64_ZERO:
-        return _sqrt32(np.int64(num))
-    n, bits = num, 0
-    while n != U64_ZERO:
-        n >>= U64_ONE
-        bits += 1
-    max_bit = (64 - bits) | 1
-    res = U64_ZERO
-    bit = U64_ONE << np.uint64(63 - max_bit)
-    for _ in range((63 - max_bit) // 2 + 1):
-        if num >= res + bit:
-            num -= res + bit
-            res = (res >> U64_ONE) + bit
-        else:
-            res >>= U64_ONE
-        bit >>= np.uint64(2)
-    if num > res and res != np.uint64(0xFFFFFFFF):
-        res += U64_ONE
-    return np.int64(res & np.uint64(0xFFFFFFFF))
-
-
-@njit(cache=True, nogil=True)
-def _sqrt_kernel(work, scale_down_shift, out):
-    """``FilterbankSqrt``: ``out[i] = Sqrt64(work[i + 1]) >> scale_down_shift`` (uint32 values in int64)."""
-    for i in range(out.shape[0]):
-        out[i] = _sqrt64(work[i + 1]) >> scale_down_shift
 
 
 def _check_tables(tables, func):

@@ -8,48 +8,11 @@ below 2 in Q12, else ``(snr >> 6) - 64``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from .._errors import names_its_errors
-from ._bits import as_u64, msb, wrap16, wrap32
+from ..kernels.signal.pcan import _pcan_kernel, _wide_dynamic_function
 from ._checks import int_array
-from .config import PCAN_OUTPUT_BITS, PCAN_SNR_BITS, WIDE_DYNAMIC_FUNCTION_LUT_SIZE
-
-_U32 = 0xFFFFFFFF
-
-
-@njit(cache=True, nogil=True)
-def _wide_dynamic_function(x, lut):
-    """``WideDynamicFunction`` of 0 <= x < 2^32: an int16."""
-    if x <= 2:
-        return np.int64(lut[x])
-    interval = msb(x)
-    base = 4 * interval - 6
-    if interval < 11:
-        frac = (x << (11 - interval)) & 0x3FF
-    else:
-        frac = (x >> (interval - 11)) & 0x3FF
-    result = (np.int64(lut[base + 2]) * frac) >> 5
-    result = wrap32(result + wrap32((np.int64(lut[base + 1]) << 5) & _U32))
-    result = wrap32(result * frac)
-    result = wrap32(result + (1 << 14)) >> 15
-    return wrap16(result + np.int64(lut[base]))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pcan_shrink(x):
-    if x < (2 << PCAN_SNR_BITS):
-        return (x * x) >> (2 + 2 * PCAN_SNR_BITS - PCAN_OUTPUT_BITS)
-    return (x >> (PCAN_SNR_BITS - PCAN_OUTPUT_BITS)) - (1 << PCAN_OUTPUT_BITS)
-
-
-@njit(cache=True, nogil=True)
-def _pcan_kernel(signal, noise_estimate, lut, snr_shift, out):
-    """``PcanGainControlApply``: ``out`` from ``signal`` (uint32 values in int64)."""
-    for i in range(signal.shape[0]):
-        gain = as_u64(_wide_dynamic_function(noise_estimate[i], lut)) & np.uint64(_U32)
-        snr = (np.uint64(signal[i]) * gain) >> np.uint64(snr_shift)
-        out[i] = _pcan_shrink(np.int64(snr & np.uint64(_U32)))
+from .config import WIDE_DYNAMIC_FUNCTION_LUT_SIZE
 
 
 @names_its_errors

@@ -16,13 +16,14 @@ import numpy as np
 from .config import (
     FILTERBANK_BITS,
     FRONTEND_WINDOW_BITS,
-    LOG_SEGMENTS_LOG2,
     NOISE_REDUCTION_BITS,
     PCAN_SNR_BITS,
     WIDE_DYNAMIC_FUNCTION_BITS,
     WIDE_DYNAMIC_FUNCTION_LUT_SIZE,
     FrontendConfig,
 )
+from ..kernels.signal.filter_bank import log_lut  # noqa: F401  (the log table's home)
+from ..kernels.signal.kissfft import FftTables, fft_tables  # noqa: F401  (the FFT's tables)
 from .libm import log1pf_fdlibm
 
 F32 = np.float32
@@ -44,73 +45,6 @@ def window_coefficients(size: int) -> np.ndarray:
         v = F32(0.5) - F32(0.5) * c
         out[i] = math.floor(float(v * F32(1 << FRONTEND_WINDOW_BITS) + F32(0.5)))
     return out
-
-
-def _kf_factor(n: int) -> list:
-    """kissfft's ``kf_factor``: radix 4 first, then 2, then odd primes; (p, m) pairs."""
-    out, p, floor_sqrt = [], 4, math.floor(math.sqrt(n))
-    while True:
-        while n % p:
-            p = {4: 2, 2: 3}.get(p, p + 2)
-            if p > floor_sqrt:
-                p = n
-        n //= p
-        out.append((p, n))
-        if n <= 1:
-            return out
-
-
-def _kf_twiddle(phase: float) -> tuple:
-    """``kf_cexp`` with FIXED_POINT=16: ``floor(.5 + 32767 * cos(phase))`` (double)."""
-    return math.floor(0.5 + 32767 * math.cos(phase)), math.floor(0.5 + 32767 * math.sin(phase))
-
-
-def _kf_leaf_order(factors, ncfft: int) -> np.ndarray:
-    """Which input each output slot of ``kf_work`` holds before the first butterfly (its decimation order)."""
-    order = np.empty(ncfft, np.int64)
-
-    def work(out0, in0, fstride, level):
-        p, m = factors[level]
-        if m == 1:
-            for j in range(p):
-                order[out0 + j] = in0 + j * fstride
-        else:
-            for j in range(p):
-                work(out0 + j * m, in0 + j * fstride, fstride * p, level + 1)
-
-    work(0, 0, 1, 0)
-    return order
-
-
-@dataclass(frozen=True)
-class FftTables:
-    """``kiss_fftr_alloc(nfft)`` forward: the half-length complex FFT's twiddles, stages and leaf order, and the
-    real FFT's super twiddles."""
-
-    nfft: int                  # the real FFT's length
-    twiddles: np.ndarray       # (ncfft, 2) int16
-    stages: np.ndarray         # (n_stages, 3) int64: radix p, m, fstride, innermost stage last
-    leaf_order: np.ndarray     # (ncfft,) int64
-    super_twiddles: np.ndarray  # (ncfft // 2, 2) int16
-
-
-def fft_tables(nfft: int) -> FftTables:
-    if nfft < 4 or nfft & (nfft - 1):
-        raise ValueError(f"fft_tables: the real FFT length must be a power of two >= 4, got {nfft}")
-    ncfft = nfft // 2
-    pi = 3.141592653589793238462643383279502884197169399375105820974944
-    tw = np.array([_kf_twiddle(-2 * pi * i / ncfft) for i in range(ncfft)], np.int16).reshape(ncfft, 2)
-    pi_r = 3.14159265358979323846264338327
-    sup = np.array([_kf_twiddle(-pi_r * ((i + 1) / ncfft + .5)) for i in range(ncfft // 2)],
-                   np.int16).reshape(ncfft // 2, 2)
-    factors = _kf_factor(ncfft) if ncfft > 1 else [(1, 1)]
-    stages, fstride = [], 1
-    for p, m in factors:
-        stages.append((p, m, fstride))
-        fstride *= p
-    if any(p not in (2, 4) for p, _, _ in stages):  # pragma: no cover - a power of two factors into 4s and a 2
-        raise ValueError("fft_tables: only radix-2 and radix-4 stages are modelled")
-    return FftTables(nfft, tw, np.array(stages, np.int64).reshape(-1, 3), _kf_leaf_order(factors, ncfft), sup)
 
 
 def _freq_to_mel(freq) -> np.float32:
@@ -235,15 +169,6 @@ def pcan_tables(cfg: FrontendConfig) -> tuple:
         lut[k + 1] = ((a1 + 0x8000) & 0xFFFF) - 0x8000
         lut[k + 2] = ((a2 + 0x8000) & 0xFFFF) - 0x8000
     return lut, snr_shift
-
-
-def log_lut() -> np.ndarray:
-    """``kLogLut``: 129 + 1 entries, ``round(2^16 * (log2(1 + i/128) - i/128))``; the last two are 0."""
-    n = 1 << LOG_SEGMENTS_LOG2
-    out = np.zeros(n + 2, np.uint16)
-    for i in range(n):
-        out[i] = math.floor((math.log2(1 + i / n) - i / n) * 65536 + 0.5)
-    return out
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import struct
 import numpy as np
 
 from ..graph.ir import ModelDef, OperatorDef, SubgraphDef, TensorDef
+from .flexbuffers import read_flexbuffer
 
 _FUNC = "load_model"
 
@@ -254,6 +255,16 @@ def _options(op_t: _Table, what):
     return kind, out
 
 
+def _custom_options(op_t: _Table, what) -> dict:
+    """A custom operator's ``custom_options`` (slot 5), decoded as a FlexBuffer (the format TFLite Micro's
+    custom ops read): the root map's entries, or ``{"custom_options": value}`` for another root."""
+    raw = op_t.vector(5, np.uint8, f"{what} custom_options")
+    if raw is None or not raw.size:
+        return {}
+    value = read_flexbuffer(bytes(raw), f"{_FUNC}: {what}")
+    return value if isinstance(value, dict) else {"custom_options": value}
+
+
 def _buffer_data(buf: _Buf, b: _Table, i):
     arr = b.vector(0, np.uint8, f"buffer {i} data")
     offset = b.scalar(1, "<Q", 0)
@@ -358,6 +369,8 @@ def _subgraph(buf, sg, sg_index, buffers, codes) -> "SubgraphDef":
         _, opts = _options(o, what)
         code, version, custom = codes[ci]
         name = f"CUSTOM({custom})" if code == _CUSTOM and custom else op_name(code)
+        if code == _CUSTOM:
+            opts = _custom_options(o, what)
         im = o.vector(8, np.int32, f"{what} intermediates")
         im = () if im is None else tuple(_check_index(int(v), n_t, f"{what} intermediate", buf) for v in im)
         ops.append(OperatorDef(k, code, name, oi, oo, opts, version, im))

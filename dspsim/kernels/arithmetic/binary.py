@@ -27,6 +27,7 @@ __all__ = ["maximum", "maximum_plan", "minimum", "minimum_plan", "squared_differ
 
 QUOTIENTS = ("double", "float32")
 _TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
+_MINMAX_TYPES = _TYPES + (np.dtype(np.int32),)  # MAXIMUM / MINIMUM also compare plain int32 tensors
 
 
 # --------------------------------------------------------------------------------------------
@@ -225,25 +226,26 @@ def squared_difference(x1, x2, params: AddParams, *, input1_zero_point, input2_z
 # MAXIMUM, MINIMUM
 # --------------------------------------------------------------------------------------------
 def maximum(x1, x2):
-    """TFLite MAXIMUM on int8/uint8/int16 codes (``reference_ops::MaximumMinimumBroadcastSlow``), broadcasting.
+    """TFLite MAXIMUM on int8/uint8/int16 codes or int32 values (``reference_ops::MaximumMinimumBroadcastSlow``),
+    broadcasting.
 
     The codes are compared as they are: neither LiteRT nor tflite-micro rescales, and neither checks
     that the inputs share the output's scale and zero point (the converter gives them one). No
     rounding, no saturation.
     """
-    x1, x2 = checked_pair("maximum", x1, x2, _TYPES)
+    x1, x2 = checked_pair("maximum", x1, x2, _MINMAX_TYPES)
     return np.asarray(maximum_plan(x1.shape, x2.shape, x1.dtype)(x1, x2))
 
 
 def minimum(x1, x2):
-    """TFLite MINIMUM on int8/uint8/int16 codes: like :func:`maximum`, the smaller code."""
-    x1, x2 = checked_pair("minimum", x1, x2, _TYPES)
+    """TFLite MINIMUM on int8/uint8/int16 codes or int32 values: like :func:`maximum`, the smaller one."""
+    x1, x2 = checked_pair("minimum", x1, x2, _MINMAX_TYPES)
     return np.asarray(minimum_plan(x1.shape, x2.shape, x1.dtype)(x1, x2))
 
 
 def _compare_plan(func, ufunc, shape1, shape2, dtype):
-    shape1, _ = check_spec(func, "x1", shape1, dtype, _TYPES)
-    shape2, _ = check_spec(func, "x2", shape2, dtype, _TYPES)
+    shape1, _ = check_spec(func, "x1", shape1, dtype, _MINMAX_TYPES)
+    shape2, _ = check_spec(func, "x2", shape2, dtype, _MINMAX_TYPES)
     broadcast_shape(func, shape1, shape2)
     return ufunc
 

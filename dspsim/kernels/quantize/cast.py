@@ -1,4 +1,4 @@
-"""TFLite CAST between int8, uint8, int16, int32 and float32 (``tflite/kernels/cast.cc``, TFLM
+"""TFLite CAST between int8, uint8, int16, int32, uint32 and float32 (``tflite/kernels/cast.cc``, TFLM
 ``micro/kernels/cast.cc``).
 
 * integer -> integer: C++'s ``static_cast``, two's complement: the value modulo 2^bits (wraps).
@@ -14,7 +14,7 @@ from enum import Enum
 
 import numpy as np
 
-CAST_TYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
+CAST_TYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.uint32, np.float32))
 
 
 class CastNaN(str, Enum):
@@ -31,8 +31,8 @@ def cast(x, dtype, *, nan=CastNaN.MAX):
 
     Parameters
     ----------
-    x : int8, uint8, int16, int32 or float32 array
-    dtype : "int8" | "uint8" | "int16" | "int32" | "float32"
+    x : int8, uint8, int16, int32, uint32 or float32 array
+    dtype : "int8" | "uint8" | "int16" | "int32" | "uint32" | "float32"
     nan : CastNaN or "max" | "zero"
         The result of a NaN cast to an integer type.
     """

@@ -9,7 +9,8 @@ double products), XNNPACK's (``qs8-vadd`` / ``qs8-vmul`` where its delegate take
 8-bit ADD and MUL (engine "litert-optimized", and the XNNPACK engine's ADDs and MULs its delegate leaves: NEON
 blocks that wrap beyond int16). TFLM's MUL takes its multiplier from double products for every type.
 
-SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (int8; uint8 where LiteRT takes it), with broadcasting.
+SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM (int8; uint8 where LiteRT takes it; MAXIMUM / MINIMUM also plain int32),
+with broadcasting.
 
 Per kernel (``g.kernel(op)``; uint8 only where the engine's kernels take it, ``TfliteProfile.takes_uint8``;
 docs/engines.md, "Arithmetic operators"):
@@ -234,7 +235,11 @@ def prepare_squared_difference(op, g):
 
 
 def _prepare_max_min(op, g, fn):
-    _binary(op, g)
+    if g.tensor(op.inputs[0]).dtype == np.int32:  # plain int32 values (TFLM's and LiteRT's int32 kernels)
+        check_arity(op, 2)
+        check_int_types(op, g, ("input1", "input2"), (np.dtype(np.int32),))
+    else:
+        _binary(op, g)
     _check_rank(op, g, 6)
     return Prepared(binary_run(op, g, fn), {})
 

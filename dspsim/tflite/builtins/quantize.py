@@ -113,14 +113,15 @@ def prepare_dequantize(op, g):
                     {"scale": s, "zero_point": zp})
 
 
-_I8, _U8, _I16, _I32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.float32))
+_I8, _U8, _I16, _I32, _U32, _F32 = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.uint32,
+                                                           np.float32))
 
 
 @builtin("CAST")
 def prepare_cast(op, g):
     check_arity(op, 1)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
-    allowed = engine_types(op, g, (_I8, _U8, _I16, _I32, _F32))
+    allowed = engine_types(op, g, (_I8, _U8, _I16, _I32, _U32, _F32))
     check_dtype(op, t_in, allowed, "input", g)
     check_dtype(op, t_out, allowed, "output", g)
     if tuple(t_in.shape) != tuple(t_out.shape):

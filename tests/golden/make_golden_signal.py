@@ -1,0 +1,102 @@
+"""What the tflite-micro wheel computes for the two TFLite Micro Signal front-end models, frame by frame with
+state: the golden vectors of the Signal custom operators (dspsim.kernels.signal, dspsim/tflite/builtins/signal.py).
+
+The audio kinds are those of ``make_golden_microfrontend.py`` (espeak-ng speech resampled to 16 kHz, the same
+speech at full scale, noise at two levels, silence, dither, full-scale tones, a sweep, the Nyquist square, both DC
+rails, random int16). Each kind is cut into ``FRAMES`` frames of 480 samples, ``HOP`` apart, run in order through
+one interpreter (reset before each kind, so the spectral subtraction's noise estimate starts at zero), built with
+``kPreserveAllTensors`` so that every operator's output is read back with ``GetTensor``.
+
+    tests/golden/signal_<model>.npz: kinds (K,) str, input (K, FRAMES, 1, 480) int16, t<i> (K, FRAMES, *shape) for
+    every tensor a Signal operator or the model output writes (its TFLM dtype), meta (0-d JSON: tflite-micro's
+    version, the model's sha256, the tensors' names and the operator writing each)
+
+    /tmp/interp/bin/python tests/golden/make_golden_signal.py    # tflite-micro wheel; one subprocess per model
+
+Deterministic; a few seconds per model.
+"""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+SHARED = os.path.join(ROOT, "..", "..", "..", "shared", "models")
+MODELS = {"audio_preprocessor_int8": os.path.join(SHARED, "tflite-micro", "audio_preprocessor_int8.tflite"),
+          "openmv_audio_preprocessor": os.path.join(SHARED, "fresh", "openmv_audio_preprocessor.tflite")}
+FRAMES, HOP, FRAME = 16, 320, 480
+
+
+def frames(pcm):
+    """The first FRAMES frames of ``pcm`` (zero-padded where it is shorter)."""
+    need = (FRAMES - 1) * HOP + FRAME
+    pcm = np.concatenate([pcm, np.zeros(max(0, need - len(pcm)), np.int16)])
+    return np.stack([pcm[k * HOP:k * HOP + FRAME] for k in range(FRAMES)]).reshape(FRAMES, 1, FRAME)
+
+
+def signal_tensors(path):
+    """Which tensors the model's Signal custom operators (and its output) write: {tensor index: op name}."""
+    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as schema
+    m = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(open(path, "rb").read(), 0))
+    sg = m.subgraphs[0]
+    out = {}
+    for op in sg.operators:
+        code = m.operatorCodes[op.opcodeIndex]
+        name = code.customCode.decode() if code.customCode else None
+        if name and name.startswith("Signal"):
+            out.update({int(i): name for i in op.outputs})
+    out.update({int(i): "output" for i in sg.outputs})
+    return out
+
+
+def run_one(name):
+    from tflite_micro.python.tflite_micro import runtime
+    from make_golden_microfrontend import kinds
+
+    path = MODELS[name]
+    written = signal_tensors(path)
+    audio = kinds()
+    names = sorted(audio)
+    it = runtime.Interpreter.from_file(path, arena_size=1 << 20,
+                                       intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors)
+    inputs = np.stack([frames(audio[k]) for k in names])
+    got = {i: [] for i in written}
+    shapes = {}
+    for k in range(len(names)):
+        it.reset()
+        rows = {i: [] for i in written}
+        for f in range(FRAMES):
+            it.set_input(inputs[k, f], 0)
+            it.invoke()
+            for i in written:
+                t = it.GetTensor(i, 0)
+                a = np.asarray(t["tensor_data"]).astype(t["dtype"], copy=False).reshape(t["shape"]).copy()
+                rows[i].append(a)
+                shapes[i] = (str(a.dtype), list(a.shape))
+        for i in written:
+            got[i].append(np.stack(rows[i]))
+    from tflite_micro.python.tflite_micro._version import __version__ as version
+    meta = {"tflite-micro": version, "sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
+            "frames": FRAMES, "hop": HOP, "tensors": {str(i): [written[i], *shapes[i]] for i in written}}
+    arrays = {f"t{i}": np.stack(v) for i, v in got.items()}
+    np.savez_compressed(os.path.join(ROOT, f"signal_{name}.npz"), kinds=np.array(names), input=inputs,
+                        meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
+
+
+def main():
+    if len(sys.argv) == 2:
+        run_one(sys.argv[1])
+        return
+    for name, path in MODELS.items():
+        if not os.path.exists(path):
+            print(f"skip {name}: {path} is absent")
+            continue
+        subprocess.run([sys.executable, os.path.abspath(__file__), name], check=True, cwd=ROOT)
+        print(f"wrote signal_{name}.npz")
+
+
+if __name__ == "__main__":
+    main()
