@@ -471,7 +471,8 @@ def _cmd_validate(args, argv) -> int:
                 _one_line_warnings(v.PlaintextSchedulerWarning):
             d = v.validate(args.model, args.data, engine=args.engine, against=args.against,
                            interpreter=args.against_interpreter, scheduler=args.scheduler, security=security,
-                           chunk=args.chunk, outputs_dir=tmp, progress=Progress())
+                           chunk=args.chunk, outputs_dir=tmp, progress=Progress(), float_model=args.float_model,
+                           float_executor=args.float_executor)
             d["run"] = {"name": "validate", "seconds": d["seconds"], **_meta(argv)}
             if tmp is not None:
                 v.write_report(d, tmp, plots=not args.no_plots)

@@ -621,8 +621,8 @@ def _output_files(directory, n, outputs) -> list:
     return [_OutputFile(Path(directory) / f"output_{k}.npy", n, o) for k, o in enumerate(outputs)]
 
 
-def validate(source, data, *, engine=None, against=None, interpreter=None, scheduler=None, security=None,
-             chunk=64, outputs_dir=None, progress=None, in_flight=None) -> dict:
+def validate(source, data, *, engine=None, against=None, interpreter=None, scheduler=None, security=None, chunk=64,
+             outputs_dir=None, progress=None, in_flight=None, float_model=None, float_executor="auto") -> dict:
     """Run data set ``data`` through ``source`` and (optionally) diff every layer.
 
     Parameters
@@ -639,6 +639,9 @@ def validate(source, data, *, engine=None, against=None, interpreter=None, sched
     chunk : samples (streams) per chunk: the bound on memory and the unit of distribution
     outputs_dir : a directory where ``output_<k>.npy`` (every sample's outputs) is written
     progress : a :class:`dspsim.harness.progress.Progress` (``start(total, unit)``, ``update(n)``), or None
+    float_model : the float model's path: add ``"float_error"``, the per-layer error of the dequantized integers
+        against it (:mod:`dspsim.harness.float_error`, a pass of its own over the data set, here)
+    float_executor : what runs the float model (:data:`dspsim.harness.float_error.EXECUTORS`)
 
     Returns the results dict (module docstring; ``"lost"`` names the chunks every worker died on). Raises
     ValidateError for bad input.
@@ -646,8 +649,32 @@ def validate(source, data, *, engine=None, against=None, interpreter=None, sched
     from dspsim.harness._interrupt import SwallowedInterrupts
 
     with SwallowedInterrupts() as guard:  # a Ctrl-C that numba's compile callback swallows, raised again
-        return _validate(source, data, engine, against, interpreter, scheduler, security, chunk, outputs_dir,
-                         progress, in_flight, guard)
+        d = _validate(source, data, engine, against, interpreter, scheduler, security, chunk, outputs_dir,
+                      progress, in_flight, guard)
+        if float_model is not None:
+            d["float_error"] = _float_error(source, data, engine, chunk, float_model, float_executor)
+        return d
+
+
+def _float_error(source, data, engine, chunk, float_model, executor) -> dict:
+    """The ``float_error`` entry: every chunk of the data set through the model and the float model."""
+    from dspsim.harness.float_error import FloatError
+
+    try:
+        source = source if isinstance(source, ModelSource) else ModelSource.from_path(source)
+        with open(float_model, "rb") as f:
+            float_data = f.read()
+        model = source.load(engine)
+        fe = FloatError(model, source.data, float_data, float_name=str(float_model), executor=executor,
+                        traces=_traces)
+        ds = DataSet(data, model)
+        for s in range(0, ds.n, chunk):
+            fe.add(ds.chunk(s, min(s + chunk, ds.n)))
+    except OSError as exc:
+        raise ValidateError(f"--float-model {float_model}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ValidateError(str(exc).splitlines()[0]) from None
+    return fe.result()
 
 
 def _validate(source, data, engine, against, interpreter, scheduler, security, chunk, outputs_dir, progress,
@@ -776,6 +803,15 @@ def write_report(d: dict, tmp: Path, plots: bool = True) -> None:
 
     write_json_file(d, tmp / "results.json")
     md = render_md(d)
+    if "float_error" in d:
+        from dspsim.harness import float_error
+
+        md += "\n" + float_error.render_md(d["float_error"])
+        if plots and d["float_error"]["layers"]:
+            float_error.plot(d["float_error"], f"{Path(d['model']).name} ({d['engine']}) against "
+                             f"{Path(d['float_error']['float_model']).name}, {d['samples']:,} samples",
+                             tmp / "float_error.png")
+            md += "\n![float_error.png](float_error.png)\n"
     if plots and d["layers"]:
         plot_layer_mismatches(d, tmp / "layer_mismatches.png")
         md += "\n## Plots\n\n![layer_mismatches.png](layer_mismatches.png)\n"
@@ -784,6 +820,8 @@ def write_report(d: dict, tmp: Path, plots: bool = True) -> None:
 
 def add_arguments(p) -> None:
     """The ``dspsim validate`` options, on argparse parser ``p``."""
+    from dspsim.harness.float_error import EXECUTORS
+
     p.add_argument("model", help="the .tflite or .onnx file")
     p.add_argument("--data", required=True, metavar="X.npy|X.npz|DIR",
                    help="samples first (a streaming model: streams x frames x input); a .npz with one array per "
@@ -812,6 +850,12 @@ def add_arguments(p) -> None:
     p.add_argument("--out", help="report directory, with every sample's outputs (default: "
                                  "reports/validate-<UTC timestamp> unless --json)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
+    p.add_argument("--float-model", metavar="FLOAT", help="the float .tflite / .onnx model the quantized one was made "
+                                                          "from: report every layer's error against it (SQNR, max, "
+                                                          "mean and mean absolute error, per channel)")
+    p.add_argument("--float-executor", choices=EXECUTORS, default="auto",
+                   help="what runs the float model: dspsim's float kernels, the interpreter (LiteRT / ONNX Runtime "
+                        "in DSPSIM_INTERPRETER_PYTHON), or auto: dspsim when it loads the model (default)")
 
 
 def lost_line(d: dict) -> str:
@@ -843,6 +887,10 @@ def summary_lines(d: dict) -> list:
     lines = [f"{d['samples']:,} {unit}" + (f" x {d['frames']:,} frames" if d["streaming"] else "")
              + f" in {d['seconds']:.2f} s ({d['samples_per_second'] or 0:,.1f} {unit}/s), engine {d['engine']}"
              + (f", on {d['scheduler']}" if d["scheduler"] else "")]
+    if "float_error" in d:
+        from dspsim.harness.float_error import summary_lines as float_lines
+
+        lines += float_lines(d["float_error"])
     if d["against"] is None:
         return lines
     for r in d["layers"]:
