@@ -266,3 +266,21 @@ def test_export_model_cli_refuses_a_bad_partial_sums_before_writing(tmp_path, ca
     assert cli.main(["export-model", str(MODELS / "cnn.tflite"), "--input", str(tmp_path / "x.npy"),
                      "--partial-sums", "5:0", "--out", str(out)]) == 2
     assert "not a MAC operator" in capsys.readouterr().err and not out.exists()
+
+
+OPS = Path(__file__).parents[1] / "golden" / "ops"
+
+
+@pytest.mark.parametrize("engine", ["litert", "tflm", "xnnpack"])
+@pytest.mark.parametrize("name", ["tconv_s1_same", "tconv_s2_same", "tconv_s3_k2", "tconv16_s2_same",
+                                  "tconv16_s1_valid_nobias"])
+def test_transpose_conv_stages_give_its_output_and_its_taps_end_at_the_accumulator(name, engine):
+    m = load_model(OPS / f"{name}.tflite", engine=engine)
+    k = next(k for k, n in m.operators if n == "TRANSPOSE_CONV")
+    size = int(np.prod(m.tensor_info(m.outputs_of(k)[0]).shape))
+    arrays, values = _assert_stages_give_every_output(m, _random_inputs(m, 0), (k, size // 2))
+    taps = {f: arrays[f"op{k}_taps_{f}"].astype(np.int64) for f in stg.TAP_FIELDS}
+    assert len(taps["x"]) and taps["partial_sum"][-1] == arrays[f"op{k}_acc"].reshape(-1)[size // 2]
+    contrib = np.diff(np.concatenate([[0], taps["partial_sum"]]))
+    assert np.array_equal(contrib, (taps["x"] - taps["x_zero_point"]) * taps["w"])
+    assert set(taps["x"].tolist()) <= set(values[m.operator_inputs(k)[2]].reshape(-1).tolist())

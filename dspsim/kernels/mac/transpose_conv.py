@@ -15,18 +15,19 @@ int64 and requantizes with the int64 ``MultiplyByQuantizedMultiplier`` (15-bit m
 from __future__ import annotations
 
 from enum import Enum
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from ...fixedpoint import as_int_array, multiply_by_quantized_multiplier_int64
-from ...requant import Requant, output_range
-from ..quantize.requantize import requantize
+from ...requant import Requant, float_bias_arrays, output_range
+from ..quantize.requantize import requantize, requantize_into
 from ..._errors import names_its_errors
 from .._common import geometry
 from .._checks import check_tensor, pair, zero_point
 
-__all__ = ["RowFlush", "transpose_conv"]
+__all__ = ["RowFlush", "transpose_conv", "transpose_conv_stages"]
 
 
 class RowFlush(str, Enum):
@@ -72,38 +73,23 @@ def _scatter(x, w, zx, stride_h, stride_w, pad_top, pad_left, acc):
                                 acc[b, oy, ox, oc] += v * w[oc, fy, fx, ic]
 
 
-@names_its_errors
-def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", input_zero_point, output_zero_point,
-                   requant: Requant, act_min=None, act_max=None, row_flush=RowFlush.EXACT):
-    """TFLite TRANSPOSE_CONV (reference kernel: scratch accumulation, then per-channel requantization).
+class _Layer(NamedTuple):
+    """A resolved :func:`transpose_conv` call."""
 
-    int8: ``acc = int32(scatter sum of (x - zx) * w + bias[oc])`` (wraps in int32), ``out =
-    clamp(requant(acc) + zo, act_min, act_max)``. With a fixed-point ``requant`` MBQM rounds twice
-    (SRDHM ties toward +inf, the right shift ties away from zero); with XNNPACK's float scale, ties to
-    even. int16 (16x8): ``acc`` in int64 (exact), ``out = clamp(MBQM_int64(acc))`` (15-bit multiplier,
-    ties toward +inf, result truncated to int32 before the clamp). The clamp is the only saturation.
+    x: np.ndarray
+    w: np.ndarray
+    b: np.ndarray
+    g: object
+    zx: int
+    zo: int
+    out_hw: tuple
+    wide: bool
+    row_flush: RowFlush
 
-    Parameters
-    ----------
-    x : int8 or int16 array (N, H, W, C_in), NHWC
-    w : int8 array (C_out, KH, KW, C_in), OHWI (TFLite's transpose-conv filter layout)
-    bias : int32 array (C_out,) (int16 input: int64), optional
-    output_size : (out_h, out_w)
-        The spatial size of TFLite's ``output_shape`` input.
-    stride : int or (sh, sw)
-    padding : "SAME" | "VALID"
-    input_zero_point, output_zero_point : int
-    requant : Requant
-        One multiplier/shift (or scale) per output channel, or one for all; int16 input: fixed point
-        (``Requant.fixed_point`` / ``from_scales(engine="tflm")``, either rounding), zero points 0.
-    act_min, act_max : int, optional
-        Fused activation range (default the full range of x's dtype).
-    row_flush : RowFlush
-        int8 only: :attr:`RowFlush.CMSIS_NN_4AB83CC` reproduces that kernel's row bug (see the enum).
 
-    Returns an array of x's dtype (N, out_h, out_w, C_out).
-    """
-    func = "transpose_conv"
+def _resolve(func, x, w, bias, output_size, stride, padding, input_zero_point, output_zero_point, requant,
+             row_flush):
+    """:func:`transpose_conv`'s arguments checked and resolved: a :class:`_Layer`."""
     x = check_tensor(x, func, "x", ndim=4, allowed=(np.dtype(np.int8), np.dtype(np.int16)))
     w = check_tensor(w, func, "w", ndim=4, allowed=(np.dtype(np.int8),))
     if w.shape[3] != x.shape[3]:
@@ -141,23 +127,123 @@ def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", in
         b = as_int_array(bias, func, "bias", -(1 << bits), (1 << bits) - 1)
         if b.shape != (c_out,):
             raise ValueError(f"{func}: bias must have shape ({c_out},), got {b.shape}")
-    if row_flush is RowFlush.EXACT:
-        acc = np.zeros((x.shape[0], out_h, out_w, c_out), np.int64)
-        _scatter(x, w, zx, g.stride[0], g.stride[1], g.pad_top, g.pad_left, acc)
-        acc += b
-    else:
+    return _Layer(x, w, b, g, zx, zo, (out_h, out_w), wide, row_flush)
+
+
+@names_its_errors
+def transpose_conv(x, w, bias=None, *, output_size, stride=1, padding="SAME", input_zero_point, output_zero_point,
+                   requant: Requant, act_min=None, act_max=None, row_flush=RowFlush.EXACT):
+    """TFLite TRANSPOSE_CONV (reference kernel: scratch accumulation, then per-channel requantization).
+
+    int8: ``acc = int32(scatter sum of (x - zx) * w + bias[oc])`` (wraps in int32), ``out =
+    clamp(requant(acc) + zo, act_min, act_max)``. With a fixed-point ``requant`` MBQM rounds twice
+    (SRDHM ties toward +inf, the right shift ties away from zero); with XNNPACK's float scale, ties to
+    even. int16 (16x8): ``acc`` in int64 (exact), ``out = clamp(MBQM_int64(acc))`` (15-bit multiplier,
+    ties toward +inf, result truncated to int32 before the clamp). The clamp is the only saturation.
+
+    Parameters
+    ----------
+    x : int8 or int16 array (N, H, W, C_in), NHWC
+    w : int8 array (C_out, KH, KW, C_in), OHWI (TFLite's transpose-conv filter layout)
+    bias : int32 array (C_out,) (int16 input: int64), optional
+    output_size : (out_h, out_w)
+        The spatial size of TFLite's ``output_shape`` input.
+    stride : int or (sh, sw)
+    padding : "SAME" | "VALID"
+    input_zero_point, output_zero_point : int
+    requant : Requant
+        One multiplier/shift (or scale) per output channel, or one for all; int16 input: fixed point
+        (``Requant.fixed_point`` / ``from_scales(engine="tflm")``, either rounding), zero points 0.
+    act_min, act_max : int, optional
+        Fused activation range (default the full range of x's dtype).
+    row_flush : RowFlush
+        int8 only: :attr:`RowFlush.CMSIS_NN_4AB83CC` reproduces that kernel's row bug (see the enum).
+
+    Returns an array of x's dtype (N, out_h, out_w, C_out).
+    """
+    layer = _resolve("transpose_conv", x, w, bias, output_size, stride, padding, input_zero_point, output_zero_point,
+                     requant, row_flush)
+    x, w, b, g, zx, zo, (out_h, out_w), wide, row_flush = layer
+    c_out = w.shape[0]
+    if row_flush is not RowFlush.EXACT:
         acc, written = _rolling_rows(x, w, zx, b.astype(np.int64), g, out_h, out_w,
                                      partial_flush=row_flush is RowFlush.CMSIS_NN_4A8F5B5)
         out = requantize((acc + (1 << 31)) % (1 << 32) - (1 << 31), requant, zo, act_min, act_max, out_dtype="int8")
         out.reshape(-1, out_w, c_out)[written:] = 0  # never written: the output buffer's 0
         return out
-    if wide:
-        _, lo, hi = output_range("int16", act_min, act_max, func)
+    _, lo, hi = output_range("int16" if wide else "int8", act_min, act_max, "transpose_conv")
+    return _requantized(layer, _wrapped(layer, _exact_sums(layer) + b), requant, lo, hi, x.dtype)
+
+
+def _exact_sums(layer):
+    """The scatter sums before the bias, exact in int64."""
+    x, w, _, g, zx, _, (out_h, out_w), _, _ = layer
+    acc = np.zeros((x.shape[0], out_h, out_w, w.shape[0]), np.int64)
+    _scatter(x, w, zx, g.stride[0], g.stride[1], g.pad_top, g.pad_left, acc)
+    return acc
+
+
+def _wrapped(layer, acc):
+    """``acc`` in the kernel's accumulator: the int8 kernel's int32 (wrapping), the 16x8 kernel's int64."""
+    return acc if layer.wide else (acc + (1 << 31)) % (1 << 32) - (1 << 31)
+
+
+def _requantized(layer, acc, requant, lo, hi, dtype):
+    """Requantize the accumulators: ``+ zo`` and the clamp to [lo, hi], as ``dtype`` (int64 and its extremes: the
+    value before the clamp)."""
+    if layer.wide:  # the 16x8 kernel: int64 MBQM, zero points 0
         v = multiply_by_quantized_multiplier_int64(acc, np.asarray(requant.multiplier), np.asarray(requant.shift),
                                                    axis=-1)
-        return np.clip(v, lo, hi).astype(np.int16)
-    acc = (acc + (1 << 31)) % (1 << 32) - (1 << 31)
-    return requantize(acc, requant, zo, act_min, act_max, out_dtype="int8")
+        return np.clip(v, lo, hi).astype(dtype)
+    n = acc.shape[-1]
+    per_channel = max(requant.channels, len(requant.act_times_w)) > 1
+    out = np.empty(acc.size, dtype)
+    requantize_into(np.ascontiguousarray(acc).reshape(-1), n, 64, requant,
+                    float_bias_arrays(None, requant, n if per_channel else 1, "transpose_conv"), layer.zo, lo, hi,
+                    out, "transpose_conv")
+    return out.reshape(acc.shape)
+
+
+@names_its_errors
+def transpose_conv_stages(x, w, bias=None, *, output_size, stride=1, padding="SAME", input_zero_point,
+                          output_zero_point, requant: Requant, act_min=None, act_max=None, row_flush=RowFlush.EXACT,
+                          tap=None):
+    """The :class:`~dspsim.kernels._common.MacStages` of :func:`transpose_conv` (same arguments; ``act_min`` /
+    ``act_max`` unused): the scratch sums before and after the bias in the kernel's accumulator (int32 wrapping,
+    int64 for 16x8) and the requantized value before ``+ zo`` and the clamp, through :func:`transpose_conv`'s own
+    requantization; ``tap`` (a flat index into the output) adds that output's taps in the scatter's order (input
+    row, input column, filter row, filter column, input channel). The exact kernel only (``RowFlush.EXACT``)."""
+    from .._common import MacStages  # the driver's stage type (it imports this package's gemm)
+
+    func = "transpose_conv_stages"
+    layer = _resolve(func, x, w, bias, output_size, stride, padding, input_zero_point, output_zero_point, requant,
+                     row_flush)
+    if layer.row_flush is not RowFlush.EXACT:
+        raise ValueError(f"{func}: row_flush {layer.row_flush.value!r} leaves rows unwritten; the stages are the "
+                         "exact kernel's")
+    pre = _exact_sums(layer)
+    acc_bias = _wrapped(layer, pre + layer.b)
+    info = np.iinfo(np.int64)
+    value = _requantized(layer, acc_bias, requant, info.min, info.max, np.int64) - layer.zo
+    taps = None if tap is None else _taps(layer, int(tap))
+    return MacStages(_wrapped(layer, pre), acc_bias, value, taps)
+
+
+def _taps(layer, tap):
+    """Output ``tap``'s taps in :func:`_scatter`'s order, with the sum after each (in the accumulator)."""
+    x, w, _, g, zx, _, (out_h, out_w), _, _ = layer
+    b, oy, ox, oc = np.unravel_index(tap, (x.shape[0], out_h, out_w, w.shape[0]))
+    rows = [(x[b, iy, ix, ic], w[oc, fy, fx, ic])
+            for iy in range(x.shape[1]) for ix in range(x.shape[2])
+            for fy in [oy - (iy * g.stride[0] - g.pad_top)] if 0 <= fy < w.shape[1]
+            for fx in [ox - (ix * g.stride[1] - g.pad_left)] if 0 <= fx < w.shape[2]
+            for ic in range(x.shape[3])]
+    xs, ws = (np.array([r[i] for r in rows], np.int64).reshape(-1) for i in (0, 1))
+    k = len(xs)
+    return {"x": xs, "w": ws, "x_zero_point": np.full(k, zx, np.int64), "w_zero_point": np.zeros(k, np.int64),
+            "kind": np.zeros(k, np.int64), "partial_sum": _wrapped(layer, np.cumsum((xs - zx) * ws))}
+
+
 
 
 def _rolling_rows(x, w, zx, bias, g, out_h, out_w, partial_flush):

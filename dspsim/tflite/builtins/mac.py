@@ -32,7 +32,7 @@ from ... import kernels
 from ...engines import Defect, RequantKind
 from ...kernels._common import geometry
 from ...kernels.mac.batch_matmul import batch_matmul_plan
-from ...kernels.mac.transpose_conv import RowFlush, transpose_conv
+from ...kernels.mac.transpose_conv import RowFlush, transpose_conv, transpose_conv_stages
 from ...requant import Requant
 from ..prepare import (
     Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant, mac_bias,
@@ -256,7 +256,11 @@ def prepare_transpose_conv(op, g):
                              f"{np.asarray(inputs[0]).tolist()} differs from the declared {tuple(t_out.shape)}")
         return check_shape(op, at_run(op, transpose_conv, inputs[2], w, bias, **q), t_out)
 
-    return Prepared(run, requant_params(q))
+    def stages(inputs, tap=None):
+        return at_run(op, transpose_conv_stages, inputs[2], w, bias, tap=tap, **q)
+
+    # CMSIS-NN's row bug leaves rows without sums: no stages there
+    return Prepared(run, requant_params(q), stages=None if "row_flush" in q else stages)
 
 
 def _takes_cmsis_nn_row_path(q, w, in_channels):
