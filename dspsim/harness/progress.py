@@ -1,8 +1,9 @@
 """Progress of a long run (``dspsim validate``'s samples, ``dspsim diagnose``'s variants), on stderr.
 
-On a terminal, one line redrawn in place. Anywhere else (a CI log, ``nohup``, a pipe) a plain line each time
-another :data:`EVERY_PERCENT` % of the work is done or :data:`EVERY_SECONDS` seconds have passed since the last
-line, and at the end, so that a log shows the run is alive without a line per step.
+On a terminal, one line redrawn in place. Anywhere else (a CI log, ``nohup``, a pipe) a long run writes a plain
+line each time another :data:`EVERY_PERCENT` % of the work is done or :data:`EVERY_SECONDS` seconds have passed
+since the last line, and at the end, so that a log shows the run is alive without a line per step; a run shorter
+than :data:`QUIET_SECONDS` writes nothing there.
 """
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ from .safe_io import terminal_text
 EVERY_PERCENT = 10
 #: ... or this many seconds have passed since the last line.
 EVERY_SECONDS = 30.0
+#: Off a terminal, nothing before this many seconds into the run (a short run leaves the log as it was).
+QUIET_SECONDS = 10.0
 
 
 class Progress:
     """``label: done/total unit, rate, ETA`` on ``stream`` (default stderr): redrawn in place on a terminal,
-    a plain line per :data:`EVERY_PERCENT` % or :data:`EVERY_SECONDS` s elsewhere. ``clock``: seconds (a test
-    passes its own)."""
+    elsewhere a plain line per :data:`EVERY_PERCENT` % or :data:`EVERY_SECONDS` s once :data:`QUIET_SECONDS`
+    have passed. ``clock``: seconds (a test passes its own)."""
 
     def __init__(self, stream=None, label: str = "validate", unit: str = "samples", clock=time.perf_counter):
         self.stream = stream or sys.stderr
@@ -60,6 +63,8 @@ class Progress:
             return
         percent = 100 * self.done // self.total if self.total else 100
         now = self.clock()
+        if now - self.t0 < QUIET_SECONDS:
+            return
         if end or percent >= self.shown_percent + EVERY_PERCENT or now - self.shown_at >= EVERY_SECONDS:
             print(self._line(), file=self.stream, flush=True)
             self.shown_percent, self.shown_at = percent - percent % EVERY_PERCENT, now

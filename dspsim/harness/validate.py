@@ -41,12 +41,17 @@ Results (``results.json``, schema ``dspsim.validate/1``)::
      "outputs": [{"index", "name", "count", "mismatches", "max_abs_diff", "unit", "samples_differing",
                   "samples" (the first SAMPLE_LIMIT differing sample indices)}],
      "layers": [{"op_index", "op", "count", "mismatches", "max_abs_diff", "unit", "samples_differing",
-                 "samples", "histogram" ({"<signed diff>": count}, reference - dspsim), "tensors":
+                 "samples", "histogram" ({"<signed diff>": count}, reference - dspsim), "local_mismatches",
+                 "locality" ("local" | "inherited" | null), "tensors":
                  [{"tensor", "name", "count", "mismatches", "max_abs_diff", "unit"}]}]}
 
 ``mismatches`` counts output elements of the operator (its state writes included) that differ,
 summed over all samples and frames; ``max_abs_diff`` is in LSB for integer tensors, ULP for float
-ones (:func:`dspsim.harness.compare.compare`).
+ones (:func:`dspsim.harness.compare.compare`). ``local_mismatches`` counts those that still differ when the
+operator runs alone (:meth:`~dspsim.graph.model.Model.run_operator`) on the reference's values of its inputs:
+``locality`` is "local" when some do (the operator itself computes differently), "inherited" when none do (it
+only passes on a difference made upstream), null when nothing differs or a stateful model (whose operators
+cannot run alone on one frame's state) was compared; :func:`locality_line` says it in one sentence.
 """
 from __future__ import annotations
 
@@ -271,18 +276,21 @@ class _Tally:
         self.op_index, self.op, self.tensor, self.name = op_index, op, tensor, name
         self.count = self.mismatches = 0
         self.max_abs_diff, self.unit, self.histogram, self.samples = 0, "LSB", {}, []
+        self.local = 0  # elements differing with the reference's inputs fed in; None once a sample could not tell
 
-    def add(self, sample, expected, actual):
+    def add(self, sample, expected, actual, local):
         count, bad, mx, unit, hist = _diff_stats(expected, actual)
-        self._sum(count, bad, mx, unit, hist, [sample])
+        self._sum(count, bad, mx, unit, hist, [sample], local)
 
     def merge(self, other: "_Tally") -> None:
         """Add the tally of later samples (the next chunk)."""
-        self._sum(other.count, other.mismatches, other.max_abs_diff, other.unit, other.histogram, other.samples)
+        self._sum(other.count, other.mismatches, other.max_abs_diff, other.unit, other.histogram, other.samples,
+                  other.local)
 
-    def _sum(self, count, bad, mx, unit, hist, samples):
+    def _sum(self, count, bad, mx, unit, hist, samples, local):
         self.count += count
         self.unit = unit
+        self.local = None if self.local is None or local is None else self.local + local
         if bad:
             self.mismatches += bad
             self.max_abs_diff = _max(self.max_abs_diff, mx)
@@ -353,9 +361,12 @@ def run_chunk(spec: ChunkSpec) -> dict:
                 idx = (i, t) if spec.streaming else (i,)
                 refs = [None if e.name.endswith(_STATE_WRITE) or e.tensor not in ref_tensors else
                         np.asarray(ref_tensors[e.tensor][idx]).reshape(np.shape(e.value)) for e in rows]
+            ref_values = {e.tensor: r for e, r in zip(rows, refs) if r is not None}
+            own = {e.tensor: e.value for e in trace}
             for tally, e, r in zip(tallies, rows, refs):
                 if r is not None:
-                    tally.add(sample, e.value, r)
+                    local = None if spec.streaming else _local_mismatches(model, e, r, ref_values, own)
+                    tally.add(sample, e.value, r, local)
         for k, (tally, o) in enumerate(zip(out_tallies, model.outputs)):
             mine_o = outputs[k][i]
             if theirs is not None:
@@ -364,9 +375,32 @@ def run_chunk(spec: ChunkSpec) -> dict:
                     next(e.value for e in theirs[0] if e.tensor == o.index and e.op_index >= 0)
             else:
                 ref_o = np.asarray(ref_tensors[f"out{k}"][i]).reshape(mine_o.shape)
-            tally.add(sample, mine_o, ref_o)
+            tally.add(sample, mine_o, ref_o, None)
     res["tallies"], res["output_tallies"] = tallies, out_tallies
     return res
+
+
+def _local_mismatches(model, entry, reference, ref_values: dict, own: dict):
+    """How many elements of trace ``entry`` still differ from ``reference`` when its operator runs alone on the
+    reference's values of its inputs (``ref_values``, tensor -> value; a model input, or a tensor the reference
+    did not keep: ``own``, this run's values); 0 where nothing differs, None where the operator cannot run alone
+    (a state write, inputs the reference holds in another dtype or shape)."""
+    from dspsim.harness._model_access import tensor_value
+    from dspsim.harness.compare import compare
+
+    if np.array_equal(entry.value, reference):
+        return 0
+    if entry.name.endswith(_STATE_WRITE):
+        return None
+    ins = [None if i < 0 or tensor_value(model, i) is not None else ref_values.get(i, own.get(i))
+           for i in model.operator_inputs(entry.op_index)]
+    try:
+        y = model.run_operator(entry.op_index, ins)
+    except (ValueError, TypeError):
+        return None
+    if isinstance(y, list):
+        y = y[list(model.outputs_of(entry.op_index)).index(entry.tensor)]
+    return compare(np.asarray(y).reshape(np.shape(reference)), reference).mismatches
 
 # =============================================================================================
 # the real interpreter, in a subprocess
@@ -583,10 +617,14 @@ def _layers(model, tallies) -> list:
         for t in mine:
             if t.mismatches:
                 mx = _max(mx, t.max_abs_diff)
+        local = [t.local for t in mine if t.mismatches]
+        known = bool(local) and None not in local
         rows.append({"op_index": op_index, "op": op, "count": sum(t.count for t in mine),
                      "mismatches": sum(t.mismatches for t in mine), "max_abs_diff": mx,
                      "unit": "/".join(sorted({t.unit for t in mine})) or "LSB",
                      "samples_differing": len(samples), "samples": samples[:SAMPLE_LIMIT], "histogram": hist,
+                     "local_mismatches": sum(local) if known else None,
+                     "locality": ("local" if sum(local) else "inherited") if known else None,
                      "tensors": [{"tensor": t.tensor, "name": t.name, "count": t.count, "mismatches": t.mismatches,
                                   "max_abs_diff": t.max_abs_diff, "unit": t.unit} for t in mine]})
     return rows
@@ -640,8 +678,8 @@ def validate(source, data, *, engine=None, against=None, interpreter=None, sched
     outputs_dir : a directory where ``output_<k>.npy`` (every sample's outputs) is written
     progress : a :class:`dspsim.harness.progress.Progress` (``start(total, unit)``, ``update(n)``), or None
     float_model : the float model's path: add ``"float_error"``, the per-layer error of the dequantized integers
-        against it (:mod:`dspsim.harness.float_error`, a pass of its own over the data set, here)
-    float_executor : what runs the float model (:data:`dspsim.harness.float_error.EXECUTORS`)
+        against it (:mod:`dspsim.harness.quant_error`, a pass of its own over the data set, here)
+    float_executor : what runs the float model (:data:`dspsim.harness.quant_error.EXECUTORS`)
 
     Returns the results dict (module docstring; ``"lost"`` names the chunks every worker died on). Raises
     ValidateError for bad input.
@@ -658,15 +696,15 @@ def validate(source, data, *, engine=None, against=None, interpreter=None, sched
 
 def _float_error(source, data, engine, chunk, float_model, executor) -> dict:
     """The ``float_error`` entry: every chunk of the data set through the model and the float model."""
-    from dspsim.harness.float_error import FloatError
+    from dspsim.harness.quant_error import LayerErrors
 
     try:
         source = source if isinstance(source, ModelSource) else ModelSource.from_path(source)
         with open(float_model, "rb") as f:
             float_data = f.read()
         model = source.load(engine)
-        fe = FloatError(model, source.data, float_data, float_name=str(float_model), executor=executor,
-                        traces=_traces)
+        fe = LayerErrors(model, source.data, float_data, float_name=str(float_model), executor=executor,
+                         traces=_traces)
         ds = DataSet(data, model)
         for s in range(0, ds.n, chunk):
             fe.add(ds.chunk(s, min(s + chunk, ds.n)))
@@ -787,12 +825,13 @@ def render_md(d: dict) -> str:
                     [[f"{o['index']} `{o['name']}`", f"{o['mismatches']:,} / {o['count']:,}",
                       f"{o['max_abs_diff']} {o['unit']}", f"{o['samples_differing']:,}",
                       ", ".join(map(str, o["samples"][:10])) or "–"] for o in d["outputs"]])
-    lines += ["## Layers", ""]
+    lines += ["## Layers", ""] + ([locality_line(d) + ".", ""] if bad else [])
     lines += _table(["op", "name", "mismatches", "max |diff|", f"{unit} differing", f"first {unit}",
-                     "histogram (reference - dspsim: count)"],
+                     "histogram (reference - dspsim: count)", "locality (differing alone)"],
                     [[r["op_index"], r["op"], f"{r['mismatches']:,} / {r['count']:,}",
                       f"{r['max_abs_diff']} {r['unit']}" if r["mismatches"] else "–", f"{r['samples_differing']:,}",
-                      ", ".join(map(str, r["samples"][:10])) or "–", _hist_text(r["histogram"]) or "–"]
+                      ", ".join(map(str, r["samples"][:10])) or "–", _hist_text(r["histogram"]) or "–",
+                      f"{r['locality']} ({r['local_mismatches']:,})" if r["locality"] else "–"]
                      for r in d["layers"]])
     return "\n".join(lines)
 
@@ -804,11 +843,11 @@ def write_report(d: dict, tmp: Path, plots: bool = True) -> None:
     write_json_file(d, tmp / "results.json")
     md = render_md(d)
     if "float_error" in d:
-        from dspsim.harness import float_error
+        from dspsim.harness import quant_error
 
-        md += "\n" + float_error.render_md(d["float_error"])
+        md += "\n" + quant_error.render_md(d["float_error"])
         if plots and d["float_error"]["layers"]:
-            float_error.plot(d["float_error"], f"{Path(d['model']).name} ({d['engine']}) against "
+            quant_error.plot(d["float_error"], f"{Path(d['model']).name} ({d['engine']}) against "
                              f"{Path(d['float_error']['float_model']).name}, {d['samples']:,} samples",
                              tmp / "float_error.png")
             md += "\n![float_error.png](float_error.png)\n"
@@ -820,7 +859,7 @@ def write_report(d: dict, tmp: Path, plots: bool = True) -> None:
 
 def add_arguments(p) -> None:
     """The ``dspsim validate`` options, on argparse parser ``p``."""
-    from dspsim.harness.float_error import EXECUTORS
+    from dspsim.harness.quant_error import EXECUTORS
 
     p.add_argument("model", help="the .tflite or .onnx file")
     p.add_argument("--data", required=True, metavar="X.npy|X.npz|DIR",
@@ -888,7 +927,7 @@ def summary_lines(d: dict) -> list:
              + f" in {d['seconds']:.2f} s ({d['samples_per_second'] or 0:,.1f} {unit}/s), engine {d['engine']}"
              + (f", on {d['scheduler']}" if d["scheduler"] else "")]
     if "float_error" in d:
-        from dspsim.harness.float_error import summary_lines as float_lines
+        from dspsim.harness.quant_error import summary_lines as float_lines
 
         lines += float_lines(d["float_error"])
     if d["against"] is None:
@@ -899,8 +938,25 @@ def summary_lines(d: dict) -> list:
                          f"{r['max_abs_diff']} {r['unit']}, {r['samples_differing']:,} {unit} (first "
                          f"{', '.join(map(str, r['samples'][:5]))})")
     n_out = sum(o["mismatches"] for o in d["outputs"])
+    differ = sum(1 for r in d["layers"] if r["mismatches"])
     lines.append(f"{'PASS' if d['passed'] else 'FAIL'} against {d['against']}: "
-                 f"{sum(1 for r in d['layers'] if r['mismatches'])} of {len(d['layers'])} operators differ, "
-                 f"{n_out:,} output elements differ")
+                 + (locality_line(d) if differ else f"0 of {len(d['layers'])} operators differ")
+                 + f", {n_out:,} output elements differ")
     return lines
+
+
+def locality_line(d: dict) -> str:
+    """The differing operators in one sentence: "1 operator differs locally (op 17 CONV_2D); 81 inherit its
+    difference" (and how many could not be run alone: a stateful model's)."""
+    bad = [r for r in d["layers"] if r["mismatches"]]
+    local = [r for r in bad if r["locality"] == "local"]
+    inherited = sum(1 for r in bad if r["locality"] == "inherited")
+    unknown = len(bad) - len(local) - inherited
+    names = ", ".join(f"op {r['op_index']} {r['op']}" for r in local[:8]) + (", …" if len(local) > 8 else "")
+    parts = [f"{len(local)} of {len(d['layers'])} operator{'s' if len(d['layers']) != 1 else ''} "
+             f"differ{'s' if len(local) == 1 else ''} locally" + (f" ({names})" if local else ""),
+             f"{inherited} inherit{'s' if inherited == 1 else ''} {'its' if len(local) == 1 else 'their'} difference"]
+    if unknown:
+        parts.append(f"{unknown} not run alone (a stateful model)")
+    return "; ".join(parts)
 

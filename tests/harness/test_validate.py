@@ -101,6 +101,29 @@ def test_the_same_engine_on_both_sides_passes_and_counts_every_element(mobilenet
     assert {r["op_index"]: r["count"] for r in d["layers"]} == {k: 6 * n for k, n in sizes.items()}
 
 
+def test_one_operator_changed_by_a_device_profile_differs_locally_and_the_rest_inherit(tmp_path):
+    npu = tmp_path / "npu.toml"  # changes CONV_2D only: cnn has one, op 1, after a QUANTIZE both compute alike
+    npu.write_text('engine = "litert"\n[conv_2d]\nshift_rounding = "floor"\n')
+    x = tmp_path / "x.npy"
+    np.save(x, np.random.default_rng(0).standard_normal((4, 1, 8, 8, 3)).astype(np.float32))
+    d = v.validate(MODELS / "cnn.tflite", x, engine=str(npu), against="litert")
+    bad = [r for r in d["layers"] if r["mismatches"]]
+    assert [k for k, op in load_model(MODELS / "cnn.tflite").operators if op == "CONV_2D"] == [1]
+    assert [(r["op_index"], r["locality"]) for r in bad if r["locality"] == "local"] == [(1, "local")]
+    assert bad[0]["op_index"] == 1 and bad[0]["local_mismatches"] == bad[0]["mismatches"] > 0
+    assert len(bad) > 2 and all(r["locality"] == "inherited" and r["local_mismatches"] == 0 for r in bad[1:])
+    line = f"1 of 11 operators differs locally (op 1 CONV_2D); {len(bad) - 1} inherit its difference"
+    assert v.locality_line(d) == line and line in v.summary_lines(d)[-1] and line in v.render_md(d)
+
+
+def test_the_same_outputs_fed_from_the_reference_are_inherited_everywhere_else(mobilenet_data):
+    d = v.validate(MOBILENET, mobilenet_data, engine="litert", against="xnnpack", chunk=4)
+    bad = [r for r in d["layers"] if r["mismatches"]]
+    assert bad[0]["op_index"] == 0 and bad[0]["locality"] == "local"  # XNNPACK requantizes in float everywhere
+    assert {r["locality"] for r in bad} <= {"local", "inherited"}
+    assert all(0 <= r["local_mismatches"] <= r["mismatches"] for r in bad)
+
+
 def test_outputs_written_are_n_calls_of_run(mobilenet_data, tmp_path):
     v.validate(MOBILENET, mobilenet_data, chunk=4, outputs_dir=tmp_path)
     m = load_model(MOBILENET)
