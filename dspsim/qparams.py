@@ -248,6 +248,10 @@ def choose_qparams(min_val, max_val, dtype="int8", scheme="tflite", *, narrow_ra
     if bits is not None and (isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer))):
         raise TypeError(f"{func}: bits must be an int or None, got {bits!r}")
     if scheme in ("tflite", "tflite_weight", "torch_affine", "torch_symmetric"):
+        big = np.finfo(np.float32).max
+        if np.any(np.abs(lo) > big) or np.any(np.abs(hi) > big):
+            raise ValueError(f"{func}: scheme {scheme!r} keeps min and max in float32; they must be finite there "
+                             f"(|value| <= {big:.6g})")
         lo, hi = lo.astype(np.float32).astype(np.float64), hi.astype(np.float32).astype(np.float64)
 
     if scheme == "tflite":

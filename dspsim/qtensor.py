@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._io import load_npz
 from .dtypes import int_type
 from .fixedpoint import multiply_by_quantized_multiplier, quantize_multiplier
 from .qparams import QParams
-from .quantize import (dequantize, dequantize_linear, dequantize_per_channel, dequantize_per_tensor,
+from .quantize import (_scales, dequantize, dequantize_linear, dequantize_per_channel, dequantize_per_tensor,
                        quantize, quantize_linear, quantize_per_channel, quantize_per_tensor, tflite_dequantize,
                        tflite_quantize)
 
@@ -89,7 +90,7 @@ class QTensor:
             return
         if engine not in ENGINES:
             raise ValueError(f"{func}: engine must be one of {list(ENGINES)}, got {engine!r}")
-        s = np.asarray(scale, np.float32)
+        s = _scales(scale, func, "scale")
         z = np.asarray(zero_point, np.int64)
         if s.ndim > 1 or z.ndim > 1:
             raise ValueError(f"{func}: scale and zero_point must be scalars or 1-D")
@@ -99,8 +100,6 @@ class QTensor:
             z = np.broadcast_to(z, s.shape).copy()
         elif z.ndim:
             raise ValueError(f"{func}: a per-tensor scale needs a scalar zero_point")
-        if not np.all(np.isfinite(s)) or np.any(s <= 0):
-            raise ValueError(f"{func}: scale must be positive and finite in float32")
         t = int_type(q.dtype, func)
         if np.any(z < t.min) or np.any(z > t.max):
             raise ValueError(f"{func}: zero_point must lie in [{t.min}, {t.max}] for {t.name}")
@@ -271,15 +270,30 @@ class QTensor:
 
     @classmethod
     def load(cls, path) -> QTensor:
-        """Read a file written by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as z:
-            axis = int(z["axis"])
-            axis = None if axis < 0 else axis
-            engine = str(z["engine"])
-            if engine == "tf":
-                return cls(z["codes"], min_range=z["min_range"], max_range=z["max_range"], mode=str(z["mode"]),
-                           narrow_range=bool(z["narrow_range"]), axis=axis)
-            return cls(z["codes"], z["scale"], z["zero_point"], axis=axis, engine=engine)
+        """Read a file written by :meth:`save`.
+
+        Raises
+        ------
+        ValueError
+            A file that is not such an archive (not a ``.npz``, an entry missing or of the wrong kind, a header
+            that claims more than the file holds: :func:`dspsim._io.load_npz`), or parameters the constructor
+            refuses (a zero, negative, subnormal or non-finite scale).
+        OSError
+            The file cannot be opened.
+        """
+        func = "QTensor.load"
+        z = load_npz(path, func)
+        engine = str(_archive_entry(z, "engine", "U", path))
+        tf = engine == "tf"
+        for key in ("codes",) + (_TF_KEYS if tf else ("scale", "zero_point")):
+            _archive_entry(z, key, "iu" if key in ("codes", "zero_point") else "biuf" if key == "narrow_range"
+                           else "U" if key == "mode" else "fiu", path)
+        axis = int(_archive_entry(z, "axis", "iu", path))
+        axis = None if axis < 0 else axis
+        if tf:
+            return cls(z["codes"], min_range=z["min_range"], max_range=z["max_range"], mode=str(z["mode"]),
+                       narrow_range=bool(z["narrow_range"]), axis=axis)
+        return cls(z["codes"], z["scale"], z["zero_point"], axis=axis, engine=engine)
 
     def __repr__(self):
         """torch's layout (``torch/_tensor_str.py``): values to 4 decimals, then the suffixes,
@@ -305,6 +319,22 @@ class QTensor:
                 text += ", " + suf
                 line += len(suf) + 2
         return text + ")"
+
+
+_TF_KEYS = ("min_range", "max_range", "mode", "narrow_range")
+
+
+def _archive_entry(z: dict, key: str, kinds: str, path):
+    """Entry ``key`` of a :meth:`QTensor.save` archive: a numpy array of one of ``kinds`` (a scalar, except the
+    codes and per-channel parameters); ValueError naming the file otherwise."""
+    if key not in z:
+        raise ValueError(f"QTensor.load: {str(path)!r} is not a QTensor archive (no {key!r} entry; it has "
+                         f"{sorted(z)[:8]})")
+    a = z[key]
+    if a.dtype.kind not in kinds or (key in ("engine", "axis", "mode", "narrow_range") and a.ndim):
+        raise ValueError(f"QTensor.load: {str(path)!r} is not a QTensor archive (entry {key!r} is {a.dtype} of "
+                         f"shape {a.shape})")
+    return a[()] if a.ndim == 0 else a
 
 
 def _tf_name(name: str) -> str:

@@ -946,13 +946,18 @@ def _torch_type(dtype, func: str) -> IntType:
 
 
 def _scales(scale, func: str, name: str, dtype=np.float32) -> np.ndarray:
-    """Positive finite scale(s), also after rounding to ``dtype``."""
+    """Positive, finite and normal scale(s), also after rounding to ``dtype`` (a subnormal scale's reciprocal is
+    not finite: every engine's ``x / scale`` overflows)."""
     s = _real_array(scale, func, name, np.float64)
-    r = None if (s <= 0).any() else s.astype(dtype)  # array methods: np.any/np.all cost ~5 us each
-    if r is None or (r <= 0).any():
-        raise ValueError(f"{func}: {name} must be > 0 (and not underflow to 0 in {np.dtype(dtype).name})")
+    if (s <= 0).any():  # array methods: np.any/np.all cost ~5 us each
+        raise ValueError(f"{func}: {name} must be > 0")
+    with np.errstate(over="ignore", under="ignore"):
+        r = s.astype(dtype)
     if not np.isfinite(r).all():
         raise ValueError(f"{func}: {name} must be finite in {np.dtype(dtype).name}")
+    if (r < np.finfo(dtype).tiny).any():
+        raise ValueError(f"{func}: {name} must be a normal {np.dtype(dtype).name} (at least "
+                         f"{np.finfo(dtype).tiny:.6g}); a subnormal or zero scale has no finite reciprocal")
     return r
 
 

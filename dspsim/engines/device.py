@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
 
+from .._io import read_bytes
 from ..accumulator import Accumulator
 from ..fixedpoint import Rounding
 from .named import named
@@ -226,9 +227,10 @@ class DeviceProfile(EngineProfile):
 
     @classmethod
     def load(cls, path) -> "DeviceProfile":
-        """The profile of the TOML file ``path`` (OSError when it cannot be read)."""
+        """The profile of the TOML file ``path`` (OSError when it cannot be read; ValueError when it is not a regular
+        file or is larger than ``dspsim._io.MAX_TEXT``)."""
         p = Path(path)
-        return cls.loads(p.read_text(encoding="utf-8"), f"DeviceProfile: {p}")
+        return cls.loads(read_bytes(p, "DeviceProfile.load").decode("utf-8"), f"DeviceProfile: {p}")
 
     def to_toml(self) -> str:
         """The profile as a TOML document that :meth:`loads` reads back into an equal profile."""

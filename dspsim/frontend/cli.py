@@ -8,17 +8,21 @@ sample rate, a model that is not a streaming (1, stride, 40) int8 model) is a Va
 from __future__ import annotations
 
 import json
+import os
 import wave
 
 import numpy as np
+
+from .._io import open_regular
 
 
 def read_wav(path, sample_rate: int = 16000) -> np.ndarray:
     """The int16 samples of a mono 16-bit PCM WAV at ``sample_rate``; ValueError naming ``frontend`` otherwise."""
     try:
-        with wave.open(str(path), "rb") as w:
+        with open_regular(path, "frontend") as f, wave.open(f, "rb") as w:
             channels, width, rate, n = w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes()
-            data = w.readframes(n)
+            size = os.fstat(f.fileno()).st_size
+            data = w.readframes(min(n, size // max(1, channels * width)))  # a header claims, the file holds
     except FileNotFoundError:
         raise ValueError(f"frontend: {path}: no such file") from None
     except (wave.Error, EOFError) as exc:

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import read_bytes
 from .vectors import VectorError, load_vectors, read_array
 
 #: Signed differences beyond this many LSB are pooled into the ``"<-N"`` / ``">N"`` histogram bins.
@@ -190,9 +191,9 @@ def manifest_entry(path) -> tuple | None:
     for folder in (path.parent, path.parent.parent):
         m = folder / "manifest.json"
         try:
-            if not m.is_file() or m.stat().st_size > MANIFEST_BYTES:
+            if not m.is_file():
                 continue
-            doc = json.loads(m.read_text(encoding="utf-8"))
+            doc = json.loads(read_bytes(m, "compare", MANIFEST_BYTES).decode("utf-8"))
         except (OSError, ValueError):
             continue
         if not isinstance(doc, dict) or not str(doc.get("schema", "")).startswith("dspsim.export-model/"):

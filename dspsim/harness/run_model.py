@@ -42,7 +42,7 @@ from ..engines import get as engine_profile
 from ..engines.device import with_options
 from ..interpreters import Interpreter, Kind
 from ..load import default_engine, load_model, model_format
-from .._io import model_bytes
+from .._io import load_npy, model_bytes
 from .safe_io import atomic_dir, check_output_dir, terminal_text
 from .stages import capture, parse_partial_sums, summary
 
@@ -191,8 +191,7 @@ class LiteRTRefused(ValueError):
 
 def _compare(path, model, inputs, traces):
     """The comparison report (a dict) against LiteRT's three kernel sets."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = model_bytes(path, "--compare-litert")
     its = []
     for kind, what in ((Kind.LITERT, "reference kernels"), (Kind.LITERT_OPTIMIZED, "optimized builtin kernels")):
         try:  # LiteRT refuses a model in Prepare (allocate_tensors) or in Invoke, as RuntimeError or ValueError
@@ -259,7 +258,7 @@ def main(argv=None) -> int:
             check_output_dir(args.out, [args.model, *args.input, args.engine])
         model = _load(args.model, args.engine, args.accumulator)
         if args.input:
-            frames = _frames(model, [np.load(p) for p in args.input])
+            frames = _frames(model, [load_npy(p, "dspsim run") for p in args.input])
         else:
             if args.frames < 1:
                 raise ValueError(f"--frames must be >= 1, got {args.frames}")

@@ -68,6 +68,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import FileRefused, read_bytes
 from ._interrupt import SwallowedInterrupts, is_swallowed_interrupt
 from .compare import compare
 from .ops import Outcome, vocabulary
@@ -206,10 +207,12 @@ def load_suite(path) -> tuple[str, list]:
     else:  # Python 3.10: the same parser as the tomli package, a dependency there
         import tomli as tomllib
     p = Path(path)
-    if not p.is_file():
-        raise SuiteError(f"{p}: no such file" if not p.exists() else f"{p}: not a file")
+    if not p.exists():
+        raise SuiteError(f"{p}: no such file")
     try:
-        doc = tomllib.loads(p.read_text(encoding="utf-8"))
+        doc = tomllib.loads(read_bytes(p, "load_suite").decode("utf-8"))
+    except FileRefused as exc:
+        raise SuiteError(str(exc)) from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise SuiteError(f"{p}: invalid TOML: {exc}") from None
     head = doc.get("suite", {})

@@ -66,6 +66,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import load_npy, load_npz, model_bytes
 from ..interpreters import MODULE, PIP, Kind, WorkerFailed, run_in, worker_python
 
 #: Interpreters ``--against-interpreter`` can run (those that keep the intermediate tensors), by model format.
@@ -102,8 +103,7 @@ class ModelSource:
 
     @classmethod
     def from_path(cls, path) -> "ModelSource":
-        with open(path, "rb") as f:
-            return cls(str(path), f.read())
+        return cls(str(path), model_bytes(path, "validate"))
 
     def load(self, engine):
         """The model under ``engine`` (None: its format's engine)."""
@@ -171,26 +171,26 @@ class DataSet:
         """One sample file of a ``--data`` directory; ValidateError when it cannot be read (a directory named
         .npy, a corrupt or unreadable file)."""
         try:
-            return np.load(f, mmap_mode="r", allow_pickle=False)
-        except (OSError, ValueError, EOFError) as exc:
+            return load_npy(f, "validate", mmap=True)
+        except (OSError, ValueError) as exc:
             raise ValidateError(f"--data {self.path}: cannot read {f.name} "
                                 f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})") from None
 
     def _open_file(self, path):
         try:
             if path.suffix == ".npz":
-                z = np.load(path)
+                z = load_npz(path, "validate")
                 names = [i.name for i in self._infos]
-                keys = names if all(n in z.files for n in names) else [f"arr_{k}" for k in range(len(names))]
-                missing = [k for k in keys if k not in z.files]
-                if missing or len(z.files) != len(names):
+                keys = names if all(n in z for n in names) else [f"arr_{k}" for k in range(len(names))]
+                missing = [k for k in keys if k not in z]
+                if missing or len(z) != len(names):
                     raise ValidateError(f"--data {path}: needs one array per model input ({names}, or arr_0.. in "
-                                        f"input order), has {z.files}")
+                                        f"input order), has {list(z)}")
                 return [z[k] for k in keys]
-            a = np.load(path, mmap_mode="r")
+            a = load_npy(path, "validate", mmap=True)
         except ValidateError:
             raise
-        except (OSError, ValueError, EOFError) as exc:
+        except (OSError, ValueError) as exc:
             raise ValidateError(f"--data {path}: cannot read it ({str(exc).splitlines()[0] if str(exc) else exc})") \
                 from None
         if len(self._infos) != 1:

@@ -33,7 +33,8 @@ One array per file, in the formats a device or an RTL test bench dumps (:data:`A
 * ``.npy``: numpy's own (dtype and shape in the header).
 * ``.bin``: raw little-endian values of the dtype, C (row-major) order, no header.
 * ``.hex``: one two's-complement value per line in hexadecimal, as Verilog's ``$readmemh`` reads
-  (``ff`` is -1 in an int8 tensor); written with ``2 * itemsize`` digits. Reading also accepts what
+  (``ff`` is -1 in an int8 tensor); written with ``2 * itemsize`` digits, bare or ``0x``-prefixed
+  (:data:`HEX_STYLES`), after ``//`` comment lines. Reading also accepts what
   test benches write (:class:`HexLayout`): several words per line, ``_`` inside a word, a ``0x``
   prefix, comments (``//`` and ``#`` to the end of the line, ``/* ... */``), ``@<hex address>``
   records (the next word's address, in words, as ``$readmemh`` reads them: every value from 0 on must
@@ -45,8 +46,10 @@ One array per file, in the formats a device or an RTL test bench dumps (:data:`A
   tensor. Float tensors are their IEEE bit patterns.
 * ``.txt``: decimal integers (floats for a float tensor), whitespace- or comma-separated.
 
-A ``.bin`` larger than the tensor's values, or a ``.txt`` of more than 64 characters a value, is refused before
-it is read.
+Every file is read through :mod:`dspsim._io` (a regular file only: a FIFO or a device is refused unopened; a
+``.npy`` whose header claims more than the file holds is refused before anything is allocated). A ``.bin`` larger
+than the tensor's values is refused before it is read; a ``.txt`` is read in chunks, and reading stops (an error)
+at the first value beyond the tensor's size, or beyond :data:`MAX_VALUES` when no shape is given.
 
 The raw formats carry no dtype or shape: the reader is given the dtype, and a shape whose size the
 file must match (a flat file is reshaped to it). A ``.npy`` carries its own shape: it must be the
@@ -55,13 +58,15 @@ any other shape of the same size (an NHWC image for an NCHW input) is refused, n
 """
 from __future__ import annotations
 
+import io
+import os
 import re
-import tokenize
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from .._io import FileRefused, load_npy, load_npz, open_regular, shape_size
 
 _C_TYPES = {
     "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t",
@@ -81,19 +86,20 @@ def load_vectors(path, key: str | None = None) -> dict:
     key. Object arrays (pickles) are refused.
     """
     p = Path(path)
-    if not p.exists():
-        raise VectorError(f"{p}: no such file")
-    if p.is_dir():
-        raise VectorError(f"{p}: is a directory, expected a .npz or .npy file")
     try:
-        data = np.load(p, allow_pickle=False)
-        if isinstance(data, np.ndarray):
-            arrays = {key or p.stem: data}
+        with open_regular(p, "load_vectors") as f:
+            zipped = f.read(4) == b"PK\x03\x04"  # an .npz by its content, as np.load decides
+        if zipped:
+            arrays = load_npz(p, "load_vectors")
         else:
-            with data:
-                arrays = {k: data[k] for k in data.files}
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError, SyntaxError, tokenize.TokenError) as exc:
-        raise VectorError(f"{p}: not a readable .npz/.npy file ({type(exc).__name__}: {exc})") from None
+            arrays = {key or p.stem: load_npy(p, "load_vectors")}
+    except FileRefused as exc:
+        raise VectorError(str(exc)) from None
+    except FileNotFoundError:
+        raise VectorError(f"{p}: no such file") from None
+    except OSError as exc:
+        raise VectorError(f"{p}: not a readable .npz/.npy file ({type(exc).__name__}: {exc.strerror or exc})") \
+            from None
     if key is not None:
         if key not in arrays:
             raise VectorError(f"{p}: no array named {key!r}; it has {sorted(arrays)}")
@@ -213,8 +219,28 @@ def _parse_hex(p: Path, f, dtype: np.dtype, limit: int, layout: HexLayout) -> np
     return u.view(dtype) if dtype.kind in "if" else u.astype(dtype)
 
 
-def _parse_txt(p: Path, text: str, dtype: np.dtype) -> np.ndarray:
-    words = text.replace(",", " ").split()
+def _txt_words(p: Path, text, limit: int, need) -> list:
+    """The words (decimal values) of a ``.txt`` file open as ``text``, read in chunks: reading stops, an error,
+    at the first value beyond ``limit`` or at a word longer than a value can be."""
+    words, carry = [], ""
+    while True:
+        chunk = text.read(1 << 16)
+        parts = (carry + chunk).replace(",", " ").split()
+        if chunk and parts and not chunk[-1].isspace() and chunk[-1] != ",":
+            carry = parts.pop()  # a word the next chunk may continue
+        else:
+            carry = ""
+        words += parts
+        if len(words) > limit:
+            raise VectorError(f"{p}: more than the {limit} values "
+                              + ("the tensor holds" if need is not None else "read without a shape"))
+        if len(carry) > _TXT_CHARS:
+            raise VectorError(f"{p}: a word of more than {_TXT_CHARS} characters, not a decimal value")
+        if not chunk:
+            return words
+
+
+def _parse_txt(p: Path, words: list, dtype: np.dtype) -> np.ndarray:
     if dtype.kind == "f":
         try:
             return np.array([float(w) for w in words], dtype=dtype)
@@ -231,6 +257,25 @@ def _parse_txt(p: Path, text: str, dtype: np.dtype) -> np.ndarray:
             raise VectorError(f"{p}: value {k} is {v}, outside {dtype} [{info.min}, {info.max}]")
         out.append(v)
     return np.array(out, dtype=dtype)
+
+
+def _read_raw(p: Path, f, fmt: str, dt: np.dtype, limit: int, need, hex_layout) -> np.ndarray:
+    """The values of a ``.bin``, ``.hex`` or ``.txt`` file open as ``f``, at most ``limit`` of them."""
+    if fmt == "bin":
+        size = os.fstat(f.fileno()).st_size
+        if size > limit * dt.itemsize:  # before reading it
+            raise VectorError(f"{p}: {size} bytes: {size // dt.itemsize} values of {dt}, more than the "
+                              + (f"{need} the tensor holds" if need is not None else f"{MAX_VALUES} read without "
+                                 "a shape"))
+        data = f.read(size)
+        if len(data) % dt.itemsize:
+            raise VectorError(f"{p}: {len(data)} bytes is not a whole number of {dt} values "
+                              f"({dt.itemsize} bytes each)")
+        return np.frombuffer(data, dtype=dt.newbyteorder("<")).astype(dt)
+    text = io.TextIOWrapper(f, encoding="ascii", newline=None)
+    if fmt == "hex":
+        return _parse_hex(p, text, dt, limit, hex_layout or HexLayout())
+    return _parse_txt(p, _txt_words(p, text, limit, need), dt)
 
 
 def read_array(path, dtype=None, shape=None, hex_layout=None) -> np.ndarray:
@@ -258,47 +303,28 @@ def read_array(path, dtype=None, shape=None, hex_layout=None) -> np.ndarray:
     """
     p = Path(path)
     fmt = _array_format(p)
-    if p.is_dir():
-        raise VectorError(f"{p}: is a directory, expected a .{fmt} file")
     if fmt != "npy" and dtype is None:
         raise VectorError(f"{p}: a .{fmt} file has no dtype; give one (--dtype)")
     dt = None if dtype is None else np.dtype(dtype)
     if dt is not None and dt.name not in _C_TYPES:
         raise VectorError(f"{p}: dtype {dt} is not a plain integer or float type")
-    if shape is not None:
-        shape = tuple(int(d) for d in shape)
-    need = None if shape is None else int(np.prod(shape, dtype=np.int64))
     try:
+        if shape is not None:
+            shape = tuple(int(d) for d in shape)
+        need = None if shape is None else shape_size(shape, "read_array")
+        limit = MAX_VALUES if need is None else need
         if fmt == "npy":
-            a = np.load(p, allow_pickle=False)
-            if not isinstance(a, np.ndarray):
-                raise ValueError("an .npz archive, not an .npy file")
-        elif fmt == "bin":
-            size = p.stat().st_size
-            if size > (MAX_VALUES if need is None else need) * dt.itemsize:  # before reading it
-                raise VectorError(f"{p}: {size} bytes: {size // dt.itemsize} values of {dt}, more than the "
-                                  + (f"{need} the tensor holds" if need is not None else f"{MAX_VALUES} read without "
-                                     "a shape"))
-            data = p.read_bytes()
-            if len(data) % dt.itemsize:
-                raise VectorError(f"{p}: {len(data)} bytes is not a whole number of {dt} values "
-                                  f"({dt.itemsize} bytes each)")
-            a = np.frombuffer(data, dtype=dt.newbyteorder("<")).astype(dt)
-        elif fmt == "hex":
-            with open(p, encoding="ascii", newline=None) as f:
-                a = _parse_hex(p, f, dt, MAX_VALUES if need is None else need, hex_layout or HexLayout())
+            a = load_npy(p, "read_array")
         else:
-            limit = (MAX_VALUES if need is None else need) * _TXT_CHARS + 4096
-            if p.stat().st_size > limit:  # a decimal value takes at most _TXT_CHARS characters with its separator
-                raise VectorError(f"{p}: {p.stat().st_size} bytes, more than {limit} for "
-                                  f"{need if need is not None else MAX_VALUES} decimal values")
-            a = _parse_txt(p, p.read_text(encoding="ascii"), dt)
+            with open_regular(p, "read_array") as f:
+                a = _read_raw(p, f, fmt, dt, limit, need, hex_layout)
     except VectorError:
         raise
+    except FileRefused as exc:
+        raise VectorError(str(exc)) from None
     except FileNotFoundError:
         raise VectorError(f"{p}: no such file") from None
-    except (OSError, ValueError, EOFError, UnicodeDecodeError, SyntaxError, tokenize.TokenError) as exc:
-        # (numpy parses an .npy header with Python's tokenizer: a corrupt header raises its errors)
+    except (OSError, ValueError, EOFError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise VectorError(f"{p}: not a readable .{fmt} file ({type(exc).__name__}: {msg})") from None
     if shape is not None:
@@ -317,15 +343,26 @@ def _unit_free(shape) -> tuple:
     return tuple(d for d in shape if d != 1)
 
 
-def write_array(path, array) -> Path:
+#: How :func:`write_array` writes a ``.hex`` file's words: ``"readmemh"`` bare hex digits (what Verilog's
+#: ``$readmemh`` reads), ``"0x"`` with a ``0x`` prefix (C's ``strtol``, Python's ``int(w, 0)``). Both: one value
+#: per line, ``2 * itemsize`` digits of the two's-complement (or IEEE) bit pattern, comments as ``//`` lines
+#: (``$readmemh`` skips them); :func:`read_array` reads both.
+HEX_STYLES = ("readmemh", "0x")
+
+
+def write_array(path, array, *, comment: str = "", hex_style: str = "readmemh") -> Path:
     """Write one array in the format its extension names (``.npy``, ``.bin``, ``.hex``, ``.txt``).
 
     ``.bin`` is little-endian C order; ``.hex`` is one value per line, ``2 * itemsize`` hex digits of
-    its two's-complement (or IEEE) bit pattern; ``.txt`` one decimal value per line (floats as
-    their shortest round-trip repr). ``.npy`` keeps the shape; the others are flat.
+    its two's-complement (or IEEE) bit pattern, in the style ``hex_style`` (:data:`HEX_STYLES`), ``comment``
+    first as ``//`` lines (each made printable ASCII with no ``/*`` or ``*/``, :func:`c_comment`, so no reader
+    takes it for data); ``.txt`` one decimal value per line (floats as their shortest round-trip repr).
+    ``.npy`` keeps the shape; the others are flat (``comment`` is written in ``.hex`` only).
     """
     p = Path(path)
     fmt = _array_format(p)
+    if hex_style not in HEX_STYLES:
+        raise ValueError(f"write_array: hex_style must be one of {', '.join(HEX_STYLES)}, got {hex_style!r}")
     a = np.ascontiguousarray(array)
     if a.dtype.name not in _C_TYPES:
         raise ValueError(f"write_array: dtype {a.dtype} is not a plain integer or float type")
@@ -335,7 +372,10 @@ def write_array(path, array) -> Path:
         p.write_bytes(a.astype(a.dtype.newbyteorder("<")).tobytes())
     elif fmt == "hex":
         u = a.ravel().view(np.dtype(f"u{a.dtype.itemsize}")) if a.dtype.kind in "if" else a.ravel()
-        p.write_text("".join(f"{int(v):0{2 * a.dtype.itemsize}x}\n" for v in u.tolist()), encoding="ascii")
+        head = "".join(f"// {c_comment(line)}\n" for line in str(comment).splitlines())
+        prefix = "0x" if hex_style == "0x" else ""
+        p.write_text(head + "".join(f"{prefix}{int(v):0{2 * a.dtype.itemsize}x}\n" for v in u.tolist()),
+                     encoding="ascii")
     else:
         p.write_text("".join(f"{v!r}\n" if isinstance(v, float) else f"{int(v)}\n" for v in a.ravel().tolist()),
                      encoding="ascii")
@@ -349,6 +389,9 @@ def save_npz(path, arrays: dict, constants: dict | None = None) -> Path:
     merged.update({k: np.asarray(v) for k, v in arrays.items()})
     np.savez(p, **merged)
     return p
+
+
+_INCLUDE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*")
 
 
 def c_identifier(name: str) -> str:
@@ -440,13 +483,18 @@ def _define_value(v) -> str:
 
 
 def c_header(name: str, arrays: dict, constants: dict | None = None, comment: str = "", per_line: int = 16,
-             generator: str = "dspsim export") -> str:
+             generator: str = "dspsim export", includes=()) -> str:
     """Render a vector set as a self-contained C header (include guard, ``<stdint.h>``).
 
     Arrays become ``static const <type> <name>_<key>[N] = {...};`` with ``#define
     <NAME>_<KEY>_SIZE N``; scalar constants become ``#define <NAME>_<KEY> value`` (strings quoted).
-    ``generator`` names the command in the first line.
+    ``generator`` names the command in the first line. ``includes``: headers dspsim wrote beside this one,
+    included as ``#include "<file>"`` (relative paths of ``[A-Za-z0-9_.-]`` parts, never ``..``: anything
+    else is a ValueError).
     """
+    for inc in includes:
+        if not _INCLUDE.fullmatch(str(inc)) or ".." in str(inc):
+            raise ValueError(f"c_header: include {str(inc)!r} is not a relative path of [A-Za-z0-9_.-] parts")
     ident = c_identifier(name)
     up = ident.upper()
     guard = f"DSPSIM_{up}_H"
@@ -460,6 +508,7 @@ def c_header(name: str, arrays: dict, constants: dict | None = None, comment: st
     if comment:
         lines += [f"/* {c_comment(line)} */" for line in str(comment).splitlines()]
     lines += [f"#ifndef {guard}", f"#define {guard}", "", "#include <stdint.h>"]
+    lines += [f'#include "{inc}"' for inc in includes]
     if any(np.asarray(a).dtype.kind == "f" for a in arrays.values()):
         lines.append("#include <math.h>")
     lines.append("")

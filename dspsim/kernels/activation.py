@@ -34,7 +34,8 @@ def _quantized_bound(f, scale, zo, fused, func):
     a rounded value beyond int32 is refused (LiteRT refuses the model: ``CalculateActivationRangeQuantized``'s
     overflow check), 2^31 itself becomes INT32_MIN as x86's ``cvttss2si`` makes it (a fused activation only;
     in the standalone ReluX ops it is undefined behaviour, refused), and ``zo + q`` wraps in int32."""
-    v = np.float32(np.float32(f) / np.float32(scale))
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):  # a non-finite quotient is refused below
+        v = np.float32(np.float32(f) / np.float32(scale))
     if not np.isfinite(v):
         raise ValueError(f"{func}: the bound {f} / scale {scale:.9g} is not finite in float32")
     r = tflite_round(v)
@@ -320,7 +321,8 @@ def tflm_relu6_plan(shape, dtype, *, input_scale, input_zero_point):
     t = int_type(dtype, func)
     s_in = _check_scale(input_scale, func, "input_scale")
     zi = zero_point(input_zero_point, dtype, func, "input_zero_point")
-    six = np.float32(np.float32(6.0) / np.float32(s_in))
+    with np.errstate(over="ignore"):  # a non-finite quotient is refused below
+        six = np.float32(np.float32(6.0) / np.float32(s_in))
     if not np.isfinite(six):
         raise ValueError(f"{func}: 6 / input_scale {s_in:.9g} is not finite in float32")
     hi = min(max(zi + tflite_round(six), t.min), t.max)

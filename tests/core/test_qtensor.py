@@ -185,7 +185,7 @@ def test_from_qparams_uses_the_chosen_parameters():
 
 @pytest.mark.parametrize("call,exc,msg", [
     (lambda: QTensor(np.zeros(3, np.float32), 0.1), TypeError, "codes must be an integer array"),
-    (lambda: QTensor(np.zeros(3, np.int8), 0.0), ValueError, "scale must be positive"),
+    (lambda: QTensor(np.zeros(3, np.int8), 0.0), ValueError, "scale must be > 0"),
     (lambda: QTensor(np.zeros(3, np.int8), 0.1, 200), ValueError, "zero_point must lie in"),
     (lambda: QTensor(np.zeros(3, np.int8), [0.1, 0.2]), ValueError, "per-channel scale needs an axis"),
     (lambda: QTensor(np.zeros(3, np.int8)), ValueError, "give either scale"),
