@@ -12,8 +12,9 @@ max pool 2x2, conv 1x1, global mean, dense 10), in both formats:
   (ORT folds the ReLUs into QLinearConv and names its output after the convolution's: matching rule 2).
 
 ``float_pairs.npz``: ``x`` (4 float32 inputs, NHWC, N(0, 1), seed 7), ``x_int8`` (them quantized as the int8
-model's input), ``float/<tensor name>`` (LiteRT BUILTIN_REF on the float .tflite, every operator output,
-``experimental_preserve_all_tensors``), ``int8/<tensor name>`` (the same for the int8 model) and ``versions``.
+model's input), ``float/<tensor name>`` (LiteRT BUILTIN_REF on the float .tflite fed ``x_int8`` dequantized, as
+``dspsim validate`` feeds it: every operator output, ``experimental_preserve_all_tensors``), ``int8/<tensor name>``
+(the same for the int8 model on ``x_int8``) and ``versions``.
 
 Run from the repository root with a Python that has tensorflow-cpu (2.21), ai-edge-litert, onnx and onnxruntime::
 
@@ -171,8 +172,9 @@ def main():
     scale, zp = inp["quantization"]
     xs = np.random.default_rng(7).normal(size=(SAMPLES, *SHAPE)).astype(np.float32)
     xq = np.clip(np.round(xs / np.float32(scale)) + zp, -128, 127).astype(np.int8)
+    x_deq = ((xq.astype(np.float64) - zp) * scale).astype(np.float32)  # what validate gives the float model
     arrays = {"x": xs, "x_int8": xq}
-    arrays.update({f"float/{k}": v for k, v in litert_tensors(float_tfl, xs).items()})
+    arrays.update({f"float/{k}": v for k, v in litert_tensors(float_tfl, x_deq).items()})
     arrays.update({f"int8/{k}": v for k, v in litert_tensors(int8_tfl, xq).items()})
     versions = {"tensorflow": tf.__version__, "ai_edge_litert": ai_edge_litert.__version__,
                 "onnx": onnx.__version__, "onnxruntime": onnxruntime.__version__}

@@ -3,9 +3,10 @@
 What TFLite's QuantizationDebugger and ONNX Runtime's ``onnxruntime.quantization.qdq_loss_debug`` report, on
 dspsim's integers: every integer tensor an operator of the quantized model writes is dequantized,
 ``(q - zero_point) * scale`` in float64, and compared with the matching tensor of the float model run on the same
-samples (integer model inputs dequantized the same way). The error is cumulative: the float model's own path against
-the quantized model's, as ORT's ``xmodel_err`` (the QuantizationDebugger's layer metrics are local instead: a float
-op fed the dequantized inputs of the quantized layer).
+samples (integer model inputs dequantized the same way), summed over the data set in real units
+(:func:`dspsim.harness.compare.float_error` is the suite's one-shot measure, in LSB). The error is cumulative: the
+float model's own path against the quantized model's, as ORT's ``xmodel_err`` (the QuantizationDebugger's layer
+metrics are local instead: a float op fed the dequantized inputs of the quantized layer).
 
 Metrics, with ``e = dequantized - float`` (the sign of TFLite's NumericVerify difference), over every element of
 every sample (and frame):
@@ -323,7 +324,7 @@ def match(pairs: list, fgraph: FloatGraph, float_shapes: dict) -> None:
 # =============================================================================================
 # the run
 # =============================================================================================
-class FloatError:
+class LayerErrors:
     """Per-layer error of ``model`` (a dspsim Model of the quantized file ``model_data``) against the float model
     ``float_data``; :meth:`add` each chunk of samples, then :meth:`result`.
 
