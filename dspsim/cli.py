@@ -441,7 +441,7 @@ def _cmd_export_model(args, argv) -> int:
     except (OSError, ValueError, TypeError) as exc:
         raise UsageError(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
     with atomic_dir(out) as tmp:
-        kw = dict(model_name=str(args.model), engine=variant_words(base), stages=args.stages,
+        kw = dict(hex_style=args.hex_style, model_name=str(args.model), engine=variant_words(base), stages=args.stages,
                   partial_sums=args.partial_sums)
         if len(frames) > 1:
             m = export_frames(model, frames, args.format, tmp, **kw)
@@ -604,6 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_pack(c)
 
     from .harness.export_model import FORMATS
+    from .harness.vectors import HEX_STYLES
 
     g = sub.add_parser("diagnose", help="diff a device's per-layer dumps against a model; what explains them",
                        description="Compare every dumped tensor with dspsim's run of the model, name the first "
@@ -633,6 +634,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="one per model input, in order; a .npy of (T, *input) is T frames, the state carried, "
                         "exported into frame0000/ ... (one export each)")
     x.add_argument("--format", choices=FORMATS, default="npz")
+    x.add_argument("--hex-style", choices=HEX_STYLES, default="readmemh",
+                   help="--format hex: one word per line after // comments, bare digits ($readmemh, the default) "
+                        "or 0x-prefixed")
     x.add_argument("--engine", help=f"whose arithmetic: {_ENGINE_HELP}")
     x.add_argument("--variant", metavar="WORDS", help="on top of --engine, e.g. 'accumulator=24,saturate'")
     x.add_argument("--out", help="output directory (default: reports/export-model-<UTC timestamp>)")

@@ -80,10 +80,12 @@ def builtin(*names):
 
 def requant_params(quant: dict) -> dict:
     """A MAC op's keywords as operator parameters: the prepared :class:`dspsim.Requant` unfolded into its
-    scheme and its multipliers/shifts (or float scales), one value or one per output channel."""
+    scheme, its tie rule (a :class:`~dspsim.fixedpoint.Rounding`) and its multipliers/shifts (or float scales),
+    one value or one per output channel."""
     rq = quant["requant"]
     out = {k: v for k, v in quant.items() if k != "requant"}
     out["requant_scheme"] = rq.scheme
+    out["tie"] = rq.tie
     for name in ("multiplier", "shift", "scale", "act_times_w"):
         values = getattr(rq, name)
         if len(values):

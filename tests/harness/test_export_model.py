@@ -84,7 +84,7 @@ def test_params_of_ops_prepared_with_integers_are_exported_as_they_are(tmp_path)
     m, x, out, man = _run("cnn", tmp_path, "npz")
     add = next(o for o in man["operators"] if o["op"] == "ADD")
     raw = m.operator_params(add["op_index"])
-    z = np.load(out / "params.npz")
+    z = np.load(out / add["file"])
     for name in ("input1_multiplier", "input1_shift", "output_multiplier", "left_shift", "output_zero_point"):
         entry = add["params"][name]
         assert int(z[entry["key"]]) == raw[name] == entry["value"]
@@ -95,13 +95,13 @@ def test_params_of_ops_prepared_with_integers_are_exported_as_they_are(tmp_path)
 def test_c_headers_compile_with_wall_werror_and_hold_the_values(tmp_path, name):
     m, x, out, man = _run(name, tmp_path, "c-header")
     headers = sorted(p.name for p in out.glob("*.h"))
-    assert "params.h" in headers and len(headers) == len(man["tensors"]) + 1
+    assert "model.h" in headers and len(headers) == len(man["tensors"]) + len(man["operators"]) + 1
     last = man["tensors"][-1]
     n = int(np.prod(last["shape"]))
     ident = last["key"]
     fmt = "%.9g" if last["dtype"].startswith("float") else "%d"
     cast = "(double)" if last["dtype"].startswith("float") else "(int)"
-    src = "".join(f'#include "{h}"\n' for h in headers) + (
+    src = '#include "model.h"\n' + (
         "#include <stdio.h>\nint main(void) {\n"
         f"    for (int i = 0; i < {n}; ++i) printf(\"{fmt}\\n\", {cast}{ident}[i]);\n"
         "    return 0;\n}\n")
@@ -120,7 +120,8 @@ def test_an_export_made_under_a_variant_is_a_dump_directory_diagnose_reads(tmp_p
     m, x, out, man = _run("cnn", tmp_path, "hex", accumulator=Accumulator(16, "saturate"))
     r = dg.diagnose(MODELS / "cnn.tflite", x, out,
                     variants=[{"accumulator": Accumulator(16, "saturate")}, {"engine": "xnnpack"}])
-    assert r["dumped"] == len(man["tensors"]) <= num_tensors(m) and r["ignored"] == ["manifest.json", "params"]
+    assert r["dumped"] == len(man["tensors"]) <= num_tensors(m)
+    assert r["ignored"] == sorted(["manifest.json"] + [o["file"].rstrip("/") for o in man["operators"]])
     assert r["first_divergence"]["op"] == "CONV_2D" and r["reproduced_by"] == ["accumulator=16,saturate"]
 
 
