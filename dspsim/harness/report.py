@@ -66,6 +66,14 @@ def _finite(v):
     return v
 
 
+#: Figures a person reads: FIG_WIDTH inches wide at DPI (900 px, a README's column), no text below FONT_PT points.
+FIG_WIDTH, DPI, FONT_PT = 9.0, 100, 10
+_RC = {"font.size": FONT_PT, "axes.titlesize": FONT_PT + 1, "axes.labelsize": FONT_PT, "xtick.labelsize": FONT_PT,
+       "ytick.labelsize": FONT_PT, "legend.fontsize": FONT_PT, "figure.titlesize": FONT_PT + 2}
+#: (marker, line style) per curve, so that curves lying on each other stay visible
+_LINE_STYLES = (("o", "-"), ("s", "--"), ("^", "-."), ("D", ":"), ("v", "-"), ("x", "--"), ("P", "-."), ("*", ":"))
+
+
 def _pyplot():
     import matplotlib
 
@@ -73,6 +81,38 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def _figure(rows: int, cols: int, height: float, **kw):
+    """(figure, axes grid) FIG_WIDTH wide with dspsim's font sizes (:data:`_RC`); save it with :func:`_save`."""
+    plt = _pyplot()
+    with plt.rc_context(_RC):
+        return plt.subplots(rows, cols, figsize=(FIG_WIDTH, height), squeeze=False, **kw)
+
+
+def _save(fig, path, legend_rows: int = 0) -> None:
+    """Lay out (keeping ``legend_rows`` rows of figure legend below the title) and write ``fig`` at :data:`DPI`."""
+    plt = _pyplot()
+    top = 1 - (0.3 + 0.21 * legend_rows) / fig.get_figheight()
+    with plt.rc_context(_RC):
+        fig.tight_layout(rect=(0, 0, 1, top))
+        fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+
+
+def _styled_plot(ax, k: int, xs, ys, n_points: int, **kw):
+    """Curve ``k`` of a panel: its own marker and line style, markers staggered so that equal curves show."""
+    marker, ls = _LINE_STYLES[k % len(_LINE_STYLES)]
+    every = max(1, n_points // 6)
+    return ax.plot(xs, ys, marker=marker, ls=ls, lw=1.4, ms=5, alpha=0.85, markevery=(k % every, every), **kw)
+
+
+def _figure_legend(fig, handles, labels, cols: int) -> int:
+    """A legend under the title, outside every panel; returns the rows it takes."""
+    rows = -(-len(labels) // cols)
+    fig.legend(handles, labels, loc="upper center", ncol=cols, frameon=False,
+               bbox_to_anchor=(0.5, 1 - 0.3 / fig.get_figheight()), fontsize=FONT_PT)
+    return rows
 
 
 def _fmt(v, digits: int = 3) -> str:
@@ -238,7 +278,6 @@ def render_suite_md(d: dict) -> str:
 
 
 def _suite_plots(d: dict, out: Path) -> list:
-    plt = _pyplot()
     made = []
     cases = d["cases"]
     # error vs scheme: bias and RMS in LSB, averaged over the kernel cases that ran every scheme
@@ -254,22 +293,24 @@ def _suite_plots(d: dict, out: Path) -> list:
             groups["exact-tie cases" if "ties" in c["name"] else "random data"].append(per)
     groups = {k: v for k, v in groups.items() if v}
     if groups:
-        fig, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 3.6), squeeze=False)
+        fig, axes = _figure(1, len(groups), 4.6)
         for ax, (label, pers) in zip(axes[0], groups.items()):
             rms = [sum(p[n]["rms_lsb"] for p in pers) / len(pers) for n in names]
             bias = [sum(p[n]["mean_lsb"] for p in pers) / len(pers) for n in names]
             xs = range(len(names))
-            ax.bar([x - 0.2 for x in xs], rms, 0.4, label="RMS error")
-            ax.bar([x + 0.2 for x in xs], bias, 0.4, label="bias (mean error)")
-            ax.set_xticks(list(xs), names, rotation=30, ha="right", fontsize=8)
-            ax.set_title(f"{label} ({len(pers)} cases)", fontsize=9)
-            ax.axhline(0, color="k", lw=0.5)
+            bars = (ax.bar([x - 0.2 for x in xs], rms, 0.4, color="C0", label="RMS error"),
+                    ax.bar([x + 0.2 for x in xs], bias, 0.4, color="C1", hatch="//", label="bias (mean error)"))
+            for b in bars:  # the values, over (under) each bar
+                ax.bar_label(b, fmt="%.2f", padding=2, rotation=90, fontsize=FONT_PT)
+            ax.set_xticks(list(xs), names, rotation=90)
+            ax.set_title(f"{label} ({len(pers)} cases)")
+            ax.axhline(0, color="k", lw=0.6)
+            lo, hi = min(0.0, *bias), max(rms)
+            ax.set_ylim(lo - 0.35 * (hi - lo), hi + 0.35 * (hi - lo))  # room for the labels
         axes[0][0].set_ylabel("LSB of the output")
-        axes[0][0].legend(fontsize=7)
-        fig.suptitle("Kernels: error against the float model, by requantization scheme", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out / "error_vs_scheme.png", dpi=90)
-        plt.close(fig)
+        fig.suptitle("Kernels: error against the float model, by requantization scheme")
+        legend_rows = _figure_legend(fig, list(bars), [b.get_label() for b in bars], 2)
+        _save(fig, out / "error_vs_scheme.png", legend_rows)
         made.append("error_vs_scheme.png")
     # histograms: failing checks if any, else the scheme differences of the kernels
     failing = [(c["name"], ch) for c in cases for ch in c["checks"] if not ch["passed"]]
@@ -294,18 +335,27 @@ def _suite_plots(d: dict, out: Path) -> list:
 
 
 def _histogram_figure(items, title: str, path: Path) -> None:
-    """One bar chart per ``(label, {diff: count})`` item, side by side, saved to ``path``."""
-    plt = _pyplot()
-    fig, axes = plt.subplots(1, len(items), figsize=(2.6 * len(items) + 1, 3), squeeze=False)
-    for ax, (label, h) in zip(axes[0], items):
+    """One bar chart per ``(label, {diff: count})`` item, three to a row, each bar labelled with its count,
+    saved to ``path``."""
+    cols = min(3, len(items))
+    rows = -(-len(items) // cols)
+    fig, axes = _figure(rows, cols, 0.9 + 2.9 * rows)
+    for ax, (label, h) in zip(axes.ravel(), items):
         keys = sorted(h, key=_hist_key)
-        ax.bar(range(len(keys)), [h[k] for k in keys])
-        ax.set_xticks(range(len(keys)), keys, fontsize=7)
-        ax.set_title(label, fontsize=8)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+        bars = ax.bar(range(len(keys)), [h[k] for k in keys], color="C0")
+        if len(keys) <= 8:
+            ax.bar_label(bars, fmt="{:,.0f}", padding=2)
+        step = -(-len(keys) // 6)  # at most 6 tick labels: they never touch
+        ax.set_xticks(range(0, len(keys), step), keys[::step])
+        ax.set_title(label if len(label) <= 30 else label[:29] + "…")
+        ax.set_xlabel("difference (LSB)")
+        ax.margins(y=0.2)
+    for ax in axes.ravel()[len(items):]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("count")
+    fig.suptitle(title)
+    _save(fig, path)
 
 
 def _write_report(d: dict, out, render, plotter) -> Path:
@@ -390,7 +440,6 @@ def render_drift_md(d: dict) -> str:
 
 
 def _drift_plots(d: dict, out: Path) -> list:
-    plt = _pyplot()
     made = []
     panels = {}
     for c in d["cycles"]:
@@ -401,55 +450,64 @@ def _drift_plots(d: dict, out: Path) -> list:
         elif c["family"] != "tf":
             panels.setdefault(c["family_label"], []).append(c)
     if panels:
+        from matplotlib.ticker import MaxNLocator
+
         n = len(panels)
-        cols = min(5, n)
+        cols = min(3, n)
         rows = -(-n // cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.7 * rows), squeeze=False, sharex=True)
-        colors = {"fixed": "C0", "returned": "C1", "data": "C2", "fixed_dq_requested": "C3"}
+        fig, axes = _figure(rows, cols, 1.4 + 2.3 * rows, sharex=True)
+        curves = {}  # label -> handle, for the one legend
         for ax, (label, cs) in zip(axes.ravel(), panels.items()):
             for c in cs:
-                cyc = range(1, len(c["stats"]["rms_lsb"]) + 1)
-                ls = "--" if c.get("start") == "x0 > 0" else "-"
-                ax.plot(cyc, c["stats"]["rms_lsb"], ls=ls, color=colors.get(c["policy"], "k"), lw=1.1,
-                        label=f"{c['policy']}{' (x0 > 0)' if ls == '--' else ''}")
+                name = f"{c['policy']}{', x0 > 0' if c.get('start') == 'x0 > 0' else ''}"
+                k = list(curves).index(name) if name in curves else len(curves)
+                rms = c["stats"]["rms_lsb"]
+                (h,) = _styled_plot(ax, k, range(1, len(rms) + 1), rms, len(rms), color=f"C{k % 10}")
+                curves[name] = h
             top = max(max(c["stats"]["rms_lsb"]) for c in cs)
             low = min(min(c["stats"]["rms_lsb"]) for c in cs)
             if low > 0 and top / low > 10:
                 ax.set_yscale("log")
             else:
                 ax.set_ylim(0, top * 1.3 or 1)
-            ax.set_title(label, fontsize=8)
-            ax.tick_params(labelsize=7)
+            ax.yaxis.set_major_locator(MaxNLocator(4) if ax.get_yscale() == "linear" else ax.yaxis.get_major_locator())
+            ax.xaxis.set_major_locator(MaxNLocator(5, integer=True))
+            ax.set_title(label if len(label) <= 28 else label[:27] + "…")
         for ax in axes.ravel()[n:]:
             ax.axis("off")
-        axes[0][0].legend(fontsize=5.5)
-        fig.supxlabel("cycle", fontsize=9)
-        fig.supylabel("RMS error vs x₀ (LSB)", fontsize=9)
-        fig.suptitle("Quantize → dequantize cycles: error per mode and range policy", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out / "drift_cycles.png", dpi=72)
-        plt.close(fig)
+        fig.supxlabel("cycle")
+        fig.supylabel("RMS error vs x₀ (LSB)")
+        fig.suptitle("Quantize → dequantize cycles: error per mode and range policy")
+        legend_rows = _figure_legend(fig, list(curves.values()), list(curves), 2)
+        _save(fig, out / "drift_cycles.png", legend_rows)
         made.append("drift_cycles.png")
     chains = {}
     for c in d.get("depth", []):
         chains.setdefault(c["chain"], []).append(c)
     if chains:
-        fig, axes = plt.subplots(2, len(chains), figsize=(4 * len(chains), 5.2), squeeze=False, sharex=True)
+        from matplotlib.ticker import MaxNLocator
+
+        schemes = list(dict.fromkeys(c["scheme"] for cs in chains.values() for c in cs))
+        fig, axes = _figure(2, len(chains), 7.4, sharex=True)
+        handles = {}
         for j, (label, cs) in enumerate(chains.items()):
             for c in cs:
+                k = schemes.index(c["scheme"])
                 depth = range(1, len(c["stats"]["rms_lsb"]) + 1)
-                axes[0][j].plot(depth, c["stats"]["rms_lsb"], label=c["scheme"], lw=1.1)
-                axes[1][j].plot(depth, c["stats"]["mean_lsb"], label=c["scheme"], lw=1.1)
-            axes[0][j].set_title(label, fontsize=9)
-            axes[0][j].set_ylabel("RMS error (LSB)", fontsize=8)
-            axes[1][j].set_ylabel("bias (LSB)", fontsize=8)
-            axes[1][j].set_xlabel("layer", fontsize=8)
-            axes[1][j].axhline(0, color="k", lw=0.4)
-            axes[0][j].legend(fontsize=6)
-        fig.suptitle("Requantization chains: error against the float chain vs depth", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(out / "drift_depth.png", dpi=72)
-        plt.close(fig)
+                (handles[c["scheme"]],) = _styled_plot(axes[0][j], k, depth, c["stats"]["rms_lsb"], len(depth),
+                                                       color=f"C{k % 10}")
+                _styled_plot(axes[1][j], k, depth, c["stats"]["mean_lsb"], len(depth), color=f"C{k % 10}")
+            axes[0][j].set_title(label if len(label) <= 30 else label[:29] + "…")
+            axes[1][j].set_xlabel("layer")
+            axes[1][j].axhline(0, color="k", lw=0.6)
+            for ax in axes[:, j]:
+                ax.xaxis.set_major_locator(MaxNLocator(4, integer=True))
+                ax.yaxis.set_major_locator(MaxNLocator(5))
+        axes[0][0].set_ylabel("RMS error (LSB)")
+        axes[1][0].set_ylabel("bias (LSB)")
+        fig.suptitle("Requantization chains: error against the float chain vs depth")
+        legend_rows = _figure_legend(fig, [handles[s] for s in schemes], schemes, 4)
+        _save(fig, out / "drift_depth.png", legend_rows)
         made.append("drift_depth.png")
     return made
 
@@ -615,29 +673,27 @@ def write_diagnose_report(d: dict, out, plots: bool = True) -> Path:
 
 
 def plot_layer_mismatches(d: dict, path) -> None:
-    """The plot of a ``dspsim validate`` result (:mod:`dspsim.harness.validate`): per operator, the
-    output elements that differ (bars, summed over the data set, log scale, labelled with the max
-    |diff|) and the samples that differ (dots, right axis). One PNG at ``path``."""
-    plt = _pyplot()
+    """The plot of a ``dspsim validate`` result (:mod:`dspsim.harness.validate`): one row per operator, the
+    output elements that differ (left, summed over the data set, log scale, each bar labelled with the count and
+    the max |diff|) and the samples that differ (right). One PNG at ``path``, taller with more operators."""
     rows = d["layers"]
-    xs = range(len(rows))
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.28 * len(rows) + 2), 3.4))
-    ax.bar(list(xs), [r["mismatches"] for r in rows], color="C3")
-    for x, r in zip(xs, rows):  # the bar's max |diff|
-        if r["mismatches"]:
-            ax.annotate(f"{r['max_abs_diff']}", (x, r["mismatches"]), ha="center", va="bottom", fontsize=6)
-    ax.set_yscale("symlog", linthresh=1)
-    ax.set_ylabel("elements differing (all samples)", fontsize=8)
-    ax.set_xticks(list(xs), [f"{r['op_index']} {r['op']}" for r in rows], rotation=90, fontsize=6)
-    ax2 = ax.twinx()
-    ax2.plot(list(xs), [r["samples_differing"] for r in rows], "k.", label="samples differing")
-    ax2.set_ylim(0, max(1, d["samples"]) * 1.05)
-    ax2.set_ylabel("samples differing", fontsize=8)
-    ax.set_title(f"{Path(d['model']).name}: {d['engine']} against {d['against']}, {d['samples']:,} samples",
-                 fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    ys = range(len(rows))
+    fig, axes = _figure(1, 2, 1.6 + 0.26 * max(len(rows), 4), sharey=True, width_ratios=(3, 1.2))
+    ax, ax2 = axes[0]
+    bars = ax.barh(list(ys), [r["mismatches"] for r in rows], color="C3", height=0.7)
+    ax.bar_label(bars, [f"{r['mismatches']:,} (max {r['max_abs_diff']})" if r["mismatches"] else "0" for r in rows],
+                 padding=3)
+    ax.set_xscale("symlog", linthresh=1)
+    ax.set_xlim(0, max([r["mismatches"] for r in rows] + [1]) * 60)  # room for the labels
+    ax.set_xlabel("elements differing, all samples\n(max |diff| in LSB)")
+    ax.set_yticks(list(ys), [f"{r['op_index']} {r['op']}"[:24] for r in rows])
+    ax.set_ylim(max(len(rows), 1) - 0.5, -0.5)
+    sb = ax2.barh(list(ys), [r["samples_differing"] for r in rows], color="C0", height=0.7)
+    ax2.bar_label(sb, padding=3)
+    ax2.set_xlim(0, max(1, d["samples"]) * 1.35)
+    ax2.set_xlabel(f"samples differing\n(of {d['samples']:,})")
+    fig.suptitle(f"{Path(d['model']).name}: {d['engine']} against {d['against']}")
+    _save(fig, path)
 
 
 def write_json_file(d: dict, path) -> None:
