@@ -3,7 +3,7 @@
 A dump directory holds one file per tensor the device dumped, named
 
 * ``t<tensor index>.<ext>`` (the index in the model's subgraph, as ``dspsim export-model`` and
-  ``Model.trace`` number them), or
+  ``Model.trace`` number them), or ``#<tensor index>.<ext>``, always the index, or
 * the tensor's name with every character outside ``[A-Za-z0-9_.-]`` replaced by ``_``
   (:func:`sanitize_name`), then ``.<ext>``,
 
@@ -13,6 +13,10 @@ formats take the tensor's dtype and shape from the model; a flat ``.npy`` is res
 tensor's shape (a ``.npy`` of another shape is refused unless it differs only by axes of size 1). Tensors
 that were not dumped are simply absent. Hidden files, subdirectories and
 files with other extensions (a README, a ``manifest.json``) are listed as ignored.
+
+A stem that means two tensors is refused, never guessed: a name that two tensors sanitize to, and ``t<k>`` when
+another tensor is named ``t<k>`` (tensor 0 named ``t12`` and tensor 12: ``t12`` is either; dump them as ``#0`` and
+``#12``).
 
 Every problem (a name that matches no tensor or two, two files for one tensor, a wrong element
 count, bad hex, an unreadable file, a float dump of an integer tensor or the reverse) raises :class:`DumpError`
@@ -31,7 +35,7 @@ from ._model_access import num_tensors
 from .vectors import ARRAY_FORMATS, VectorError, read_array
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-_INDEX_NAME = re.compile(r"t(\d+)")
+_INDEX_NAME = re.compile(r"[t#](\d+)")
 
 
 class DumpError(VectorError):
@@ -61,14 +65,15 @@ def model_tensors(model, values=None) -> list:
 
 
 def dump_stems(tensors) -> dict:
-    """File stem -> tensor index: ``t<k>`` for every tensor, and each sanitized tensor name that
-    names exactly one tensor (an ambiguous name maps to None; its tensors need ``t<k>``)."""
+    """File stem -> the tensor indices it may mean: ``#<k>`` and ``t<k>`` mean tensor k, a sanitized name the
+    tensors it names; a stem of more than one index is ambiguous (the module docstring)."""
     stems = {}
     for t in tensors:
-        s = sanitize_name(t.name)
-        stems[s] = None if s in stems else t.index
-    stems.update({f"t{t.index}": t.index for t in tensors})
-    return stems
+        stems.setdefault(sanitize_name(t.name), []).append(t.index)
+    for t in tensors:
+        stems[f"#{t.index}"] = [t.index]
+        stems[f"t{t.index}"] = sorted({t.index, *stems.get(f"t{t.index}", [])})
+    return {s: tuple(ks) for s, ks in stems.items()}
 
 
 @dataclass(frozen=True)
@@ -112,14 +117,15 @@ def load_dumps(model, directory, values=None, hex_layout=None) -> tuple:
             ignored.append(p.name)
             continue
         m = _INDEX_NAME.fullmatch(p.stem)
-        if m and int(m.group(1)) >= len(tensors):
+        if m and p.stem not in stems:
             raise DumpError(f"{p}: the model has no tensor {m.group(1)} (it has {len(tensors)} tensors)")
         if p.stem not in stems:
             raise DumpError(f"{p}: {p.stem!r} matches no tensor of the model; name a dump t<tensor index>.<ext> "
                             "or after the tensor's name with characters outside [A-Za-z0-9_.-] replaced by _")
-        k = stems[p.stem]
-        if k is None:
-            raise DumpError(f"{p}: {p.stem!r} names more than one tensor of the model; use t<tensor index>")
+        if len(stems[p.stem]) > 1:
+            raise DumpError(f"{p}: {p.stem!r} could be tensor " + " or ".join(map(str, stems[p.stem]))
+                            + " (a tensor index and a tensor's name, or two names); name the dump #<tensor index>")
+        (k,) = stems[p.stem]
         if k in dumps:
             raise DumpError(f"{p}: tensor {k} is already dumped in {dumps[k].path.name}")
         info = tensors[k]

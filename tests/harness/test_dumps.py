@@ -113,10 +113,11 @@ def test_every_tensor_is_reachable_by_index_and_unique_names_by_name(cnn):
 
     tensors = model_tensors(cnn)
     stems = dump_stems(tensors)
-    assert all(stems[f"t{t.index}"] == t.index for t in tensors)
-    assert stems["Relu6_add_Conv2D_add_y1"] == 10
+    assert all(stems[f"t{t.index}"] == stems[f"#{t.index}"] == (t.index,) for t in tensors)
+    assert stems["Relu6_add_Conv2D_add_y1"] == (10,)
     fake = [TensorInfo(i, n, (1,), np.dtype(np.int8), 1.0, 0) for i, n in enumerate(["a/b", "a;b", "c", "t0"])]
-    assert dump_stems(fake) == {"a_b": None, "c": 2, "t0": 0, "t1": 1, "t2": 2, "t3": 3}
+    assert dump_stems(fake) == {"a_b": (0, 1), "c": (2,), "t0": (0, 3), "t1": (1,), "t2": (2,), "t3": (3,),
+                                "#0": (0,), "#1": (1,), "#2": (2,), "#3": (3,)}
 
 
 def test_dump_directory_by_index_and_by_name_in_every_format(cnn, tmp_path):
