@@ -17,7 +17,8 @@ every sample (and frame):
   those names; ``mean_abs_error``: the mean of ``|e|``.
 
 A layer with weights quantized per channel also gets them per output channel (``per_channel``: the last axis of a
-TFLite tensor, axis 1 of an ONNX one).
+TFLite tensor, axis 1 of an ONNX one), with each channel's float RMS: a channel that is 0 in float on every sample
+(a dead ReLU) has an SQNR of 0 dB by ORT's epsilon rule, however exact, and the report's worst channel leaves it out.
 
 Matching, in this order (each float tensor is taken at most once):
 
@@ -123,7 +124,8 @@ class ErrorStats:
                                   "sqnr_db": [sqnr_db(s, q) for s, q in zip(c["signal_sq"], c["error_sq"])],
                                   "max_abs_error": c["max_abs"].tolist(),
                                   "mean_abs_error": (c["abs_error"] / c["count"]).tolist(),
-                                  "mean_error": (c["error"] / c["count"]).tolist()}
+                                  "mean_error": (c["error"] / c["count"]).tolist(),
+                                  "float_rms": np.sqrt(c["signal_sq"] / c["count"]).tolist()}
         return row
 
 
@@ -464,11 +466,9 @@ def render_md(fe: dict) -> str:
              "over every sample (SQNR as ONNX Runtime's qdq_loss_debug; mean error = bias).", ""]
     rows = []
     for r in fe["layers"]:
-        pc = r["per_channel"]
-        worst = "–" if pc is None else min(zip(pc["sqnr_db"], range(len(pc["sqnr_db"]))))
         rows.append([r["op_index"], r["layer"], f"`{r['name']}`", f"`{r['float_name']}` ({r['match']})",
                      _fmt(r["sqnr_db"], 2), f"{r['max_abs_error']:.4g}", f"{r['mean_abs_error']:.4g}",
-                     f"{r['mean_error']:+.3g}", worst if worst == "–" else f"{worst[0]:.2f} (ch {worst[1]})"])
+                     f"{r['mean_error']:+.3g}", _worst_channel(r["per_channel"])])
     lines += _table(["op", "type", "tensor", "float tensor (match)", "SQNR dB", "max abs err", "mean abs err",
                      "mean err", "worst channel SQNR dB"], rows)
     if fe["unmatched"]:
@@ -479,6 +479,20 @@ def render_md(fe: dict) -> str:
                   + ", ".join(f"`{n}`" for n in fe["unmatched_float"][:20])
                   + (" …" if len(fe["unmatched_float"]) > 20 else ""), ""]
     return "\n".join(lines)
+
+
+def _live_channels(pc) -> list:
+    """(SQNR, channel) of the channels that are not 0 in float on every sample."""
+    return [(q, c) for c, (q, rms) in enumerate(zip(pc["sqnr_db"], pc["float_rms"])) if rms > 0]
+
+
+def _worst_channel(pc) -> str:
+    if pc is None:
+        return "–"
+    live = _live_channels(pc)
+    dead = len(pc["sqnr_db"]) - len(live)
+    text = "{:.2f} (ch {})".format(*min(live)) if live else "–"
+    return text + (f"; {dead} channel{'s' if dead > 1 else ''} 0 in float" if dead else "")
 
 
 def summary_lines(fe: dict) -> list:
@@ -493,7 +507,7 @@ def summary_lines(fe: dict) -> list:
 
 def plot(fe: dict, title: str, path) -> None:
     """SQNR per layer (bars labelled in dB; a capped value, >= 200 dB, is an exact match), each channel of a
-    per-channel layer a red tick. One PNG at ``path``."""
+    per-channel layer a red tick (not those 0 in float). One PNG at ``path``."""
     from dspsim.harness.report import _pyplot
 
     plt = _pyplot()
@@ -505,7 +519,7 @@ def plot(fe: dict, title: str, path) -> None:
     for y, r in zip(ys, rows):
         ax.annotate(f"{r['sqnr_db']:.1f} dB", (0, y), xytext=(6, 0), textcoords="offset points", va="center",
                     fontsize=9, color="white", fontweight="bold")
-    channels = [(y, c) for y, r in zip(ys, rows) if r["per_channel"] for c in r["per_channel"]["sqnr_db"]]
+    channels = [(y, q) for y, r in zip(ys, rows) if r["per_channel"] for q, _ in _live_channels(r["per_channel"])]
     if channels:
         ax.plot([min(c, 200.0) for _, c in channels], [y for y, _ in channels], "|", color="C3", markersize=14,
                 markeredgewidth=2)

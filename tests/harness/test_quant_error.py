@@ -35,7 +35,7 @@ def _numpy_metrics(dq, f, axis=None):
             "sqnr_db": [20 * math.log10(max(np.linalg.norm(a), eps) / max(np.linalg.norm(b), eps))
                         for a, b in zip(fc, ec)],
             "max_abs_error": [np.abs(b).max() for b in ec], "mean_abs_error": [np.abs(b).mean() for b in ec],
-            "mean_error": [b.mean() for b in ec]}
+            "mean_error": [b.mean() for b in ec], "float_rms": [np.sqrt((a * a).mean()) for a in fc]}
     return out
 
 
@@ -59,6 +59,19 @@ def test_error_stats_over_samples_are_the_numpy_metrics_of_the_concatenation():
         s.add(dq[k], f[k])
     _assert_metrics(s.row(), _numpy_metrics(dq, f, axis=-1))
     assert s.row()["count"] == f.size and s.row()["per_channel"]["axis"] == -1
+
+
+def test_a_channel_that_is_zero_in_float_is_left_out_of_the_worst_channel():
+    f = np.ones((2, 3, 3), np.float32) * np.array([1.0, 0.0, 2.0], np.float32)  # channel 1: a dead ReLU
+    dq = f + np.array([0.1, 0.0, 0.5])
+    s = fe.ErrorStats(axis=-1)
+    s.add(dq, f)
+    row = s.row()
+    assert row["per_channel"]["sqnr_db"][1] == 0.0 and row["per_channel"]["float_rms"][1] == 0.0  # ORT's eps rule
+    md = fe.render_md({"float_model": "f.tflite", "executor": "dspsim", "unmatched": [], "unmatched_float": [],
+                       "layers": [{"op_index": 0, "layer": "CONV_2D", "name": "y", "float_name": "y",
+                                   "match": "name", **row}]})
+    assert f"| {20 * math.log10(2 / 0.5):.2f} (ch 2); 1 channel 0 in float |" in md
 
 
 def test_sqnr_is_onnx_runtimes_and_an_exact_match_hits_its_epsilon_floor():
