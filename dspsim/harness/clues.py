@@ -291,8 +291,9 @@ def saturation(d: Divergence) -> Clue | None:
 
 def constant_offset(d: Divergence) -> Clue | None:
     """Every value (of ``d.where``: the channels / positions the differences lie in) moved by the same c, except
-    values at a range end of the device (clipped): a zero point, or a bias."""
-    if d.m < 2:
+    values at a range end of the device (clipped), and those are fewer than the values that moved: a zero point,
+    or a bias."""
+    if d.m < 2 or 2 * d.m <= int(d.where.sum()):
         return None
     steps = np.unique(d.diff[d.bad])
     if len(steps) != 1:
@@ -302,8 +303,9 @@ def constant_offset(d: Divergence) -> Clue | None:
         return None
     c = int(steps[0])
     if d.scope is None:
+        every = "every value" if d.m == d.bad.size else "every value not at a range end"
         return Clue("constant_offset", f"a constant offset of {c:+d} (a zero point)",
-                    lead=f"every value differs by {c:+d}", detail={"offset": c})
+                    lead=f"{every} differs by {c:+d}", detail={"offset": c})
     return Clue("constant_offset", f"every value there is off by {c:+d} (a zero point or a bias)",
                 lead=f"every difference is {c:+d}", detail={"offset": c})
 

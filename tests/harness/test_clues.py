@@ -192,3 +192,11 @@ def test_bad_input_names_the_function_and_the_rule():
         cl.analyze(np.zeros(3, np.float32), np.zeros(3, np.int8))
     with pytest.raises(ValueError, match="analyze: the tensors must have one shape"):
         cl.analyze(np.zeros(3, np.int8), np.zeros(4, np.int8))
+
+
+def test_a_few_values_off_by_one_amount_among_clipped_ones_are_no_offset():
+    ref = np.array([127, 127, -128, -128, 127, 5, -7], np.int8)  # an FC output mostly at the range ends
+    dev = ref.copy()
+    dev[:2] = -128  # two values wrap from the top to the bottom: -255 each
+    r = cl.analyze(ref, dev, channel_axis=0)
+    assert r["histogram"] == {"-255": 2} and "constant_offset" not in _found(r)

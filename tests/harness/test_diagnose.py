@@ -353,3 +353,18 @@ def test_a_passing_diagnose_with_tensors_not_dumped_says_they_were_not_compared(
     assert r["passed"] and r["not_dumped"]["tensors"] == [e.tensor for e in full[1:-2]]
     assert r["not_dumped"]["caveat"].startswith("5 of 7 operator outputs were not dumped (t14, t15, t16, t17, t18)")
     assert r["not_dumped"]["caveat"].endswith("the device may differ there")
+
+
+def test_real_tflm_standalone_relu6_is_a_constant_offset_of_the_zero_points():
+    """TFLM's RELU6 clamps the input codes and does not requantize (tests/golden/dumps): on branches_left, whose
+    RELU6 keeps the scale and changes the zero point, every output is off by the zero points' difference."""
+    dumps = GOLDEN / "dumps" / "branches_left"
+    r = dg.diagnose(MODELS / "branches_left.tflite", [np.load(dumps / "input0.npy")], dumps / "tflm", "litert",
+                    search=False)
+    f = r["first_divergence"]
+    assert (f["op_index"], f["op"], f["locality"]) == (5, "RELU6", "local")
+    m = load_model(MODELS / "branches_left.tflite")
+    t_in, t_out = (m.tensor_info(t) for t in (m.operator_inputs(5)[0], f["tensor"]))
+    assert t_in.scale == t_out.scale and t_in.zero_point - t_out.zero_point == 68
+    assert f["exact_histogram"] == {"+68": f["count"]}
+    assert f["clue"] == "every value differs by +68: a constant offset of +68 (a zero point)"
