@@ -112,3 +112,22 @@ def test_an_unreadable_file_in_a_data_folder_is_bad_input_naming_it(tmp_path, ca
     assert cli.main(["validate", f"{MODELS}/cnn.tflite", "--data", str(data), "--json", "-"]) == 2
     err = _last_error(capsys)
     assert "cannot read c.npy" in err
+
+
+@pytest.mark.parametrize("fmt", ["hex", "bin", "c-header"])
+def test_a_float16_constant_in_export_model_is_one_line_exit_2(tmp_path, capsys, monkeypatch, fmt):
+    from dspsim.harness import export_model
+
+    real = export_model._run_tensors
+
+    def with_float16(model, trace):
+        rows = real(model, trace)
+        info, role, op_index, value = rows[1]
+        return [rows[0], (info, role, op_index, value.astype(np.float16)), *rows[2:]]
+
+    monkeypatch.setattr(export_model, "_run_tensors", with_float16)
+    np.save(tmp_path / "x.npy", np.load(f"{MODELS}/cnn.npz")["r0/in0"])
+    assert cli.main(["export-model", f"{MODELS}/cnn.tflite", "--input", str(tmp_path / "x.npy"), "--format", fmt,
+                     "--out", str(tmp_path / "exp")]) == 2
+    assert "float16" in _last_error(capsys)
+    assert not (tmp_path / "exp").exists()
