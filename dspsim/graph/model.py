@@ -13,6 +13,10 @@ import numpy as np
 from .executor import tensor_info
 from .state import State
 
+#: Operators that keep state between invocations (TFLite resource variables, CALL_ONCE, and TFLite Micro's Signal
+#: custom ops with a persistent buffer).
+_STATEFUL_OPS = ("VAR_HANDLE", "CALL_ONCE", "CUSTOM(SignalFilterBankSpectralSubtraction)")
+
 
 class Model:
     """A model run layer by layer with dspsim's bit-exact kernels, under the arithmetic of ``profile``.
@@ -245,7 +249,7 @@ class Model:
     def stateful(self) -> bool:
         """Whether the model keeps state between invocations (resource variables or variable tensors)."""
         if self._stateful is None:
-            self._stateful = any(op.name in ("VAR_HANDLE", "CALL_ONCE") for sg in self._mdef.subgraphs
+            self._stateful = any(op.name in _STATEFUL_OPS for sg in self._mdef.subgraphs
                                  for op in sg.operators) \
                 or any(t.is_variable for sg in self._mdef.subgraphs for t in sg.tensors)
         return self._stateful

@@ -8,8 +8,11 @@ one interpreter (reset before each kind, so the spectral subtraction's noise est
 ``kPreserveAllTensors`` so that every operator's output is read back with ``GetTensor``.
 
     tests/golden/signal_<model>.npz: kinds (K,) str, input (K, FRAMES, 1, 480) int16, t<i> (K, FRAMES, *shape) for
-    every tensor a Signal operator or the model output writes (its TFLM dtype), meta (0-d JSON: tflite-micro's
-    version, the model's sha256, the tensors' names and the operator writing each)
+    every tensor a Signal operator reads or writes and the model output (its TFLM dtype), c<i> the constant inputs of the
+    Signal operators, meta (0-d JSON: tflite-micro's version, the model's sha256, the tensors with the operator
+    writing each, and the Signal operators in order with their inputs, outputs and decoded custom options): the
+    operators can be checked one by one from this file alone. The openmv model's Signal operators are those of
+    audio_preprocessor_int8 (same options, same constants), so its file keeps the output only.
 
     /tmp/interp/bin/python tests/golden/make_golden_signal.py    # tflite-micro wheel; one subprocess per model
 
@@ -27,7 +30,9 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 SHARED = os.path.join(ROOT, "..", "..", "..", "shared", "models")
 MODELS = {"audio_preprocessor_int8": os.path.join(SHARED, "tflite-micro", "audio_preprocessor_int8.tflite"),
           "openmv_audio_preprocessor": os.path.join(SHARED, "fresh", "openmv_audio_preprocessor.tflite")}
-FRAMES, HOP, FRAME = 16, 320, 480
+# openmv's Signal operators, their options and constants are audio_preprocessor_int8's: only its output is kept
+OUTPUT_ONLY = {"openmv_audio_preprocessor"}
+FRAMES, HOP, FRAME = 12, 320, 480
 
 
 def frames(pcm):
@@ -37,19 +42,34 @@ def frames(pcm):
     return np.stack([pcm[k * HOP:k * HOP + FRAME] for k in range(FRAMES)]).reshape(FRAMES, 1, FRAME)
 
 
-def signal_tensors(path):
-    """Which tensors the model's Signal custom operators (and its output) write: {tensor index: op name}."""
+def signal_ops(path):
+    """The model's Signal custom operators: ({tensor index: op name} of what they read and write and of the model
+    output,
+    [{name, inputs, outputs, options}] in order, {tensor index: constant data} of their constant inputs)."""
+    import flatbuffers.flexbuffers as flex
     from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as schema
     m = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(open(path, "rb").read(), 0))
     sg = m.subgraphs[0]
-    out = {}
+    written, ops, consts = {}, [], {}
+    types = {7: np.int16, 2: np.int32}
     for op in sg.operators:
         code = m.operatorCodes[op.opcodeIndex]
         name = code.customCode.decode() if code.customCode else None
-        if name and name.startswith("Signal"):
-            out.update({int(i): name for i in op.outputs})
-    out.update({int(i): "output" for i in sg.outputs})
-    return out
+        if not (name and name.startswith("Signal")):
+            continue
+        written.update({int(i): name for i in op.outputs})
+        options = flex.Loads(bytes(op.customOptions)) if op.customOptions is not None else {}
+        ops.append({"name": name, "inputs": [int(i) for i in op.inputs], "outputs": [int(i) for i in op.outputs],
+                    "options": options})
+        for i in op.inputs:
+            t = sg.tensors[i]
+            data = m.buffers[t.buffer].data
+            if data is not None and len(data):
+                consts[int(i)] = np.frombuffer(bytes(data), types[t.type]).reshape(t.shape)
+            else:
+                written.setdefault(int(i), f"input of {name}")
+    written.update({int(i): "output" for i in sg.outputs})
+    return written, ops, consts
 
 
 def run_one(name):
@@ -57,7 +77,9 @@ def run_one(name):
     from make_golden_microfrontend import kinds
 
     path = MODELS[name]
-    written = signal_tensors(path)
+    written, ops, consts = signal_ops(path)
+    if name in OUTPUT_ONLY:
+        written, consts = {i: v for i, v in written.items() if v == "output"}, {}
     audio = kinds()
     names = sorted(audio)
     it = runtime.Interpreter.from_file(path, arena_size=1 << 20,
@@ -80,8 +102,10 @@ def run_one(name):
             got[i].append(np.stack(rows[i]))
     from tflite_micro.python.tflite_micro._version import __version__ as version
     meta = {"tflite-micro": version, "sha256": hashlib.sha256(open(path, "rb").read()).hexdigest(),
-            "frames": FRAMES, "hop": HOP, "tensors": {str(i): [written[i], *shapes[i]] for i in written}}
+            "frames": FRAMES, "hop": HOP, "tensors": {str(i): [written[i], *shapes[i]] for i in written},
+            "ops": ops}
     arrays = {f"t{i}": np.stack(v) for i, v in got.items()}
+    arrays.update({f"c{i}": v for i, v in consts.items()})
     np.savez_compressed(os.path.join(ROOT, f"signal_{name}.npz"), kinds=np.array(names), input=inputs,
                         meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
 

@@ -1,7 +1,8 @@
 """The arithmetic family's builtins: ADD, MUL, SUB, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM.
 
 ADD and MUL (int8 / uint8 / int16, broadcasting); ADD, SUB and MUL on unquantized int32 tensors (wrapping, the fused
-activation's int32 range; TFLM's int32 ADD ignores its fused activation).
+activation's int32 range; TFLM's int32 ADD ignores its fused activation); float32 MUL, one IEEE product per element
+(``arithmetic_rest.prepare_float_binary``, as float32 DIV).
 
 Per kernel (``g.kernel(op)``): TFLite's reference (LiteRT; its int16 ADD takes the shift-only kernel on
 power-of-two scales), TFLM's (int16 ADD always the general path, any zero points; int16 MUL's multiplier from
@@ -40,6 +41,7 @@ from ..prepare import (
     per_tensor_quant, refuse, xnnpack_delegates,
 )
 from ._lean import binary_run
+from .arithmetic_rest import prepare_float_binary
 
 
 def _binary(op, g):
@@ -138,6 +140,9 @@ def prepare_add(op, g):
 def prepare_mul(op, g):
     if _is_int32(op, g):
         return _prepare_int32(op, g, wrapping.IntegerOp.MUL)
+    if op.inputs and op.inputs[0] >= 0 and g.tensor(op.inputs[0]).dtype == np.float32:  # an IEEE product per element
+        return prepare_float_binary(op, g, np.multiply, (np.dtype(np.float32), _INT32, np.dtype(np.int8),
+                                                         np.dtype(np.int16)))
     int16_mul = _is_int16(op, g)
     t_out, s1, z1, s2, z2, so, zo, lo, hi = (_binary_int16 if int16_mul else _binary)(op, g)
     real = np.float32(np.float32(s1 * s2) / so)

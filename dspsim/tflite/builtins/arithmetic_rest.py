@@ -122,25 +122,32 @@ def _activation_min_max(y, lo, hi):
     return np.where(hi < y, hi, y).astype(np.float32)
 
 
+def prepare_float_binary(op, g, ufunc, types):
+    """A float32 DIV or MUL: one IEEE operation (``ufunc``) per element, broadcasting, then the fused
+    activation's float range (``types``: what the op takes, for the engine's refusal message)."""
+    _arity(op, 2)
+    check_dtype(op, g.tensor(op.inputs[0]), engine_types(op, g, types), "input", g)
+    check_dtype(op, g.tensor(op.inputs[1]), (_F32,), "input 2")
+    check_dtype(op, g.tensor(op.outputs[0]), (_F32,), "output")
+    act = op.options.get("fused_activation_function", 0)
+    if act not in _FLOAT_ACT:
+        refuse(op, f"fused activation {act} is not supported")
+    _float_refused_under_xnnpack(op, g)
+    lo, hi = (np.float32(v) for v in _FLOAT_ACT[act])
+
+    def run(x1, x2):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            y = ufunc(x1, x2, dtype=np.float32)
+        return _activation_min_max(y, lo, hi)
+
+    return Prepared(_binary_out(op, g, run), {"fused_activation_function": act})
+
+
 @builtin("DIV")
 def prepare_div(op, g):
     _arity(op, 2)
-    t = g.tensor(op.inputs[0])
-    if t.dtype == _F32:  # float32: one IEEE division per element in every engine (reference, optimized, XNNPACK)
-        check_dtype(op, t, engine_types(op, g, (_F32, _I32, _I8, _U8, _I16)), "input", g)
-        check_dtype(op, g.tensor(op.outputs[0]), (_F32,), "output")
-        act = op.options.get("fused_activation_function", 0)
-        if act not in _FLOAT_ACT:
-            refuse(op, f"fused activation {act} is not supported")
-        _float_refused_under_xnnpack(op, g)
-        lo, hi = (np.float32(v) for v in _FLOAT_ACT[act])
-
-        def fdiv(x1, x2):
-            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                y = np.divide(x1, x2, dtype=np.float32)
-            return _activation_min_max(y, lo, hi)
-
-        return Prepared(_binary_out(op, g, fdiv), {"fused_activation_function": act})
+    if g.tensor(op.inputs[0]).dtype == _F32:  # one IEEE division per element in every engine (reference, XNNPACK)
+        return prepare_float_binary(op, g, np.divide, (_F32, _I32, _I8, _U8, _I16))
     t = _typed(op, g, (_F32, _I32, _I8, _U8, _I16))
     if t.dtype == _I32:
         if op.options.get("fused_activation_function", 0) != 0:

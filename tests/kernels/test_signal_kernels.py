@@ -1,0 +1,206 @@
+"""The Signal library kernels (dspsim.kernels.signal) against their plain-Python oracle (dspsim.oracle.signal) on
+random and edge inputs (int16 min / max, zero, every shift), the C arithmetic's surprises pinned by hand, and bad
+input. The golden vectors of the tflite-micro wheel are checked in tests/tflite/test_signal_models.py."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dspsim.kernels.signal import (
+    signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
+    signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_pcan, signal_rfft, signal_window,
+)
+from dspsim.oracle import signal as ref
+
+SEEDS = st.integers(0, 2 ** 32 - 1)
+I16_EDGES = np.array([-32768, -32767, -32766, -1, 0, 1, 2, 32765, 32766, 32767], np.int16)
+
+
+def _int16(rng, n):
+    """Random int16 with the edges mixed in, at a random level (full scale down to a few bits)."""
+    x = rng.integers(-32768, 32768, n) >> int(rng.integers(0, 15))
+    x[rng.integers(0, n, max(1, n // 8))] = rng.choice(I16_EDGES, max(1, n // 8))
+    return x.astype(np.int16)
+
+
+def _uint(rng, n, bits):
+    x = rng.integers(0, 2 ** 63, n, dtype=np.uint64) >> np.uint64(64 - int(rng.integers(1, bits + 1)))
+    x[: min(n, 3)] = [0, 1, 2 ** bits - 1][: min(n, 3)]
+    return x.astype(np.uint32 if bits <= 32 else np.uint64)
+
+
+def _same(got, want):
+    if isinstance(want, tuple):
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def _both(kernel, oracle, *args, **kw):
+    _same(kernel(*args, **kw), oracle(*args, **kw))
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS)
+def test_window_matches_oracle_for_every_shift(seed):
+    rng = np.random.default_rng(seed)
+    w = _int16(rng, 16)
+    x = _int16(rng, 48).reshape(3, 16)
+    _both(signal_window, ref.signal_window_oracle, x, w, int(rng.integers(0, 32)))
+
+
+def test_window_saturates_the_product_of_full_scale_values():
+    x = np.array([-32768, -32768, 32767, 32767], np.int16)
+    w = np.array([-32768, 32767, -32768, 32767], np.int16)
+    assert signal_window(x, w, 0).tolist() == [32767, -32768, -32768, 32767]
+    assert signal_window(x, w, 31).tolist() == [0, -1, -1, 0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(SEEDS)
+def test_fft_auto_scale_matches_oracle(seed):
+    rng = np.random.default_rng(seed)
+    _both(signal_fft_auto_scale, ref.signal_fft_auto_scale_oracle, _int16(rng, int(rng.integers(1, 64))))
+
+
+@pytest.mark.parametrize("x, want, bits", [
+    ([0, 0, 0], [0, 0, 0], 0),                       # silence: MostSignificantBit32(0) is 32 under GCC -> no shift
+    ([1, -1], [16384, -16384], 14),
+    ([-16384, 5], [-16384, 5], 0),
+    ([-32768, 5], [0, 20480], 12),                   # -(-32768) stored in the int16 maximum wraps; 5 then wins
+    ([-32768, -5], [-32768, -5], 0),                 # -5 > -32768: the "maximum" ends at -5, negative: no shift
+    ([5, -32768], [5, -32768], 0),                   # the wrapped maximum is -32768: bit 31 set, no shift
+])
+def test_fft_auto_scale_keeps_the_maximum_in_an_int16(x, want, bits):
+    out, got_bits = signal_fft_auto_scale(np.array(x, np.int16))
+    assert (out.tolist(), got_bits) == (want, bits)
+
+
+@settings(max_examples=12, deadline=None)
+@given(SEEDS, st.sampled_from([4, 8, 32, 64]))
+def test_rfft_matches_oracle_with_zero_padding(seed, n):
+    rng = np.random.default_rng(seed)
+    x = _int16(rng, 2 * int(rng.integers(1, n + 1))).reshape(2, -1)
+    _both(signal_rfft, ref.signal_rfft_oracle, x, n)
+
+
+def test_rfft_of_full_scale_edges_matches_oracle():
+    for fill in (-32768, 32767):
+        _both(signal_rfft, ref.signal_rfft_oracle, np.full(512, fill, np.int16), 512)
+    _both(signal_rfft, ref.signal_rfft_oracle, np.tile(np.array([32767, -32768], np.int16), 240), 512)
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS)
+def test_energy_matches_oracle(seed):
+    rng = np.random.default_rng(seed)
+    x = _int16(rng, 2 * 20)
+    end = int(rng.integers(0, 21))
+    _both(signal_energy, ref.signal_energy_oracle, x, int(rng.integers(0, end + 1)), end)
+
+
+def test_energy_of_minus_full_scale_is_2_to_31():
+    assert signal_energy(np.array([-32768, -32768, 1, 1], np.int16), 0, 2).tolist() == [2 ** 31, 2]
+
+
+def _filter_bank_case(rng, channels=6, bins=32):
+    widths = rng.integers(0, 6, channels + 1)
+    freq = np.array([rng.integers(0, bins - w + 1) for w in widths])
+    wstart = np.concatenate([[0], np.cumsum(widths)[:-1]])
+    nw = int(widths.sum()) + 1
+    return (_uint(rng, bins, 32), _int16(rng, nw), _int16(rng, nw), freq.astype(np.int16), wstart.astype(np.int16),
+            widths.astype(np.int16), channels)
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS)
+def test_filter_bank_matches_oracle_wrapping_modulo_2_to_64(seed):
+    _both(signal_filter_bank, ref.signal_filter_bank_oracle, *_filter_bank_case(np.random.default_rng(seed)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS)
+def test_square_root_matches_oracle_for_every_shift(seed):
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([_uint(rng, 12, 64), _uint(rng, 12, 32).astype(np.uint64)])
+    _both(signal_filter_bank_square_root, ref.signal_filter_bank_square_root_oracle, x, int(rng.integers(0, 32)))
+
+
+def test_square_root_rounds_up_except_at_all_ones():
+    x = np.array([0, 1, 2, 3, 2 ** 32 - 1, 2 ** 32, 2 ** 64 - 1, 65535 ** 2 + 65535, 65535 ** 2 + 65536],
+                 np.uint64)
+    assert signal_filter_bank_square_root(x, 0).tolist() == [0, 1, 1, 2, 65535, 65536, 2 ** 32 - 1, 65535, 65535]
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS, st.booleans())
+def test_spectral_subtraction_matches_oracle_over_frames(seed, clamping):
+    rng = np.random.default_rng(seed)
+    est = np.zeros(8, np.uint32)
+    coeffs = dict(smoothing=int(rng.integers(0, 2 ** 14)), one_minus_smoothing=int(rng.integers(0, 2 ** 14)),
+                  alternate_smoothing=int(rng.integers(0, 2 ** 32)),
+                  alternate_one_minus_smoothing=int(rng.integers(0, 2 ** 32)),
+                  smoothing_bits=int(rng.integers(0, 32)), spectral_subtraction_bits=int(rng.integers(0, 64)),
+                  min_signal_remaining=int(rng.integers(0, 2 ** 32)), clamping=clamping)
+    for _ in range(4):  # the estimate carries over, as the op's state does
+        x = _uint(rng, 8, 32)
+        out, new = signal_filter_bank_spectral_subtraction(x, est, **coeffs)
+        _same((out, new), ref.signal_filter_bank_spectral_subtraction_oracle(x, est, **coeffs))
+        est = new
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS)
+def test_pcan_matches_oracle(seed):
+    rng = np.random.default_rng(seed)
+    _both(signal_pcan, ref.signal_pcan_oracle, _uint(rng, 16, 32), _uint(rng, 16, 32), _int16(rng, 125),
+          int(rng.integers(0, 64)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(SEEDS)
+def test_filter_bank_log_matches_oracle(seed):
+    rng = np.random.default_rng(seed)
+    scale = int(rng.choice([64, 1 << 16, int(rng.integers(0, 2 ** 32))]))
+    _both(signal_filter_bank_log, ref.signal_filter_bank_log_oracle, _uint(rng, 24, 32), scale,
+          int(rng.integers(0, 32)))
+
+
+def test_filter_bank_log_wraps_the_output_scale_product_in_uint32():
+    x = np.array([0, 1, 2, 2 ** 32 - 1], np.uint32)
+    assert signal_filter_bank_log(x, 64, 0).tolist() == [0, 0, 44, 1420]
+    big = signal_filter_bank_log(np.array([2 ** 31], np.uint32), 2 ** 16, 0)  # 2^16 ln(2^31) * 2^16 wraps
+    assert big.tolist() == ref.signal_filter_bank_log_oracle(np.array([2 ** 31], np.uint32), 2 ** 16, 0).tolist()
+    assert big[0] != min(round(31 * np.log(2) * 2 ** 16), 32767)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: signal_window(np.zeros(5, np.int16), np.zeros(2, np.int16), 1), "signal_window: x's size 5 must be a"),
+    (lambda: signal_window(np.zeros(4, np.int16), np.zeros(2, np.int16), 32), "signal_window: shift must be an int"),
+    (lambda: signal_window(np.zeros(4, np.float32), np.zeros(2, np.int16), 1), "signal_window: x must have dtype"),
+    (lambda: signal_fft_auto_scale(np.zeros((2, 2), np.int16)), "signal_fft_auto_scale: x must have rank 1"),
+    (lambda: signal_rfft(np.zeros(8, np.int16), 12), "signal_rfft: fft_length must be a power of two"),
+    (lambda: signal_rfft(np.zeros(16, np.int16), 8), "signal_rfft: x's last dimension 16 exceeds"),
+    (lambda: signal_energy(np.zeros(5, np.int16), 0, 1), "signal_energy: x must hold (re, im) pairs"),
+    (lambda: signal_energy(np.zeros(4, np.int16), 0, 3), "signal_energy: end_index must be an int in [0, 2]"),
+    (lambda: signal_filter_bank(np.zeros(4, np.uint32), np.zeros(2, np.int16), np.zeros(2, np.int16),
+                                np.array([0, 3], np.int16), np.zeros(2, np.int16), np.array([0, 2], np.int16), 1),
+     "signal_filter_bank: every channel's bins must lie inside x"),
+    (lambda: signal_filter_bank_square_root(np.zeros(2, np.uint32), 0), "signal_filter_bank_square_root: x must "
+                                                                        "have dtype uint64"),
+    (lambda: signal_filter_bank_spectral_subtraction(np.zeros(2, np.uint32), np.zeros(3, np.uint32), 1, 1, 1, 1, 0,
+                                                     64, 0, False),
+     "signal_filter_bank_spectral_subtraction: noise_estimate must have x's shape"),
+    (lambda: signal_pcan(np.zeros(2, np.uint32), np.zeros(2, np.uint32), np.zeros(124, np.int16), 6),
+     "signal_pcan: gain_lut must have at least 125 entries"),
+    (lambda: signal_filter_bank_log(np.zeros(2, np.uint32), -1, 0), "signal_filter_bank_log: output_scale must be"),
+])
+def test_bad_input_is_refused_naming_the_function_and_the_rule(call, message):
+    with pytest.raises((ValueError, TypeError)) as e:
+        call()
+    assert str(e.value).startswith(message)
