@@ -184,7 +184,7 @@ MANIFEST_BYTES = 64 << 20
 
 def manifest_entry(path) -> tuple | None:
     """(dtype, shape, manifest path) of a raw file that ``dspsim export-model`` wrote, from the
-    ``manifest.json`` beside it (or one folder up, for ``params/``); None when no manifest lists it."""
+    ``manifest.json`` beside it (or one folder up, for a file in an operator's folder); None when no manifest lists it."""
     import json
 
     path = Path(path)
@@ -253,7 +253,7 @@ def compare_files(expected, actual, key: str | None = None, *, dtype=None, shape
         How ``.hex`` words pack values (:class:`dspsim.harness.vectors.HexLayout`; default one per word).
 
     A raw file that ``dspsim export-model`` wrote takes its dtype and shape from the export's
-    ``manifest.json`` (beside it, or one folder up for ``params/``), unless ``dtype`` says otherwise;
+    ``manifest.json`` (beside it, or one folder up for a file in an operator's folder), unless ``dtype`` says otherwise;
     the other side then takes them from it (noted).
 
     Pairing: two single arrays pair whatever their names unless both files are ``.npz``;
