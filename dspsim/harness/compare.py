@@ -184,7 +184,8 @@ MANIFEST_BYTES = 64 << 20
 
 def manifest_entry(path) -> tuple | None:
     """(dtype, shape, manifest path) of a raw file that ``dspsim export-model`` wrote, from the
-    ``manifest.json`` beside it (or one folder up, for a file in an operator's folder); None when no manifest lists it."""
+    ``manifest.json`` beside it (or one folder up, for a file in an operator's folder); None when no manifest
+    lists it."""
     import json
 
     path = Path(path)

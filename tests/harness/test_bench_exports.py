@@ -96,7 +96,8 @@ def test_window_operators_carry_the_explicit_padding_of_tflites_same_rule(path):
 
 def _cases():
     yield OPS / "softmax16_beta0.3.tflite", "SOFTMAX", {"exp_lut": ("int16", (513,)), "input_left_shift": ("int32", ())}
-    yield OPS / "softmax_1x256_s1_b0.5.tflite", "SOFTMAX", {"input_multiplier": ("int32", ()), "diff_min": ("int32", ())}
+    yield OPS / "softmax_1x256_s1_b0.5.tflite", "SOFTMAX", {"input_multiplier": ("int32", ()),
+                                                           "diff_min": ("int32", ())}
     yield OPS / "logistic_s2.tflite", "LOGISTIC", {"table": ("int8", (256,))}
     yield OPS / "log_softmax_s2.tflite", "LOG_SOFTMAX", {"reverse_scaling_right_shift": ("int32", ())}
     yield OPS / "hard_swish_s2.tflite", "HARD_SWISH", {"reluish_multiplier_exponent": ("int32", ())}
