@@ -398,8 +398,9 @@ class LayerErrors:
                          streaming=self.streaming, n_outputs=self.fgraph.n_outputs, tensors=keys,
                          preserve_all_tensors=True)
         except WorkerFailed as exc:
-            raise FloatModelError(f"{_FUNC}: the {self.kind.value} interpreter did not run the float model (it needs "
-                                  f"the {PIP[self.kind]} package, in DSPSIM_INTERPRETER_PYTHON or this Python)"
+            why = (f"needs the {PIP[self.kind]} package (in DSPSIM_INTERPRETER_PYTHON or this Python)"
+                   if "No module named" in exc.last_line else f"failed on the float model (exit {exc.returncode})")
+            raise FloatModelError(f"{_FUNC}: the {self.kind.value} interpreter {why}"
                                   + (f": {exc.last_line[:200]}" if exc.last_line else "")) from None
         names = [t.name for t in self.fgraph.tensors if t.op_index >= 0]
         inputs = [t.name for t in self.fgraph.tensors if t.op_index < 0]

@@ -156,12 +156,15 @@ def test_renamed_tensors_match_by_operator_position_and_shape(litert_from_golden
     assert [r["sqnr_db"] for r in d["layers"]] == [r["sqnr_db"] for r in ref["layers"]]
 
 
-def test_a_missing_float_interpreter_is_one_line_naming_the_package(monkeypatch, int8_data):
+@pytest.mark.parametrize("last, says", [
+    ("ModuleNotFoundError: No module named 'ai_edge_litert'", "needs the ai-edge-litert package.*No module named"),
+    ("RuntimeError: Node 54 (QUANTIZE) failed to prepare.", r"failed on the float model \(exit 1\): RuntimeError")])
+def test_a_float_interpreter_that_fails_is_one_line_saying_why(monkeypatch, int8_data, last, says):
     def run_in(*args, **kwargs):
-        raise WorkerFailed(1, "Traceback ...\nModuleNotFoundError: No module named 'ai_edge_litert'")
+        raise WorkerFailed(1, f"Traceback ...\n{last}")
 
     monkeypatch.setattr(fe, "run_in", run_in)
-    with pytest.raises(v.ValidateError, match="needs the ai-edge-litert package.*No module named") as exc:
+    with pytest.raises(v.ValidateError, match=says) as exc:
         v.validate(TFL_INT8, int8_data, float_model=TFL_FLOAT)
     assert "\n" not in str(exc.value)
 
@@ -216,8 +219,9 @@ def _onnx_expected(path, x, pairs):
 
     q = onnx.load(path)
     inits = {t.name: numpy_helper.to_array(t) for t in q.graph.initializer}
-    qparams = {n.output[0]: (inits[n.input[1]], inits[n.input[2]]) for n in q.graph.node if n.op_type == "QuantizeLinear"}
-    qparams |= {n.output[0]: (inits[n.input[6]], inits[n.input[7]]) for n in q.graph.node if n.op_type == "QLinearConv"}
+    at = {"QuantizeLinear": (1, 2), "QLinearConv": (6, 7)}  # the output scale and zero point
+    qparams = {n.output[0]: (inits[n.input[at[n.op_type][0]]], inits[n.input[at[n.op_type][1]]])
+               for n in q.graph.node if n.op_type in at}
     model = load_model(path)
     traces = [{e.name: e.value for e in model.trace([s])} for s in x]
     fl = _ort_float_values(x)
