@@ -79,7 +79,7 @@ TFLM = EngineProfile(
                "UNPACK": (_F32, _I32, _I16, _I8), "MIRROR_PAD": (_F32, _I8), "SPACE_TO_DEPTH": (_F32, _I8),
                "DEPTH_TO_SPACE": (_F32, _I8), "CAST": (_I8, _I16, _I32, "uint32", _F32),
                "RESIZE_NEAREST_NEIGHBOR": (_F32, _I8, _I16), "RESIZE_BILINEAR": (_I8,), "REDUCE_MAX": (_I8,),
-               "ARG_MAX": (_I8,), "ARG_MAX.output": (_I32,), "SUM": (_I8,),
+               "ARG_MAX": (_I8,), "ARG_MAX.output": (_I32,), "SUM": (_I8, _I16),
                # tests/golden/ops/builtins2.npz (make_golden_builtins2.py)
                **{op: (_BOOL, _F32, _I32, _I64, _I8) for op in ("EQUAL", "NOT_EQUAL")},
                **{op: (_F32, _I32, _I64, _I8) for op in ("LESS", "LESS_EQUAL", "GREATER_EQUAL")},
@@ -95,12 +95,16 @@ TFLM = EngineProfile(
         int32_requantize_pairs=frozenset({(_I8, _I32), (_I16, _I32), (_I32, _I8), (_I32, _I16)}),
         # fully_connected_common.cc: INT4 weights per tensor only; conv_common.cc / depthwise_conv_common.cc:
         # an int16 layer with INT4 weights is "hybrid"
-        int4_weights={"FULLY_CONNECTED": ("int8/per-tensor",), "CONV_2D": (_I8,), "DEPTHWISE_CONV_2D": (_I8,)}))
+        int4_weights={"FULLY_CONNECTED": ("int8/per-tensor",), "CONV_2D": (_I8,), "DEPTHWISE_CONV_2D": (_I8,)},
+        # conv.cc / fully_connected.cc requires_int32_accum; transpose_conv.cc widens an int16 bias to int64
+        narrow_16x8_bias={"CONV_2D": _I32, "FULLY_CONNECTED": _I32, "TRANSPOSE_CONV": _I16}))
 
 TFLM_CMSIS_NN = TFLM.derive(
     "tflm-cmsis-nn", "TensorFlow Lite Micro with CMSIS-NN kernels (OPTIMIZED_KERNEL_DIR=cmsis_nn; CMSIS-NN "
                      "4ab83cc, its C paths, as TFLM 90b983c pins): the reference kernels' integers, its defects "
-                     "included", interpreter=None, tflite=replace(TFLM.tflite, quotient="float32"),
+                     "included", interpreter=None,
+    # CMSIS-NN's s16 kernels with a narrow bias are not measured here (no golden): int64 biases only
+    tflite=replace(TFLM.tflite, quotient="float32", narrow_16x8_bias={}),
     defects=frozenset({Defect.CMSIS_NN_LSTM_STATE_RESET, Defect.CMSIS_NN_SVDF_INT8_STATE,
                        Defect.CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS}))
 
@@ -159,12 +163,18 @@ LITERT_OPTIMIZED = EngineProfile(
         kernels={op: Kernel.LITERT_OPTIMIZED for op in ("ADD", "SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR",
                                                          "LOGISTIC", "TANH", "QUANTIZE", "DEQUANTIZE", "LEAKY_RELU",
                                                          "ELU", "MEAN", "SUM", "RESIZE_BILINEAR", "MUL")},
+        # fully_connected.cc: a 16x8 FC with an int32 bias and zero points 0 runs optimized_integer_ops (ruy, int32)
+        narrow_16x8_bias={"FULLY_CONNECTED": _I32},
         max_versions=_LITERT_BUILTIN_MAX_VERSIONS, **_LITERT_TFLITE))
 
 _XNNPACK_MAC = _mac(_FLOAT32, _FLOAT32, _FLOAT32, _FLOAT32, fc_16x8=_LITERT_FC)
 # the delegate leaves INT4-weight CONV_2D / DEPTHWISE_CONV_2D to LiteRT's optimized kernels (tests/golden/ops/int4.npz)
 _XNNPACK_MAC = _XNNPACK_MAC.with_rules(**{f: replace(_XNNPACK_MAC.family(f), requant_int4=LITERT_OPTIMIZED.mac.family(
     f).requant) for f in ("conv_2d", "depthwise_conv_2d")})
+# and a 16x8 FULLY_CONNECTED with an int32 bias to the optimized kernel (tests/golden/ops/int16_variants.npz)
+_XNNPACK_MAC = _XNNPACK_MAC.with_rules(fully_connected=replace(
+    _XNNPACK_MAC.family("fully_connected"),
+    requant_16x8_int32=LITERT_OPTIMIZED.mac.family("fully_connected").requant))
 
 XNNPACK = EngineProfile(
     "xnnpack", "LiteRT's default interpreter: the XNNPACK delegate where it takes the node, LiteRT's optimized "
@@ -175,6 +185,7 @@ XNNPACK = EngineProfile(
                                                   "LOGISTIC", "TANH", "ELU", "RESIZE_BILINEAR", "REDUCE_MIN",
                                                   "DIV", "SQRT")},
                  **{op: Kernel.LITERT_OPTIMIZED for op in ("SOFTMAX", "LOG_SOFTMAX", "RESIZE_NEAREST_NEIGHBOR")}},
+        narrow_16x8_bias=LITERT_OPTIMIZED.tflite.narrow_16x8_bias,
         max_versions=_LITERT_BUILTIN_MAX_VERSIONS, **_LITERT_TFLITE))
 
 # --------------------------------------------------------------------------------------------

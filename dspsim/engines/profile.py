@@ -188,6 +188,10 @@ class MacRule:
     requant_int4 : RequantRule or None
         8-bit layers with packed INT4 weights, where the engine runs another kernel for them: XNNPACK's delegate
         leaves INT4 CONV_2D and DEPTHWISE_CONV_2D to LiteRT's optimized kernels (measured); None: :attr:`requant`.
+    requant_16x8_int32 : RequantRule or None
+        16x8 layers with an int32 bias (``TfliteProfile.narrow_16x8_bias``: an int32 accumulator), where the engine
+        runs another kernel for them: XNNPACK's delegate leaves a 16x8 FULLY_CONNECTED to LiteRT's optimized kernel
+        (measured); None: :attr:`requant`, the 8-bit layers' rule (TFLM's and LiteRT's int32 paths).
     """
 
     requant: RequantRule
@@ -197,6 +201,12 @@ class MacRule:
     requant_uint8: RequantRule | None = None
     requant_grouped: RequantRule | None = None
     requant_int4: RequantRule | None = None
+    requant_16x8_int32: RequantRule | None = None
+
+    @property
+    def int32_bias_16x8_requant(self) -> RequantRule:
+        """The rule of a 16x8 layer with an int32 bias: :attr:`requant_16x8_int32`, else :attr:`requant`."""
+        return self.requant_16x8_int32 or self.requant
 
     @property
     def uint8_requant(self) -> RequantRule:
@@ -221,7 +231,7 @@ class MacRule:
         return self.uint8_requant if str(dtype) == "uint8" else self.requant
 
     def __post_init__(self):
-        for name in ("requant_uint8", "requant_grouped", "requant_int4"):
+        for name in ("requant_uint8", "requant_grouped", "requant_int4", "requant_16x8_int32"):
             value = getattr(self, name)
             if value is not None and not isinstance(value, RequantRule):
                 raise TypeError(f"MacRule: {name} must be a RequantRule or None, got {type(value).__name__}")
@@ -304,6 +314,12 @@ class TfliteProfile:
         ``"int8"`` with weights quantized per tensor or per channel, ``"int8/per-tensor"`` per tensor only. An
         operator or type absent is refused. Default: LiteRT's (every MAC operator but TRANSPOSE_CONV, int8 and
         int16).
+    narrow_16x8_bias : mapping op name -> bias type name
+        The bias type narrower than int64 that a 16x8 MAC operator takes: ``"int32"`` (the layer then sums in an
+        int32 accumulator, wrapping, and requantizes with the 32-bit ``MultiplyByQuantizedMultiplier``: TFLM's
+        ``requires_int32_accum`` in conv.cc and fully_connected.cc), ``"int16"`` (sign-extended to int64 at
+        Prepare: TFLM's transpose_conv.cc). Absent: int64 only. Default: none (LiteRT reads an int32 bias of a 16x8
+        CONV_2D as int64, out of bounds, and its TRANSPOSE_CONV refuses an int16 one).
     """
 
     kernels: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
@@ -319,9 +335,10 @@ class TfliteProfile:
     quotient: str = "double"
     int4_weights: MappingProxyType = field(default_factory=lambda: MappingProxyType(
         {op: ("int8", "int16") for op in ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")}))
+    narrow_16x8_bias: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self):
-        for name in ("kernels", "refused", "max_versions", "types", "max_ranks", "int4_weights"):
+        for name in ("kernels", "refused", "max_versions", "types", "max_ranks", "int4_weights", "narrow_16x8_bias"):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):
                 object.__setattr__(self, name, MappingProxyType(dict(value)))
@@ -338,7 +355,7 @@ class TfliteProfile:
         return hash((tuple(sorted(self.kernels.items())), tuple(sorted(self.refused.items())),
                      tuple(sorted(self.max_versions.items())), self.takes_uint8, self.checks_quantization,
                      self.allocates_empty_tensors, self.rounding, self.quotient,
-                     tuple(sorted(self.int4_weights.items()))))
+                     tuple(sorted(self.int4_weights.items())), tuple(sorted(self.narrow_16x8_bias.items()))))
 
 
 class OnnxKernels(str, Enum):

@@ -318,12 +318,21 @@ def mac_rule(g, family, t_in, grouped=False, int4=False):
     return g.mac(family).rule_for(t_in.dtype.name, grouped, int4)
 
 
+def narrow_16x8_bias(op, g, bias, t_in) -> bool:
+    """Whether ``op`` is a 16x8 layer whose bias is the narrower type its engine takes
+    (``TfliteProfile.narrow_16x8_bias``): an int32 bias means an int32 accumulator and the 32-bit requantization."""
+    return bias is not None and t_in.dtype == np.int16 and bias.dtype.name == g.tflite.narrow_16x8_bias.get(op.name)
+
+
 def mac_bias(op, g, family, bias, t_in):
     """A MAC layer's constant bias as the engine holds it: the type TFLite requires for the input type (int32;
-    int64 for 16x8), then, for 8-bit inputs, saturated to the family's ``bias_bits``."""
+    int64 for 16x8, or the narrower type the engine's 16x8 kernel takes, widened to int64), then, for 8-bit
+    inputs, saturated to the family's ``bias_bits``."""
     if bias is None:
         return None
     want = _BIAS_TYPES.get(np.dtype(t_in.dtype))
+    if narrow_16x8_bias(op, g, bias, t_in):
+        return bias.astype(np.int64)
     if bias.dtype != want:
         refuse(op, f"bias must be {want.name}, got {bias.dtype}")
     bits = g.mac(family).bias_bits

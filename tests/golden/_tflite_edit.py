@@ -108,8 +108,10 @@ def expose_tensors(model_bytes, indices, subgraph=0):
 
 def one_op_model(code, options_type, options, tensors, inputs, outputs, version=1):
     """A one-operator model built from the schema objects. ``tensors``: (name, shape, TensorType,
-    scale or None, zero point, constant data or None) in index order; ``inputs``/``outputs``: the
-    operator's tensor indices (the constants' ones are left out of the subgraph inputs)."""
+    scale or None, zero point, constant data or None[, extras]) in index order, a scale sequence meaning per-channel
+    quantization along ``extras["axis"]`` (default 0, zero points 0); ``extras["variable"]`` marks a variable
+    tensor (state); ``inputs``/``outputs``: the operator's tensor indices (constants and variables are left out of
+    the subgraph inputs)."""
     model = S.ModelT()
     model.version = 3
     oc = S.OperatorCodeT()
@@ -120,9 +122,14 @@ def one_op_model(code, options_type, options, tensors, inputs, outputs, version=
     model.buffers = [S.BufferT()]
     sg = S.SubGraphT()
     sg.tensors = []
-    for name, shape, ttype, scale, zp, data in tensors:
+    variables = set()
+    for k, (name, shape, ttype, scale, zp, data, *extra) in enumerate(tensors):
+        extras = extra[0] if extra else {}
         t = S.TensorT()
         t.name, t.shape, t.type = name, list(shape), ttype
+        t.isVariable = bool(extras.get("variable", False))
+        if t.isVariable:
+            variables.add(k)
         buf = S.BufferT()
         if data is not None:
             buf.data = np.frombuffer(np.ascontiguousarray(data).tobytes(), np.uint8)
@@ -130,13 +137,18 @@ def one_op_model(code, options_type, options, tensors, inputs, outputs, version=
         t.buffer = len(model.buffers) - 1
         if scale is not None:
             t.quantization = S.QuantizationParametersT()
-            t.quantization.scale, t.quantization.zeroPoint = [float(np.float32(scale))], [int(zp)]
+            if np.ndim(scale):
+                t.quantization.scale = [float(np.float32(v)) for v in scale]
+                t.quantization.zeroPoint = [0] * len(t.quantization.scale)
+                t.quantization.quantizedDimension = int(extras.get("axis", 0))
+            else:
+                t.quantization.scale, t.quantization.zeroPoint = [float(np.float32(scale))], [int(zp)]
         sg.tensors.append(t)
     op = S.OperatorT()
     op.opcodeIndex, op.inputs, op.outputs = 0, list(inputs), list(outputs)
     op.builtinOptionsType, op.builtinOptions = options_type, options
     sg.operators = [op]
-    sg.inputs = [i for i in inputs if tensors[i][5] is None]
+    sg.inputs = [i for i in inputs if i >= 0 and tensors[i][5] is None and i not in variables]
     sg.outputs = list(outputs)
     model.subgraphs = [sg]
     return save(model)

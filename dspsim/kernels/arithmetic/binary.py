@@ -77,27 +77,30 @@ def tflite_sub_params(input1_scale, input2_scale, output_scale, *, quotient="dou
 
 
 def tflite_squared_difference_params(input1_scale, input2_scale, output_scale, *,
-                                     output_multiplier_below_one=True) -> AddParams:
-    """SQUARED_DIFFERENCE Prepare (int8): ``left_shift = 7``, inputs as ADD, output for the square.
+                                     output_multiplier_below_one=True, left_shift=7) -> AddParams:
+    """SQUARED_DIFFERENCE Prepare: ``left_shift`` 7 for int8, 0 for int16 (tflite-micro's int16 kernel; its
+    inputs are halved, so the square of their difference stays below 2^30), inputs as ADD, output for the square.
 
     ``twice_max = 2 * max(s1, s2)``, ``m_i = double(s_i) / twice_max``, ``m_out = twice_max^2 /
-    double(f32(2^14 * s_out))`` (double; ``twice_max^2`` is exact), each through ``QuantizeMultiplier``.
-    LiteRT derives ``m_out`` with ``QuantizeMultiplierSmallerThanOneExp``, which aborts unless
-    ``m_out < 1`` (``output_multiplier_below_one=True``: ValueError); tflite-micro uses
+    double(f32(2^(2 * left_shift) * s_out))`` (double; ``twice_max^2`` is exact), each through
+    ``QuantizeMultiplier``. LiteRT derives ``m_out`` with ``QuantizeMultiplierSmallerThanOneExp``, which aborts
+    unless ``m_out < 1`` (``output_multiplier_below_one=True``: ValueError); tflite-micro uses
     ``QuantizeMultiplier`` and takes any ``m_out`` (a left shift, ``False``).
     """
     func = "tflite_squared_difference_params"
     s1, s2, so = _three_scales(func, input1_scale, input2_scale, output_scale)
+    if left_shift not in (0, 7):
+        raise ValueError(f"{func}: left_shift must be 7 (int8) or 0 (int16), got {left_shift!r}")
     twice_max = np.float64(np.float32(2) * max(s1, s2))
     reals = (np.float64(s1) / twice_max, np.float64(s2) / twice_max,
-             twice_max * twice_max / np.float64(np.float32(np.float32(1 << 14) * so)))
+             twice_max * twice_max / np.float64(np.float32(np.float32(1 << (2 * left_shift)) * so)))
     if output_multiplier_below_one and not reals[2] < 1.0:
         raise ValueError(f"{func}: the output multiplier (2*max(s1, s2))^2 / (2^14 * s_out) = {float(reals[2])} must "
                          "be < 1 (LiteRT's QuantizeMultiplierSmallerThanOneExp check)")
     (m1, e1), (m2, e2), (mo, eo) = (quantize_multiplier(float(r)) for r in reals)
     if eo > 30:
         raise ValueError(f"{func}: the output multiplier {float(reals[2])} needs a left shift of {eo} > 30")
-    return AddParams(7, m1, e1, m2, e2, mo, eo)
+    return AddParams(left_shift, m1, e1, m2, e2, mo, eo)
 
 
 @names_its_errors
@@ -204,15 +207,17 @@ def sub(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, outp
 
 
 def squared_difference(x1, x2, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point):
-    """Quantized SQUARED_DIFFERENCE (LiteRT and tflite-micro int8 ``SquaredDifference``), broadcasting.
+    """Quantized SQUARED_DIFFERENCE (LiteRT and tflite-micro int8 ``SquaredDifference``; tflite-micro's int16,
+    ``left_shift`` 0), broadcasting.
 
-    Per element, in int32::
+    Per element, in int32 (``L`` = ``params.left_shift``)::
 
-        a = MBQM((x1 - zp1) << 7, M1, S1)
-        b = MBQM((x2 - zp2) << 7, M2, S2)
+        a = MBQM((x1 - zp1) << L, M1, S1)
+        b = MBQM((x2 - zp2) << L, M2, S2)
         out = clamp(MBQM((a - b)^2, Mo, So) + zo)       # to the dtype's range; no activation
 
-    For 8-bit codes ``|a - b| <= 255 * 2^6``, so the square fits in int32 (it wraps otherwise). MBQM
+    For 8-bit codes ``|a - b| <= 255 * 2^6``, for int16 ``|a - b| <= 2^15``, so the square fits in int32 (it wraps
+    otherwise). MBQM
     rounds twice (SRDHM ties toward +inf, the right shift ties away from zero); ``So > 0``
     (tflite-micro, ``m_out >= 1``) shifts left first, wrapping in int32. The clamp to the dtype is the only saturation.
 

@@ -42,7 +42,8 @@ from .._checks import float32_scale
 from .._checks import check_spec, check_tensor, int_in_range, zero_point
 
 _INT8 = (np.dtype(np.int8),)
-_BYTES = (np.dtype(np.int8), np.dtype(np.uint8))  # the lookup tables' codes: int8, or uint8 (LiteRT LUTPopulate<uint8_t>)
+_BYTES = (np.dtype(np.int8), np.dtype(np.uint8))
+_PRELU_TYPES = (np.dtype(np.int8), np.dtype(np.int16))  # the lookup tables' codes: int8, or uint8 (LiteRT LUTPopulate<uint8_t>)
 _LIBM = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6")
 for _name in ("expf", "tanhf", "expm1f", "logf"):
     getattr(_LIBM, _name).restype = ctypes.c_float
@@ -412,12 +413,20 @@ class PreluParams:
 
 @names_its_errors
 def tflite_prelu_params(*, input_scale, input_zero_point, alpha_scale, alpha_zero_point, output_scale,
-                        output_zero_point):
+                        output_zero_point, dtype="int8"):
     """LiteRT / TFLM ``PreluPrepare``: ``QuantizeMultiplier`` (double) of ``f32(s_in / s_out)`` and of
-    ``f32(f32(s_in * s_alpha) / s_out)`` (the quotients are float32 in both engines)."""
+    ``f32(f32(s_in * s_alpha) / s_out)`` (the quotients are float32 in both engines). ``dtype``: the input's and
+    output's, int8 or int16 (the alpha is int8 either way: TFLM's ``PreluPrepare`` requires it for int16)."""
     func = "tflite_prelu_params"
-    _, s_in, zi, s_out, zo = _lut_args(func, "tanh", input_scale, input_zero_point, output_scale, output_zero_point)
-    _, s_a, za, _, _ = _lut_args(func, "tanh", alpha_scale, alpha_zero_point, output_scale, output_zero_point)
+    dt = np.dtype(dtype)
+    if dt not in _PRELU_TYPES:
+        raise ValueError(f"{func}: dtype must be int8 or int16, got {dt}")
+    s_in, s_a, s_out = (float32_scale(v, func, n) for v, n in ((input_scale, "input_scale"),
+                                                               (alpha_scale, "alpha_scale"),
+                                                               (output_scale, "output_scale")))
+    zi = zero_point(input_zero_point, dt, func, "input_zero_point")
+    za = zero_point(alpha_zero_point, np.int8, func, "alpha_zero_point")
+    zo = zero_point(output_zero_point, dt, func, "output_zero_point")
     m1, sh1 = quantize_multiplier(float(_f32(s_in / s_out)))
     m2, sh2 = quantize_multiplier(float(_f32(_f32(s_in * s_a) / s_out)))
     for m, sh in ((m1, sh1), (m2, sh2)):
@@ -427,51 +436,55 @@ def tflite_prelu_params(*, input_scale, input_zero_point, alpha_scale, alpha_zer
 
 
 @njit(cache=True)
-def _prelu(x, alpha, zi, za, zo, m1, s1, m2, s2, out):
+def _prelu(x, alpha, zi, za, zo, m1, s1, m2, s2, lo, hi, out):
     for i in range(x.shape[0]):
         v = np.int64(x[i]) - zi
         if v >= 0:
             o = multiply_by_quantized_multiplier_scalar(v, m1, s1)
         else:
             o = multiply_by_quantized_multiplier_scalar(v * (np.int64(alpha[i]) - za), m2, s2)
-        out[i] = min(max(o + zo, -128), 127)
+        out[i] = min(max(o + zo, lo), hi)
 
 
 def prelu(x, alpha, *, params):
-    """TFLite int8 PRELU (``reference_ops::Prelu`` / ``BroadcastPrelu4DSlow``), ``alpha`` broadcast to ``x``.
+    """TFLite int8 / int16 PRELU (``reference_ops::Prelu`` / ``BroadcastPrelu4DSlow<T, U>``), ``alpha`` (int8)
+    broadcast to ``x``.
 
-    ``v = q - zi``; ``v >= 0``: ``MBQM(v, m1, s1)``; else ``MBQM(v * (alpha - za), m2, s2)`` (double
-    rounding: SRDHM ties toward +inf, the shift ties away from zero); ``+ zo``, clamped to int8.
+    ``v = q - zi``; ``v >= 0``: ``MBQM(v, m1, s1)``; else ``MBQM(v * (alpha - za), m2, s2)`` (the product fits
+    int32: at most 65535 * 255; double rounding: SRDHM ties toward +inf, the shift ties away from zero); ``+ zo``,
+    clamped to x's type (the only saturation).
     ``params``: a :class:`PreluParams` from :func:`tflite_prelu_params`.
     """
-    x = check_tensor(x, "prelu", "x", allowed=_INT8)
+    x = check_tensor(x, "prelu", "x", allowed=_PRELU_TYPES)
     a = check_tensor(alpha, "prelu", "alpha", allowed=_INT8)
     return prelu_plan(x.shape, a.shape, x.dtype, params=params)(x, a)
 
 
 def prelu_plan(shape, alpha_shape, dtype, *, params):
-    """:func:`prelu` prepared for int8 ``x`` of ``shape`` and ``alpha`` of ``alpha_shape`` (validated once,
-    the broadcast of alpha an index map); returns the lean ``run(x, alpha)``."""
+    """:func:`prelu` prepared for int8 / int16 ``x`` of ``shape`` and int8 ``alpha`` of ``alpha_shape`` (validated
+    once, the broadcast of alpha an index map); returns the lean ``run(x, alpha)``."""
     func = "prelu"
-    shape, _ = check_spec(func, "x", shape, dtype, _INT8)
-    alpha_shape, _ = check_spec(func, "alpha", alpha_shape, dtype, _INT8)
+    shape, dt = check_spec(func, "x", shape, dtype, _PRELU_TYPES)
+    alpha_shape, _ = check_spec(func, "alpha", alpha_shape, np.int8, _INT8)
     if not isinstance(params, PreluParams):
         raise TypeError(f"{func}: params must be a PreluParams, got {type(params).__name__}")
     try:
         np.broadcast_to(np.empty(alpha_shape, np.int8), shape)
     except ValueError:
         raise ValueError(f"{func}: alpha of shape {alpha_shape} does not broadcast to x of shape {shape}") from None
-    zi = zero_point(params.input_zero_point, np.int8, func, "params.input_zero_point")
+    zi = zero_point(params.input_zero_point, dt, func, "params.input_zero_point")
     za = zero_point(params.alpha_zero_point, np.int8, func, "params.alpha_zero_point")
-    zo = zero_point(params.output_zero_point, np.int8, func, "params.output_zero_point")
+    zo = zero_point(params.output_zero_point, dt, func, "params.output_zero_point")
     for name, lo, hi in (("multiplier_1", 0, (1 << 31) - 1), ("multiplier_2", 0, (1 << 31) - 1), ("shift_1", -31, 30),
                          ("shift_2", -31, 30)):
         int_in_range(getattr(params, name), lo, hi, func, f"params.{name}")
-    args = (zi, za, zo, int(params.multiplier_1), int(params.shift_1), int(params.multiplier_2), int(params.shift_2))
+    info = np.iinfo(dt)
+    args = (zi, za, zo, int(params.multiplier_1), int(params.shift_1), int(params.multiplier_2), int(params.shift_2),
+            int(info.min), int(info.max))
     flat_alpha, size = flat_operand(alpha_shape, shape), math.prod(shape)
 
     def run(x, alpha):
-        out = np.empty(size, np.int8)
+        out = np.empty(size, dt)
         _prelu(np.ravel(x), flat_alpha(alpha), *args, out)
         return out.reshape(shape)
 

@@ -47,7 +47,8 @@ import numpy as np
 from numba import njit
 
 from ...fixedpoint import (
-    rounding_divide_by_pot_scalar, as_int_array, multiply_by_quantized_multiplier_scalar, quantize_multiplier,
+    _mbqm_int64, rounding_divide_by_pot_scalar, as_int_array, multiply_by_quantized_multiplier_scalar,
+    quantize_multiplier,
 )
 from ..._errors import check_flag, names_its_errors
 from .._checks import check_tensor, int_in_range, zero_point
@@ -245,9 +246,18 @@ def _tanh_gate(v, litert, table):
     return _lut_tanh_scalar(_rescale_input(v, 0, 0), table)
 
 
+@njit(cache=True, inline="always")
+def _gate_fc(acc, m, s, wide):
+    """A gate FullyConnected's requantization: int16 activations sum in int64 (the int64 MBQM of the 16x8
+    kernels), int8 ones in int32 (wrapping)."""
+    if wide:
+        return _mbqm_int64(acc, m, s)
+    return multiply_by_quantized_multiplier_scalar((acc << 32) >> 32, m, s)
+
+
 @njit(cache=True)
 def _lstm(x, w_in, w_rec, bias, h0, c0, litert, zi, zh, m_in, s_in, m_rec, s_rec, power, m_h, s_h, z_hidden,
-          clip, m_fc, s_fc, m_ic, s_ic, cell_gate_tanh, tanh_m, tanh_s, table, out, h, c):
+          clip, m_fc, s_fc, m_ic, s_ic, cell_gate_tanh, tanh_m, tanh_s, table, wide, lo, hi, out, h, c):
     n_batch, n_time, n_input = x.shape
     n_cell = w_in.shape[1]
     gates = np.empty((4, n_cell), np.int64)
@@ -261,11 +271,11 @@ def _lstm(x, w_in, w_rec, bias, h0, c0, litert, zi, zh, m_in, s_in, m_rec, s_rec
                     acc = np.int64(bias[k, j])
                     for col in range(n_input):
                         acc += np.int64(w_in[k, j, col]) * (np.int64(x[b, t, col]) - zi)
-                    part_in = _clamp16(multiply_by_quantized_multiplier_scalar((acc << 32) >> 32, m_in[k], s_in[k]))
+                    part_in = _clamp16(_gate_fc(acc, m_in[k], s_in[k], wide))
                     acc = np.int64(0)
                     for col in range(n_cell):
                         acc += np.int64(w_rec[k, j, col]) * (np.int64(h[b, col]) - zh)
-                    part_rec = multiply_by_quantized_multiplier_scalar((acc << 32) >> 32, m_rec[k], s_rec[k])
+                    part_rec = _gate_fc(acc, m_rec[k], s_rec[k], wide)
                     if not litert:
                         part_rec = _clamp16(part_rec)
                     pre = _clamp16(part_in + part_rec)
@@ -291,7 +301,7 @@ def _lstm(x, w_in, w_rec, bias, h0, c0, litert, zi, zh, m_in, s_in, m_rec, s_rec
                 else:
                     tanh_c = _lut_tanh_scalar(_rescale_input(cell, tanh_m, tanh_s), table)
                 gates[0, j] = min(max(multiply_by_quantized_multiplier_scalar(tanh_c * o_g, m_h, s_h) + z_hidden,
-                                      -128), 127)
+                                      lo), hi)
             for j in range(n_cell):  # the new hidden state, after every gate has read the old one
                 h[b, j] = gates[0, j]
                 out[b, t, j] = gates[0, j]
@@ -321,24 +331,26 @@ def lstm(x, input_weights, recurrent_weights, bias, output_state, cell_state, pa
 
     Parameters
     ----------
-    x : int8 array (B, T, I), batch major (transpose a time-major input first)
+    x : int8 array (B, T, I), batch major (transpose a time-major input first); int16 with TFLM arithmetic
+        (TFLM's 16x8 LSTM: zero points 0, int64 gate sums with the int64 ``MultiplyByQuantizedMultiplier``)
     input_weights : int8 array (4, N, I), the gates in :data:`GATES` order
     recurrent_weights : int8 array (4, N, N)
-    bias : int32 array (4, N) or None
-    output_state : int8 array (B, N), the hidden state before the sequence
+    bias : int32 array (4, N) (int16 x: int64) or None
+    output_state : array (B, N) of x's type, the hidden state before the sequence
     cell_state : int16 array (B, N)
     params : :class:`LstmParams` (:func:`tflm_lstm_params` or :func:`litert_lstm_params`)
 
-    Returns ``(output, output_state, cell_state)``: int8 (B, T, N) and the states after the last step.
-    Saturation: gate parts and sums, cell products and the cell to int16; the hidden state to int8;
-    accumulators are int32 (wrapping). Ties: MBQM twice (SRDHM toward +inf, shift away from zero);
+    Returns ``(output, output_state, cell_state)``: x's type (B, T, N) and the states after the last step.
+    Saturation: gate parts and sums, cell products and the cell to int16; the hidden state to x's type;
+    accumulators are int32 (wrapping; int64 for int16 x). Ties: MBQM twice (SRDHM toward +inf, shift away from zero);
     LiteRT's cell shifts away from zero; TFLM's tables round the interpolation as their docstrings say.
     """
     func = "lstm"
     if not isinstance(params, LstmParams):
         raise TypeError(f"{func}: params must be an LstmParams (tflm_lstm_params / litert_lstm_params), got "
                         f"{type(params).__name__}")
-    x = check_tensor(x, func, "x", ndim=3, allowed=(np.dtype(np.int8),))
+    x = check_tensor(x, func, "x", ndim=3, allowed=(np.dtype(np.int8), np.dtype(np.int16)))
+    wide = x.dtype == np.int16
     w_in = check_tensor(input_weights, func, "input_weights", ndim=3, allowed=(np.dtype(np.int8),))
     w_rec = check_tensor(recurrent_weights, func, "recurrent_weights", ndim=3, allowed=(np.dtype(np.int8),))
     n_batch, _, n_input = x.shape
@@ -348,16 +360,24 @@ def lstm(x, input_weights, recurrent_weights, bias, output_state, cell_state, pa
     if w_rec.shape != (4, n_cell, n_cell):
         raise ValueError(f"{func}: recurrent_weights must have shape (4, N, N) = (4, {n_cell}, {n_cell}), "
                          f"got {w_rec.shape}")
-    b = np.zeros((4, n_cell), np.int32) if bias is None else np.asarray(bias)
-    if b.dtype != np.int32 or b.shape != (4, n_cell):
-        raise ValueError(f"{func}: bias must be int32 of shape (4, {n_cell}), got {b.dtype} {b.shape}")
-    h0 = check_tensor(output_state, func, "output_state", ndim=2, allowed=(np.dtype(np.int8),))
+    bias_type = np.dtype(np.int64) if wide else np.dtype(np.int32)
+    b = np.zeros((4, n_cell), bias_type) if bias is None else np.asarray(bias)
+    if b.dtype != bias_type or b.shape != (4, n_cell):
+        raise ValueError(f"{func}: bias must be {bias_type} of shape (4, {n_cell}), got {b.dtype} {b.shape}")
+    h0 = check_tensor(output_state, func, "output_state", ndim=2, allowed=(x.dtype,))
     c0 = check_tensor(cell_state, func, "cell_state", ndim=2, allowed=(np.dtype(np.int16),))
     for name, st in (("output_state", h0), ("cell_state", c0)):
         if st.shape != (n_batch, n_cell):
             raise ValueError(f"{func}: {name} must have shape (B, N) = ({n_batch}, {n_cell}), got {st.shape}")
     p = params
     litert = p.arithmetic == LstmArithmetic.LITERT
+    if wide and litert:
+        raise ValueError(f"{func}: int16 activations take TFLM arithmetic (LiteRT's integer LSTM is 8x8_16 only)")
+    if wide and (p.input_zero_point, p.output_state_zero_point, p.hidden_zero_point) != (0, 0, 0):
+        raise ValueError(f"{func}: int16 activations need zero points 0, got {p.input_zero_point}, "
+                         f"{p.output_state_zero_point}, {p.hidden_zero_point}")
+    if wide and max(p.input_shift + p.recurrent_shift) > 7:
+        raise ValueError(f"{func}: the int64 MultiplyByQuantizedMultiplier of int16 gates takes shifts <= 7")
     zi = zero_point(p.input_zero_point, np.int8, func, "params.input_zero_point")
     zh = zero_point(p.output_state_zero_point, np.int8, func, "params.output_state_zero_point")
     z_hidden = zero_point(p.hidden_zero_point, np.int8, func, "params.hidden_zero_point")
@@ -380,11 +400,12 @@ def lstm(x, input_weights, recurrent_weights, bias, output_state, cell_state, pa
         s_fc = _scalar(p.forget_cell_shift, func, "forget_cell_shift", -31, 30)
         s_ic = _scalar(p.input_cell_shift, func, "input_cell_shift", -31, 30)
         tanh_m, tanh_s = check_lut_input_rescale(func, *tflm_cell_tanh_rescale(power))
-    out = np.empty((n_batch, x.shape[1], n_cell), np.int8)
-    h = np.empty((n_batch, n_cell), np.int8)
+    info = np.iinfo(x.dtype)
+    out = np.empty((n_batch, x.shape[1], n_cell), x.dtype)
+    h = np.empty((n_batch, n_cell), x.dtype)
     c = np.empty((n_batch, n_cell), np.int16)
-    _lstm(np.ascontiguousarray(x), np.ascontiguousarray(w_in), np.ascontiguousarray(w_rec), np.ascontiguousarray(b),
-          np.ascontiguousarray(h0), np.ascontiguousarray(c0), litert, zi, zh, m_in, s_in, m_rec, s_rec, power, m_h, s_h,
-          z_hidden, clip, m_fc, s_fc, m_ic, s_ic, bool(p.cell_gate_tanh), tanh_m, tanh_s, SIGMOID_TABLE_UINT16,
-          out, h, c)
+    _lstm(np.ascontiguousarray(x), np.ascontiguousarray(w_in), np.ascontiguousarray(w_rec),
+          np.ascontiguousarray(b.astype(np.int64)), np.ascontiguousarray(h0), np.ascontiguousarray(c0), litert, zi, zh,
+          m_in, s_in, m_rec, s_rec, power, m_h, s_h, z_hidden, clip, m_fc, s_fc, m_ic, s_ic, bool(p.cell_gate_tanh),
+          tanh_m, tanh_s, SIGMOID_TABLE_UINT16, wide, int(info.min), int(info.max), out, h, c)
     return out, h, c

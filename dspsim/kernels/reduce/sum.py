@@ -1,4 +1,4 @@
-"""Quantized SUM (int8 / uint8): TFLite's ``QuantizedMeanOrSum`` (compute_sum) and XNNPACK's ``sum_nd``.
+"""Quantized SUM (int8 / uint8 / int16): TFLite's ``QuantizedMeanOrSum`` (compute_sum) and XNNPACK's ``sum_nd``.
 
 TFLite (``reference/reduce.h::QuantizedMeanOrSum``, tflite-micro ``reduce_common.cc``, LiteRT
 ``reduce.cc``): an int32 sum of the codes over the reduced axes, the input zero point times the
@@ -8,7 +8,9 @@ registration (``Register_SUM_REF``, i.e. ``OpResolverType.BUILTIN_REF``) instant
 ``uint8_t`` data for int8 tensors (``QuantizedMeanOrSum<...>(GetTensorData<uint8_t>(...))``): it reads
 every int8 code as its byte (``-1`` as 255) and clamps to [0, 255] before the byte is stored into
 the int8 output. ``codes_as_uint8=True`` reproduces that defect; tflite-micro and LiteRT's optimized
-kernel compute the sum of the int8 codes.
+kernel compute the sum of the int8 codes. Its int16 SUM is the same instantiation: the first half of the int16
+input's bytes are read as uint8 codes and only the first half of the output's bytes are written (the rest is
+whatever the arena held), so dspsim refuses an int16 SUM under the LiteRT reference engine.
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from .._checks import check_spec, check_tensor, zero_point
 
 __all__ = ["reduce_sum", "reduce_sum_plan", "xnnpack_sum", "xnnpack_sum_plan"]
 
-_TYPES = (np.dtype(np.int8), np.dtype(np.uint8))
+_TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 
 
 def _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point):
@@ -133,28 +135,29 @@ def xnnpack_sum_plan(shape, dtype, axis, *, input_scale, input_zero_point, outpu
 @names_its_errors
 def litert_optimized_sum_plan(shape, dtype, axis, *, input_scale, input_zero_point, output_scale, output_zero_point,
                               keep_dims=False):
-    """LiteRT's optimized int8 SUM (``reduce.cc`` ``kGenericOptimized``: the float ``QuantizedMeanOrSum``)
-    prepared for codes of ``shape``; returns the lean ``run(x) -> int8``::
+    """LiteRT's optimized int8 / int16 SUM (``reduce.cc`` ``kGenericOptimized``: the float ``QuantizedMeanOrSum``)
+    prepared for codes of ``shape``; returns the lean ``run(x) -> codes``::
 
         scale = f32(s_in / s_out);  bias = f32(f32(-zi * scale) * n)
-        out   = clamp(TfLiteRound(f32(f32(float(sum of the raw codes) * scale) + bias)) + zo, -128, 127)
+        out   = clamp(TfLiteRound(f32(f32(float(sum of the raw codes) * scale) + bias)) + zo, type min, type max)
 
     float32 throughout, ``float(sum)`` rounding above 2^24; ties away from zero (``TfLiteRound``), where
     XNNPACK's ``sum_nd`` rounds them to even. The clamp is the only saturation. Measured: the 8 int8 SUM
     goldens of ``tests/golden/litert_optimized.npz``, power-of-two ties included.
     """
     func = "litert_optimized_sum"
-    if np.dtype(dtype) != np.int8:
-        raise TypeError(f"{func}: x must be int8, got {np.dtype(dtype)}")
+    if np.dtype(dtype) not in (np.int8, np.int16):
+        raise TypeError(f"{func}: x must be int8 or int16, got {np.dtype(dtype)}")
     shape, dt, axes, zi, zo, n = _spec_and_axes(func, shape, dtype, axis, input_zero_point, output_zero_point)
     scale = np.float32(float32_scale(input_scale, func, "input_scale") / float32_scale(output_scale, func,
                                                                                       "output_scale"))
     bias = np.float32(np.float32(np.float32(-zi) * scale) * np.float32(n))
     keep_dims = check_flag(keep_dims, func, "keep_dims")
+    lo, hi = int(np.iinfo(dt).min), int(np.iinfo(dt).max)
 
     def run(x):
         y = np.float32(np.float32(_int32_sum(x, axes, keep_dims).astype(np.int32).astype(np.float32) * scale) + bias)
         r = np.sign(y) * np.floor(np.abs(y) + np.float32(0.5))  # TfLiteRound: ties away from zero
-        return np.clip(r + zo, -128, 127).astype(np.int8)
+        return np.clip(r + zo, lo, hi).astype(dt)
 
     return run

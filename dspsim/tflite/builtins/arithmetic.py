@@ -23,7 +23,7 @@ docs/engines.md, "Arithmetic operators"):
   an int8 or uint8 SUB whose scale ratios lie in [2^-10, 2^8) and runs ``qs8-vadd`` / ``qu8-vadd`` (same
   parameters) with input 2 negated.
 * SQUARED_DIFFERENCE: LiteRT refuses an output multiplier >= 1, tflite-micro shifts left; XNNPACK
-  takes float SQUARED_DIFFERENCE only.
+  takes float SQUARED_DIFFERENCE only. int16 (zero points 0, left shift 0): tflite-micro only, LiteRT refuses it.
 * MAXIMUM / MINIMUM: the codes compared; XNNPACK takes the float ops only. ``MaximumMinimumBroadcastSlow``
   is declared for N = 5 dimensions, yet all three engines computed rank-6 broadcasts correctly
   (measured), so rank <= 6 is taken as for the other binary ops.
@@ -229,11 +229,17 @@ def prepare_sub(op, g):
 
 @builtin("SQUARED_DIFFERENCE")
 def prepare_squared_difference(op, g):
-    t_out, s1, z1, s2, z2, so, zo, _, _ = _binary(op, g)
+    tflm = g.kernel(op) is Kernel.TFLM
+    if _is_int16(op, g):  # tflite-micro only (squared_difference.cc, left shift 0); LiteRT refuses int16
+        if not tflm:
+            refuse(op, "LiteRT's SquaredDifference takes float32, int32 and int8, not int16")
+        t_out, s1, z1, s2, z2, so, zo, _, _ = _binary_int16(op, g)
+    else:
+        t_out, s1, z1, s2, z2, so, zo, _, _ = _binary(op, g)
+        _int8_only(op, t_out, "the quantized SquaredDifference kernels are int8")
     _check_rank(op, g, 6)
-    _int8_only(op, t_out, "the quantized SquaredDifference kernels are int8")
-    params = at_prepare(op, binary.tflite_squared_difference_params, s1, s2, so,
-                        output_multiplier_below_one=g.kernel(op) is not Kernel.TFLM)
+    params = at_prepare(op, binary.tflite_squared_difference_params, s1, s2, so, output_multiplier_below_one=not tflm,
+                        left_shift=0 if t_out.dtype == _INT16 else 7)
     zps = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo)
     return Prepared(binary_run(op, g, binary.squared_difference_plan, params, **zps),
                     {**zps, **dataclasses.asdict(params)})

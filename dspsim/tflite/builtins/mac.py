@@ -33,9 +33,11 @@ from ...engines import Defect, RequantKind
 from ...kernels._common import geometry
 from ...kernels.mac.batch_matmul import batch_matmul_plan
 from ...kernels.mac.transpose_conv import RowFlush, transpose_conv, transpose_conv_stages
+from ...accumulator import Accumulator
 from ...requant import Requant
 from ..prepare import (
     Prepared, activation_range, at_prepare, at_run, builtin, check_arity, check_int_types, constant, mac_bias,
+    narrow_16x8_bias,
     has_int4_weights, mac_requant, padding_name, per_tensor_quant, refuse, requant_params, weight_scales,
     check_dtype, check_shape,
     fixed_point_multiplier, defect, mac_rule,
@@ -112,9 +114,13 @@ def _conv_common(op, g, axis):
 
 @builtin("CONV_2D")
 def prepare_conv_2d(op, g):
-    t_in, t_out, w, bias, quant, _ = _conv_common(op, g, 0)
+    t_in, t_out, w, bias, quant, scales = _conv_common(op, g, 0)
+    acc = None
+    if narrow_16x8_bias(op, g, constant(op, g, 2, "bias"), t_in):  # TFLM's requires_int32_accum: int32 sums, the
+        acc = Accumulator()                                          # 32-bit MultiplyByQuantizedMultiplier
+        quant["requant"] = at_prepare(op, Requant.from_rule, g.mac("conv_2d").int32_bias_16x8_requant, *scales)
     layer = at_prepare(op, kernels.conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
-    return Prepared(_runner(op, g, layer, t_out), requant_params(quant), stages=_stages(op, g, layer))
+    return Prepared(_runner(op, g, layer, t_out, acc), requant_params(quant), stages=_stages(op, g, layer, acc=acc))
 
 
 @builtin("DEPTHWISE_CONV_2D")
@@ -147,18 +153,19 @@ def prepare_depthwise_conv_2d(op, g):
     return Prepared(run, requant_params(quant), stages=stages)
 
 
-def _runner(op, g, layer, t_out):
-    """``run(inputs)`` of a prepared conv layer: the kernel call alone (the model checks the output shape)."""
+def _runner(op, g, layer, t_out, acc=None):
+    """``run(inputs)`` of a prepared conv layer: the kernel call alone (the model checks the output shape), under
+    the engine's accumulator of the family (or ``acc``)."""
     if tuple(layer.out_shape) != tuple(t_out.shape):
         refuse(op, f"computes shape {tuple(layer.out_shape)} but the model declares {tuple(t_out.shape)}")
-    acc = g.mac(FAMILY[op.name]).accumulator
+    acc = acc or g.mac(FAMILY[op.name]).accumulator
     return lambda inputs: at_run(op, layer.run, inputs[0], acc)
 
 
-def _stages(op, g, layer, family=None):
+def _stages(op, g, layer, family=None, acc=None):
     """``stages(inputs, tap=None)`` of a prepared MAC layer (:attr:`Prepared.stages`): the plan's stages of the
-    input under the engine's accumulator of the family."""
-    acc = g.mac(family or FAMILY[op.name]).accumulator
+    input under the engine's accumulator of the family (or ``acc``)."""
+    acc = acc or g.mac(family or FAMILY[op.name]).accumulator
     return lambda inputs, tap=None: at_run(op, layer.stages, inputs[0], acc, tap)
 
 
@@ -192,13 +199,18 @@ def prepare_fully_connected(op, g):
             if diff / np.float64(s_out) > 0.02:
                 refuse(op, "bias scale differs from input_scale * weight_scale by more than 0.02 output LSB")
     lo, hi = activation_range(op, o.get("fused_activation_function", 0), t_out)
-    quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo,
-                 requant=mac_requant(op, g, "fully_connected", t_in, s_in, s_w, s_out), act_min=lo, act_max=hi,
+    acc = g.mac("fully_connected").accumulator
+    if narrow_16x8_bias(op, g, constant(op, g, 2, "bias"), t_in):  # TFLM's requires_int32_accum: int32 sums, the
+        acc = Accumulator()                                          # 32-bit MultiplyByQuantizedMultiplier
+        rq = at_prepare(op, Requant.from_rule, g.mac("fully_connected").int32_bias_16x8_requant, s_in, s_w, s_out)
+    else:
+        rq = mac_requant(op, g, "fully_connected", t_in, s_in, s_w, s_out)
+    quant = dict(input_zero_point=zi, weight_zero_point=zw, output_zero_point=zo, requant=rq, act_min=lo, act_max=hi,
                  out_dtype=t_out.dtype.name)
     layer = at_prepare(op, kernels.fully_connected_plan, (int(np.prod(t_in.shape)) // k, k), t_in.dtype, w, bias,
                        **quant)
-    rows, out_shape, acc = layer.rows.x_shape, tuple(t_out.shape), g.mac("fully_connected").accumulator
-    stages = _stages(op, g, layer, "fully_connected")
+    rows, out_shape = layer.rows.x_shape, tuple(t_out.shape)
+    stages = _stages(op, g, layer, "fully_connected", acc=acc)
     return Prepared(lambda inputs: at_run(op, layer.run, inputs[0].reshape(rows[0], k), acc).reshape(out_shape),
                     requant_params(quant),
                     stages=lambda inputs, tap=None: stages([inputs[0].reshape(rows[0], k)], tap).reshape(out_shape))
@@ -207,8 +219,10 @@ def prepare_fully_connected(op, g):
 @builtin("BATCH_MATMUL")
 def prepare_batch_matmul(op, g):
     check_arity(op, 2)
-    check_int_types(op, g, ("lhs", "rhs"))
+    check_int_types(op, g, ("lhs", "rhs"), allowed=(np.dtype(np.int8), np.dtype(np.int16)))
     tx, ty, t_out = g.tensor(op.inputs[0]), g.tensor(op.inputs[1]), g.tensor(op.outputs[0])
+    if not tx.dtype == ty.dtype == t_out.dtype:
+        refuse(op, f"lhs, rhs and output must share one type, got {tx.type_name}, {ty.type_name}, {t_out.type_name}")
     (sx, zx), (sy, zy), (so, zo) = (per_tensor_quant(op, t, w)
                                     for t, w in ((tx, "lhs"), (ty, "rhs"), (t_out, "output")))
     m, s = fixed_point_multiplier(op, np.float64(sx) * np.float64(sy) / np.float64(so))

@@ -156,12 +156,16 @@ def prepare_hard_swish(op, g):
 @builtin("PRELU")
 def prepare_prelu(op, g):
     check_arity(op, 2)
-    check_int_types(op, g, ("input", "alpha"), allowed=_INT8)
-    s_in, zi = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
+    t_in = g.tensor(op.inputs[0])
+    check_dtype(op, t_in, _INT8 + _INT16, "input")
+    check_dtype(op, g.tensor(op.inputs[1]), _INT8, "alpha")  # int8 alpha for int16 too (prelu_common.cc)
+    check_dtype(op, g.tensor(op.outputs[0]), (t_in.dtype,), "output")
+    s_in, zi = per_tensor_quant(op, t_in, "input")
     s_a, za = per_tensor_quant(op, g.tensor(op.inputs[1]), "alpha")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
     params = at_prepare(op, nonlinear.tflite_prelu_params, input_scale=float(s_in), input_zero_point=zi,
-                        alpha_scale=float(s_a), alpha_zero_point=za, output_scale=float(s_out), output_zero_point=zo)
+                        alpha_scale=float(s_a), alpha_zero_point=za, output_scale=float(s_out), output_zero_point=zo,
+                        dtype=t_in.dtype.name)
     return Prepared(binary_run(op, g, nonlinear.prelu_plan, params=params), dict(params=params))
 
 

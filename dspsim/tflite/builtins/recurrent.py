@@ -1,6 +1,7 @@
 """The recurrent family's builtins: UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF.
 
-UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with int16 gates and cell: hidden and cell state are variable tensors.
+UNIDIRECTIONAL_SEQUENCE_LSTM, int8 with int16 gates and cell (and TFLM's 16x8: int16 input and hidden state, int64
+biases; LiteRT's integer LSTM takes int8 only): hidden and cell state are variable tensors.
 
 Prepare per engine: TFLM ``micro/kernels/unidirectional_sequence_lstm.cc`` + ``lstm_eval_common.cc``
 (``PrepareGateParametersInteger``, ``CreateLstmCellStateInfo``: ``Kernel.TFLM``); LiteRT
@@ -53,15 +54,16 @@ def _weights(op, g, first, what):
     return np.stack(mats), scales
 
 
-def _biases(op, g, n_cell):
+def _biases(op, g, n_cell, dtype):
+    """The four gate biases, stacked (4, N): int32 (int64 for int16 activations)."""
     out = []
     for k, gate in enumerate(GATES):
         i = op.inputs[12 + k]
         t = None if i < 0 else g.tensor(i)
-        if t is None or t.data is None or t.dtype != np.int32 or t.data.shape != (n_cell,):
-            refuse(op, f"the {gate} gate bias must be a constant int32 vector of {n_cell} values")
+        if t is None or t.data is None or t.dtype != dtype or t.data.shape != (n_cell,):
+            refuse(op, f"the {gate} gate bias must be a constant {np.dtype(dtype).name} vector of {n_cell} values")
         out.append(t.data)
-    return np.stack(out).astype(np.int32)
+    return np.stack(out).astype(dtype)
 
 
 def _hidden_quant(op, g, t_state):
@@ -88,9 +90,10 @@ def prepare_unidirectional_sequence_lstm(op, g):
     if min(op.inputs[0], op.inputs[18], op.inputs[19]) < 0:
         refuse(op, "the input, output state and cell state must be present")
     t_in, t_h, t_c, t_out = (g.tensor(i) for i in (op.inputs[0], op.inputs[18], op.inputs[19], op.outputs[0]))
-    check_dtype(op, t_in, _INT8, "input")
-    check_dtype(op, t_out, _INT8, "output")
-    check_dtype(op, t_h, _INT8, "output_state")
+    tflm = g.kernel(op) is Kernel.TFLM
+    dt = check_dtype(op, t_in, _INT8 + _INT16 if tflm else _INT8, "input", g)  # int16: TFLM's 16x8 LSTM only
+    check_dtype(op, t_out, (dt,), "output")
+    check_dtype(op, t_h, (dt,), "output_state")
     check_dtype(op, t_c, _INT16, "cell_state")
     for t, what in ((t_h, "output_state"), (t_c, "cell_state")):
         if not t.is_variable:
@@ -100,7 +103,7 @@ def prepare_unidirectional_sequence_lstm(op, g):
     n_cell, n_input = w_in.shape[1:]
     if w_rec.shape[1:] != (n_cell, n_cell):
         refuse(op, f"recurrent weights {w_rec.shape[1:]} must be ({n_cell}, {n_cell}) (no projection)")
-    bias = _biases(op, g, n_cell)
+    bias = _biases(op, g, n_cell, np.int64 if dt == np.int16 else np.int32)
     time_major = bool(op.options.get("time_major", 0))
     if len(t_in.shape) != 3 or t_in.shape[2] != n_input:
         refuse(op, f"input shape {t_in.shape} must be 3-D with {n_input} features")
@@ -114,7 +117,7 @@ def prepare_unidirectional_sequence_lstm(op, g):
     scales = dict(input_scale=s_in, input_zero_point=zi, input_weight_scales=s_w_in,
                   recurrent_weight_scales=s_w_rec, output_state_scale=s_h, output_state_zero_point=zh,
                   cell_state_scale=s_c, cell_clip=op.options.get("cell_clip", 0.0))
-    if g.kernel(op) is Kernel.TFLM:
+    if tflm:
         # any other code reaches TFLITE_ASSERT_FALSE in CalculateLstmGate: a no-op in release builds
         params = at_prepare(op, tflm_lstm_params, **scales,
                             cell_gate_tanh=op.options.get("fused_activation_function", 0) == _TANH)

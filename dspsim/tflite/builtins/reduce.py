@@ -2,7 +2,8 @@
 
 MEAN (int8 / uint8 / int16: the same QuantizedMeanOrSum, int32 sum).
 
-SUM (int8; uint8 where the engine takes it), with LiteRT 2.3 BUILTIN_REF's int8 defect where the engine has it.
+SUM (int8, int16; uint8 where the engine takes it), with LiteRT 2.3 BUILTIN_REF's int8 defect where the engine has
+it (its int16 SUM reads bytes too and half-writes the output: refused).
 
 * the reference kernel (tflite-micro ``reduce_common.cc`` ``EvalSumHelper`` -> ``QuantizedMeanOrSum<int8_t>``):
   the correct sum.
@@ -63,7 +64,7 @@ def prepare_mean(op, g):
 @builtin("SUM")
 def prepare_sum(op, g):
     check_arity(op, 2)
-    check_int_types(op, g, allowed=engine_types(op, g, (np.dtype(np.int8), np.dtype(np.uint8))))
+    check_int_types(op, g, allowed=engine_types(op, g, (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))))
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     axes = constant(op, g, 1, "axis")
     if axes is None or axes.dtype != np.int32:
@@ -72,11 +73,17 @@ def prepare_sum(op, g):
     s_in, zi = per_tensor_quant(op, t_in, "input")
     s_out, zo = per_tensor_quant(op, t_out, "output")
     keep = bool(op.options.get("keep_dims", 0))
-    int8 = t_in.dtype == np.int8
-    if g.kernel(op) is Kernel.XNNPACK and int8 and axes.size > 0:
+    int8, int16, kernel = t_in.dtype == np.int8, t_in.dtype == np.int16, g.kernel(op)
+    if int16 and Defect.LITERT_SUM_INT8_AS_UINT8 in g.profile.defects:
+        refuse(op, "LiteRT's reference int16 SUM reads the int16 input as uint8 bytes and writes half of the output "
+                   "(reduce.cc QuantizedMeanOrSum<uint8_t>): undefined")
+    if int16 and kernel in (Kernel.LITERT_OPTIMIZED, Kernel.XNNPACK) and (zi, zo) != (0, 0):
+        refuse(op, f"LiteRT's int16 SUM needs zero points 0 (reduce.cc), got {zi} and {zo}")
+    if kernel is Kernel.XNNPACK and int8 and axes.size > 0:
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
         return Prepared(reshaped_run(op, g, reduce.xnnpack_sum_plan, axes, **q), q)
-    if g.kernel(op) is Kernel.LITERT_OPTIMIZED and int8:  # the float QuantizedMeanOrSum
+    # the float QuantizedMeanOrSum; XNNPACK leaves an int16 SUM to it
+    if (kernel is Kernel.LITERT_OPTIMIZED and int8) or (kernel in (Kernel.LITERT_OPTIMIZED, Kernel.XNNPACK) and int16):
         q = dict(input_scale=s_in, input_zero_point=zi, output_scale=s_out, output_zero_point=zo, keep_dims=keep)
         return Prepared(reshaped_run(op, g, reduce.litert_optimized_sum_plan, axes, **q), q)
     m, s = fixed_point_multiplier(op, np.float64(s_in) / np.float64(s_out))  # PrepareMeanOrSum: double quotient
