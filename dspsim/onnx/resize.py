@@ -72,7 +72,7 @@ class ResizeSpec:
 
 
 def _text(v):
-    return v.decode() if isinstance(v, bytes) else v
+    return v.decode(errors="replace") if isinstance(v, bytes) else v  # not UTF-8: no mode's name, refused below
 
 
 def resize_spec(attributes: dict, opset: int, fail) -> ResizeSpec:

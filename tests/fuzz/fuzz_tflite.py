@@ -1,6 +1,6 @@
 """Mutation fuzzing of the .tflite loader: mutants of the committed models, and the verdict on one.
 
-A mutant is a committed model with one to three mutations, each one of:
+A mutant is a model of the corpus with one to three mutations, each one of:
 
 - a byte flip (one random bit of one random byte);
 - a truncation (the file cut at a random length);
@@ -8,21 +8,29 @@ A mutant is a committed model with one to three mutations, each one of:
   flatbuffer reader makes on the original file: vtable entries, offsets, tensor shapes, types,
   buffer indices, operator inputs, options, scales, zero points) replaced by an edge value of
   its type (0, -1, 1, type min/max, 2^31, ...; for a float32 scale: 0, -0, inf, NaN, a denormal,
-  1e-30, 1e30).
+  1e-30, 1e30);
+- a model edit: the same, on the fields that keep the file well-formed and change what it means (a
+  tensor's shape, scale, zero point, type or buffer; a buffer's offset or size; an operator's
+  inputs, outputs or options), so that the mutant reaches the builtins' Prepare and the kernels.
+
+The corpus (:data:`CORPUS`) is every .tflite committed under tests/ but the saved mutants of tests/fuzz; the
+campaign's (:data:`CAMPAIGN_CORPUS`) adds ../shared/models when it is beside the checkout.
 
 The verdict (:func:`verdict`) loads the mutant with every engine and runs it on a zero input and
 a random one. Allowed outcomes: a result, or a ValueError / TypeError whose message starts with
 ``load_model:`` or ``Model.run``. Anything else (another exception type, an error that does not
 name its function) is a defect signature, returned as a one-line string.
 
-``python tests/fuzz/fuzz_tflite.py SEED N`` runs one mutant per line of output in this process (the
-slow campaign of tests/fuzz/test_fuzz_tflite.py calls it in subprocesses with a memory and a time limit).
+``python tests/fuzz/fuzz_tflite.py SEED START N`` prints the verdicts of mutants START .. START + N - 1 of the
+campaign corpus, one line each (tests/fuzz/fuzz_campaign.py runs it in subprocesses with a memory and a time
+limit).
 """
 from __future__ import annotations
 
 import glob
 import math
 import os
+import re
 import struct
 import sys
 
@@ -30,10 +38,13 @@ import numpy as np
 
 import dspsim.tflite as tfl
 from dspsim.tflite import flatbuffer
+from fuzz_campaign import print_verdict, start_line
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = sorted(glob.glob(os.path.join(HERE, "golden", "models", "*.tflite"))
-                + glob.glob(os.path.join(HERE, "golden", "ops", "*.tflite")))
+CORPUS = sorted(p for p in glob.glob(os.path.join(HERE, "**", "*.tflite"), recursive=True)
+                if not p.startswith(os.path.join(HERE, "fuzz", "")))  # not the saved mutants
+SHARED_MODELS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "..", "shared", "models")
+CAMPAIGN_CORPUS = CORPUS + sorted(glob.glob(os.path.join(SHARED_MODELS, "**", "*.tflite"), recursive=True))
 ENGINES = ("litert", "tflm", "xnnpack")
 ALLOWED_PREFIXES = ("load_model:", "Model.run")
 
@@ -49,6 +60,9 @@ _INT_EDGES = {
 }
 _FLOAT_EDGES = (0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e-45, 1.17549435e-38, 1e-30, 1e30,
                 3.4028235e38, -1.0, 1.0, 0.5)
+#: What a model edit rewrites: the fields (named as the reader names them) that carry the model's meaning.
+_EDITED = re.compile(r"shape\[|scale\[|zero_point\[|^tensors\[\d+\] field|^buffers\[\d+\] field|inputs\[|"
+                     r"outputs\[|options field|quantized_dimension")
 
 
 class _RecordingBuf(flatbuffer._Buf):
@@ -109,16 +123,20 @@ class Mutator:
         for p in corpus:
             with open(p, "rb") as f:
                 data = f.read()
-            self.files.append((os.path.basename(p), data, decoded_fields(data)))
+            named = decoded_fields(data, named=True)
+            fields = sorted({(pos, code) for pos, code, _ in named})
+            edits = sorted({(pos, code) for pos, code, what in named if _EDITED.search(what)})
+            self.files.append((os.path.basename(p), data, fields, edits))
 
     def mutant(self, k: int):
         """(name, bytes, description) of mutant ``k``."""
         rng = np.random.default_rng([self.seed, k])
-        name, data, fields = self.files[int(rng.integers(len(self.files)))]
+        name, data, fields, edits = self.files[int(rng.integers(len(self.files)))]
         buf = bytearray(data)
         what = []
         for _ in range(int(rng.choice([1, 1, 1, 2, 3]))):
-            kind = rng.choice(["field", "field", "field", "flip", "truncate"])
+            kind = rng.choice(["field", "field", "edit", "edit", "flip", "truncate"])
+            pool = edits if kind == "edit" and edits else fields
             if kind == "flip" and buf:
                 p = int(rng.integers(len(buf)))
                 b = int(rng.integers(8))
@@ -128,8 +146,8 @@ class Mutator:
                 n = int(rng.integers(len(buf)))
                 del buf[n:]
                 what.append(f"truncate to {n}")
-            elif fields:
-                pos, code = fields[int(rng.integers(len(fields)))]
+            elif pool:
+                pos, code = pool[int(rng.integers(len(pool)))]
                 size = struct.calcsize(code)
                 if pos + size > len(buf):
                     continue
@@ -145,7 +163,7 @@ class Mutator:
                     lo, hi = _range(code)
                     v = min(max(v, lo), hi)
                     struct.pack_into("<" + code, buf, pos, v)
-                what.append(f"set {code}@{pos}={v}")
+                what.append(f"{'edit' if kind == 'edit' else 'set'} {code}@{pos}={v}")
         return name, bytes(buf), "; ".join(what)
 
 
@@ -187,14 +205,20 @@ def _check_error(exc, stage):
 def verdict(data: bytes, seed: int = 0, max_elements=MAX_RUN_ELEMENTS):
     """None when every engine loads-and-runs ``data`` or refuses it properly, else the defect, one line.
 
-    Also returns counts: (loaded, ran, elements) as a dict in the second position."""
-    stats = {"loaded": 0, "ran": 0, "elements": 0, "skipped": 0}
+    Also returns counts (loaded, ran, elements, skipped; ``engines``: per engine whether the mutant was refused,
+    loaded or ran) as a dict in the second position."""
+    stats = {"loaded": 0, "ran": 0, "elements": 0, "skipped": 0, "engines": {}}
     for engine in ENGINES:
         try:
             model = tfl.load_model(data, engine=engine)
         except Exception as exc:  # noqa: BLE001 - the verdict is about which exception
-            return _check_error(exc, f"load_model(engine={engine!r})"), stats
+            bad = _check_error(exc, f"load_model(engine={engine!r})")
+            if bad:
+                return bad, stats
+            stats["engines"][engine] = "refused"
+            continue
         stats["loaded"] += 1
+        stats["engines"][engine] = "loaded"
         if _declared_elements(model) > max_elements:
             stats["skipped"] += 1
             continue
@@ -208,28 +232,31 @@ def verdict(data: bytes, seed: int = 0, max_elements=MAX_RUN_ELEMENTS):
             try:
                 outs = model.run(inputs)
             except Exception as exc:  # noqa: BLE001
-                return _check_error(exc, f"Model.run(engine={engine!r})"), stats
+                bad = _check_error(exc, f"Model.run(engine={engine!r})")
+                if bad:
+                    return bad, stats
+                continue
             stats["ran"] += 1
             stats["elements"] += sum(int(np.size(o)) for o in outs)
+            stats["engines"][engine] = "ran"
     return None, stats
 
 
 def main(argv):
-    """``SEED START N``: the verdicts of mutants START .. START + N - 1; ``--file PATH ...``: of saved mutants."""
+    """``SEED START N``: the verdicts of campaign mutants START .. START + N - 1; ``--file PATH ...``: of files."""
     if argv[0] == "--file":
         for k, path in enumerate(argv[1:]):
             with open(path, "rb") as f:
-                bad, stats = verdict(f.read(), seed=k, max_elements=1 << 62)
-            print(f"{k}\t{os.path.basename(path)}\tfile\t{stats['loaded']}\t{stats['ran']}\t{stats['elements']}\t"
-                  f"{bad or 'ok'}", flush=True)
+                data = f.read()
+            print(start_line(k, os.path.basename(path), "file"), flush=True)
+            print_verdict(k, os.path.basename(path), "file", *verdict(data, seed=k, max_elements=1 << 62))
         return
     seed, start, n = int(argv[0]), int(argv[1]), int(argv[2])
-    mut = Mutator(seed)
+    mut = Mutator(seed, CAMPAIGN_CORPUS)
     for k in range(start, start + n):
         name, data, what = mut.mutant(k)
-        bad, stats = verdict(data, seed=k, max_elements=1 << 62)
-        print(f"{k}\t{name}\t{what}\t{stats['loaded']}\t{stats['ran']}\t{stats['elements']}\t{bad or 'ok'}",
-              flush=True)
+        print(start_line(k, name, what), flush=True)
+        print_verdict(k, name, what, *verdict(data, seed=k, max_elements=1 << 62))
 
 
 if __name__ == "__main__":

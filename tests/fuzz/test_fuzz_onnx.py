@@ -1,112 +1,43 @@
-"""Mutation fuzzing of the .onnx importer (issue 16, "the fuzzers also cover dspsim.onnx"): byte
-flips, truncations and byte rewrites (protobuf tags, varint lengths, float bytes) of the committed
-models in tests/golden/onnx/models, each loaded with every engine and run on a zero input and a
-random one. Allowed outcomes: a result, or a ValueError / TypeError whose message starts with
-``dspsim.onnx.load_model:`` or ``Model.run``."""
+"""Mutation fuzzing of the .onnx importer (issue 16, "the fuzzers also cover dspsim.onnx"; issue 31's campaign):
+byte mutants and structural mutants (tests/fuzz/fuzz_onnx.py) of the committed models, each loaded with every
+engine and run on a zero input and a random one. Allowed outcomes: a result, or a ValueError / TypeError whose
+message starts with ``dspsim.onnx.load_model:`` or ``Model.run``.
+
+- default run: a fixed slice of the campaign (:data:`MUTANTS` mutants of seed :data:`SEED`), in this process;
+- ``-m slow``: the campaign in subprocesses under a memory and a hang limit (tests/fuzz/fuzz_campaign.py;
+  ``python tests/fuzz/fuzz_campaign.py onnx SEED N`` runs it by hand).
+"""
 import glob
 import os
-import time
 
-import numpy as np
 import pytest
 
-onnx_mod = pytest.importorskip("dspsim.onnx")
+pytest.importorskip("dspsim.onnx")
+fo = pytest.importorskip("fuzz_onnx")
+import fuzz_campaign  # noqa: E402
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORPUS = sorted(glob.glob(os.path.join(HERE, "golden", "onnx", "models", "*.onnx")))
-ENGINES = ("onnxruntime", "onnxruntime-optimized", "onnx-reference")
-PREFIXES = ("dspsim.onnx.load_model:", "Model.run")
-BUDGET_S = 30.0
-MUTANTS = 1500
-_EDGE_BYTES = (0x00, 0x01, 0x7F, 0x80, 0xFF, 0x08, 0x10, 0x12, 0x1A, 0x22)
-
-
-def mutant(files, seed, k):
-    rng = np.random.default_rng([seed, k])
-    name, data = files[int(rng.integers(len(files)))]
-    buf = bytearray(data)
-    what = []
-    for _ in range(int(rng.choice([1, 1, 2, 3]))):
-        if not buf:
-            break
-        kind = rng.choice(["flip", "set", "set", "truncate"])
-        p = int(rng.integers(len(buf)))
-        if kind == "flip":
-            b = int(rng.integers(8))
-            buf[p] ^= 1 << b
-            what.append(f"flip {p}.{b}")
-        elif kind == "set":
-            buf[p] = _EDGE_BYTES[int(rng.integers(len(_EDGE_BYTES)))]
-            what.append(f"set {p}={buf[p]:#x}")
-        else:
-            del buf[p:]
-            what.append(f"truncate {p}")
-    return name, bytes(buf), "; ".join(what)
-
-
-_NP = {"FLOAT": np.float32, "DOUBLE": np.float64, "UINT8": np.uint8, "INT8": np.int8, "UINT16": np.uint16,
-       "INT16": np.int16, "INT32": np.int32, "INT64": np.int64, "BOOL": np.bool_}
-
-
-def _inputs(m, rng):
-    """A zero input and a random one for model ``m`` (None when an input type has no numpy dtype)."""
-    specs = []
-    for i in m.inputs:
-        dt = _NP.get(getattr(i.elem_type, "name", ""))
-        if dt is None:
-            return None
-        specs.append((tuple(d if isinstance(d, int) and d >= 0 else 1 for d in i.shape), np.dtype(dt)))
-    zeros = [np.zeros(shape, dt) for shape, dt in specs]
-    rand = []
-    for shape, dt in specs:
-        if dt.kind in "iu":
-            rand.append(rng.integers(np.iinfo(dt).min, int(np.iinfo(dt).max) + 1, size=shape, dtype=dt))
-        elif dt.kind == "b":
-            rand.append(rng.random(shape) < 0.5)
-        else:
-            rand.append((rng.standard_normal(shape) * 4).astype(dt))
-    return zeros, rand
-
-
-def _check(exc, stage):
-    if isinstance(exc, (ValueError, TypeError)) and str(exc).startswith(PREFIXES):
-        return None
-    return f"{stage}: {type(exc).__name__}: {str(exc)[:200]}"
-
-
-def verdict(data, seed):
-    ran = 0
-    for engine in ENGINES:
-        try:
-            m = onnx_mod.load_model(data, engine=engine)
-        except Exception as exc:  # noqa: BLE001 - the verdict is about which exception
-            return _check(exc, f"load_model(engine={engine!r})"), ran
-        pair = _inputs(m, np.random.default_rng(seed))
-        if pair is None or sum(a.size for a in pair[0]) > 1 << 20:
-            continue
-        for inputs in pair:
-            try:
-                m.run(inputs)
-            except Exception as exc:  # noqa: BLE001
-                return _check(exc, f"Model.run(engine={engine!r})"), ran
-            ran += 1
-    return None, ran
+mutant, verdict, ENGINES, onnx_mod = fo.mutant, fo.verdict, fo.ENGINES, fo.onnx_mod
+SEED = 31
+MUTANTS = 300
+REGRESSIONS = sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)), "regressions", "*.onnx")))
 
 
 @pytest.fixture(scope="module")
 def files():
-    out = []
-    for p in CORPUS:
-        with open(p, "rb") as f:
-            out.append((os.path.basename(p), f.read()))
-    return out
+    """Issue 16's corpus: its regressions below name mutants by their index."""
+    return fo.load_corpus(fo.ISSUE_16_CORPUS)
 
 
-def test_the_onnx_corpus_loads_and_runs_without_a_defect(files):
-    assert len(files) >= 10
-    for name, data in files:
-        bad, ran = verdict(data, 0)
-        assert bad is None and ran > 0, (name, bad)
+@pytest.fixture(scope="module")
+def corpus():
+    return fo.load_corpus()
+
+
+def test_the_onnx_corpus_loads_and_runs_without_a_defect(corpus):
+    assert len(corpus) >= 30
+    for name, data in corpus:
+        bad, stats = verdict(data, 0)
+        assert bad is None and stats["ran"] > 0, (name, bad)
 
 
 def test_a_node_with_too_few_inputs_is_refused_at_load_naming_the_node_and_the_rule(files):
@@ -141,16 +72,44 @@ def test_a_node_with_too_many_outputs_is_refused_at_load_naming_the_node(files):
             onnx_mod.load_model(mutated, engine=engine)
 
 
-def test_a_bounded_onnx_mutation_campaign_finds_no_defect(files):
-    t0 = time.perf_counter()
-    defects, n, ran = [], 0, 0
-    while n < MUTANTS and time.perf_counter() - t0 < BUDGET_S:
-        name, data, what = mutant(files, 16, n)
-        bad, r = verdict(data, n)
-        ran += r
+def test_structural_mutants_keep_the_file_well_formed_and_reach_the_operators(corpus):
+    onnx = pytest.importorskip("onnx")
+    loaded = 0
+    for k in range(40):
+        name, data, what = fo.proto_mutant(corpus, SEED, k)
+        assert what and onnx.load_from_string(data).graph.node is not None, (k, name)
+        loaded += verdict(data, k)[1]["loaded"] > 0
+    assert loaded >= 8  # mutants whose meaning changed, not only refusals of a broken file
+
+
+def test_a_slice_of_the_onnx_campaign_finds_no_defect(corpus):
+    pytest.importorskip("onnx")  # the structural mutants
+    defects, ran, loaded = [], 0, 0
+    for k in range(MUTANTS):
+        name, data, what = fo.campaign_mutant(corpus, SEED, k)
+        bad, stats = verdict(data, k)
+        ran, loaded = ran + stats["ran"], loaded + (stats["loaded"] > 0)
         if bad:
-            defects.append(f"mutant {n} of {name} ({what}): {bad}")
-        n += 1
+            defects.append(f"mutant {k} of {name} ({what}): {bad}")
     assert defects == [], defects[:20]
-    assert n >= 100 and ran > 0
-    print(f"\n{n} onnx mutants, {ran} runs")
+    assert loaded > MUTANTS // 10 and ran > 0
+    print(f"\n{MUTANTS} onnx mutants, {loaded} loaded by an engine, {ran} runs")
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[os.path.basename(p)[:-5] for p in REGRESSIONS])
+def test_mutants_of_issue_31s_campaign_are_refused_by_every_engine_naming_the_rule(path):
+    """A Resize whose mode is not UTF-8 (UnicodeDecodeError at load), a QDQ group whose zero point is missing
+    (KeyError in onnxruntime-optimized's fusion, where the other engines refused it)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    bad, stats = verdict(data, 0)
+    assert bad is None and set(stats["engines"].values()) == {"refused"}, (bad, stats)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [3101, 3102])
+def test_long_onnx_campaign_in_subprocesses_finds_no_crash_hang_or_defect(seed):
+    defects, totals = fuzz_campaign.campaign("onnx", seed, 6000)
+    print(f"\nseed {seed}: {totals}")
+    assert defects == []
+    assert totals["mutants"] == 6000

@@ -259,7 +259,11 @@ def prepare_transpose_conv(op, g):
     q = dict(output_size=tuple(t_out.shape[1:3]), stride=(o.get("stride_h", 1), o.get("stride_w", 1)),
              padding=padding_name(op, o.get("padding", 0)), input_zero_point=zi, output_zero_point=zo, requant=rq,
              act_min=lo, act_max=hi)
-    if dt == np.int8 and _takes_cmsis_nn_row_path(q, w, t_in.shape[3]) and defect(
+    try:  # the output must hold the filter: the geometry of the forward conv this is the transpose of
+        pad_top = geometry(q["output_size"], w.shape[1:3], q["stride"], q["padding"], 1, "TRANSPOSE_CONV").pad_top
+    except (TypeError, ValueError) as exc:
+        refuse(op, str(exc).removeprefix("TRANSPOSE_CONV: "))
+    if dt == np.int8 and _takes_cmsis_nn_row_path(q["stride"], pad_top, t_in.shape[3]) and defect(
             op, g, Defect.CMSIS_NN_TRANSPOSE_CONV_PAD_ROWS, "CMSIS-NN 4ab83cc's arm_transpose_conv_s8 misplaces the "
             "output rows after the top padding and leaves the last one unwritten (pad_top % stride_h != 0)"):
         q["row_flush"] = RowFlush.CMSIS_NN_4AB83CC
@@ -277,10 +281,9 @@ def prepare_transpose_conv(op, g):
     return Prepared(run, requant_params(q), stages=None if "row_flush" in q else stages)
 
 
-def _takes_cmsis_nn_row_path(q, w, in_channels):
+def _takes_cmsis_nn_row_path(stride, pad_top, in_channels):
     """Whether CMSIS-NN 4ab83cc's ``arm_transpose_conv_s8`` takes this layer down its buggy row path: the path
     ``arm_transpose_conv_wrapper_s8`` takes unless both strides are <= 2 and there are more than 16 input
     channels, and only where ``pad_top % stride_h != 0`` do its rows move."""
-    (s_h, s_w), pad_top = q["stride"], geometry(q["output_size"], w.shape[1:3], q["stride"], q["padding"], 1,
-                                                "TRANSPOSE_CONV").pad_top
+    s_h, s_w = stride
     return not (s_h <= 2 and s_w <= 2 and in_channels > 16) and pad_top % s_h != 0
