@@ -48,10 +48,10 @@ _LAYOUTS = {
 }
 
 
-def tensor_layout(model, index: int) -> str | None:
-    """The axes of tensor ``index`` as the first operator that fixes them reads or writes it (``NHWC``,
-    ``OHWI``, ``1HWC``, ``OI``, ``NCHW``...), or None where no operator does."""
-    ndim = len(model.tensor_info(index).shape or ())
+def tensor_layout(model, index: int, ndim: int) -> str | None:
+    """The axes of tensor ``index`` (``ndim`` axes: its value's, where the model leaves its shape open) as the
+    first operator that fixes them reads or writes it (``NHWC``, ``OHWI``, ``1HWC``, ``OI``, ``NCHW``...), or None
+    where no operator does."""
     for k, op in model.operators:
         ins, out = _LAYOUTS.get(op, ((), None))
         found = [ins[j] for j, i in enumerate(model.operator_inputs(k)) if i == index and j < len(ins)]
@@ -158,7 +158,7 @@ def write_operator(model, op_index: int, fmt: str, out, *, tensor_files: dict, h
     stem = operator_stem(model, op_index)
     tensors = {f"input{j}_tensor": i for j, i in enumerate(ins)}
     tensors.update({f"output{j}_tensor": i for j, i in enumerate(outs)})
-    extra = {"op": p.op, **({"rounding_rule": p.rounding} if p.rounding else {})}
+    extra = {"op_type": p.op, **({"rounding_rule": p.rounding} if p.rounding else {})}
     if set(extra) & set(p.names):
         raise ValueError(f"export_model: operator {op_index} has a parameter named {sorted(set(extra) & set(p.names))}"
                          ", a name the export gives the operator's type or rounding rule")

@@ -89,7 +89,7 @@ def _write_tensors(model, trace, fmt: str, out: Path, hex_style: str = "readmemh
     rows, npz = [], {}
     for info, role, op_index, value in _run_tensors(model, trace):
         key = f"t{info.index}"
-        layout = tensor_layout(model, info.index)
+        layout = tensor_layout(model, info.index, value.ndim)
         row = {"tensor": info.index, "name": info.name, "role": role, "op_index": op_index, "file": None,
                "key": None, "shape": list(value.shape), "dtype": value.dtype.name, "layout": layout,
                "scale": info.scale, "zero_point": info.zero_point}
