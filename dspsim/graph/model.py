@@ -15,7 +15,8 @@ from .state import State
 
 #: Operators that keep state between invocations (TFLite resource variables, CALL_ONCE, and TFLite Micro's Signal
 #: custom ops with a persistent buffer).
-_STATEFUL_OPS = ("VAR_HANDLE", "CALL_ONCE", "CUSTOM(SignalFilterBankSpectralSubtraction)")
+_STATEFUL_OPS = ("VAR_HANDLE", "CALL_ONCE", "CUSTOM(SignalFilterBankSpectralSubtraction)", "CUSTOM(SignalDelay)",
+                 "CUSTOM(SignalFramer)", "CUSTOM(SignalStacker)", "CUSTOM(SignalOverlapAdd)")
 
 
 class Model:

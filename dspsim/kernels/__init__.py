@@ -48,8 +48,9 @@ from .data_movement import (
 from .mac.transpose_conv import transpose_conv  # noqa: I001
 from .arithmetic.pot_add import PotAddParams, pot_add, tflite_pot_add_params  # noqa: I001
 from .signal import (  # noqa: I001
-    signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
-    signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_pcan, signal_rfft, signal_window,
+    signal_delay, signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
+    signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_framer, signal_overlap_add,
+    signal_pcan, signal_rfft, signal_stacker, signal_window,
 )
 from .activation import leaky_relu, relu, relu6, relu_n1_to_1, tflite_activation_range, tflm_relu6, torch_relu
 
@@ -76,6 +77,6 @@ __all__ += ["transpose_conv"]
 __all__ += ["LstmArithmetic", "LstmParams", "litert_lstm_params", "lstm", "tflm_lstm_params",
             "fixedpoint16_logistic", "fixedpoint16_tanh", "int16_logistic", "int16_tanh"]
 __all__ += ["PotAddParams", "pot_add", "tflite_pot_add_params"]
-__all__ += ["signal_energy", "signal_fft_auto_scale", "signal_filter_bank", "signal_filter_bank_log",
-            "signal_filter_bank_spectral_subtraction", "signal_filter_bank_square_root", "signal_pcan", "signal_rfft",
-            "signal_window"]
+__all__ += ["signal_delay", "signal_energy", "signal_fft_auto_scale", "signal_filter_bank", "signal_filter_bank_log",
+            "signal_filter_bank_spectral_subtraction", "signal_filter_bank_square_root", "signal_framer",
+            "signal_overlap_add", "signal_pcan", "signal_rfft", "signal_stacker", "signal_window"]

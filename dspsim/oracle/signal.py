@@ -148,3 +148,66 @@ def signal_filter_bank_log_oracle(x, output_scale: int, input_correction_bits: i
         scaled = (v << input_correction_bits) % _U32
         out.append(min(_log32(scaled, output_scale), 32767) if scaled > 1 else 0)
     return np.array(out, np.int16)
+
+
+def signal_delay_oracle(x, history, delay_length: int):
+    np = _np()
+    a = np.asarray(x)
+    rows = a.reshape(-1, a.shape[-1]).tolist()
+    hist = np.asarray(history).reshape(len(rows), delay_length).tolist()
+    outs, news = [], []
+    for r, h in zip(rows, hist):
+        line = [int(v) for v in h] + [int(v) for v in r]   # the FIFO: delay_length older samples, then this frame
+        outs.append(line[:len(r)])
+        news.append(line[len(r):])
+    return np.array(outs, np.int16).reshape(a.shape), np.array(news, np.int16).reshape(len(rows), delay_length)
+
+
+def signal_framer_oracle(x, fifo, previous, frame_size: int, frame_step: int):
+    np = _np()
+    a = np.asarray(x)
+    rows = a.reshape(-1, a.shape[-1]).tolist()
+    n = len(rows[0]) // frame_step
+    queues = [[int(v) for v in q] for q in np.asarray(fifo).reshape(len(rows), -1).tolist()]
+    out = np.asarray(previous).reshape(len(rows), n, frame_size).tolist()
+    valid = True
+    for i, r in enumerate(rows):
+        for k in range(n):
+            queues[i] += [int(v) for v in r[k * frame_step:(k + 1) * frame_step]]
+            if len(queues[i]) >= frame_size:
+                out[i][k] = queues[i][:frame_size]
+                del queues[i][:frame_step]
+            else:
+                valid = False
+    shape = a.shape[:-1] + (n, frame_size)
+    return np.array(out, np.int16).reshape(shape), valid, np.array(queues, np.int16).reshape(len(rows), -1)
+
+
+def signal_stacker_oracle(x, fifo, num_channels: int, left_context: int, right_context: int, step: int, previous):
+    np = _np()
+    frame = _ints(x)
+    queue = frame * (left_context + 1) if fifo is None else _ints(fifo) + frame
+    width = (left_context + right_context + 1) * num_channels
+    if len(queue) < width:
+        return np.array(_ints(previous), np.int16), False, np.array(queue, np.int16)
+    return np.array(queue[:width], np.int16), True, np.array(queue[step * num_channels:], np.int16)
+
+
+def signal_overlap_add_oracle(x, buffer, frame_step: int):
+    np = _np()
+    a = np.asarray(x)
+    is_int = a.dtype == np.int16
+    frames = a.reshape(-1, a.shape[-2], a.shape[-1])
+    bufs = np.asarray(buffer).reshape(frames.shape[0], a.shape[-1])
+    outs, news = [], []
+    for rows, buf in zip(frames, bufs):
+        buf, out = list(buf), []
+        for frame in rows:
+            for k, v in enumerate(frame):
+                buf[k] = min(max(int(buf[k]) + int(v), -32768), 32767) if is_int else np.float32(buf[k]) + v
+            out += buf[:frame_step]
+            buf = buf[frame_step:] + [0] * frame_step
+        outs.append(out)
+        news.append(buf)
+    return (np.array(outs, a.dtype).reshape(a.shape[:-2] + (frames.shape[1] * frame_step,)),
+            np.array(news, a.dtype).reshape(bufs.shape))

@@ -16,6 +16,10 @@ one interpreter (reset before each kind, so the spectral subtraction's noise est
 
     /tmp/interp/bin/python tests/golden/make_golden_signal.py    # tflite-micro wheel; one subprocess per model
 
+    tests/golden/signal_ops/<case>.tflite, signal_ops.npz: one-op models of SignalDelay, SignalFramer, SignalStacker
+    and SignalOverlapAdd (OP_CASES) and, per case, <case>/in (frames, *shape) and <case>/out<k>: the wheel's outputs
+    of OP_FRAMES invocations in order (the state carried), so these tests need nothing of ../shared.
+
 Deterministic; a few seconds per model.
 """
 import hashlib
@@ -110,10 +114,87 @@ def run_one(name):
                         meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
 
 
+# One-op models of the streaming operators no model at hand uses: (case, op, inputs, outputs, options); a tensor
+# is (shape, TensorType: 0 FLOAT32, 6 BOOL, 7 INT16).
+OP_CASES = [
+    ("delay_3", "SignalDelay", [((2, 8), 7)], [((2, 8), 7)], {"delay_length": 3}),
+    ("delay_11", "SignalDelay", [((8,), 7)], [((8,), 7)], {"delay_length": 11}),
+    ("framer_prefill", "SignalFramer", [((2, 4), 7)], [((2, 2, 6), 7), ((), 6)],
+     {"frame_size": 6, "frame_step": 2, "prefill": True}),
+    ("framer_no_prefill", "SignalFramer", [((4,), 7)], [((2, 5), 7), ((), 6)],
+     {"frame_size": 5, "frame_step": 2, "prefill": False}),
+    ("stacker_2_1_step_1", "SignalStacker", [((3,), 7)], [((12,), 7), ((), 6)],
+     {"num_channels": 3, "stacker_left_context": 2, "stacker_right_context": 1, "stacker_step": 1}),
+    ("stacker_0_2_step_2", "SignalStacker", [((2,), 7)], [((6,), 7), ((), 6)],
+     {"num_channels": 2, "stacker_left_context": 0, "stacker_right_context": 2, "stacker_step": 2}),
+    ("overlap_add_int16", "SignalOverlapAdd", [((2, 3, 8), 7)], [((2, 12), 7)], {"T": 7, "frame_step": 4}),
+    ("overlap_add_float32", "SignalOverlapAdd", [((3, 8), 0)], [((12,), 0)], {"T": 0, "frame_step": 4}),
+]
+OP_FRAMES = 24
+
+
+def one_op_model(op, inputs, outputs, options):
+    """A .tflite model of the one custom operator ``op`` (Signal*), its options as a FlexBuffer map."""
+    import flatbuffers
+    import flatbuffers.flexbuffers as flex
+    from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as S
+
+    m = S.ModelT()
+    m.version = 3
+    code = S.OperatorCodeT()
+    code.builtinCode, code.deprecatedBuiltinCode, code.customCode, code.version = 32, 32, op.encode(), 1
+    m.operatorCodes, m.buffers = [code], [S.BufferT()]
+    sg = S.SubGraphT()
+    sg.tensors = []
+    for k, (shape, ttype) in enumerate(inputs + outputs):
+        t = S.TensorT()
+        t.shape, t.type, t.buffer, t.name = list(shape), ttype, 0, f"t{k}".encode()
+        sg.tensors.append(t)
+    sg.inputs, sg.outputs = list(range(len(inputs))), list(range(len(inputs), len(inputs) + len(outputs)))
+    o = S.OperatorT()
+    o.opcodeIndex, o.inputs, o.outputs = 0, sg.inputs, sg.outputs
+    o.customOptions, o.customOptionsFormat = list(flex.Dumps(options)), 0
+    sg.operators, m.subgraphs = [o], [sg]
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def run_ops():
+    """Each one-op case through the wheel, OP_FRAMES invocations of random int16 (edges mixed in) or float32."""
+    from tflite_micro.python.tflite_micro import runtime
+
+    rng = np.random.default_rng(20261205)
+    os.makedirs(os.path.join(ROOT, "signal_ops"), exist_ok=True)
+    arrays = {}
+    for case, op, inputs, outputs, options in OP_CASES:
+        data = one_op_model(op, inputs, outputs, options)
+        with open(os.path.join(ROOT, "signal_ops", f"{case}.tflite"), "wb") as f:
+            f.write(data)
+        it = runtime.Interpreter.from_bytes(data, arena_size=1 << 16)
+        (shape, ttype), = inputs
+        if ttype == 0:
+            x = rng.normal(0, 1000, (OP_FRAMES, *shape)).astype(np.float32)
+        else:
+            x = rng.integers(-32768, 32768, (OP_FRAMES, *shape)).astype(np.int16)
+            x[rng.random(x.shape) < 0.2] = 32767
+        outs = [[] for _ in outputs]
+        for f in range(OP_FRAMES):
+            it.set_input(x[f], 0)
+            it.invoke()
+            for k in range(len(outputs)):
+                outs[k].append(np.array(it.get_output(k)))
+        arrays[f"{case}/in"] = x
+        arrays.update({f"{case}/out{k}": np.stack(v) for k, v in enumerate(outs)})
+    np.savez_compressed(os.path.join(ROOT, "signal_ops.npz"), **arrays)
+
+
 def main():
     if len(sys.argv) == 2:
-        run_one(sys.argv[1])
+        run_ops() if sys.argv[1] == "ops" else run_one(sys.argv[1])
         return
+    subprocess.run([sys.executable, os.path.abspath(__file__), "ops"], check=True, cwd=ROOT)
+    print("wrote signal_ops.npz and signal_ops/*.tflite")
     for name, path in MODELS.items():
         if not os.path.exists(path):
             print(f"skip {name}: {path} is absent")

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dspsim.kernels.signal import (
-    signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
-    signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_pcan, signal_rfft, signal_window,
+    signal_delay, signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
+    signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_framer, signal_overlap_add,
+    signal_pcan, signal_rfft, signal_stacker, signal_window,
 )
 from dspsim.oracle import signal as ref
 
@@ -179,6 +180,53 @@ def test_filter_bank_log_wraps_the_output_scale_product_in_uint32():
     assert big[0] != min(round(31 * np.log(2) * 2 ** 16), 32767)
 
 
+@settings(max_examples=25, deadline=None)
+@given(SEEDS)
+def test_streaming_ops_match_oracle_with_their_state_carried(seed):
+    rng = np.random.default_rng(seed)
+    rows, step = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+    size, n = int(rng.integers(1, 7)), int(rng.integers(1, 3))
+    delay = int(rng.integers(0, 9))
+    hist = np.zeros((rows, delay), np.int16)
+    fifo = np.zeros((rows, size - step if size > step else 0), np.int16)
+    prev = np.zeros((rows, n, size), np.int16)
+    nc, left, right = int(rng.integers(1, 4)), int(rng.integers(0, 3)), int(rng.integers(0, 3))
+    sfifo, sprev, sstep = None, np.zeros((left + right + 1) * nc, np.int16), int(rng.integers(1, left + right + 2))
+    buf16, buf32 = np.zeros((rows, size), np.int16), np.zeros((rows, size), np.float32)
+    ostep = int(rng.integers(1, size + 1))
+    for _ in range(5):
+        x = _int16(rng, rows * 8).reshape(rows, 8)
+        got = signal_delay(x, hist, delay)
+        _same(got, ref.signal_delay_oracle(x, hist, delay))
+        hist = got[1]
+        xf = _int16(rng, rows * n * step).reshape(rows, n * step)
+        got = signal_framer(xf, fifo, prev, size, step)
+        _same(got[0], ref.signal_framer_oracle(xf, fifo, prev, size, step)[0])
+        assert got[1] == ref.signal_framer_oracle(xf, fifo, prev, size, step)[1]
+        _same(got[2], ref.signal_framer_oracle(xf, fifo, prev, size, step)[2])
+        prev, fifo = got[0], got[2]
+        xs = _int16(rng, nc)
+        got = signal_stacker(xs, sfifo, nc, left, right, sstep, sprev)
+        want = ref.signal_stacker_oracle(xs, sfifo, nc, left, right, sstep, sprev)
+        _same(got[0], want[0])
+        _same(got[2], want[2])
+        assert got[1] == want[1]
+        sprev, sfifo = got[0], got[2]
+        xo = _int16(rng, rows * 2 * size).reshape(rows, 2, size)
+        got = signal_overlap_add(xo, buf16, ostep)
+        _same(got, ref.signal_overlap_add_oracle(xo, buf16, ostep))
+        buf16 = got[1]
+        xo32 = rng.normal(0, 1e4, (rows, 2, size)).astype(np.float32)
+        got = signal_overlap_add(xo32, buf32, ostep)
+        _same(got, ref.signal_overlap_add_oracle(xo32, buf32, ostep))
+        buf32 = got[1]
+
+
+def test_overlap_add_saturates_int16_sums():
+    out, buf = signal_overlap_add(np.full((1, 2, 4), 30000, np.int16), np.zeros((1, 4), np.int16), 2)
+    assert out.tolist() == [[30000, 30000, 32767, 32767]] and buf.tolist() == [[30000, 30000, 0, 0]]
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: signal_window(np.zeros(5, np.int16), np.zeros(2, np.int16), 1), "signal_window: x's size 5 must be a"),
     (lambda: signal_window(np.zeros(4, np.int16), np.zeros(2, np.int16), 32), "signal_window: shift must be an int"),
@@ -199,6 +247,14 @@ def test_filter_bank_log_wraps_the_output_scale_product_in_uint32():
     (lambda: signal_pcan(np.zeros(2, np.uint32), np.zeros(2, np.uint32), np.zeros(124, np.int16), 6),
      "signal_pcan: gain_lut must have at least 125 entries"),
     (lambda: signal_filter_bank_log(np.zeros(2, np.uint32), -1, 0), "signal_filter_bank_log: output_scale must be"),
+    (lambda: signal_framer(np.zeros(5, np.int16), np.zeros((1, 0), np.int16), np.zeros((2, 4), np.int16), 4, 2),
+     "signal_framer: x's last dimension 5 must be a positive multiple of frame_step 2"),
+    (lambda: signal_stacker(np.zeros(2, np.int16), None, 2, 1, 0, 3, np.zeros(4, np.int16)),
+     "signal_stacker: step must be an int in [1, 2]"),
+    (lambda: signal_overlap_add(np.zeros((2, 4), np.int16), np.zeros((1, 4), np.int16), 5),
+     "signal_overlap_add: frame_step must be an int in [1, 4]"),
+    (lambda: signal_delay(np.zeros((2, 4), np.int16), np.zeros((1, 3), np.int16), 3),
+     "signal_delay: history must have shape (2, 3)"),
 ])
 def test_bad_input_is_refused_naming_the_function_and_the_rule(call, message):
     with pytest.raises((ValueError, TypeError)) as e:

@@ -8,3 +8,4 @@ from .filter_bank import (  # noqa: F401
 )
 from .pcan import signal_pcan  # noqa: F401
 from .spectral import signal_energy, signal_fft_auto_scale, signal_rfft, signal_window  # noqa: F401
+from .streaming import signal_delay, signal_framer, signal_overlap_add, signal_stacker  # noqa: F401

@@ -4,22 +4,25 @@ inside a .tflite model (``CUSTOM(SignalWindow)`` ... ``CUSTOM(SignalFilterBankLo
 Each op's ``custom_options`` is a FlexBuffer map (decoded by :mod:`dspsim.tflite.flexbuffers`); the C Init reads
 its values by their alphabetical position, so a missing or mistyped key is refused here. The C config fields are
 uint32 where the options are int32 (an int32 option is taken modulo 2^32 as the C assignment does). The noise
-estimate of ``SignalFilterBankSpectralSubtraction`` persists between invocations in the model's state (zeros
-after ``reset``, as the op's Reset memsets it).
+estimate of ``SignalFilterBankSpectralSubtraction`` and the FIFOs and buffers of ``SignalDelay``, ``SignalFramer``,
+``SignalStacker`` and ``SignalOverlapAdd`` persist between invocations in the model's state (after ``reset`` what
+the op's Reset restores: zeros, the prefill, an empty stacker).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ...kernels.signal import (
-    signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
-    signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_pcan, signal_rfft, signal_window,
+    signal_delay, signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
+    signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_framer, signal_overlap_add,
+    signal_pcan, signal_rfft, signal_stacker, signal_window,
 )
 from ..prepare import Prepared, at_run, builtin, check_arity, check_dtype, refuse
 
 _I16, _I32 = np.dtype(np.int16), np.dtype(np.int32)
 _U32, _U64 = np.dtype(np.uint32), np.dtype(np.uint64)
-_INT16_TYPE = 7   # TensorType INT16, the option 'T' of SignalRfft
+_F32, _BOOL = np.dtype(np.float32), np.dtype(np.bool_)
+_INT16_TYPE, _FLOAT32_TYPE = 7, 0   # TensorType INT16 / FLOAT32: the option 'T' of SignalRfft, SignalOverlapAdd
 
 
 def _option(op, name, lo=-(1 << 31), hi=(1 << 31) - 1, kind=int):
@@ -49,6 +52,24 @@ def _types(op, g, inputs, outputs):
 
 def _u32(v):
     return v & 0xFFFFFFFF
+
+
+def _stateful(op, g, initial, step):
+    """``run`` of a streaming op: ``step(inputs, state) -> (outputs, new state)`` with its state in the model's
+    (``initial()`` after a reset, as the op's Reset restores it)."""
+    key = (op.name, str(op.index))
+
+    def run(inputs):
+        state = g.state.resources.get(key)
+        outputs, state = at_run(op, step, inputs, initial() if state is None else state)
+        g.state.resources[key] = state
+        return outputs
+
+    return run
+
+
+def _out_shape(op, g, k=0):
+    return tuple(g.tensor(op.outputs[k]).shape)
 
 
 @builtin("CUSTOM(SignalWindow)")
@@ -116,17 +137,12 @@ def prepare_signal_filter_bank_spectral_subtraction(op, g):
     n = _option(op, "num_channels", 1, 1 << 15)
     if g.tensor(op.inputs[0]).shape != (n,):
         refuse(op, f"input tensor {op.inputs[0]} has shape {g.tensor(op.inputs[0]).shape}, num_channels is {n}")
-    key = (op.name, str(op.index))  # the op's persistent noise estimate in the model's state
 
-    def run(inputs):
-        estimate = g.state.resources.get(key)
-        if estimate is None:
-            estimate = np.zeros(n, np.uint32)
-        out, estimate = at_run(op, signal_filter_bank_spectral_subtraction, inputs[0], estimate, **params)
-        g.state.assign(key, estimate, op.outputs[1])
-        return out, estimate.copy()
+    def step(inputs, estimate):
+        out, estimate = signal_filter_bank_spectral_subtraction(inputs[0], estimate, **params)
+        return (out, estimate.copy()), estimate
 
-    return Prepared(run, params)
+    return Prepared(_stateful(op, g, lambda: np.zeros(n, np.uint32), step), params)
 
 
 @builtin("CUSTOM(SignalPCAN)")
@@ -143,3 +159,84 @@ def prepare_signal_filter_bank_log(op, g):
     params = {"output_scale": _u32(_option(op, "output_scale")),
               "input_correction_bits": _option(op, "input_correction_bits", 0, 31)}
     return Prepared(lambda inputs: at_run(op, signal_filter_bank_log, inputs[0], **params), params)
+
+
+@builtin("CUSTOM(SignalDelay)")
+def prepare_signal_delay(op, g):
+    _types(op, g, (_I16,), (_I16,))
+    d = _option(op, "delay_length", 0, 1 << 24)
+    shape = g.tensor(op.inputs[0]).shape
+    if not shape:
+        refuse(op, "its input needs at least one dimension")
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+
+    def step(inputs, history):
+        return signal_delay(inputs[0], history, d)
+
+    return Prepared(_stateful(op, g, lambda: np.zeros((rows, d), np.int16), step), {"delay_length": d})
+
+
+@builtin("CUSTOM(SignalFramer)")
+def prepare_signal_framer(op, g):
+    _types(op, g, (_I16,), (_I16, _BOOL))
+    size, step_ = _option(op, "frame_size", 1, 1 << 24), _option(op, "frame_step", 1, 1 << 24)
+    prefill = _option(op, "prefill", kind=bool)
+    shape = g.tensor(op.inputs[0]).shape
+    if not shape or shape[-1] < step_ or shape[-1] % step_:
+        refuse(op, f"input shape {shape}: its last dimension must be a positive multiple of frame_step {step_}")
+    if prefill and step_ > size:
+        refuse(op, f"prefill with frame_step {step_} > frame_size {size} (the C code writes a negative count)")
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    out_shape = _out_shape(op, g)
+
+    def initial():
+        return np.zeros((rows, size - step_ if prefill else 0), np.int16), np.zeros(out_shape, np.int16)
+
+    def step(inputs, state):
+        out, valid, fifo = signal_framer(inputs[0], state[0], state[1], size, step_)
+        return (out, np.array(valid)), (fifo, out)
+
+    return Prepared(_stateful(op, g, initial, step), {"frame_size": size, "frame_step": step_, "prefill": prefill})
+
+
+@builtin("CUSTOM(SignalStacker)")
+def prepare_signal_stacker(op, g):
+    _types(op, g, (_I16,), (_I16, _BOOL))
+    params = {"num_channels": _option(op, "num_channels", 1, 1 << 20),
+              "left_context": _option(op, "stacker_left_context", 0, 1 << 10),
+              "right_context": _option(op, "stacker_right_context", 0, 1 << 10),
+              "step": _option(op, "stacker_step", 1, 1 << 10)}
+    width = params["left_context"] + params["right_context"] + 1
+    if params["step"] > width:
+        refuse(op, f"stacker_step {params['step']} exceeds the stack's {width} frames (the C code discards more "
+                   "than its buffer holds)")
+    if _out_shape(op, g) != (width * params["num_channels"],):
+        refuse(op, f"output shape {_out_shape(op, g)}: (left + right + 1) * num_channels = "
+                   f"{width * params['num_channels']} expected")
+
+    def step(inputs, state):
+        out, valid, fifo = signal_stacker(inputs[0], state[0], previous=state[1], **params)
+        return (out, np.array(valid)), (fifo, out)
+
+    return Prepared(_stateful(op, g, lambda: (None, np.zeros(width * params["num_channels"], np.int16)), step),
+                    params)
+
+
+@builtin("CUSTOM(SignalOverlapAdd)")
+def prepare_signal_overlap_add(op, g):
+    dt = {_INT16_TYPE: _I16, _FLOAT32_TYPE: _F32}.get(op.options.get("T"))
+    if dt is None:
+        refuse(op, f"custom option 'T' must be INT16 ({_INT16_TYPE}) or FLOAT32 ({_FLOAT32_TYPE}), got "
+                   f"{op.options.get('T')!r}")
+    _types(op, g, (dt,), (dt,))
+    step_ = _option(op, "frame_step", 1, 1 << 24)
+    shape = g.tensor(op.inputs[0]).shape
+    if len(shape) < 2 or len(_out_shape(op, g)) != len(shape) - 1 or step_ > shape[-1]:
+        refuse(op, f"input shape {shape} must be (..., n_frames, frame_size >= frame_step {step_}) and the output "
+                   "one dimension less")
+    rows = int(np.prod(shape[:-2], dtype=np.int64))
+
+    def step(inputs, buffer):
+        return signal_overlap_add(inputs[0], buffer, step_)
+
+    return Prepared(_stateful(op, g, lambda: np.zeros((rows, shape[-1]), dt), step), {"frame_step": step_})
