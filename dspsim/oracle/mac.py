@@ -198,18 +198,26 @@ def depthwise_conv2d_oracle(x, w, bias=None, *, depth_multiplier=1, stride=1, pa
 
 def batch_matmul_oracle(x, y, *, adj_x=False, adj_y=False, x_zero_point, y_zero_point, output_zero_point, multiplier,
                         shift):
-    """reference_ops::BatchMatMul (int8): per output element an int32 dot product, MBQM, + zo, clamp."""
+    """reference_ops::BatchMatMul: per output element an int32 dot product, MBQM, + zo, clamp to int8; int16
+    (``BatchMatMul<int16_t, int64_t>``): an int64 dot product and the int64 MBQM, clamped to int16."""
     np = _np()
+    if np.asarray(x).dtype == np.int16:
+        def requant(acc):
+            return clamp(multiply_by_quantized_multiplier_int64(acc, multiplier, shift) + output_zero_point,
+                         -32768, 32767)
+    else:
+        def requant(acc):
+            return clamp(multiply_by_quantized_multiplier(wrap(acc, 32), multiplier, shift) + output_zero_point,
+                         -128, 127)
     a = np.swapaxes(x, -1, -2) if adj_x else x
     b = np.swapaxes(y, -1, -2) if adj_y else y
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
     a3 = np.broadcast_to(a, batch + (m, k)).reshape(-1, m, k).tolist()
     b3 = np.broadcast_to(b, batch + (k, n)).reshape(-1, k, n).tolist()
-    out = [[[clamp(multiply_by_quantized_multiplier(
-        wrap(sum((A[i][d] - x_zero_point) * (B[d][j] - y_zero_point) for d in range(k)), 32), multiplier, shift)
-        + output_zero_point, -128, 127) for j in range(n)] for i in range(m)] for A, B in zip(a3, b3)]
-    return np.array(out, np.int8).reshape(batch + (m, n))
+    out = [[[requant(sum((A[i][d] - x_zero_point) * (B[d][j] - y_zero_point) for d in range(k)))
+             for j in range(n)] for i in range(m)] for A, B in zip(a3, b3)]
+    return np.array(out, np.asarray(x).dtype).reshape(batch + (m, n))
 
 
 def transpose_conv_oracle(x, w, bias=None, *, output_size, stride=1, padding="SAME", input_zero_point,

@@ -153,8 +153,9 @@ def prelu_oracle(x, alpha, *, params):
         v = int(q) - p.input_zero_point
         o = multiply_by_quantized_multiplier(v, p.multiplier_1, p.shift_1) if v >= 0 else \
             multiply_by_quantized_multiplier(v * (int(al) - p.alpha_zero_point), p.multiplier_2, p.shift_2)
-        out.append(clamp(o + p.output_zero_point, -128, 127))
-    return np.array(out, np.int8).reshape(np.shape(x))
+        out.append(clamp(o + p.output_zero_point, int(np.iinfo(np.asarray(x).dtype).min),
+                         int(np.iinfo(np.asarray(x).dtype).max)))
+    return np.array(out, np.asarray(x).dtype).reshape(np.shape(x))
 
 
 def _lut_lookup_int16(v: int, lut) -> int:

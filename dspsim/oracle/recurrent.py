@@ -8,6 +8,7 @@ from .fixedpoint import (
     _np,
     clamp,
     multiply_by_quantized_multiplier,
+    multiply_by_quantized_multiplier_int64,
     rounding_divide_by_pot,
     saturate,
     wrap,
@@ -76,9 +77,18 @@ def _tflm_cell_tanh_rescale(power: int):
 
 
 def lstm_oracle(x, input_weights, recurrent_weights, bias, output_state, cell_state, params):
-    """Step by step: four gates from two requantized products, the cell update, the new hidden state."""
+    """Step by step: four gates from two requantized products, the cell update, the new hidden state. int16 ``x``
+    (TFLM's 16x8 LSTM): the gate sums are exact (int64) and requantized by the int64 MBQM, the hidden state is
+    int16."""
     np = _np()
     p = params
+    wide = x.dtype == np.int16
+    lo, hi = (-32768, 32767) if wide else (-128, 127)
+
+    def gate_fc(acc, m, s):
+        if wide:
+            return multiply_by_quantized_multiplier_int64(acc, m, s)
+        return multiply_by_quantized_multiplier(wrap(acc, 32), m, s)
     litert = p.arithmetic.name == "LITERT"  # kernels.lstm.LstmArithmetic, read by name
     xs, w_in, w_rec = x.tolist(), input_weights.tolist(), recurrent_weights.tolist()
     n_cell = len(w_in[0])
@@ -94,11 +104,10 @@ def lstm_oracle(x, input_weights, recurrent_weights, bias, output_state, cell_st
             for k in range(4):
                 vals = []
                 for j in range(n_cell):
-                    acc = wrap(bias[k][j] + sum(w * (v - p.input_zero_point) for w, v in zip(w_in[k][j], row)), 32)
-                    part_in = saturate(multiply_by_quantized_multiplier(acc, p.input_multiplier[k], p.input_shift[k]),
-                                       16)
-                    acc = wrap(sum(w * (v - p.output_state_zero_point) for w, v in zip(w_rec[k][j], h)), 32)
-                    part_rec = multiply_by_quantized_multiplier(acc, p.recurrent_multiplier[k], p.recurrent_shift[k])
+                    acc = bias[k][j] + sum(w * (v - p.input_zero_point) for w, v in zip(w_in[k][j], row))
+                    part_in = saturate(gate_fc(acc, p.input_multiplier[k], p.input_shift[k]), 16)
+                    acc = sum(w * (v - p.output_state_zero_point) for w, v in zip(w_rec[k][j], h))
+                    part_rec = gate_fc(acc, p.recurrent_multiplier[k], p.recurrent_shift[k])
                     pre = saturate(part_in + (part_rec if litert else saturate(part_rec, 16)), 16)
                     if k != 2:
                         vals.append(_lstm_sigmoid(pre, litert))
@@ -125,9 +134,9 @@ def lstm_oracle(x, input_weights, recurrent_weights, bias, output_state, cell_st
                 else:
                     t = _lstm_tanh(cell, litert, 15 + p.cell_scale_power, tanh_m, tanh_s)
                 new_h.append(clamp(multiply_by_quantized_multiplier(t * o_g[j], p.hidden_multiplier, p.hidden_shift)
-                                   + p.hidden_zero_point, -128, 127))
+                                   + p.hidden_zero_point, lo, hi))
             h, c = new_h, new_c
             steps.append(new_h)
         out.append(steps)
         h_all[b], c_all[b] = h, c
-    return np.array(out, np.int8), np.array(h_all, np.int8), np.array(c_all, np.int16)
+    return np.array(out, x.dtype), np.array(h_all, x.dtype), np.array(c_all, np.int16)

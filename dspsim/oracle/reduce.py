@@ -114,18 +114,20 @@ def xnnpack_sum(values, zi, zo, s_in, s_out) -> int:
     return clamp(round_fraction(f32(f32(f32(Fraction(acc)) * inv) + zp), "half_to_even"), -128, 127)
 
 
-def litert_optimized_sum(values, zi, zo, s_in, s_out) -> int:
-    """LiteRT's optimized int8 SUM of one output element: the float QuantizedMeanOrSum, ties away from zero."""
+def litert_optimized_sum(values, zi, zo, s_in, s_out, lo=-128, hi=127) -> int:
+    """LiteRT's optimized int8 / int16 SUM of one output element: the float QuantizedMeanOrSum, ties away from zero,
+    clamped to [lo, hi] (the type's range)."""
     scale = _f32(_f32(s_in) / _f32(s_out))
     bias = f32(f32(-zi * scale) * len(values))
     acc = f32(Fraction(wrap(sum(values), 32)))
-    return clamp(round_fraction(f32(f32(acc * scale) + bias), "half_away_from_zero") + zo, -128, 127)
+    return clamp(round_fraction(f32(f32(acc * scale) + bias), "half_away_from_zero") + zo, lo, hi)
 
 
 def litert_optimized_sum_oracle(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point,
                                 keep_dims=False):
+    lo, hi = _range(x.dtype, None, None)
     return _reduce(x, axis, keep_dims, lambda v: litert_optimized_sum(v, input_zero_point, output_zero_point,
-                                                                      input_scale, output_scale), x.dtype)
+                                                                      input_scale, output_scale, lo, hi), x.dtype)
 
 
 def xnnpack_sum_oracle(x, axis, *, input_scale, input_zero_point, output_scale, output_zero_point, keep_dims=False):

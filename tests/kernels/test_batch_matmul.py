@@ -58,3 +58,33 @@ def test_bad_input_is_named():
         batch_matmul(np.zeros(3, np.int8), np.zeros((3, 2), np.int8), **kw)
     with pytest.raises(TypeError, match="batch_matmul: y must have dtype int8"):
         batch_matmul(np.zeros((2, 3), np.int8), np.zeros((3, 2), np.uint8), **kw)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes=st.sampled_from(SHAPES), adj_x=st.booleans(), adj_y=st.booleans(), real=st.floats(1e-9, 0.5),
+       seed=st.integers(0, 2**16), extremes=st.booleans())
+def test_int16_batch_matmul_matches_oracle(shapes, adj_x, adj_y, real, seed, extremes):
+    """int16 (``BatchMatMul<int16_t, int64_t>``): int64 sums, the int64 MBQM (one rounding, ties toward +inf)."""
+    from dspsim.catalog import random_codes
+
+    rng = np.random.default_rng(seed)
+    sa, sb = shapes
+    x, y = random_codes(rng, sa, "int16"), random_codes(rng, sb, "int16")
+    if extremes:
+        x.reshape(-1)[::2], y.reshape(-1)[1::2] = -32768, 32767
+    x = np.ascontiguousarray(np.swapaxes(x, -1, -2)) if adj_x else x
+    y = np.ascontiguousarray(np.swapaxes(y, -1, -2)) if adj_y else y
+    m, s = quantize_multiplier(real)
+    kw = dict(adj_x=adj_x, adj_y=adj_y, x_zero_point=0, y_zero_point=0, output_zero_point=0, multiplier=m, shift=s)
+    got = batch_matmul(x, y, **kw)
+    assert got.dtype == np.int16
+    np.testing.assert_array_equal(got, R.batch_matmul_oracle(x, y, **kw))
+
+
+def test_int16_batch_matmul_refuses_zero_points_and_mixed_types():
+    x = np.zeros((2, 3), np.int16)
+    with pytest.raises(ValueError, match="batch_matmul: int16 operands need zero points 0"):
+        batch_matmul(x, x.T.copy(), x_zero_point=1, y_zero_point=0, output_zero_point=0, multiplier=1 << 30, shift=0)
+    with pytest.raises(TypeError, match="batch_matmul: y"):
+        batch_matmul(x, np.zeros((3, 2), np.int8), x_zero_point=0, y_zero_point=0, output_zero_point=0,
+                     multiplier=1 << 30, shift=0)

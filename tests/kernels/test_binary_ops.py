@@ -177,3 +177,22 @@ def test_int32_binary_refuses_other_types_and_ops():
         integer_binary("div", x, x)
     with pytest.raises(ValueError, match="integer_binary: act_min 7 > act_max 6"):
         integer_binary("add", x, x, act_min=7, act_max=6)
+
+
+@settings(max_examples=12, deadline=None)
+@given(s1=st.floats(1e-5, 1e-2).map(np.float32), s2=st.floats(1e-5, 1e-2).map(np.float32),
+       so=st.floats(1e-6, 1.0).map(np.float32), seed=st.integers(0, 2**16))
+def test_int16_squared_difference_matches_oracle(s1, s2, so, seed):
+    """tflite-micro's int16 SQUARED_DIFFERENCE: left shift 0, inputs halved onto twice the larger scale, so the
+    square of their difference stays below 2^30; the output multiplier may shift left."""
+    try:
+        p = tflite_squared_difference_params(s1, s2, so, output_multiplier_below_one=False, left_shift=0)
+    except ValueError:
+        return
+    rng = np.random.default_rng(seed)
+    x1 = np.concatenate([[-32768, 32767, 0, -32768], rng.integers(-32768, 32768, 60)]).astype(np.int16).reshape(8, 8)
+    x2 = np.concatenate([[32767, -32768, 0, -32768], rng.integers(-32768, 32768, 4)]).astype(np.int16)
+    kw = dict(input1_zero_point=0, input2_zero_point=0, output_zero_point=0)
+    got = squared_difference(x1, x2, p, **kw)
+    assert got.dtype == np.int16
+    np.testing.assert_array_equal(got, R.squared_difference_oracle(x1, x2, p, **kw))

@@ -203,3 +203,16 @@ def test_optimized_add_refuses_int16_and_foreign_params():
         litert_optimized_add_plan((4,), (4,), np.int16, params, **kw)
     with pytest.raises(TypeError, match="litert_optimized_add: params must be an AddParams"):
         litert_optimized_add_plan((4,), (4,), np.int8, (20, 1, 0), **kw)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), axis=st.sampled_from([0, -1, (0, 1)]), keep=st.booleans(),
+       ratio=st.sampled_from([2.0**-3, 0.25, 1.0, 4.0, 0.37]))
+def test_optimized_int16_sum_matches_the_oracle_and_saturates_to_int16(seed, axis, keep, ratio):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-32768, 32768, (3, 4, 5)).astype(np.int16)
+    x.reshape(-1)[::4] = 32767
+    kw = dict(input_scale=0.001, input_zero_point=0, output_scale=0.001 / ratio, output_zero_point=0, keep_dims=keep)
+    got = litert_optimized_sum_plan(x.shape, x.dtype, axis, **kw)(x)
+    assert got.dtype == np.int16
+    assert np.array_equal(got, ref.litert_optimized_sum_oracle(x, axis, **kw))

@@ -268,3 +268,34 @@ def test_params_are_a_frozen_record():
     assert isinstance(p, LstmParams) and p.arithmetic == LstmArithmetic.LITERT
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.cell_clip = 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), b=st.integers(1, 2), t=st.integers(1, 4), i=st.integers(1, 6),
+       n=st.integers(1, 5), weight_scale=st.sampled_from([0.002, 0.02, 0.1, 0.5]), power=st.integers(-15, -9),
+       clip=st.sampled_from([0.0, 0.5, 10.0]), bias_bits=st.integers(4, 40))
+def test_int16_lstm_matches_the_oracle(seed, b, t, i, n, weight_scale, power, clip, bias_bits):
+    """TFLM's 16x8 LSTM: int16 input and hidden state (zero points 0), int64 biases and gate sums, the int64 MBQM;
+    the extremes of the int16 codes and 40-bit biases included."""
+    rng = np.random.default_rng(seed)
+    s = dict(_scales(rng, weight_scale, 2.0**power, clip, zh=0), input_zero_point=0,
+             input_scale=3.0e-5, output_state_scale=2.1e-5)
+    case = dict(x=random_codes(rng, (b, t, i), np.int16), input_weights=random_codes(rng, (4, n, i), np.int8),
+                recurrent_weights=random_codes(rng, (4, n, n), np.int8),
+                bias=rng.integers(-2**bias_bits, 2**bias_bits, (4, n)).astype(np.int64),
+                output_state=random_codes(rng, (b, n), np.int16), cell_state=random_codes(rng, (b, n), np.int16),
+                params=tflm_lstm_params(**s))
+    got, want = lstm(**case), ref.lstm_oracle(**case)
+    for g, w, dtype in zip(got, want, (np.int16, np.int16, np.int16)):
+        assert g.dtype == dtype and np.array_equal(g, w)
+
+
+def test_int16_lstm_refuses_litert_arithmetic_and_an_int32_bias():
+    rng = np.random.default_rng(5)
+    case = _case(rng, 1, 2, 3, 2, _params(rng, "litert"))
+    case.update(x=case["x"].astype(np.int16), output_state=case["output_state"].astype(np.int16))
+    with pytest.raises(ValueError, match="lstm: bias must be int64"):
+        lstm(**case)
+    case["bias"] = case["bias"].astype(np.int64)
+    with pytest.raises(ValueError, match="lstm: int16 activations take TFLM arithmetic"):
+        lstm(**case)

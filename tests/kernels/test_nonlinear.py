@@ -305,3 +305,34 @@ def test_golden_rsqrt_inside_abs_add_chain_from_recorded_inputs(case, arrays):
         got = nl.rsqrt(arrays[key], input_zero_point=int(t_in.zero_point[0]),
                        output_zero_point=int(t_out.zero_point[0]), multiplier=m, shift=s)
         np.testing.assert_array_equal(got, arrays[out_key])
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), s_in=st.floats(1e-5, 1e-2), s_a=st.floats(1e-3, 0.5), s_out=st.floats(1e-5, 1e-2),
+       za=st.integers(-128, 127), edge=st.booleans())
+def test_int16_prelu_matches_oracle_with_an_int8_alpha(seed, s_in, s_a, s_out, za, edge):
+    """TFLM / LiteRT PRELU on int16 activations (zero points 0 in practice, any allowed): the product of an int16
+    input and an int8 alpha fits int32, the clamp is to int16."""
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-32768, 32768, (3, 5, 8)).astype(np.int16)
+    if edge:
+        x.reshape(-1)[::2] = np.where(np.arange(x.size)[::2] % 4 == 0, -32768, 32767)
+    alpha = rng.integers(-128, 128, (8,)).astype(np.int8)
+    try:
+        p = nl.tflite_prelu_params(input_scale=s_in, input_zero_point=0, alpha_scale=s_a, alpha_zero_point=za,
+                                   output_scale=s_out, output_zero_point=0, dtype="int16")
+    except ValueError:  # a multiplier beyond a left shift of 30
+        return
+    got = nl.prelu(x, alpha, params=p)
+    assert got.dtype == np.int16
+    np.testing.assert_array_equal(got, ref.prelu_oracle(x, alpha, params=p))
+
+
+def test_prelu_refuses_an_int16_alpha_and_an_int32_input():
+    p = nl.tflite_prelu_params(input_scale=0.001, input_zero_point=0, alpha_scale=0.01, alpha_zero_point=0,
+                               output_scale=0.001, output_zero_point=0, dtype="int16")
+    with pytest.raises(TypeError, match="prelu: alpha"):
+        nl.prelu(np.zeros(4, np.int16), np.zeros(4, np.int16), params=p)
+    with pytest.raises(ValueError, match="tflite_prelu_params: dtype must be int8 or int16"):
+        nl.tflite_prelu_params(input_scale=0.001, input_zero_point=0, alpha_scale=0.01, alpha_zero_point=0,
+                               output_scale=0.001, output_zero_point=0, dtype="int32")
