@@ -506,31 +506,34 @@ def summary_lines(fe: dict) -> list:
             f"({worst['name']}), output SQNR {fe['layers'][-1]['sqnr_db']:.2f} dB"]
 
 
+def _tail(name: str, n: int) -> str:
+    """The end of a long tensor name (TFLite's share their scope's start)."""
+    return name if len(name) <= n else "…" + name[1 - n:]
+
+
 def plot(fe: dict, title: str, path) -> None:
     """SQNR per layer (bars labelled in dB; a capped value, >= 200 dB, is an exact match), each channel of a
-    per-channel layer a red tick (not those 0 in float). One PNG at ``path``."""
-    from dspsim.harness.report import _pyplot
+    per-channel layer a red tick (not those 0 in float). One PNG at ``path``, the report's width and fonts."""
+    from dspsim.harness.report import _figure, _save
 
-    plt = _pyplot()
     rows = fe["layers"]
     ys = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(10, 1.8 + 0.42 * len(rows)))
+    fig, axes = _figure(1, 1, 1.6 + 0.34 * max(len(rows), 4))
+    ax = axes[0][0]
     values = [min(r["sqnr_db"], 200.0) for r in rows]
-    ax.barh(ys, values, color="C0", height=0.6)
+    ax.barh(ys, values, color="C0", height=0.7)
     for y, r in zip(ys, rows):
-        ax.annotate(f"{r['sqnr_db']:.1f} dB", (0, y), xytext=(6, 0), textcoords="offset points", va="center",
-                    fontsize=9, color="white", fontweight="bold")
+        ax.annotate(f"{r['sqnr_db']:.1f} dB", (0, y), xytext=(4, 0), textcoords="offset points", va="center",
+                    color="white", fontweight="bold")
     channels = [(y, q) for y, r in zip(ys, rows) if r["per_channel"] for q, _ in _live_channels(r["per_channel"])]
     if channels:
-        ax.plot([min(c, 200.0) for _, c in channels], [y for y, _ in channels], "|", color="C3", markersize=14,
+        ax.plot([min(q, 200.0) for _, q in channels], [y for y, _ in channels], "|", color="C3", markersize=12,
                 markeredgewidth=2)
-    ax.set_yticks(ys, [f"{r['op_index']} {r['layer']}  {r['name'][:40]}" for r in rows], fontsize=9)
-    ax.invert_yaxis()
+    ax.set_yticks(ys, [f"{r['op_index']} {r['layer']} {_tail(r['name'], 24)}" for r in rows])
+    ax.set_ylim(max(len(rows), 1) - 0.5, -0.5)
     ax.set_xlabel("SQNR against the float model, dB (higher is better)"
-                  + ("; red ticks: one per output channel" if channels else ""), fontsize=10)
-    ax.set_xlim(0, max(values + [c for _, c in channels] + [1.0]) * 1.08)
+                  + ("\nred ticks: one per output channel" if channels else ""))
+    ax.set_xlim(min([0.0] + [q for _, q in channels]), max(values + [q for _, q in channels] + [1.0]) * 1.08)
     ax.grid(axis="x", alpha=0.3)
-    ax.set_title(title, fontsize=11)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    fig.suptitle(title)
+    _save(fig, path)

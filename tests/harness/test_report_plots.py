@@ -138,3 +138,20 @@ def test_validate_figure_has_a_readable_row_per_operator(figures, tmp_path):
     ((fig, path),) = figures
     _check_readable(fig, path)
     assert [t.get_text() for t in fig.axes[0].get_yticklabels()][:2] == ["0 CONV_2D", "1 DEPTHWISE_CONV_2D"]
+
+
+def test_float_error_figure_has_a_readable_row_per_layer(figures, tmp_path):
+    from dspsim.harness import quant_error
+
+    pc = {"sqnr_db": [30.0, 0.0, 41.5], "float_rms": [0.5, 0.0, 0.7]}
+    layers = [{"op_index": k, "layer": "CONV_2D", "name": f"model/block_{k}/conv/Relu6;BiasAdd", "sqnr_db": 40.0 - k,
+               "per_channel": pc if k % 2 else None} for k in range(30)]
+    quant_error.plot({"layers": layers}, "m_int8.tflite (litert) against m_float.tflite, 100 samples",
+                     tmp_path / "float_error.png")
+    ((fig, path),) = figures
+    _check_readable(fig, path)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()][:1] == ["0 CONV_2D …ck_0/conv/Relu6;BiasAdd"]
+    assert [t.get_text() for t in ax.texts][:2] == ["40.0 dB", "39.0 dB"]
+    (ticks,) = ax.get_lines()
+    assert len(ticks.get_xdata()) == 2 * 15  # the channel 0 in float left out
