@@ -301,7 +301,7 @@ def _suite_plots(d: dict, out: Path) -> list:
             bars = (ax.bar([x - 0.2 for x in xs], rms, 0.4, color="C0", label="RMS error"),
                     ax.bar([x + 0.2 for x in xs], bias, 0.4, color="C1", hatch="//", label="bias (mean error)"))
             for b in bars:  # the values, over (under) each bar
-                ax.bar_label(b, fmt="%.2f", padding=2, rotation=90, fontsize=FONT_PT)
+                ax.bar_label(b, fmt="%.2g", padding=2, rotation=90, fontsize=FONT_PT)
             ax.set_xticks(list(xs), names, rotation=90)
             ax.set_title(f"{label} ({len(pers)} cases)")
             ax.axhline(0, color="k", lw=0.6)
