@@ -8,7 +8,8 @@ bit for bit, in execution order, and:
    a model input or constant the device holds differently), with mismatch count, max |diff| in LSB,
    first index and a histogram of the signed differences; every diverging integer tensor gets its **clue**
    (:mod:`dspsim.harness.clues`: the exact histogram, device - dspsim, and the pattern of its differences in
-   one sentence, e.g. "every difference is +64, all in channel 5: bit 6 stuck at 1");
+   one sentence, e.g. "every difference is +64, all in channel 5: bit 6 stuck at 1"; 1-LSB differences of a MAC
+   operator are placed at or off the ties of dspsim's own requantization, :func:`_exact_requant`);
    the operator outputs the device did **not dump** are listed (:func:`not_dumped`), with the caveat that the
    first divergence may begin at one of them, when they run before it;
 2. says for every diverging operator whether the divergence is **local** (the operator, run alone
@@ -66,6 +67,7 @@ last dumped), ``"frames"`` (T), ``"frames_dumped"`` (the frames compared; ``"dum
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -403,7 +405,9 @@ def compare_layers(model, trace, dumps: dict, state=None, fmt: str = "tflite") -
             c = compare(values[t], d.value, name)
             row["comparison"] = c.to_dict()
             if c.mismatches:
-                row["clue"] = _clue(values[t], d.value, info.zero_point, fmt)
+                real = partial(_exact_requant, model, op_index, t, values) \
+                    if op_index is not None and op_index >= 0 else None
+                row["clue"] = _clue(values[t], d.value, info.zero_point, fmt, real)
             if c.mismatches and op_index is not None and op_index >= 0:
                 y, row["undumped_inputs"] = _op_output(model, op_index, t, dumps, values, state)
                 if y is not None:
@@ -414,13 +418,55 @@ def compare_layers(model, trace, dumps: dict, state=None, fmt: str = "tflite") -
     return rows
 
 
-def _clue(expected, actual, zero_point, fmt: str):
-    """:func:`dspsim.harness.clues.analyze` of a diverging tensor (dspsim's value, the device's), None for a
-    float tensor or a dump of another element count."""
+def _clue(expected, actual, zero_point, fmt: str, real=None):
+    """:func:`dspsim.harness.clues.analyze` of a diverging tensor (dspsim's value, the device's), None for a float
+    tensor or a dump of another element count. ``real``: a function giving dspsim's value before the final
+    rounding (or None), called only when the differences are 1-LSB rounding (it runs the operator again)."""
     ref, dev = np.asarray(expected), np.asarray(actual)
     if ref.dtype.kind not in "iu" or dev.dtype.kind not in "iu" or ref.size != dev.size:
         return None
-    return clues.analyze(ref, dev.reshape(ref.shape), zero_point=zero_point, **clues.layout(fmt, ref.ndim))
+    kw = dict(zero_point=zero_point, **clues.layout(fmt, ref.ndim))
+    found = clues.analyze(ref, dev.reshape(ref.shape), **kw)
+    exact = real() if real is not None and any(p["pattern"] == "off_by_one" for p in found["patterns"]) else None
+    return found if exact is None else clues.analyze(ref, dev.reshape(ref.shape), real=exact, **kw)
+
+
+def _exact_requant(model, op_index: int, tensor: int, values: dict):
+    """dspsim's value of MAC operator ``op_index``'s output before its final rounding, in output LSB (whose
+    fraction a tie rule acts on), from the operator's accumulator after the bias on dspsim's own inputs
+    (``values``) and its prepared requantization: a fixed-point multiplier and shift (single rounding:
+    ``acc * m * 2^(shift - 31)``, its fraction exact in integers; double: SaturatingRoundingDoublingHighMul's
+    result over ``2^-shift``, what RoundingDivideByPOT rounds) or a float scale (``acc * scale`` in the engine's
+    float32 / double). None for any other operator or requantization."""
+    from .bench_params import bench_params
+
+    if tensor not in model.outputs_of(op_index)[:1]:
+        return None
+    ins = [None if i < 0 or access.tensor_value(model, i) is not None else values[i]
+           for i in model.operator_inputs(op_index)]
+    try:
+        acc = np.asarray(model.operator_stages(op_index, ins).acc_bias, dtype=np.int64)
+        p = bench_params(model, op_index)
+    except (ValueError, TypeError):
+        return None
+    scheme, n = p.names.get("requant_scheme"), p.numbers
+    fixed = scheme in ("double", "single") and "multiplier" in n and np.abs(acc).max(initial=0) < 2 ** 31
+    if fixed and scheme == "double":
+        shift = n["shift"].astype(np.int64)
+        ab = (acc << np.maximum(shift, 0)) * n["multiplier"].astype(np.int64)
+        t = ab + np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
+        high = np.where(t >= 0, t >> 31, -((-t) >> 31))  # SRDHM: C's division by 2^31 truncates toward zero
+        return high / 2.0 ** np.maximum(-shift, 0)
+    if fixed:
+        num = acc * n["multiplier"].astype(np.int64)  # |acc|, m < 2^31: exact in int64
+        e = np.broadcast_to(31 - n["shift"].astype(np.int64), num.shape)
+        whole = np.where(e > 0, num >> np.maximum(e, 0), num << np.maximum(-e, 0))
+        return whole + np.where(e > 0, (num - (whole << np.maximum(e, 0))) / 2.0 ** np.maximum(e, 0), 0.0)
+    if scheme in ("double_scale", "float64") and "scale" in n:
+        return acc.astype(np.float64) * n["scale"].astype(np.float64)
+    if scheme == "float32" and "scale" in n:
+        return (acc.astype(np.float32) * n["scale"].astype(np.float32)).astype(np.float64)
+    return None
 
 
 def _first_divergence(rows: list):

@@ -368,3 +368,23 @@ def test_real_tflm_standalone_relu6_is_a_constant_offset_of_the_zero_points():
     assert t_in.scale == t_out.scale and t_in.zero_point - t_out.zero_point == 68
     assert f["exact_histogram"] == {"+68": f["count"]}
     assert f["clue"] == "every value differs by +68: a constant offset of +68 (a zero point)"
+
+
+@pytest.mark.parametrize("rule, at_ties", [("half_to_even", True), ("floor", False)])
+def test_one_lsb_differences_are_placed_at_or_off_the_references_ties(tmp_path, rule, at_ties):
+    """A device whose final shift rounds ties to even differs from LiteRT (ties away from zero) only at ties of
+    that shift; one that floors differs mostly elsewhere. The tie is read off dspsim's own accumulator and
+    requantization parameters (the SRDHM result over 2^-shift)."""
+    d, _ = _device(tmp_path, "mobilenet", engine=dspsim.DeviceProfile.from_dict(
+        {"engine": "litert", "mac": {"shift_rounding": rule}}))
+    f = dg.diagnose(MODELS / "mobilenet.tflite", _inputs("mobilenet"), d, search=False)["first_divergence"]
+    assert f["op"] == "CONV_2D" and f["clue"].startswith("every difference is -1: rounding")
+    assert f["clue"].endswith("all at ties (x.5): the tie rule") == at_ties
+
+
+def test_real_tflm_fully_connected_differs_at_a_tie_of_litert_s_double_scale():
+    """cnn_half's effective multipliers are all 0.5: LiteRT's FC rounds acc * 0.5 with std::round (ties away
+    from zero), TFLM's MultiplyByQuantizedMultiplier rounds the tie up."""
+    case = GOLDEN / "dumps" / "cnn_half"
+    r = dg.diagnose(MODELS / "cnn_half.tflite", [np.load(case / "input0.npy")], case / "tflm", search=False)
+    assert r["first_divergence"]["clue"] == "every difference is +1: rounding, all at ties (x.5): the tie rule"
