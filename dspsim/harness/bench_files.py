@@ -76,9 +76,8 @@ def operator_stem(model, op_index: int) -> str:
     """``op<index:03d>_<OP TYPE>_<first output tensor's name>`` (module docstring), a safe file name."""
     op = dict(model.operators)[op_index]
     outs = [i for i in model.outputs_of(op_index) if i >= 0]
-    name = c_identifier(model.tensor_info(outs[0]).name)[:NAME_PART] if outs and model.tensor_info(outs[0]).name \
-        else ""
-    stem = f"op{op_index:03d}_{c_identifier(op)}" + (f"_{name}" if name else "")
+    name = model.tensor_info(outs[0]).name if outs else ""
+    stem = f"op{op_index:03d}_{c_identifier(op)}" + (f"_{c_identifier(name)[:NAME_PART]}" if name else "")
     return check_name(stem, "operator file name", "export_model")
 
 
@@ -179,8 +178,8 @@ def write_operator(model, op_index: int, fmt: str, out, *, tensor_files: dict, h
     params = {}
     for k, a in p.numbers.items():
         params[k] = dict(files[k], shape=list(a.shape), dtype=a.dtype.name, value=a.item() if a.ndim == 0 else None)
-    return {"op_index": op_index, "op": p.op, "file": f"{stem}.h" if fmt == "c-header" else f"{stem}.npz"
-            if fmt == "npz" else f"{stem}/", "inputs": ins, "outputs": outs, "rounding": p.rounding,
+    file = {"c-header": f"{stem}.h", "npz": f"{stem}.npz"}.get(fmt, f"{stem}/")  # hex / bin: a folder
+    return {"op_index": op_index, "op": p.op, "file": file, "inputs": ins, "outputs": outs, "rounding": p.rounding,
             "settings": p.names, "params": params}
 
 
