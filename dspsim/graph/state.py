@@ -59,10 +59,13 @@ class State:
 
 
 def variable_tensors(sg):
-    """The variable tensors of subgraph ``sg`` (state carried between invocations), found once."""
+    """The variable tensors of subgraph ``sg`` (state carried between invocations) that an operator reads or writes
+    or the subgraph outputs, found once: one that nothing uses is never given a value (a file may declare it of
+    any size)."""
     found = getattr(sg, "_variable_tensors", None)
     if found is None:
-        found = [t for t in sg.tensors if t.is_variable and t.dtype is not None]
+        used = {i for op in sg.operators for i in (*op.inputs, *op.outputs)} | set(sg.outputs)
+        found = [t for t in sg.tensors if t.is_variable and t.dtype is not None and t.index in used]
         sg._variable_tensors = found
     return found
 

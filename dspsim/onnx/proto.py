@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._io import shape_size
 from .types import INT_QUANT, MINIFLOATS, NATIVE, PACKED_BITS, ElemType, QArray, code_dtype, type_name, unpack
 
 _FUNC = "dspsim.onnx.load_model"
@@ -163,7 +164,10 @@ class TensorDef:
             raise ValueError(f"{_FUNC}: {where} has element type {type_name(t)}, which dspsim does not support")
         if any(d < 0 for d in self.dims):
             raise ValueError(f"{_FUNC}: {where} has a negative dimension {self.dims}")
-        n = int(np.prod(self.dims, dtype=np.int64))
+        try:
+            n = shape_size(self.dims, _FUNC)
+        except ValueError as exc:
+            raise ValueError(f"{_FUNC}: {where}: {str(exc).split(': ', 1)[1]}") from None
         if t in PACKED_BITS or t in MINIFLOATS:
             if self.raw is not None:
                 data = self.raw

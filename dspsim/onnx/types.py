@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._io import shape_size
 from ..engines.profile import OnnxKernels
 
 
@@ -218,7 +219,7 @@ def pack(codes: np.ndarray, t: ElemType) -> bytes:
 def unpack(data, t: ElemType, shape) -> np.ndarray:
     """Inverse of :func:`pack`: one code per element, shaped ``shape``. ValueError if ``data`` is short."""
     shape = tuple(int(d) for d in shape)
-    n = int(np.prod(shape, dtype=np.int64))
+    n = shape_size(shape, "dspsim.onnx")
     bits = PACKED_BITS.get(t)
     dt = code_dtype(t)
     if bits is None:

@@ -296,12 +296,15 @@ def read_model(data: bytes) -> ModelDef:
         buf.fail("no subgraph")
     buffers = root.tables(4, "buffers")
     description = root.string(3, "description")
-    graphs = [_subgraph(buf, sg, k, buffers, codes) for k, sg in enumerate(subgraphs)]
+    constants = {}  # (buffer, type, shape) -> array: tensors that share a buffer share its one decoded array
+    graphs = [_subgraph(buf, sg, k, buffers, codes, constants) for k, sg in enumerate(subgraphs)]
     return ModelDef(int(version), graphs, description)
 
 
-def _subgraph(buf, sg, sg_index, buffers, codes) -> "SubgraphDef":
-    """Decode subgraph ``sg_index``: its tensors (with constant data), inputs, outputs, operators."""
+def _subgraph(buf, sg, sg_index, buffers, codes, constants) -> "SubgraphDef":
+    """Decode subgraph ``sg_index``: its tensors (with constant data), inputs, outputs, operators. ``constants``
+    holds the arrays decoded so far by (buffer, type, shape): a file whose tensors all point at one buffer (or one
+    tensor table) costs that buffer's memory once, not once per tensor."""
     where = "" if sg_index == 0 else f"subgraph {sg_index} "
     tensor_tables = sg.tables(0, "tensors")
     n_t = len(tensor_tables)
@@ -336,8 +339,8 @@ def _subgraph(buf, sg, sg_index, buffers, codes) -> "SubgraphDef":
         if int(np.prod([max(d, 1) for d in shape_t], dtype=object)) > 2**31 - 1:  # LiteRT's flat sizes are int
             buf.fail(f"tensor {i} ({name!r}) has shape {shape_t}, more than 2^31 - 1 elements (its non-zero "
                      "dimensions multiply beyond the int range: numpy cannot hold it even when a 0 makes it empty)")
-        arr = None
-        if b_idx != 0:
+        arr = constants.get((b_idx, ttype, shape_t))
+        if b_idx != 0 and arr is None:
             _check_index(b_idx, len(buffers), f"{what} buffer", buf)
             raw = _buffer_data(buf, buffers[b_idx], b_idx)
             if raw is not None and raw.size and ttype == _INT4:
@@ -352,6 +355,9 @@ def _subgraph(buf, sg, sg_index, buffers, codes) -> "SubgraphDef":
                     buf.fail(f"tensor {i} ({name!r}) has {raw.size} data bytes, shape {shape_t} needs "
                              f"{n_el * dt.itemsize}")
                 arr = raw.view(dt).astype(dt.newbyteorder("=")).reshape(shape_t)
+            constants[(b_idx, ttype, shape_t)] = arr
+        elif arr is not None and ttype == _INT4:
+            dtype = np.int8
         tensors.append(TensorDef(i, name, shape_t, None if dtype is None else np.dtype(dtype), type_name, arr,
                                  scale, zp, int(qdim), bool(t.scalar(5, "<B", 0))))
     ins = sg.vector(1, np.int32, "subgraph inputs")

@@ -189,3 +189,13 @@ def test_every_user_file_is_read_through_the_bounded_reader():
                     f.attr == "load" and isinstance(f.value, ast.Name) and f.value.id in ("np", "numpy"))):
                 bad.append(f"{rel}:{node.lineno} {f.attr}")
     assert bad == []
+
+
+@pytest.mark.parametrize("data_type, dims", [(3, (1 << 32, 1 << 32)), (3, (1 << 62, 4)), (22, (1 << 63, 2))],
+                         ids=["int8_wraps_to_0", "int8_wraps_to_0_again", "int4_wraps"])
+def test_an_onnx_initializer_whose_shape_wraps_64_bits_is_refused_naming_the_rule(data_type, dims):
+    from dspsim.onnx.proto import TensorDef
+
+    t = TensorDef("w", data_type, dims, raw=b"")
+    with pytest.raises(ValueError, match=r"load_model: initializer 'w': shape .* elements, more than"):
+        t.array("initializer")
