@@ -422,7 +422,8 @@ def check_interpreter(kind: str, python: str | None = None) -> None:
         raise ValidateError(f"--against-interpreter {kind}: cannot run {python} ({exc.strerror or exc})") from None
     if r.returncode != 0:
         raise ValidateError(f"--against-interpreter {kind} needs the {package} package: pip install {package}"
-                            + ("" if python == sys.executable else f" (into {python}, DSPSIM_INTERPRETER_PYTHON)"))
+                            + ("" if python == sys.executable else f" (into {python}, DSPSIM_INTERPRETER_PYTHON)")
+                            + "; the [engines] extra installs every interpreter")
 
 
 def interpreter_tensors(model_bytes, kind, arrays, streaming, tensors, n_outputs, python=None, names=None) -> dict:

@@ -5,6 +5,8 @@ import sys
 from importlib.metadata import metadata
 from pathlib import Path
 
+from dspsim.interpreters import PIP
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10: tomli, a dependency there
@@ -43,7 +45,7 @@ def test_installed_metadata_is_the_distributions():
 
 def test_engines_extra_installs_every_interpreter_and_stays_out_of_the_test_extras():
     engines = {_requirement_name(r): r for r in EXTRAS["engines"]}
-    assert engines.keys() == {"ai-edge-litert", "tflite-micro", "onnxruntime", "onnx"}
+    assert engines.keys() == set(PIP.values()) == {"ai-edge-litert", "tflite-micro", "onnxruntime", "onnx"}
     assert engines["ai-edge-litert"] == "ai-edge-litert==2.3.0"  # the version the goldens were made with
     assert "python_version == '3.11'" in engines["tflite-micro"]  # its only wheels are cp311
     assert not {_requirement_name(r) for r in EXTRAS["test"]} & {"ai-edge-litert", "tflite-micro"}
