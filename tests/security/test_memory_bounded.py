@@ -171,6 +171,17 @@ def test_a_txt_dump_stops_reading_after_one_value_more_than_its_tensor(tmp_path)
         read_array(p, "int8", shape=(4,))
 
 
+@pytest.mark.parametrize("text, rule", [("00\n" * 4 + "01\n" + "zz\n", "more values than the 4 the tensor holds"),
+                                        ("// a comment\n" * 5000, "more than 4112 lines for at most 4 values"),
+                                        ("0" * (1 << 17), "line longer than 65536 characters")],
+                         ids=["one_value_too_many", "a_flood_of_comment_lines", "one_endless_line"])
+def test_a_hex_dump_stops_reading_at_the_bound_of_its_tensor(tmp_path, text, rule):
+    p = tmp_path / "x.hex"
+    p.write_text(text)
+    with pytest.raises(VectorError, match=rule):
+        read_array(p, "int8", shape=(4,))
+
+
 def test_every_user_file_is_read_through_the_bounded_reader():
     """No module of dspsim reads a file's content except through dspsim._io (np.load, np.fromfile, np.loadtxt,
     np.memmap, Path.read_bytes / read_text, zipfile.ZipFile): the bench and the interpreters' worker files (which
