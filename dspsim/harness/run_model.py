@@ -118,13 +118,13 @@ def _frames(model, arrays):
 _STATE_WRITE = " (state write)"  # how Model.trace names a state write (dspsim.graph.executor)
 
 
-def _trace_arrays(frame_traces, frame_stages) -> dict:
+def _trace_arrays(frame_traces, frame_stages=None) -> dict:
     """trace.npz's entries: ``t<k>`` per tensor (a state write: the variable's value after the frame) and the
-    frame's stage vectors (:func:`dspsim.harness.stages.capture`); with T > 1 frames each entry has a leading
+    frame's stage vectors (:func:`dspsim.harness.stages.capture`, if any); with T > 1 frames each entry has a leading
     frame axis, ``(T, *shape)``, frame 0 first (a tensor that only some frames show, or with another shape in
     some, as ``t<k>_frame<t>`` per frame instead)."""
     per_frame = [{**{f"t{e.tensor}": np.asarray(e.value) for e in tr}, **st}
-                 for tr, st in zip(frame_traces, frame_stages)]
+                 for tr, st in zip(frame_traces, frame_stages or [{}] * len(frame_traces))]
     if len(per_frame) == 1:
         return per_frame[0]
     out = {}

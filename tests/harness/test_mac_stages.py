@@ -284,3 +284,15 @@ def test_transpose_conv_stages_give_its_output_and_its_taps_end_at_the_accumulat
     contrib = np.diff(np.concatenate([[0], taps["partial_sum"]]))
     assert np.array_equal(contrib, (taps["x"] - taps["x_zero_point"]) * taps["w"])
     assert set(taps["x"].tolist()) <= set(values[m.operator_inputs(k)[2]].reshape(-1).tolist())
+
+
+def test_pair_saturation_taps_sum_by_pairs_and_end_with_the_zero_point_correction(tmp_path):
+    path = fresh_model("coral_mobilenet_v1_0.25_128_quant.tflite")  # uint8 activations: vpmaddubsw's operands
+    if path is None:
+        pytest.skip("needs ../shared/models")
+    m = load_model(path, engine=_device(tmp_path, 'name = "x86"\nengine = "litert"\n[mac]\npair_saturation = true\n'))
+    k = 1  # DEPTHWISE_CONV_2D, 3x3: 9 taps, pairs (0, 1) .. (6, 7), 8 alone
+    arrays, _ = _assert_stages_give_every_output(m, _random_inputs(m, 0), (k, 7))
+    kind, ps = arrays[f"op{k}_taps_kind"], arrays[f"op{k}_taps_partial_sum"]
+    assert kind[-1] == 2 and len(kind) == 10 and ps[-1] == arrays[f"op{k}_acc"].reshape(-1)[7]
+    assert all(ps[i] == (ps[i - 1] if i else 0) for i in (0, 2, 4, 6))  # a pair's first tap adds nothing yet
