@@ -28,9 +28,10 @@ Matching, in this order (each float tensor is taken at most once):
    the activation's output instead (the quantizer folded the activation into the layer, and the integer tensor
    holds the activated values: ORT's QOperator ``QLinearConv`` after a ``Relu``);
 3. by operator position and shape, for the integer tensors still unmatched (converters rename tensors): the next
-   float operator output, after the float position of the previous match, with the same operator type
-   (``QLinearConv`` counts as ``Conv``, an ONNX QDQ tensor as the operator before its ``QuantizeLinear``) and the
-   same shape.
+   float tensor, after the float position of the previous match, written by the same operator type (``QLinearConv``
+   counts as ``Conv``; a tensor that an ONNX ``QuantizeLinear`` or a TFLite ``QUANTIZE`` writes, as the operator
+   before it, or as a model input: TFLite's ``tfl.quantize`` of a float-input model is the float model's input) and
+   of the same shape.
 
 The integer tensors left unmatched (``unmatched``) and the float operator outputs no integer tensor took
 (``unmatched_float``) are listed.
@@ -194,13 +195,13 @@ class QuantGraph:
     """Where the quantized model's integer tensors get their scale and zero point, and which layers have weights
     quantized per channel: from the TFLite tensors, or from the ONNX operators that write them."""
 
-    def __init__(self, model, data: bytes | None):
+    def __init__(self, model, data: bytes):
         from dspsim.load import model_format
 
         self.model = model
-        self.format = model_format(data).value if data is not None else "tflite"
+        self.format = model_format(data).value
         self._tensors = None
-        if self.format == "tflite" and data is not None:
+        if self.format == "tflite":
             from dspsim.tflite.flatbuffer import read_model
 
             self._tensors = read_model(data).main.tensors
@@ -235,14 +236,15 @@ class QuantGraph:
         return None
 
     def layer(self, tensor: int):
-        """(op index, operator type) of the layer that computes ``tensor``: an ONNX QDQ tensor's is the operator
-        before its QuantizeLinear; ``QLinearConv`` counts as ``Conv``."""
+        """(op index, operator type) of the layer that computes ``tensor``: a quantizing operator's (ONNX's
+        QuantizeLinear, TFLite's QUANTIZE) is the operator before it ("INPUT" for a model input); ``QLinearConv``
+        and ``QGemm`` count as ``Conv`` and ``Gemm``."""
         k, op = self.producer[tensor]
-        if self.format == "onnx" and op == "QuantizeLinear":
-            src = self.model.operator_inputs(k)[0]
-            k, op = self.producer.get(src, (-1, "INPUT"))
-        return k, op.removeprefix("QLinear").removeprefix("Q") if op.startswith("Q") and op != "QuantizeLinear" \
-            else op
+        if op in ("QuantizeLinear", "QUANTIZE"):
+            k, op = self.producer.get(self.model.operator_inputs(k)[0], (-1, "INPUT"))
+        if self.format == "onnx" and op.startswith("Q") and op != "QuantizeLinear":
+            op = op.removeprefix("QLinear").removeprefix("Q")
+        return k, op
 
     def per_channel(self, tensor: int) -> bool:
         """Whether the layer computing ``tensor`` has a weight quantized per channel."""
@@ -318,7 +320,7 @@ def match(pairs: list, fgraph: FloatGraph, float_shapes: dict) -> None:
             continue
         for k in range(last + 1, len(fgraph.tensors)):
             t = fgraph.tensors[k]
-            if t.op_index >= 0 and t.op == p.layer and fits(t.name, p):
+            if t.op == p.layer and fits(t.name, p):
                 p.float_name, p.match, taken[t.name], last = t.name, "position", p, k
                 break
 
@@ -334,10 +336,11 @@ class LayerErrors:
     TraceEntry per frame (``dspsim.harness.validate``'s).
     """
 
-    def __init__(self, model, model_data, float_data: bytes, *, float_name="float model", executor="auto",
-                 traces=None, python=None):
+    def __init__(self, model, model_data, float_data: bytes, *, traces, float_name="float model", executor="auto"):
         if executor not in EXECUTORS:
             raise FloatModelError(f"{_FUNC}: the float executor must be one of {list(EXECUTORS)}, got {executor!r}")
+        if model_data is None:
+            raise FloatModelError(f"{_FUNC}: needs the quantized model as a file, not a model made in memory")
         self.model, self.traces, self.float_name = model, traces, float_name
         self.streaming = bool(model.stateful)
         self.quant = QuantGraph(model, model_data)
@@ -346,7 +349,7 @@ class LayerErrors:
         except ValueError as exc:
             raise FloatModelError(f"{_FUNC}: {float_name}: {str(exc).splitlines()[0]}") from None
         self._check_inputs()
-        self.float_data, self.python = float_data, python
+        self.float_data = float_data
         self.fmodel, self.executor = None, None
         if executor in ("auto", "dspsim"):
             from dspsim.load import load_model
@@ -394,7 +397,7 @@ class LayerErrors:
                                                                                 i)] for i in range(n)]
         keys = [t.key for t in self.fgraph.tensors if t.op_index >= 0]
         try:
-            res = run_in(self.python or worker_python() or sys.executable, self.kind, self.float_data, farrays,
+            res = run_in(worker_python() or sys.executable, self.kind, self.float_data, farrays,
                          streaming=self.streaming, n_outputs=self.fgraph.n_outputs, tensors=keys,
                          preserve_all_tensors=True)
         except WorkerFailed as exc:

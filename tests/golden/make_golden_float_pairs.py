@@ -6,6 +6,8 @@ max pool 2x2, conv 1x1, global mean, dense 10), in both formats:
 * ``tf_cnn_float.tflite``: TF's converter, no optimizations (float32 throughout);
 * ``tf_cnn_int8.tflite``: TF's converter, full-integer (``TFLITE_BUILTINS_INT8``, int8 inputs and outputs,
   per-channel weights), a seeded representative dataset of 32 N(0, 1) inputs;
+* ``tf_cnn_int8_float_io.tflite``: the same with float inputs and outputs (QUANTIZE ... DEQUANTIZE; the converter
+  renames the integer tensors at both ends: ``tfl.quantize``, ``Identity1``);
 * ``onnx_cnn_float.onnx``: the same network and weights (NCHW) built with onnx.helper;
 * ``onnx_cnn_qdq.onnx``: ``quantize_static`` QDQ, int8 activations and weights, per channel;
 * ``onnx_cnn_qop.onnx``: ``quantize_static`` QOperator, uint8 activations, int8 weights, per tensor
@@ -63,23 +65,29 @@ def tf_function(w):
     return tf.function(net).get_concrete_function(tf.TensorSpec(SHAPE, tf.float32))
 
 
-def tflite_pair(w):
+def tflite_models(w):
+    """The float model, the full-integer one with int8 I/O, and with float I/O (QUANTIZE ... DEQUANTIZE)."""
     import tensorflow as tf
 
     conc = tf_function(w)
     float_model = tf.lite.TFLiteConverter.from_concrete_functions([conc]).convert()
-    rng = np.random.default_rng(11)
 
-    def rep():
-        for _ in range(32):
-            yield [rng.normal(size=SHAPE).astype(np.float32)]
+    def int8(io):
+        rng = np.random.default_rng(11)
 
-    conv = tf.lite.TFLiteConverter.from_concrete_functions([conc])
-    conv.optimizations = [tf.lite.Optimize.DEFAULT]
-    conv.representative_dataset = rep
-    conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
-    conv.inference_input_type = conv.inference_output_type = tf.int8
-    return float_model, conv.convert()
+        def rep():
+            for _ in range(32):
+                yield [rng.normal(size=SHAPE).astype(np.float32)]
+
+        conv = tf.lite.TFLiteConverter.from_concrete_functions([conc])
+        conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        conv.representative_dataset = rep
+        conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        if io is not None:
+            conv.inference_input_type = conv.inference_output_type = io
+        return conv.convert()
+
+    return float_model, int8(tf.int8), int8(None)
 
 
 def onnx_float(w):
@@ -156,8 +164,9 @@ def main():
 
     os.makedirs(HERE, exist_ok=True)
     w = weights()
-    float_tfl, int8_tfl = tflite_pair(w)
-    files = {"tf_cnn_float.tflite": float_tfl, "tf_cnn_int8.tflite": int8_tfl}
+    float_tfl, int8_tfl, float_io_tfl = tflite_models(w)
+    files = {"tf_cnn_float.tflite": float_tfl, "tf_cnn_int8.tflite": int8_tfl,
+             "tf_cnn_int8_float_io.tflite": float_io_tfl}
     for name, data in files.items():
         with open(os.path.join(HERE, name), "wb") as f:
             f.write(data)

@@ -19,6 +19,7 @@ from dspsim.tflite.flatbuffer import read_model
 PAIRS = Path(__file__).parents[1] / "golden" / "float_pairs"
 GOLDEN = PAIRS / "float_pairs.npz"
 TFL_FLOAT, TFL_INT8 = PAIRS / "tf_cnn_float.tflite", PAIRS / "tf_cnn_int8.tflite"
+TFL_FLOAT_IO = PAIRS / "tf_cnn_int8_float_io.tflite"
 ONNX_FLOAT, QDQ, QOP = PAIRS / "onnx_cnn_float.onnx", PAIRS / "onnx_cnn_qdq.onnx", PAIRS / "onnx_cnn_qop.onnx"
 
 
@@ -154,6 +155,19 @@ def test_renamed_tensors_match_by_operator_position_and_shape(litert_from_golden
     assert [(r["float_name"], r["match"]) for r in d["layers"]][2::2] == [("MaxPool2d", "position"),
                                                                            ("Mean", "position")]
     assert [r["sqnr_db"] for r in d["layers"]] == [r["sqnr_db"] for r in ref["layers"]]
+
+
+def test_a_float_io_model_pairs_its_renamed_end_tensors_by_position(litert_from_golden, tmp_path, int8_data):
+    sg = read_model(TFL_INT8.read_bytes()).main
+    t = sg.tensors[sg.inputs[0]]
+    x = ((np.load(int8_data).astype(np.float64) - t.zero_point[0]) * t.scale[0]).astype(np.float32)
+    np.save(tmp_path / "xf.npy", x)  # QUANTIZE gives back the int8 data set: the golden float tensors apply
+    d = v.validate(TFL_FLOAT_IO, tmp_path / "xf.npy", float_model=TFL_FLOAT)["float_error"]
+    got = [(r["name"], r["float_name"], r["match"], r["layer"]) for r in d["layers"]]
+    assert got[0] == ("tfl.quantize", "x", "position", "INPUT") and got[1][2] == "name"
+    assert got[-1] == ("Identity1", "Identity", "position", "FULLY_CONNECTED") and d["unmatched"] == []
+    ref = v.validate(TFL_INT8, int8_data, float_model=TFL_FLOAT)["float_error"]
+    assert [r["sqnr_db"] for r in d["layers"][1:]] == [r["sqnr_db"] for r in ref["layers"]]
 
 
 @pytest.mark.parametrize("last, says", [
@@ -304,6 +318,8 @@ def test_a_float_model_that_does_not_fit_is_refused_in_one_line(tmp_path, nchw_d
     assert not (tmp_path / "r.json").exists()
 
 
-def test_an_unknown_float_executor_is_refused():
-    with pytest.raises(fe.FloatModelError, match="must be one of"):
-        fe.LayerErrors(None, None, b"", executor="tf")
+@pytest.mark.parametrize("model_data, executor, says", [(b"", "tf", "must be one of"),
+                                                          (None, "auto", "needs the quantized model as a file")])
+def test_an_unknown_float_executor_or_a_model_without_a_file_is_refused(model_data, executor, says):
+    with pytest.raises(fe.FloatModelError, match=says):
+        fe.LayerErrors(None, model_data, b"", traces=v._traces, executor=executor)
