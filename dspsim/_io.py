@@ -56,7 +56,7 @@ def open_regular(path, func: str):
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise FileRefused(f"{func}: {os.fspath(path)!r} is {_kind(mode)}; dspsim reads regular files only")
+            raise FileRefused(f"{func}: {os.fspath(path)}: is {_kind(mode)}; dspsim reads regular files only")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
@@ -69,7 +69,7 @@ def read_bytes(path, func: str, limit: int = MAX_TEXT) -> bytes:
     with open_regular(path, func) as f:
         size = os.fstat(f.fileno()).st_size
         if size > limit:
-            raise FileRefused(f"{func}: {os.fspath(path)!r} is {size} bytes, more than the {limit} read")
+            raise FileRefused(f"{func}: {os.fspath(path)}: {size} bytes, more than the {limit} read")
         return f.read(limit + 1)
 
 
@@ -134,10 +134,10 @@ def load_npy(path, func: str, mmap: bool = False) -> np.ndarray:
     against the file's size before anything is allocated or mapped (FileRefused)."""
     with open_regular(path, func) as f:
         size = os.fstat(f.fileno()).st_size
-        shape, fortran, dtype, nbytes = _npy_header(f, repr(os.fspath(path)), func)
+        shape, fortran, dtype, nbytes = _npy_header(f, os.fspath(path), func)
         offset = f.tell()
         if nbytes > size - offset:
-            raise FileRefused(f"{func}: {os.fspath(path)!r}: its header claims {nbytes} bytes of data (shape {shape}, "
+            raise FileRefused(f"{func}: {os.fspath(path)}: its header claims {nbytes} bytes of data (shape {shape}, "
                               f"{dtype}), the file holds {size - offset}")
         order = "F" if fortran else "C"
         if mmap and nbytes:
@@ -152,12 +152,12 @@ def load_npz(path, func: str, limit: int | None = None) -> dict:
     declares them (default :data:`MAX_INFLATED`), a ``.npy`` header that claims another size than the directory, or
     members sharing compressed data (a zip bomb)."""
     limit = MAX_INFLATED if limit is None else limit
-    where = repr(os.fspath(path))
+    where = os.fspath(path)
     with open_regular(path, func) as f:
         try:
             z = zipfile.ZipFile(f)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
-            raise FileRefused(f"{func}: {where}: not a .npz archive ({type(exc).__name__}: {exc})") from None
+            raise FileRefused(f"{func}: {where}: not a readable .npz file ({type(exc).__name__}: {exc})") from None
         with z:
             members = z.infolist()
             total = sum(m.file_size for m in members)

@@ -61,7 +61,7 @@ def _archive(path, **arrays):
 
 
 @pytest.mark.parametrize("case, rule", [
-    ("not_a_zip", "not a .npz archive"),
+    ("not_a_zip", "not a readable .npz file"),
     ("plain_npz", "not a QTensor archive \\(no 'engine' entry"),
     ("engine_not_text", "entry 'engine' is int64"),
     ("no_scale", "no 'scale' entry"),
