@@ -2,8 +2,8 @@
 and ``dspsim export-model``.
 
 For every operator that has them (:meth:`Model.has_stages <dspsim.graph.model.Model.has_stages>`: the
-FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV operators of a .tflite model), on the inputs the
-operator saw in a trace, three int vectors of the output's shape:
+FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and BATCH_MATMUL operators of a .tflite model), on
+the inputs the operator saw in a trace, three int vectors of the output's shape:
 
 * ``op<k>_acc``: the accumulator before the bias, as the engine's register holds it (an engine's or a device
   TOML's narrow, wrapping or saturating accumulator: every addition wrapped or saturated, MAC by MAC);
@@ -13,15 +13,16 @@ operator saw in a trace, three int vectors of the output's shape:
 
 They come from the operator's own kernel (:meth:`dspsim.kernels._common.ConvProblem.stages`: the checked
 MAC-by-MAC kernel and the requantization loop the outputs use;
-:func:`dspsim.kernels.mac.transpose_conv.transpose_conv_stages`: the scatter and its requantization), never
-from a second copy of the formula.
+:func:`dspsim.kernels.mac.transpose_conv.transpose_conv_stages`: the scatter and its requantization;
+:meth:`dspsim.kernels.mac.batch_matmul.BatchMatmulPlan.stages`), never from a second copy of the formula.
 
 ``--partial-sums OP:INDEX`` adds one output's taps, in the order the engine accumulates them, as
 ``op<k>_taps_<field>`` (:data:`TAP_FIELDS`, one value per tap): FULLY_CONNECTED ``d = 0 .. K-1``; CONV_2D
 ``filter_y``, then ``filter_x``, then the input channel of the output's group (TFLite's ``ConvPerChannel``);
 DEPTHWISE_CONV_2D ``filter_y`` then ``filter_x`` (``DepthwiseConvPerChannel``); TRANSPOSE_CONV the scatter's
 order, input row, input column, filter row, filter column, input channel (``reference_integer_ops::TransposeConv``,
-only the taps that reach the output; its filter zero point is 0). ``partial_sum`` is the
+only the taps that reach the output; its filter zero point is 0); BATCH_MATMUL ``k = 0 .. K-1`` (``w`` the
+rhs; no bias: ``acc_bias`` is ``acc``). ``partial_sum`` is the
 accumulator after the tap (the last one is ``acc``); a padding tap (``kind`` 1) is skipped by the engine and
 shown with ``x`` = the input zero point; with x86 pair saturation a tap's partial sum is its pair's, and one
 last row (``kind`` 2) adds the zero-point correction. Legacy uint8 weights appear as ``w - 128`` with their

@@ -42,7 +42,8 @@ def _assert_stages_give_every_output(m, x, partial=None):
     for k in macs:
         out = values[m.outputs_of(k)[0]]
         p = m.operator_params(k)
-        got = np.clip(arrays[f"op{k}_requant"].astype(np.int64) + p["output_zero_point"], p["act_min"], p["act_max"])
+        lo, hi = p.get("act_min", np.iinfo(out.dtype).min), p.get("act_max", np.iinfo(out.dtype).max)
+        got = np.clip(arrays[f"op{k}_requant"].astype(np.int64) + p["output_zero_point"], lo, hi)
         assert got.shape == out.shape and np.array_equal(got, out), (k, int(np.count_nonzero(got != out)))
     return arrays, values
 
@@ -296,3 +297,22 @@ def test_pair_saturation_taps_sum_by_pairs_and_end_with_the_zero_point_correctio
     kind, ps = arrays[f"op{k}_taps_kind"], arrays[f"op{k}_taps_partial_sum"]
     assert kind[-1] == 2 and len(kind) == 10 and ps[-1] == arrays[f"op{k}_acc"].reshape(-1)[7]
     assert all(ps[i] == (ps[i - 1] if i else 0) for i in (0, 2, 4, 6))  # a pair's first tap adds nothing yet
+
+
+@pytest.mark.parametrize("engine", ["litert", "tflm", "xnnpack"])
+@pytest.mark.parametrize("name", ["batch_matmul", "batch_matmul_broadcast", "batch_matmul_adj_x", "batch_matmul_adj_y",
+                                  "arith_batch_matmul_rhs_zp0", "i16v_batch_matmul_adj_x_broadcast"])
+def test_batch_matmul_stages_give_its_output_and_its_taps_run_over_k(name, engine):
+    m = load_model(OPS / f"{name}.tflite", engine=engine)
+    k = next(k for k, n in m.operators if n == "BATCH_MATMUL")
+    shape = m.tensor_info(m.outputs_of(k)[0]).shape
+    flat = int(np.prod(shape)) - 2
+    arrays, values = _assert_stages_give_every_output(m, _random_inputs(m, 0), (k, flat))
+    assert np.array_equal(arrays[f"op{k}_acc"], arrays[f"op{k}_acc_bias"])  # no bias
+    taps = {f: arrays[f"op{k}_taps_{f}"].astype(np.int64) for f in stg.TAP_FIELDS}
+    assert taps["partial_sum"][-1] == arrays[f"op{k}_acc"].reshape(-1)[flat]
+    contrib = np.diff(np.concatenate([[0], taps["partial_sum"]]))
+    assert np.array_equal(contrib, (taps["x"] - taps["x_zero_point"]) * (taps["w"] - taps["w_zero_point"]))
+    lhs = values[m.operator_inputs(k)[0]] if m.tensor_value(m.operator_inputs(k)[0]) is None \
+        else m.tensor_value(m.operator_inputs(k)[0])
+    assert set(taps["x"].tolist()) <= set(lhs.reshape(-1).tolist())

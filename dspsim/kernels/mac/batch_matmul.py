@@ -12,7 +12,6 @@ rounding, ties toward +inf), clamped to int16.
 """
 from __future__ import annotations
 
-import math
 import numpy as np
 from numba import njit
 
@@ -104,7 +103,6 @@ def batch_matmul_plan(x_shape, y_shape, dtype, *, adj_x=False, adj_y=False, x_ze
     if rq.channels != 1:
         raise ValueError(f"{func}: multiplier and shift must be scalars")
     m, sh = int(rq.multiplier[0]), int(rq.shift[0])
-    info = np.iinfo(dt)
     wide = dt == np.int16
     if wide:
         if (zx, zy, zo) != (0, 0, 0):
@@ -115,19 +113,61 @@ def batch_matmul_plan(x_shape, y_shape, dtype, *, adj_x=False, adj_y=False, x_ze
         if a[-1] * (1 << 30) >= 1 << 47:
             raise ValueError(f"{func}: K = {a[-1]} int16 products can reach 2^47, beyond the int64 "
                              "MultiplyByQuantizedMultiplier's range (K <= 131071)")
-    args = (0, zo, m, sh, 0, int(info.min), int(info.max))  # "double": MultiplyByQuantizedMultiplier
-    out_shape = batch + (a[-2], b[-1])
-    size = math.prod(out_shape)
+    return BatchMatmulPlan(adj_x, adj_y, zx, zy, zo, m, sh, dt, batch + (a[-2], b[-1]))
 
-    def run(x, y):
-        xa = np.swapaxes(x, -1, -2) if adj_x else x
-        ya = np.swapaxes(y, -1, -2) if adj_y else y
-        acc = np.matmul(xa.astype(np.int64) - zx, ya.astype(np.int64) - zy)  # exact: K * 2^30 < 2^63
-        out = np.empty(size, np.int64)
-        if wide:
-            _requantize_int64(acc.reshape(-1), m, sh, zo, int(info.min), int(info.max), out)
+
+class BatchMatmulPlan:
+    """:func:`batch_matmul_plan`'s lean run, ``plan(x, y)``, and its opt-in :meth:`stages`."""
+
+    def __init__(self, adj_x, adj_y, zx, zy, zo, multiplier, shift, dtype, out_shape):
+        self._adj, self._z, self._zo = (adj_x, adj_y), (zx, zy), zo
+        self._m, self._sh = multiplier, shift
+        self._dtype = np.dtype(dtype)
+        self.out_shape = out_shape
+
+    def _operands(self, x, y):
+        """The operands after the adjoints, minus their zero points, in int64."""
+        xa = np.swapaxes(x, -1, -2) if self._adj[0] else x
+        ya = np.swapaxes(y, -1, -2) if self._adj[1] else y
+        return xa.astype(np.int64) - self._z[0], ya.astype(np.int64) - self._z[1]
+
+    def _requantized(self, acc, zo, lo, hi):
+        """``clamp(MBQM(acc) + zo, lo, hi)`` in int64: int8 the int32 wrap of TFLite's sum and MBQM ("double"),
+        int16 the int64 MBQM."""
+        out = np.empty(acc.size, np.int64)
+        if self._dtype == np.int16:
+            _requantize_int64(acc.reshape(-1), self._m, self._sh, zo, lo, hi, out)
         else:
-            _requantize_codes(acc.reshape(-1), *args, out)  # the int32 wrap of TFLite's sum happens here
-        return out.astype(dt).reshape(out_shape)
+            _requantize_codes(acc.reshape(-1), 0, zo, self._m, self._sh, 0, lo, hi, out)
+        return out.reshape(self.out_shape)
 
-    return run
+    def __call__(self, x, y):
+        acc = np.matmul(*self._operands(x, y))  # exact: K * 2^30 < 2^63
+        info = np.iinfo(self._dtype)
+        return self._requantized(acc, self._zo, int(info.min), int(info.max)).astype(self._dtype)
+
+    def stages(self, x, y, tap=None):
+        """The :class:`~dspsim.kernels._common.MacStages` of ``plan(x, y)``: the sum in TFLite's accumulator
+        (int8: int32, wrapping; int16: int64), no bias (``acc_bias`` is ``acc``), and :meth:`__call__`'s
+        requantization with no zero point and no clamp; ``tap`` (a flat output index) adds that output's taps in
+        the reference loop's order, ``k = 0 .. K-1``."""
+        from .._common import MacStages  # the driver's stage type (it imports this package's gemm)
+
+        xs, ys = self._operands(x, y)
+        acc = self._accumulator(np.matmul(xs, ys))
+        taps = None
+        if tap is not None:
+            *bat, i, j = np.unravel_index(tap, self.out_shape)
+            batch = self.out_shape[:-2]
+            row = np.broadcast_to(xs, batch + xs.shape[-2:])[tuple(bat)][i]
+            col = np.broadcast_to(ys, batch + ys.shape[-2:])[tuple(bat)][:, j]
+            k = row.size
+            taps = {"x": row + self._z[0], "w": col + self._z[1], "x_zero_point": np.full(k, self._z[0], np.int64),
+                    "w_zero_point": np.full(k, self._z[1], np.int64), "kind": np.zeros(k, np.int64),
+                    "partial_sum": self._accumulator(np.cumsum(row * col))}
+        info = np.iinfo(np.int64)
+        return MacStages(acc, acc, self._requantized(acc, 0, int(info.min), int(info.max)), taps)
+
+    def _accumulator(self, acc):
+        """Exact int64 sums as TFLite's accumulator holds them (int8: int32, wrapping)."""
+        return acc if self._dtype == np.int16 else (acc + (1 << 31)) % (1 << 32) - (1 << 31)

@@ -42,7 +42,7 @@ from ..prepare import (
     check_dtype, check_shape,
     fixed_point_multiplier, defect, mac_rule,
 )
-from ._lean import binary_run
+from ._lean import binary_run, planned
 
 
 FAMILY = {"CONV_2D": "conv_2d", "DEPTHWISE_CONV_2D": "depthwise_conv_2d"}
@@ -228,7 +228,10 @@ def prepare_batch_matmul(op, g):
     m, s = fixed_point_multiplier(op, np.float64(sx) * np.float64(sy) / np.float64(so))
     q = dict(adj_x=bool(op.options.get("adj_x", 0)), adj_y=bool(op.options.get("adj_y", 0)), x_zero_point=zx,
              y_zero_point=zy, output_zero_point=zo, multiplier=m, shift=s)
-    return Prepared(binary_run(op, g, batch_matmul_plan, **q), q)
+    plan = planned(batch_matmul_plan, tuple(tx.shape), tuple(ty.shape), tx.dtype, **q)
+    stages = getattr(plan, "stages", None)  # a refused plan has none: its run raises
+    return Prepared(binary_run(op, g, batch_matmul_plan, **q), q,
+                    stages=stages and (lambda inputs, tap=None: at_run(op, stages, inputs[0], inputs[1], tap)))
 
 
 @builtin("TRANSPOSE_CONV")
