@@ -50,7 +50,7 @@ from .arithmetic.pot_add import PotAddParams, pot_add, tflite_pot_add_params  # 
 from .signal import (  # noqa: I001
     signal_delay, signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
     signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_framer, signal_overlap_add,
-    signal_pcan, signal_rfft, signal_stacker, signal_window,
+    signal_irfft, signal_pcan, signal_rfft, signal_stacker, signal_window,
 )
 from .activation import leaky_relu, relu, relu6, relu_n1_to_1, tflite_activation_range, tflm_relu6, torch_relu
 
@@ -79,4 +79,4 @@ __all__ += ["LstmArithmetic", "LstmParams", "litert_lstm_params", "lstm", "tflm_
 __all__ += ["PotAddParams", "pot_add", "tflite_pot_add_params"]
 __all__ += ["signal_delay", "signal_energy", "signal_fft_auto_scale", "signal_filter_bank", "signal_filter_bank_log",
             "signal_filter_bank_spectral_subtraction", "signal_filter_bank_square_root", "signal_framer",
-            "signal_overlap_add", "signal_pcan", "signal_rfft", "signal_stacker", "signal_window"]
+            "signal_irfft", "signal_overlap_add", "signal_pcan", "signal_rfft", "signal_stacker", "signal_window"]

@@ -209,5 +209,5 @@ from .signal import (  # noqa: F401
     signal_delay_oracle, signal_energy_oracle, signal_fft_auto_scale_oracle, signal_filter_bank_log_oracle,
     signal_filter_bank_oracle, signal_framer_oracle, signal_overlap_add_oracle, signal_stacker_oracle,
     signal_filter_bank_spectral_subtraction_oracle, signal_filter_bank_square_root_oracle, signal_pcan_oracle,
-    signal_rfft_oracle, signal_window_oracle,
+    signal_irfft_oracle, signal_rfft_oracle, signal_window_oracle,
 )

@@ -170,16 +170,17 @@ def log_lut() -> list:
     return [math.floor((math.log2(1 + i / 128) - i / 128) * 65536 + 0.5) for i in range(128)] + [0, 0]
 
 
-def twiddles(ncfft: int) -> list:
+def twiddles(ncfft: int, inverse: bool = False) -> list:
     pi = 3.141592653589793238462643383279502884197169399375105820974944
-    return [(math.floor(.5 + 32767 * math.cos(-2 * pi * i / ncfft)), math.floor(.5 + 32767 * math.sin(-2 * pi * i / ncfft)))
-            for i in range(ncfft)]
+    sign = 1 if inverse else -1
+    return [(math.floor(.5 + 32767 * math.cos(sign * 2 * pi * i / ncfft)),
+             math.floor(.5 + 32767 * math.sin(sign * 2 * pi * i / ncfft))) for i in range(ncfft)]
 
 
-def super_twiddles(ncfft: int) -> list:
+def super_twiddles(ncfft: int, inverse: bool = False) -> list:
     out = []
     for i in range(ncfft // 2):
-        phase = -3.14159265358979323846264338327 * ((i + 1) / ncfft + .5)
+        phase = (1 if inverse else -1) * 3.14159265358979323846264338327 * ((i + 1) / ncfft + .5)
         out.append((math.floor(.5 + 32767 * math.cos(phase)), math.floor(.5 + 32767 * math.sin(phase))))
     return out
 
@@ -222,10 +223,11 @@ def _factors(n):
             return out
 
 
-def kiss_fft(x: list) -> list:
-    """kissfft's forward complex FFT (``kf_work``, recursive as written) of a list of (re, im) int16 pairs."""
+def kiss_fft(x: list, inverse: bool = False) -> list:
+    """kissfft's complex FFT (``kf_work``, recursive as written) of a list of (re, im) int16 pairs; ``inverse``: the
+    inverse tables and ``kf_bfly4``'s other quarter-turn."""
     n = len(x)
-    tw = twiddles(n)
+    tw = twiddles(n, inverse)
     factors = _factors(n)
     out = [None] * n
 
@@ -253,8 +255,9 @@ def kiss_fft(x: list) -> list:
                 s4 = (_s16(s0[0] - s2[0]), _s16(s0[1] - s2[1]))
                 out[o + k + 2 * m] = (_s16(f0[0] - s3[0]), _s16(f0[1] - s3[1]))
                 out[o + k] = (_s16(f0[0] + s3[0]), _s16(f0[1] + s3[1]))
-                out[o + k + m] = (_s16(s5[0] + s4[1]), _s16(s5[1] - s4[0]))
-                out[o + k + 3 * m] = (_s16(s5[0] - s4[1]), _s16(s5[1] + s4[0]))
+                q = -1 if inverse else 1
+                out[o + k + m] = (_s16(s5[0] + q * s4[1]), _s16(s5[1] - q * s4[0]))
+                out[o + k + 3 * m] = (_s16(s5[0] - q * s4[1]), _s16(s5[1] + q * s4[0]))
         else:  # pragma: no cover - a power of two has only radix 4 and 2
             raise NotImplementedError(p)
 

@@ -16,8 +16,8 @@ one interpreter (reset before each kind, so the spectral subtraction's noise est
 
     /tmp/interp/bin/python tests/golden/make_golden_signal.py    # tflite-micro wheel; one subprocess per model
 
-    tests/golden/signal_ops/<case>.tflite, signal_ops.npz: one-op models of SignalDelay, SignalFramer, SignalStacker
-    and SignalOverlapAdd (OP_CASES) and, per case, <case>/in (frames, *shape) and <case>/out<k>: the wheel's outputs
+    tests/golden/signal_ops/<case>.tflite, signal_ops.npz: one-op models of SignalDelay, SignalFramer, SignalStacker,
+    SignalOverlapAdd and SignalIrfft (OP_CASES) and, per case, <case>/in (frames, *shape) and <case>/out<k>: the wheel's outputs
     of OP_FRAMES invocations in order (the state carried), so these tests need nothing of ../shared.
 
 Deterministic; a few seconds per model.
@@ -114,7 +114,7 @@ def run_one(name):
                         meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
 
 
-# One-op models of the streaming operators no model at hand uses: (case, op, inputs, outputs, options); a tensor
+# One-op models of the streaming operators and the inverse FFT, which no model at hand uses: (case, op, inputs, outputs, options); a tensor
 # is (shape, TensorType: 0 FLOAT32, 6 BOOL, 7 INT16).
 OP_CASES = [
     ("delay_3", "SignalDelay", [((2, 8), 7)], [((2, 8), 7)], {"delay_length": 3}),
@@ -129,6 +129,8 @@ OP_CASES = [
      {"num_channels": 2, "stacker_left_context": 0, "stacker_right_context": 2, "stacker_step": 2}),
     ("overlap_add_int16", "SignalOverlapAdd", [((2, 3, 8), 7)], [((2, 12), 7)], {"T": 7, "frame_step": 4}),
     ("overlap_add_float32", "SignalOverlapAdd", [((3, 8), 0)], [((12,), 0)], {"T": 0, "frame_step": 4}),
+    ("irfft_int16_32", "SignalIrfft", [((2, 34), 7)], [((2, 32), 7)], {"T": 7, "fft_length": 32}),
+    ("irfft_int16_512", "SignalIrfft", [((514,), 7)], [((512,), 7)], {"T": 7, "fft_length": 512}),
 ]
 OP_FRAMES = 24
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dspsim.kernels.signal import (
     signal_delay, signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
     signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_framer, signal_overlap_add,
-    signal_pcan, signal_rfft, signal_stacker, signal_window,
+    signal_irfft, signal_pcan, signal_rfft, signal_stacker, signal_window,
 )
 from dspsim.oracle import signal as ref
 
@@ -94,6 +94,19 @@ def test_rfft_of_full_scale_edges_matches_oracle():
     for fill in (-32768, 32767):
         _both(signal_rfft, ref.signal_rfft_oracle, np.full(512, fill, np.int16), 512)
     _both(signal_rfft, ref.signal_rfft_oracle, np.tile(np.array([32767, -32768], np.int16), 240), 512)
+
+
+@settings(max_examples=12, deadline=None)
+@given(SEEDS, st.sampled_from([4, 8, 16, 32, 64]))
+def test_irfft_matches_oracle_on_any_bins(seed, n):
+    rng = np.random.default_rng(seed)
+    _both(signal_irfft, ref.signal_irfft_oracle, _int16(rng, 2 * (n + 2)).reshape(2, n + 2), n)
+
+
+def test_irfft_inverts_rfft_up_to_the_block_scaling():
+    x = (np.arange(64) * 997 % 4001 - 2000).astype(np.int16)
+    y = signal_irfft(signal_rfft(x, 64), 64).astype(np.int64) * 64   # 1/64 forward, 1/2 * 1/32 inverse
+    assert np.max(np.abs(y - x)) < 4 * 64   # a few LSB of the 1/64-scaled int16 spectrum
 
 
 @settings(max_examples=40, deadline=None)
@@ -234,6 +247,7 @@ def test_overlap_add_saturates_int16_sums():
     (lambda: signal_fft_auto_scale(np.zeros((2, 2), np.int16)), "signal_fft_auto_scale: x must have rank 1"),
     (lambda: signal_rfft(np.zeros(8, np.int16), 12), "signal_rfft: fft_length must be a power of two"),
     (lambda: signal_rfft(np.zeros(16, np.int16), 8), "signal_rfft: x's last dimension 16 exceeds"),
+    (lambda: signal_irfft(np.zeros(16, np.int16), 16), "signal_irfft: x's last dimension must be fft_length + 2"),
     (lambda: signal_energy(np.zeros(5, np.int16), 0, 1), "signal_energy: x must hold (re, im) pairs"),
     (lambda: signal_energy(np.zeros(4, np.int16), 0, 3), "signal_energy: end_index must be an int in [0, 2]"),
     (lambda: signal_filter_bank(np.zeros(4, np.uint32), np.zeros(2, np.int16), np.zeros(2, np.int16),

@@ -7,5 +7,7 @@ from .filter_bank import (  # noqa: F401
     signal_filter_bank_square_root,
 )
 from .pcan import signal_pcan  # noqa: F401
-from .spectral import signal_energy, signal_fft_auto_scale, signal_rfft, signal_window  # noqa: F401
+from .spectral import (  # noqa: F401
+    signal_energy, signal_fft_auto_scale, signal_irfft, signal_rfft, signal_window,
+)
 from .streaming import signal_delay, signal_framer, signal_overlap_add, signal_stacker  # noqa: F401

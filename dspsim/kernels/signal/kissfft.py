@@ -58,7 +58,7 @@ def _kf_leaf_order(factors, ncfft: int) -> np.ndarray:
 
 @dataclass(frozen=True)
 class FftTables:
-    """``kiss_fftr_alloc(nfft)`` forward: the half-length complex FFT's twiddles, stages and leaf order, and the
+    """``kiss_fftr_alloc(nfft, inverse)``: the half-length complex FFT's twiddles, stages and leaf order, and the
     real FFT's super twiddles."""
 
     nfft: int                  # the real FFT's length
@@ -66,16 +66,19 @@ class FftTables:
     stages: np.ndarray         # (n_stages, 3) int64: radix p, m, fstride, innermost stage last
     leaf_order: np.ndarray     # (ncfft,) int64
     super_twiddles: np.ndarray  # (ncfft // 2, 2) int16
+    inverse: bool = False      # kiss_fftri's tables (every phase negated)
 
 
-def fft_tables(nfft: int) -> FftTables:
+def fft_tables(nfft: int, inverse: bool = False) -> FftTables:
+    """``kiss_fftr_alloc(nfft, inverse)``: every phase's sign flipped for the inverse."""
     if nfft < 4 or nfft & (nfft - 1):
         raise ValueError(f"fft_tables: the real FFT length must be a power of two >= 4, got {nfft}")
     ncfft = nfft // 2
     pi = 3.141592653589793238462643383279502884197169399375105820974944
-    tw = np.array([_kf_twiddle(-2 * pi * i / ncfft) for i in range(ncfft)], np.int16).reshape(ncfft, 2)
+    sign = 1 if inverse else -1
+    tw = np.array([_kf_twiddle(sign * 2 * pi * i / ncfft) for i in range(ncfft)], np.int16).reshape(ncfft, 2)
     pi_r = 3.14159265358979323846264338327
-    sup = np.array([_kf_twiddle(-pi_r * ((i + 1) / ncfft + .5)) for i in range(ncfft // 2)],
+    sup = np.array([_kf_twiddle(sign * pi_r * ((i + 1) / ncfft + .5)) for i in range(ncfft // 2)],
                    np.int16).reshape(ncfft // 2, 2)
     factors = _kf_factor(ncfft) if ncfft > 1 else [(1, 1)]
     stages, fstride = [], 1
@@ -84,7 +87,8 @@ def fft_tables(nfft: int) -> FftTables:
         fstride *= p
     if any(p not in (2, 4) for p, _, _ in stages):  # pragma: no cover - a power of two factors into 4s and a 2
         raise ValueError("fft_tables: only radix-2 and radix-4 stages are modelled")
-    return FftTables(nfft, tw, np.array(stages, np.int64).reshape(-1, 3), _kf_leaf_order(factors, ncfft), sup)
+    return FftTables(nfft, tw, np.array(stages, np.int64).reshape(-1, 3), _kf_leaf_order(factors, ncfft), sup,
+                     bool(inverse))
 
 
 
@@ -119,7 +123,7 @@ def _bfly2(fr, fi, base, fstride, tw, m):
 
 
 @njit(cache=True, nogil=True)
-def _bfly4(fr, fi, base, fstride, tw, m):
+def _bfly4(fr, fi, base, fstride, tw, m, inverse):
     for k in range(m):
         i0, i1, i2, i3 = base + k, base + k + m, base + k + 2 * m, base + k + 3 * m
         fr[i0], fi[i0] = _fixdiv4(fr[i0]), _fixdiv4(fi[i0])
@@ -138,13 +142,18 @@ def _bfly4(fr, fi, base, fstride, tw, m):
         s4r, s4i = wrap16(s0r - s2r), wrap16(s0i - s2i)
         fr[i2], fi[i2] = wrap16(f0r - s3r), wrap16(f0i - s3i)
         fr[i0], fi[i0] = wrap16(f0r + s3r), wrap16(f0i + s3i)
-        fr[i1], fi[i1] = wrap16(s5r + s4i), wrap16(s5i - s4r)
-        fr[i3], fi[i3] = wrap16(s5r - s4i), wrap16(s5i + s4r)
+        if inverse:  # the quarter-turn of the other sign
+            fr[i1], fi[i1] = wrap16(s5r - s4i), wrap16(s5i + s4r)
+            fr[i3], fi[i3] = wrap16(s5r + s4i), wrap16(s5i - s4r)
+        else:
+            fr[i1], fi[i1] = wrap16(s5r + s4i), wrap16(s5i - s4r)
+            fr[i3], fi[i3] = wrap16(s5r - s4i), wrap16(s5i + s4r)
 
 
 @njit(cache=True, nogil=True)
-def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order):
-    """``kiss_fft`` forward of the complex sequence (xr, xi) into (fr, fi), int64 buffers of int16 values."""
+def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, inverse):
+    """``kiss_fft`` of the complex sequence (xr, xi) into (fr, fi), int64 buffers of int16 values (``inverse``: the
+    tables' direction)."""
     n = xr.shape[0]
     for j in range(n):
         fr[j], fi[j] = xr[leaf_order[j]], xi[leaf_order[j]]
@@ -152,7 +161,7 @@ def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order):
         p, m, fstride = stages[s, 0], stages[s, 1], stages[s, 2]
         for base in range(0, n, p * m):
             if p == 4:
-                _bfly4(fr, fi, base, fstride, twiddles, m)
+                _bfly4(fr, fi, base, fstride, twiddles, m, inverse)
             elif p == 2:
                 _bfly2(fr, fi, base, fstride, twiddles, m)
 
@@ -165,7 +174,7 @@ def _rfft_kernel(x, twiddles, stages, leaf_order, super_twiddles, out):
     for k in range(ncfft):
         xr[k], xi[k] = x[2 * k], x[2 * k + 1]
     fr, fi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
-    _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order)
+    _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, False)
     dr, di = _fixdiv2(fr[0]), _fixdiv2(fi[0])
     out[0, 0], out[0, 1] = wrap16(dr + di), 0
     out[ncfft, 0], out[ncfft, 1] = wrap16(dr - di), 0
@@ -178,3 +187,27 @@ def _rfft_kernel(x, twiddles, stages, leaf_order, super_twiddles, out):
         tr, ti = _sround(f2r * wr - f2i * wi), _sround(f2r * wi + f2i * wr)
         out[k, 0], out[k, 1] = wrap16((f1r + tr) >> 1), wrap16((f1i + ti) >> 1)
         out[ncfft - k, 0], out[ncfft - k, 1] = wrap16((f1r - tr) >> 1), wrap16((ti - f1i) >> 1)
+
+
+@njit(cache=True, nogil=True)
+def _irfft_kernel(spec, twiddles, stages, leaf_order, super_twiddles, out):
+    """``kiss_fftri``: the nfft/2 + 1 int16 bins ``spec`` (n, 2) into the nfft int16 samples ``out``, with the
+    inverse tables (its own split of the half-length FFT, scaled by 1/2, then the inverse FFT)."""
+    ncfft = spec.shape[0] - 1
+    xr, xi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
+    xr[0] = _fixdiv2(wrap16(np.int64(spec[0, 0]) + np.int64(spec[ncfft, 0])))
+    xi[0] = _fixdiv2(wrap16(np.int64(spec[0, 0]) - np.int64(spec[ncfft, 0])))
+    for k in range(1, ncfft // 2 + 1):
+        pr, pi = _fixdiv2(np.int64(spec[k, 0])), _fixdiv2(np.int64(spec[k, 1]))
+        nr, ni = _fixdiv2(np.int64(spec[ncfft - k, 0])), _fixdiv2(wrap16(-np.int64(spec[ncfft - k, 1])))
+        er, ei = wrap16(pr + nr), wrap16(pi + ni)
+        dr, di = wrap16(pr - nr), wrap16(pi - ni)
+        wr, wi = np.int64(super_twiddles[k - 1, 0]), np.int64(super_twiddles[k - 1, 1])
+        odr, odi = _sround(dr * wr - di * wi), _sround(dr * wi + di * wr)
+        xr[k], xi[k] = wrap16(er + odr), wrap16(ei + odi)
+        xr[ncfft - k], xi[ncfft - k] = wrap16(er - odr), wrap16(ei - odi)
+        xi[ncfft - k] = wrap16(-xi[ncfft - k])
+    fr, fi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
+    _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, True)
+    for k in range(ncfft):
+        out[2 * k], out[2 * k + 1] = fr[k], fi[k]

@@ -8,6 +8,7 @@
   for a negative maximum (its uint32 has bit 31 set); the output ``x * 2^scale_bits`` wraps to int16.
 * ``RfftInt16Apply``: each row zero-padded to ``fft_length`` through kissfft's real FFT
   (:mod:`.kissfft`), complex int16 output interleaved (re, im).
+* ``IrfftInt16Apply``: kissfft's inverse real FFT (``kiss_fftri``) of each row's fft_length/2 + 1 bins.
 * ``SpectrumToEnergy``: ``re^2 + im^2`` for the bins ``start_index .. end_index - 1``, exact in uint32 (only
   (-32768, -32768) passes 2^31 - 1, and the C int32 wrap to -2^31 stores 2^31); the other bins are left as they
   were in the C code (here 0).
@@ -22,7 +23,7 @@ from numba import njit
 from ..._errors import names_its_errors
 from .._checks import check_tensor, int_in_range
 from ._bits import msb, wrap16
-from .kissfft import FftTables, _rfft_kernel, fft_tables
+from .kissfft import FftTables, _irfft_kernel, _rfft_kernel, fft_tables
 
 _I16 = (np.dtype(np.int16),)
 
@@ -64,6 +65,13 @@ def _rfft_rows_kernel(x, twiddles, stages, leaf_order, super_twiddles, out):
 
 
 @njit(cache=True, nogil=True)
+def _irfft_rows_kernel(spec, twiddles, stages, leaf_order, super_twiddles, out):
+    """``IrfftInt16Apply`` of each row of ``spec`` (rows, nfft/2 + 1, 2) into ``out`` (rows, nfft)."""
+    for r in range(spec.shape[0]):
+        _irfft_kernel(spec[r], twiddles, stages, leaf_order, super_twiddles, out[r])
+
+
+@njit(cache=True, nogil=True)
 def _energy_kernel(spectrum, start, end, out):
     """``SpectrumToEnergy`` of the interleaved int16 ``spectrum`` into ``out`` (int64), 0 outside the bins."""
     for i in range(out.shape[0]):
@@ -71,6 +79,13 @@ def _energy_kernel(spectrum, start, end, out):
     for i in range(start, end):
         re, im = np.int64(spectrum[2 * i]), np.int64(spectrum[2 * i + 1])
         out[i] = re * re + im * im
+
+
+def _fft_length(fft_length, func):
+    n = int_in_range(fft_length, 4, 1 << 16, func, "fft_length")
+    if n & (n - 1):
+        raise ValueError(f"{func}: fft_length must be a power of two (kissfft's radix-2/4 stages), got {n}")
+    return n
 
 
 def _int16(x, func, name, ndim=None):
@@ -102,9 +117,9 @@ def signal_fft_auto_scale(x):
 
 
 @functools.lru_cache(maxsize=8)
-def rfft_tables(fft_length: int) -> FftTables:
-    """``kiss_fftr_alloc(fft_length)``'s tables (cached: a model's Prepare and every call share them)."""
-    return fft_tables(fft_length)
+def rfft_tables(fft_length: int, inverse: bool = False) -> FftTables:
+    """``kiss_fftr_alloc(fft_length, inverse)``'s tables (cached: a model's Prepare and every call share them)."""
+    return fft_tables(fft_length, inverse)
 
 
 @names_its_errors
@@ -116,9 +131,7 @@ def signal_rfft(x, fft_length: int):
     x = _int16(x, f, "x")
     if x.ndim < 1:
         raise ValueError(f"{f}: x must have at least one dimension, got a scalar")
-    n = int_in_range(fft_length, 4, 1 << 16, f, "fft_length")
-    if n & (n - 1):
-        raise ValueError(f"{f}: fft_length must be a power of two (kissfft's radix-2/4 stages), got {n}")
+    n = _fft_length(fft_length, f)
     if x.shape[-1] > n:
         raise ValueError(f"{f}: x's last dimension {x.shape[-1]} exceeds fft_length {n}")
     t = rfft_tables(n)
@@ -126,6 +139,24 @@ def signal_rfft(x, fft_length: int):
     out = np.empty((rows.shape[0], n // 2 + 1, 2), np.int16)
     _rfft_rows_kernel(rows, t.twiddles, t.stages, t.leaf_order, t.super_twiddles, out)
     return out.reshape(x.shape[:-1] + (n + 2,))
+
+
+@names_its_errors
+def signal_irfft(x, fft_length: int):
+    """``SignalIrfft`` (int16): kissfft's inverse real FFT (``kiss_fftri``) of each row of ``x`` (..., fft_length +
+    2) int16, the fft_length/2 + 1 bins' (re, im) interleaved; (..., fft_length) int16, scaled by 1/fft_length as
+    kissfft's block scaling gives it (and by 1/2 in its split)."""
+    f = "signal_irfft"
+    x = _int16(x, f, "x")
+    n = _fft_length(fft_length, f)
+    if x.ndim < 1 or x.shape[-1] != n + 2:
+        raise ValueError(f"{f}: x's last dimension must be fft_length + 2 = {n + 2} (the bins' re, im), got "
+                         f"shape {x.shape}")
+    t = rfft_tables(n, True)
+    spec = x.reshape(-1, n // 2 + 1, 2)
+    out = np.empty((spec.shape[0], n), np.int16)
+    _irfft_rows_kernel(spec, t.twiddles, t.stages, t.leaf_order, t.super_twiddles, out)
+    return out.reshape(x.shape[:-1] + (n,))
 
 
 @names_its_errors

@@ -15,7 +15,7 @@ import numpy as np
 from ...kernels.signal import (
     signal_delay, signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
     signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_framer, signal_overlap_add,
-    signal_pcan, signal_rfft, signal_stacker, signal_window,
+    signal_irfft, signal_pcan, signal_rfft, signal_stacker, signal_window,
 )
 from ..prepare import Prepared, at_run, builtin, check_arity, check_dtype, refuse
 
@@ -103,6 +103,21 @@ def prepare_signal_rfft(op, g):
         refuse(op, f"output tensor {t_out.index} has shape {t_out.shape}; its last dimension must be fft_length + 2 "
                    f"= {n + 2}")
     return Prepared(lambda inputs: at_run(op, signal_rfft, inputs[0], n), {"fft_length": n})
+
+
+@builtin("CUSTOM(SignalIrfft)")
+def prepare_signal_irfft(op, g):
+    if op.options.get("T", _INT16_TYPE) != _INT16_TYPE:
+        refuse(op, f"SignalIrfft of TensorType {op.options['T']} is not modelled (int16 only)")
+    _types(op, g, (_I16,), (_I16,))
+    n = _option(op, "fft_length", 4, 1 << 16)
+    if n & (n - 1):
+        refuse(op, f"fft_length {n} is not a power of two (dspsim models kissfft's radix-2/4 stages)")
+    t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
+    if not t_in.shape or t_in.shape[-1] != n + 2 or tuple(t_out.shape) != tuple(t_in.shape[:-1]) + (n,):
+        refuse(op, f"input shape {t_in.shape} and output shape {t_out.shape}: (..., fft_length + 2) in and "
+                   f"(..., fft_length) out expected, fft_length {n}")
+    return Prepared(lambda inputs: at_run(op, signal_irfft, inputs[0], n), {"fft_length": n})
 
 
 @builtin("CUSTOM(SignalEnergy)")
