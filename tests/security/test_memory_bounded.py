@@ -3,7 +3,9 @@ that claims more than the file holds, a file that is not a regular file, a text 
 is refused with a ValueError naming the function and the rule before the memory is touched, and the command line
 says so in one line with exit status 2."""
 import ast
+import contextlib
 import os
+import resource
 import threading
 import zipfile
 from pathlib import Path
@@ -120,6 +122,20 @@ def _unblock_after(fifo, seconds=10):
     return t
 
 
+@contextlib.contextmanager
+def _memory_cap(extra=1 << 30):
+    """The address space capped at what the process maps now plus ``extra`` bytes: a reader that regresses into
+    reading /dev/zero to its end fails with MemoryError instead of taking the machine's memory."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/statm") as f:
+        mapped = int(f.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (mapped + extra, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 @pytest.fixture(scope="module")
 def cnn():
     return load_model(MODELS / "cnn.tflite")
@@ -136,7 +152,8 @@ def test_a_dump_that_is_not_a_regular_file_is_refused_without_reading(cnn, tmp_p
     else:
         os.symlink("/dev/zero", d / f"t12.{kind.rsplit('_', 1)[1]}")
     try:
-        with pytest.raises(VectorError, match="is a (FIFO|character device); dspsim reads regular files only"):
+        with _memory_cap(), pytest.raises(VectorError, match="is a (FIFO|character device); dspsim reads regular "
+                                                            "files only"):
             load_dumps(cnn, d)
     finally:
         if timer is not None:
@@ -154,6 +171,22 @@ def test_a_model_or_suite_that_is_a_fifo_is_refused_exit_2(tmp_path, capsys, ver
     finally:
         timer.cancel()
     assert "is a FIFO" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("verb", ["compare", "diagnose"])
+def test_a_dump_that_is_dev_zero_is_one_line_exit_2(tmp_path, capsys, verb):
+    d = tmp_path / "dumps"
+    d.mkdir()
+    os.symlink("/dev/zero", d / "t12.bin")
+    x = tmp_path / "x.npy"
+    np.save(x, np.load(MODELS / "cnn.npz")["r0/in0"])
+    argv = (["compare", str(d / "t12.bin"), str(d / "t12.bin"), "--dtype", "int8", "--json", "-"] if verb == "compare"
+            else ["diagnose", str(MODELS / "cnn.tflite"), "--input", str(x), "--dumps", str(d), "--no-search",
+                  "--json", str(tmp_path / "d.json")])
+    with _memory_cap():
+        assert cli.main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "is a character device; dspsim reads regular files only" in err[0]
 
 
 # ------------------------------------------------------------------------------------- shapes and text
