@@ -11,6 +11,7 @@ slots, every activation released after its last reader (memory bounded by what i
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -189,7 +190,7 @@ class Executor:
             shape = _checked_shape(t)
             if shape is None or t.dtype is None:
                 return None
-            size[t.index] = int(np.prod(shape)) * t.dtype.itemsize
+            size[t.index] = math.prod(shape) * t.dtype.itemsize  # Python ints: a declared shape never wraps
         live = sum(size.get(i, 0) for i in sg.inputs)
         peak = live
         for step in self.steps[index]:

@@ -1,6 +1,6 @@
 """Issue 31: a .tflite costs the memory of what it holds, not of what it claims: tensors that point at one table (or
-one buffer) share its decoded array, and a variable tensor that no operator uses is never given a value, whatever
-size it declares."""
+one buffer) share its decoded array, a variable tensor that no operator uses is never given a value, whatever
+size it declares, and a declared shape's size is a product of Python ints (never wrapped to a small number)."""
 import tracemalloc
 
 import numpy as np
@@ -34,3 +34,15 @@ def test_a_huge_variable_tensor_that_nothing_uses_costs_nothing():
     peak = _peak(lambda: outputs.extend(model.run([x])))
     assert np.array_equal(outputs[0], x)
     assert peak < 1 << 20, peak
+
+
+def test_the_peak_of_a_declared_shape_whose_product_wraps_64_bits_is_not_zero():
+    from toy_models import tensor_record
+
+    from dspsim.graph.executor import Executor
+    from dspsim.graph.ir import ModelDef, SubgraphDef
+    from dspsim.graph.state import State
+
+    sg = SubgraphDef(0, "main", [tensor_record(0, "x", np.int8, shape=(1 << 32, 1 << 32))], (0,), (0,), [])
+    ex = Executor(ModelDef(3, [sg], None), State(), [None], steps=[[]], trace_steps=[[]])
+    assert ex.peak_bytes() == 1 << 64  # np.prod's int64 made it 0: a batch of any size looked free
