@@ -83,7 +83,8 @@ def load_vectors(path, key: str | None = None) -> dict:
     """Read a ``.npz`` (all arrays) or ``.npy`` (one array, under its file stem) into a dict.
 
     With ``key``, return only that entry (still as a one-entry dict); a ``.npy`` file accepts any
-    key. Object arrays (pickles) are refused.
+    key. Object arrays (pickles) are refused, and so is a file that is not a regular file or claims more than it
+    holds (:mod:`dspsim._io`: a ``.npy`` header, a ``.npz``'s zip directory).
     """
     p = Path(path)
     try:
