@@ -11,13 +11,16 @@ Tensors are NCHW here, as ONNX lays them out; the kernels underneath are dspsim'
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
 
 from ..accumulator import Accumulator
+from ..engines import EngineDefectWarning
 from ..kernels import conv2d, depthwise_conv2d, fully_connected
 from ..kernels.mac.gemm import conv2d_s32, gemm_s32
+from ..kernels.quantize.requantize import requantize
 from ..requant import Requant
 from .quantize import onnx_engine, runs_reference, scale_array
 
@@ -149,13 +152,61 @@ def conv_pads(attrs: dict, in_hw, k_hw, strides, dilations, func):
         return 0, 0, 0, 0
     if auto not in ("SAME_UPPER", "SAME_LOWER"):
         raise ValueError(f"{func}: auto_pad {auto!r} is not NOTSET, VALID, SAME_UPPER or SAME_LOWER")
-    out = []
-    for n, k, s, d in zip(in_hw, k_hw, strides, dilations):
-        o = -(-n // s)
-        total = max((o - 1) * s + (k - 1) * d + 1 - n, 0)
-        small = total // 2
-        out.append((total - small, small) if auto == "SAME_LOWER" else (small, total - small))
+    out = [_same_pads(n, k, s, d, auto) for n, k, s, d in zip(in_hw, k_hw, strides, dilations)]
     return out[0][0], out[0][1], out[1][0], out[1][1]
+
+
+def _same_pads(n, k, s, d, auto):
+    """``auto_pad`` SAME_UPPER / SAME_LOWER along one axis: (begin, end), the odd pixel at the end (UPPER)."""
+    o = -(-n // s)
+    total = max((o - 1) * s + (k - 1) * d + 1 - n, 0)
+    small = total // 2
+    return (total - small, small) if auto == "SAME_LOWER" else (small, total - small)
+
+
+class Conv3dGeometry:
+    """The geometry of a 3-D ONNX ConvInteger / QLinearConv (NCDHW input, OIDHW weights): strides, dilations,
+    (begin, end) pads per axis, groups, the output size; and the 2-D attributes of one depth slice."""
+
+    def __init__(self, attrs: dict, x_shape, w_shape, func):
+        if len(x_shape) != 5 or len(w_shape) != 5:
+            raise ValueError(f"{func}: a 3-D convolution takes x (N, C, D, H, W) and w (O, C/group, KD, KH, KW), "
+                             f"got x {tuple(x_shape)}, w {tuple(w_shape)}")
+        self.strides = [int(v) for v in attrs.get("strides", [1, 1, 1])]
+        self.dilations = [int(v) for v in attrs.get("dilations", [1, 1, 1])]
+        self.group = int(attrs.get("group", 1))
+        if len(self.strides) != 3 or len(self.dilations) != 3 or min(self.strides + self.dilations) < 1:
+            raise ValueError(f"{func}: strides and dilations must be 3 ints >= 1, got {self.strides}, "
+                             f"{self.dilations}")
+        ks = attrs.get("kernel_shape")
+        if ks is not None and tuple(ks) != tuple(w_shape[2:]):
+            raise ValueError(f"{func}: kernel_shape {list(ks)} does not match the weights {tuple(w_shape)}")
+        if self.group < 1 or x_shape[1] != w_shape[1] * self.group or w_shape[0] % self.group:
+            raise ValueError(f"{func}: input channels {x_shape[1]} != weight input channels {w_shape[1]} x group "
+                             f"{self.group}")
+        auto = attrs.get("auto_pad", "NOTSET")
+        auto = auto.decode() if isinstance(auto, bytes) else auto
+        if auto in ("NOTSET", ""):
+            p = [int(v) for v in attrs.get("pads", [0] * 6)]
+            if len(p) != 6 or min(p) < 0:
+                raise ValueError(f"{func}: pads must be 6 ints >= 0 (3-D conv), got {p}")
+            self.pads = [(p[i], p[i + 3]) for i in range(3)]
+        elif auto == "VALID":
+            self.pads = [(0, 0)] * 3
+        elif auto in ("SAME_UPPER", "SAME_LOWER"):
+            self.pads = [_same_pads(n, k, s, d, auto) for n, k, s, d in
+                         zip(x_shape[2:], w_shape[2:], self.strides, self.dilations)]
+        else:
+            raise ValueError(f"{func}: auto_pad {auto!r} is not NOTSET, VALID, SAME_UPPER or SAME_LOWER")
+        self.out = tuple((n + b + e - d * (k - 1) - 1) // s + 1 for n, k, s, d, (b, e) in
+                         zip(x_shape[2:], w_shape[2:], self.strides, self.dilations, self.pads))
+        if min(self.out) < 1:
+            raise ValueError(f"{func}: the output would be empty ({self.out}) for x {tuple(x_shape)} and w "
+                             f"{tuple(w_shape)}")
+        (hb, he), (wb, we) = self.pads[1:]
+        self.slice_attrs = dict(pads=[hb, wb, he, we], strides=self.strides[1:], dilations=self.dilations[1:],
+                                group=self.group)
+        self.depthwise = self.group == x_shape[1] and w_shape[1] == 1 and self.group > 1
 
 
 class ConvGeometry:
@@ -240,19 +291,55 @@ def _conv_integer_mlas_u8s8(x, w, zx, zw, g):
     return np.stack(outs)
 
 
+def _conv3d_sums(x, w, zx, zw, g: Conv3dGeometry, profile):
+    """The exact sums of a 3-D integer convolution, int64 (N, O, OD, OH, OW): per output depth, the 2-D integer
+    convolutions of the input depth slices its taps reach (a slice in the depth padding adds 0: its codes would
+    be the zero point)."""
+    n, _, depth = x.shape[:3]
+    sd, dd = g.strides[0], g.dilations[0]
+    pd = g.pads[0][0]
+    acc = np.zeros((n, w.shape[0]) + g.out, np.int64)
+    for od in range(g.out[0]):
+        for kd in range(w.shape[2]):
+            i = od * sd - pd + kd * dd
+            if 0 <= i < depth:
+                acc[:, :, od] += _conv_integer_2d(x[:, :, i], w[:, :, kd], zx, zw, g.slice_attrs, profile,
+                                                  "dspsim.onnx.conv_integer")
+    return acc
+
+
 def conv_integer(x, w, x_zero_point=None, w_zero_point=None, *, engine="onnx-reference", **attrs):
-    """ONNX ``ConvInteger``: int32 ``conv(x - x_zero_point, w - w_zero_point)``, NCHW, padding with 0
+    """ONNX ``ConvInteger``: int32 ``conv(x - x_zero_point, w - w_zero_point)``, NCHW (NCL, NCDHW), padding with 0
     after the zero point is subtracted. ``w_zero_point`` scalar or per output channel (O,).
     Attributes as ONNX: ``pads``, ``strides``, ``dilations``, ``group``, ``auto_pad``, ``kernel_shape``.
 
-    Exact, except uint8 weights with an int8 input where the engine's ``conv_2d`` accumulator saturates
-    product pairs (ONNX Runtime without VNNI: MLAS U8S8 with the weights as A, x86 pair saturation along the
-    im2col order, :func:`pair_saturated_u8s8`). ORT refuses a per-channel ``w_zero_point``.
+    Exact (wrapping modulo 2^32 as the engines' int32), except uint8 weights with an int8 input where the engine's
+    ``conv_2d`` accumulator saturates product pairs (ONNX Runtime without VNNI: MLAS U8S8 with the weights as A,
+    x86 pair saturation along the im2col order, :func:`pair_saturated_u8s8`; 1-D and 2-D only, a 3-D one is
+    refused). ORT refuses a per-channel ``w_zero_point``.
     """
     func = "dspsim.onnx.conv_integer"
     profile = onnx_engine(engine, func)
     x = _int8_operand(x, func, "x")
     w = _int8_operand(w, func, "w")
+    if w_zero_point is not None and np.size(w_zero_point) > 1 and not runs_reference(profile):
+        raise ValueError(f"{func}: ONNX Runtime's ConvInteger takes a per-tensor w_zero_point only (conv_integer.cc: "
+                         f"\"Non per-tensor quantization is not supported\"); engine {profile.name!r} refuses it too")
+    if x.ndim == 5:
+        g3 = Conv3dGeometry(attrs, x.shape, w.shape, func)
+        if w_zero_point is not None and np.size(w_zero_point) > 1:  # op_conv_integer.py: reshaped to (O, 1, 1, 1)
+            raise ValueError(f"{func}: the ONNX reference evaluator reshapes a per-channel w_zero_point to (O, 1, 1, 1), "
+                             "which does not subtract per output channel from 5-D weights (it fails to broadcast, or "
+                             f"subtracts along the input channels); engine {profile.name!r} refuses it")
+        if _pairs(profile, "conv_2d", w.dtype, x.dtype, func):
+            raise ValueError(f"{func}: engine {profile.name!r} saturates uint8 x int8 product pairs along MLAS's "
+                             "im2col order; that order is not modelled for a 3-D convolution")
+        return _conv3d_sums(x, w, x_zero_point, w_zero_point, g3, profile).astype(np.int32)  # wraps mod 2^32
+    return _conv_integer_2d(x, w, x_zero_point, w_zero_point, attrs, profile, func)
+
+
+def _conv_integer_2d(x, w, x_zero_point, w_zero_point, attrs, profile, func):
+    """:func:`conv_integer` of a 1-D or 2-D convolution, its operands checked (any zero points)."""
     g = ConvGeometry(attrs, x.shape, w.shape, func)
     zx = _zero_points(x_zero_point, x.dtype, 1, func, "x_zero_point")
     zw = _zero_points(w_zero_point, w.dtype, w.shape[0], func, "w_zero_point")
@@ -335,7 +422,8 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
                    engine="onnxruntime"):
     """ONNX ``QLinearMatMul``: ``y = requant((a - za) @ (b - zb))`` with numpy batching (batched B).
 
-    ``b_scale`` / ``b_zero_point`` may be per column (N,). The output type is ``y_zero_point``'s.
+    ``b_scale`` / ``b_zero_point`` may be per column (N,), or per batch and column (B's batch dimensions then
+    (1, N), as ONNX Runtime takes them). The output type is ``y_zero_point``'s.
     The engine's ``fully_connected`` rule: ONNX Runtime's MLAS ``v = f32(float(acc) * f32(f32(sa*sb)/sy))``,
     ties to even, then ``+ zy``, saturate; the onnx reference ``rint(acc * multiplier + zy)`` in float64 (the
     zero point added before the rounding: ties differ; float16 scales are supported there, the multiplier
@@ -346,33 +434,56 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     profile = onnx_engine(engine, func)
     a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
     za = _scalar_zp(a_zero_point, a.dtype, func, "a_zero_point")
-    zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
     zy_arr = np.asarray(y_zero_point)
     out_dtype = zy_arr.dtype
     if out_dtype not in (np.int8, np.uint8):
         raise TypeError(f"{func}: y_zero_point must be int8 or uint8, got {out_dtype}")
     zy = _scalar_zp(y_zero_point, out_dtype, func, "y_zero_point")
-    bs = np.asarray(b_scale)
-    if bs.size not in (1, n):
-        raise ValueError(f"{func}: b_scale must have 1 or {n} values, got {bs.size}")
-    bsv = bs.reshape(-1) if bs.size > 1 else bs.reshape(-1)[:1]
-    rq = requant_scales(a_scale, bsv, y_scale, profile, "fully_connected", func)
     try:
         batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
     except ValueError:
         raise ValueError(f"{func}: batch dimensions {a.shape[:-2]} and {b.shape[:-2]} do not broadcast") from None
     ab = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
     bb = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
+    bs = _per_column(b_scale, b2.shape[:-2], batch, n, func, "b_scale")
+    zb = _per_column(np.zeros((), b.dtype) if b_zero_point is None else b_zero_point, b2.shape[:-2], batch, n, func,
+                     "b_zero_point")
+    if zb.dtype != b.dtype:
+        raise TypeError(f"{func}: b_zero_point must have the operand's type {b.dtype}, got {zb.dtype}")
+    rqs = [requant_scales(a_scale, col if col.size > 1 else col[:1], y_scale, profile, "fully_connected", func)
+           for col in (bs if bs.shape[0] > 1 else bs[:1])]
     acc = mlas_accumulator(profile, "fully_connected", a.dtype, b.dtype)
     out = np.stack([fully_connected(np.ascontiguousarray(ab[i]), np.ascontiguousarray(bb[i].T), None,
-                                    input_zero_point=za, weight_zero_point=np.broadcast_to(zb, (n,)).copy(),
-                                    output_zero_point=zy, requant=rq, out_dtype=out_dtype.name, accumulator=acc)
+                                    input_zero_point=za,
+                                    weight_zero_point=zb[i if zb.shape[0] > 1 else 0].astype(np.int64),
+                                    output_zero_point=zy, requant=rqs[i if len(rqs) > 1 else 0],
+                                    out_dtype=out_dtype.name, accumulator=acc)
                     for i in range(ab.shape[0])]).reshape(batch + (m, n))
     if a.ndim == 1:
         out = out[..., 0, :]
     if b.ndim == 1:
         out = out[..., 0]
     return out
+
+
+def _per_column(v, b_batch, batch, n, func, name):
+    """B's scale or zero point of QLinearMatMul as rows of N per column values, one row per batch of the
+    broadcast product (one row for all when they do not vary along the batch): a scalar, (N,), or, as ONNX
+    Runtime takes them, B's batch dimensions then (1, N)."""
+    arr = np.asarray(v)
+    if arr.size == 1:
+        return np.broadcast_to(arr.reshape(1, 1), (1, n))
+    if arr.ndim == 1 and arr.size == n:
+        return arr.reshape(1, n)
+    want = tuple(b_batch) + (1, n)
+    try:
+        full = np.broadcast_to(arr.reshape(arr.shape), np.broadcast_shapes(arr.shape, want))
+    except ValueError:
+        full = None
+    if full is None or full.shape != want or arr.ndim != len(want):
+        raise ValueError(f"{func}: {name} must be a scalar, have {n} values (per column), or the shape of B's batch "
+                         f"dimensions then (1, {n}) {want}, got shape {arr.shape}")
+    return np.broadcast_to(full, tuple(batch) + (1, n)).reshape(-1, n)
 
 
 class QLinearConvOp:
@@ -435,6 +546,55 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
     :func:`dspsim.conv2d` / :func:`dspsim.depthwise_conv2d` (MLAS's depthwise kernel is exact).
     """
     x = _int8_operand(x, "dspsim.onnx.qlinear_conv", "x")
+    if x.ndim == 5:
+        return _qlinear_conv3d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias,
+                               engine, attrs)
     op = QLinearConvOp(x.shape, x.dtype, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point,
                        bias, attrs, engine)
     return _from_nhwc(op.run_nhwc(_to_nhwc(x, op.g.one_d)), op.g.one_d)
+
+
+def _qlinear_conv3d(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias, engine,
+                    attrs):
+    """A 3-D QLinearConv: the exact sums (:func:`_conv3d_sums`) plus the bias, wrapped to int32, requantized per
+    output channel by the engine's rule (``conv_2d``; ``depthwise_conv_2d`` for a depthwise one). An engine whose
+    accumulator is not the exact int32 (pair saturation, a device's register) is refused: its order is not
+    modelled in 3-D."""
+    func = "dspsim.onnx.qlinear_conv"
+    profile = onnx_engine(engine, func)
+    w = _int8_operand(w, func, "w")
+    g = Conv3dGeometry(attrs, x.shape, w.shape, func)
+    n_oc = w.shape[0]
+    zx = _scalar_zp(x_zero_point, x.dtype, func, "x_zero_point")
+    zw = _zero_points(w_zero_point, w.dtype, n_oc, func, "w_zero_point")
+    zy_arr = np.asarray(y_zero_point)
+    if zy_arr.dtype not in (np.int8, np.uint8):
+        raise TypeError(f"{func}: y_zero_point must be int8 or uint8, got {zy_arr.dtype}")
+    zy = _scalar_zp(y_zero_point, zy_arr.dtype, func, "y_zero_point")
+    ws = np.asarray(w_scale)
+    if ws.size not in (1, n_oc):
+        raise ValueError(f"{func}: w_scale must have 1 or {n_oc} values (output channels), got {ws.size}")
+    family = "depthwise_conv_2d" if g.depthwise else "conv_2d"
+    if mlas_accumulator(profile, family, x.dtype, w.dtype) is not None:
+        raise ValueError(f"{func}: engine {profile.name!r} has a {family} accumulator other than the exact int32; "
+                         "its order is not modelled for a 3-D convolution")
+    rq = requant_scales(x_scale, np.broadcast_to(ws.reshape(-1), (n_oc,)), y_scale, profile, family, func)
+    axis = 1
+    if runs_reference(profile) and ws.size > 1:  # op_qlinear_conv.py: expand_dims(w_scale, (0, 2, 3))
+        if g.out[0] != n_oc:
+            raise ValueError(f"{func}: the ONNX reference evaluator fails on a 3-D QLinearConv with per-channel "
+                             f"w_scale unless the output depth equals the {n_oc} output channels (its (1, O, 1, 1) "
+                             f"scale broadcasts against depth {g.out[0]}); engine {profile.name!r} refuses it too")
+        warnings.warn(f"{func}: the ONNX reference evaluator applies a 3-D QLinearConv's per-channel w_scale along "
+                      "the output depth (its scale is (1, O, 1, 1)); engine "
+                      f"{profile.name!r} reproduces this", EngineDefectWarning, stacklevel=3)
+        axis = 2
+    acc = _conv3d_sums(x, w, np.asarray(zx, x.dtype), zw.astype(w.dtype) if zw.size > 1 else np.asarray(zw[0], w.dtype),
+                       g, profile)
+    if bias is not None:
+        bias = np.asarray(bias)
+        if bias.dtype != np.int32 or bias.shape != (n_oc,):
+            raise ValueError(f"{func}: bias must be int32 of shape ({n_oc},), got {bias.dtype} {bias.shape}")
+        acc += bias.astype(np.int64)[None, :, None, None, None]
+    acc = acc.astype(np.int32)  # the int32 accumulator wraps
+    return requantize(acc, rq, zy, out_dtype=zy_arr.dtype.name, axis=axis)
