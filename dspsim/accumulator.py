@@ -174,11 +174,12 @@ def mac_by_mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t,
     Fully connected = 1x1 conv on (B, 1, 1, K). Never raises.
 
     Stage capture (:meth:`dspsim.kernels._common.ConvProblem.stages`): ``pre_bias_out`` (the shape of
-    ``acc_out``, or empty to skip) receives each accumulator before the bias; for the output at flat index
-    ``tap_at`` (-1: none) row ``k`` of ``taps_out`` (KH*KW*ICg + 1, 4) receives tap ``k`` in this loop's order
+    ``acc_out``, or None) receives each accumulator before the bias; for the output at flat index ``tap_at``
+    (-1: none) row ``k`` of ``taps_out`` (KH*KW*ICg + 1, 4; or None) receives tap ``k`` in this loop's order
     as ``(x, w, kind, accumulator after the tap)``, kind 0 a MAC, 1 a padding tap (skipped: x shown as ``zx``,
     the sum unchanged; in pair mode the sum after the tap's pair, so a pair's first tap shows it unchanged), and the
-    last row the zero-point correction of pair mode (kind 2; left untouched otherwise).
+    last row the zero-point correction of pair mode (kind 2; left untouched otherwise). Passing None compiles
+    a specialization without them (numba prunes the ``is None`` branches): the checked path pays nothing.
     """
     n_b, in_h, in_w, _ = x.shape
     n_oc, k_h, k_w, icg = w.shape
@@ -196,7 +197,9 @@ def mac_by_mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t,
                     wsum = np.int64(0)
                     k = 0
                     base = ch_base[oc]
-                    record = tap_at == ((b * out_h + oy) * out_w + ox) * n_oc + oc
+                    record = False
+                    if taps_out is not None:  # None: this branch and every use of record compile away
+                        record = tap_at == ((b * out_h + oy) * out_w + ox) * n_oc + oc
                     for fy in range(k_h):
                         iy = oy * stride_h - pad_t + dil_h * fy
                         for fx in range(k_w):
@@ -222,20 +225,22 @@ def mac_by_mac_conv(x, w, bias, zx, zw, stride_h, stride_w, dil_h, dil_w, pad_t,
                                     t = (wv - zw[oc]) * (np.int64(x[b, iy, ix, base + ic]) - zx)
                                     acc, e = _acc_add(acc, t, bits, saturate)
                                     ev += e
-                                if record:
-                                    taps_out[k, 0] = np.int64(x[b, iy, ix, base + ic]) if inside else np.int64(zx)
-                                    taps_out[k, 1] = wv
-                                    taps_out[k, 2] = 0 if inside else 1
-                                    taps_out[k, 3] = acc
+                                if taps_out is not None:
+                                    if record:
+                                        taps_out[k, 0] = np.int64(x[b, iy, ix, base + ic]) if inside else zx
+                                        taps_out[k, 1] = wv
+                                        taps_out[k, 2] = 0 if inside else 1
+                                        taps_out[k, 3] = acc
                                 k += 1
                     if pair:
                         corr = -zx * (wsum - k_total * zw[oc]) - zw[oc] * xsum
                         acc, e = _acc_add(acc, corr, bits, saturate)
                         ev += e
-                        if record:
-                            taps_out[k_total, 2] = 2
-                            taps_out[k_total, 3] = acc
-                    if pre_bias_out.size:
+                        if taps_out is not None:
+                            if record:
+                                taps_out[k_total, 2] = 2
+                                taps_out[k_total, 3] = acc
+                    if pre_bias_out is not None:
                         pre_bias_out[b, oy, ox, oc] = acc
                     acc, e = _acc_add(acc, bias[oc], bits, saturate)
                     acc_out[b, oy, ox, oc] = acc

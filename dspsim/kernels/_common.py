@@ -231,8 +231,6 @@ def weights_and_pack(w, func, ndim):
 
 
 _INT64 = np.iinfo(np.int64)
-_NO_STAGE = np.empty((0, 0, 0, 0), np.int64)
-_NO_TAPS = np.empty((0, 4), np.int64)
 
 
 @dataclass(frozen=True)
@@ -339,8 +337,7 @@ class ConvProblem:
         pair_ev = mac_by_mac_conv(self.x, self.w, self.bias, q.zx, q.zw, g.stride[0], g.stride[1], g.dilation[0],
                                   g.dilation[1], g.pad_top, g.pad_left, self.channel_base, acc_model.bits,
                                   acc_model.overflow == "saturate", acc_model.pair_saturation, acc, events,
-                                  _NO_STAGE if pre_bias is None else pre_bias, tap,
-                                  _NO_TAPS if taps is None else taps)
+                                  pre_bias, tap, taps)
         return acc, events, pair_ev
 
     def stages(self, accumulator=None, tap=None) -> MacStages:
