@@ -39,3 +39,18 @@ def cmsis_nn_conformance_cases():
     if not os.path.isdir(folder):
         return []
     return sorted(os.path.join(folder, f) for f in os.listdir(folder) if f.endswith(".npz"))
+
+
+def peer_test_vectors(peer):
+    """(cases, arrays) of the peers' own kernel unit tests as vectors (``../shared/conformance/peer-tests/vectors/
+    <peer>_cases.json`` and ``<peer>.npz``; peer ``"tflm"`` or ``"ort"``), or ([], None) where they are absent."""
+    import json
+
+    import numpy as np
+
+    folder = os.path.join(SHARED, "conformance", "peer-tests", "vectors")
+    meta, data = (os.path.join(folder, f"{peer}{suffix}") for suffix in ("_cases.json", ".npz"))
+    if not (os.path.isfile(meta) and os.path.isfile(data)):
+        return [], None
+    with open(meta, encoding="utf-8") as f:
+        return json.load(f)["cases"], np.load(data)
