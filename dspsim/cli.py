@@ -425,7 +425,7 @@ def _cmd_export_model(args, argv) -> int:
     from .harness.dumps import read_frames
     from .harness.export_model import export_frames, export_model
     from .harness.report import atomic_dir
-    from .harness.stages import parse_partial_sums
+    from .harness.stages import NO_STAGES, parse_partial_sums
     from .load import load_model
 
     data, fmt, base = _model_base(args)
@@ -449,6 +449,8 @@ def _cmd_export_model(args, argv) -> int:
                    f"{m['folders'][-1]}")
             return EXIT_OK
         m = export_model(model, frames[0], args.format, tmp, **kw)
+    if args.stages and not m["stages"]["operators"]:
+        _print(f"dspsim: note: {NO_STAGES}", file=sys.stderr)
     n_params = sum(len(o["params"]) for o in m["operators"])
     _print(f"exported {len(m['tensors'])} tensors and {n_params} operator parameters ({args.format}) to {out}")
     return EXIT_OK

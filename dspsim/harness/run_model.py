@@ -44,7 +44,7 @@ from ..interpreters import Interpreter, Kind
 from ..load import default_engine, load_model, model_format
 from .._io import load_npy, model_bytes
 from .safe_io import atomic_dir, check_output_dir, terminal_text
-from .stages import capture, parse_partial_sums, summary
+from .stages import NO_STAGES, capture, parse_partial_sums, summary
 
 ENGINES = names(ModelFormat.TFLITE)
 
@@ -304,6 +304,8 @@ def main(argv=None) -> int:
         print(f"layers of frame {len(frames) - 1} (the last of {len(frames)}; --out's trace.npz holds every frame)")
     print(terminal_text(_table(traces[model.engine], cmp)))
     stage_report = summary(model, frame_stages[-1], partial) if args.stages or partial else None
+    if args.stages and not stage_report["operators"]:
+        print(f"dspsim: note: {NO_STAGES}", file=sys.stderr)
     if partial:
         ps = stage_report["partial_sums"]
         print(f"partial sums of operator {ps['op_index']}'s output {tuple(ps['index'])}: {len(ps['taps']['x'])} "

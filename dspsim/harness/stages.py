@@ -38,6 +38,10 @@ STAGES = ("acc", "acc_bias", "requant")
 TAP_FIELDS = ("x", "w", "x_zero_point", "w_zero_point", "kind", "partial_sum")
 """The per-tap vectors of ``--partial-sums``."""
 
+NO_STAGES = ("--stages: no operator of this model has accumulator stages (those of a .tflite model's FULLY_CONNECTED, "
+             "CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and BATCH_MATMUL do; ONNX, LSTM and SVDF ones not yet)")
+"""The one line ``--stages`` prints where it finds nothing to capture."""
+
 _INT32 = np.iinfo(np.int32)
 
 

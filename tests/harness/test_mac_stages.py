@@ -316,3 +316,10 @@ def test_batch_matmul_stages_give_its_output_and_its_taps_run_over_k(name, engin
     lhs = values[m.operator_inputs(k)[0]] if m.tensor_value(m.operator_inputs(k)[0]) is None \
         else m.tensor_value(m.operator_inputs(k)[0])
     assert set(taps["x"].tolist()) <= set(lhs.reshape(-1).tolist())
+
+
+def test_stages_on_a_model_without_mac_stages_say_so_in_one_line(tmp_path, capsys):
+    onnx_model = Path(__file__).parents[1] / "golden" / "onnx" / "models" / "cnn_pof2_qdq_s8s8.onnx"
+    assert cli.main(["run", str(onnx_model), "--stages", "--out", str(tmp_path / "r")]) == 0
+    assert capsys.readouterr().err == f"dspsim: note: {stg.NO_STAGES}\n"
+    assert json.loads((tmp_path / "r" / "report.json").read_text())["stages"] == {"operators": []}
