@@ -9,7 +9,9 @@ the inputs the operator saw in a trace, three int vectors of the output's shape:
   TOML's narrow, wrapping or saturating accumulator: every addition wrapped or saturated, MAC by MAC);
 * ``op<k>_acc_bias``: after adding the bias (one more addition in that register);
 * ``op<k>_requant``: the requantized value before the output zero point and the activation clamp, so that
-  ``clip(requant + output_zero_point, act_min, act_max)`` is the operator's output, bit for bit.
+  ``clip(requant + output_zero_point, act_min, act_max)`` is the operator's output, bit for bit (a scheme that
+  adds the zero point before its rounding, ``float64`` or oneDNN's, gives its rounded value minus the zero
+  point).
 
 They come from the operator's own kernel (:meth:`dspsim.kernels._common.ConvProblem.stages`: the checked
 MAC-by-MAC kernel and the requantization loop the outputs use;
@@ -22,8 +24,8 @@ MAC-by-MAC kernel and the requantization loop the outputs use;
 DEPTHWISE_CONV_2D ``filter_y`` then ``filter_x`` (``DepthwiseConvPerChannel``); TRANSPOSE_CONV the scatter's
 order, input row, input column, filter row, filter column, input channel (``reference_integer_ops::TransposeConv``,
 only the taps that reach the output; its filter zero point is 0); BATCH_MATMUL ``k = 0 .. K-1`` (``w`` the
-rhs; no bias: ``acc_bias`` is ``acc``). ``partial_sum`` is the
-accumulator after the tap (the last one is ``acc``); a padding tap (``kind`` 1) is skipped by the engine and
+rhs; no bias: ``acc_bias`` is ``acc``). ``partial_sum`` is the accumulator after the tap (the last one is
+``acc``); a padding tap (``kind`` 1) is skipped by the engine and
 shown with ``x`` = the input zero point; with x86 pair saturation a tap's partial sum is its pair's, and one
 last row (``kind`` 2) adds the zero-point correction. Legacy uint8 weights appear as ``w - 128`` with their
 zero point ``- 128`` (the same differences).
