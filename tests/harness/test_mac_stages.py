@@ -25,6 +25,11 @@ def _model(name, engine="litert"):
     return m, [z[f"r0/in{k}"] for k in range(len(m.inputs))]
 
 
+def _capture(m, x, partial=None):
+    """The stage arrays of one run of ``m`` on ``x``."""
+    return stg.capture(m, m.trace(x), partial)
+
+
 def _device(tmp_path, text):
     p = tmp_path / "npu.toml"
     p.write_text(text, encoding="utf-8")
@@ -61,7 +66,7 @@ def test_requant_plus_zero_point_and_clamp_is_every_mac_output_on_the_golden_mod
 def test_litert_stages_reproduce_litert_reference_outputs_recorded_in_the_goldens():
     m, x = _model("mobilenet")
     z = np.load(MODELS / "mobilenet.npz")
-    arrays = stg.capture(m, m.trace(x))
+    arrays = _capture(m, x)
     for k in (k for k, _ in m.operators if m.has_stages(k)):
         t = m.outputs_of(k)[0]
         p = m.operator_params(k)
@@ -78,7 +83,7 @@ def test_a_narrow_saturating_device_accumulator_is_in_the_stages_and_still_gives
                           for s in ("acc", "acc_bias")])
     assert acc.min() >= -(1 << 15) and acc.max() <= (1 << 15) - 1
     assert np.count_nonzero(np.abs(acc) >= (1 << 15) - 1) > 100  # the register saturated, often
-    wide = stg.capture(*(lambda mm, xx: (mm, mm.trace(xx)))(*_model("mobilenet", "tflm")))
+    wide = _capture(*_model("mobilenet", "tflm"))
     assert any(not np.array_equal(arrays[key], wide[key]) for key in arrays)
 
 
@@ -104,7 +109,7 @@ def test_a_wrapping_narrow_accumulator_wraps_in_the_stages(tmp_path):
     dev = _device(tmp_path, 'name = "npu18"\nengine = "tflm"\n[mac]\naccumulator_bits = 18\n')
     m, x = _model("mobilenet", dev)
     arrays, _ = _assert_stages_give_every_output(m, x)
-    wide = stg.capture(*(lambda mm, xx: (mm, mm.trace(xx)))(*_model("mobilenet", "tflm")))
+    wide = _capture(*_model("mobilenet", "tflm"))
     for key in arrays:
         w = wide[key].astype(np.int64)
         if key.endswith("_requant"):
@@ -161,7 +166,7 @@ def test_taps_of_a_saturating_accumulator_stop_at_the_rail(tmp_path):
                             'accumulator_overflow = "saturate"\n')
     m, x = _model("mobilenet", dev)
     k = 4  # CONV_2D, 32 input channels: long sums
-    arrays = stg.capture(m, m.trace(x), (k, 0))
+    arrays = _capture(m, x, (k, 0))
     ps = arrays[f"op{k}_taps_partial_sum"].astype(np.int64)
     assert ps[-1] == arrays[f"op{k}_acc"].reshape(-1)[0]
     assert ps.min() >= -(1 << 15) and ps.max() <= (1 << 15) - 1
@@ -244,7 +249,7 @@ def test_export_model_writes_the_stage_vectors_in_every_format(tmp_path, fmt):
     m, x = _model("cnn")
     man = export_model(m, x, fmt, tmp_path, stages=True, partial_sums="2:0,1,1,7")
     m.reset()
-    want = stg.capture(m, m.trace(x), (2, (1 * 4 + 1) * 8 + 7))
+    want = _capture(m, x, (2, (1 * 4 + 1) * 8 + 7))
     rows = {r["key"].removeprefix("stages_"): r for r in man["stages"]["files"]}
     assert set(rows) == set(want)
     for key, a in want.items():
