@@ -170,18 +170,19 @@ def log_lut() -> list:
     return [math.floor((math.log2(1 + i / 128) - i / 128) * 65536 + 0.5) for i in range(128)] + [0, 0]
 
 
-def twiddles(ncfft: int, inverse: bool = False) -> list:
+def twiddles(ncfft: int, inverse: bool = False, bits: int = 16) -> list:
+    """kissfft's twiddles, ``floor(.5 + SAMP_MAX cos / sin(phase))``, SAMP_MAX = 2^(bits - 1) - 1."""
     pi = 3.141592653589793238462643383279502884197169399375105820974944
-    sign = 1 if inverse else -1
-    return [(math.floor(.5 + 32767 * math.cos(sign * 2 * pi * i / ncfft)),
-             math.floor(.5 + 32767 * math.sin(sign * 2 * pi * i / ncfft))) for i in range(ncfft)]
+    sign, top = (1 if inverse else -1), 2 ** (bits - 1) - 1
+    return [(math.floor(.5 + top * math.cos(sign * 2 * pi * i / ncfft)),
+             math.floor(.5 + top * math.sin(sign * 2 * pi * i / ncfft))) for i in range(ncfft)]
 
 
-def super_twiddles(ncfft: int, inverse: bool = False) -> list:
-    out = []
+def super_twiddles(ncfft: int, inverse: bool = False, bits: int = 16) -> list:
+    out, top = [], 2 ** (bits - 1) - 1
     for i in range(ncfft // 2):
         phase = (1 if inverse else -1) * 3.14159265358979323846264338327 * ((i + 1) / ncfft + .5)
-        out.append((math.floor(.5 + 32767 * math.cos(phase)), math.floor(.5 + 32767 * math.sin(phase))))
+        out.append((math.floor(.5 + top * math.cos(phase)), math.floor(.5 + top * math.sin(phase))))
     return out
 
 
@@ -198,16 +199,21 @@ def window(frame, coefficients) -> tuple:
     return out, mx
 
 
-def _sround(x):
-    return _s16((x + 16384) >> 15)
+def _wrap(v: int, bits: int) -> int:
+    return (v + 2 ** (bits - 1)) % 2 ** bits - 2 ** (bits - 1)
 
 
-def _cmul(a, b):
-    return _sround(a[0] * b[0] - a[1] * b[1]), _sround(a[0] * b[1] + a[1] * b[0])
+def _sround(x, bits=16):
+    return _wrap((x + 2 ** (bits - 2)) >> (bits - 1), bits)
 
 
-def _fixdiv(c, k):
-    return _sround(c[0] * (32767 // k)), _sround(c[1] * (32767 // k))
+def _cmul(a, b, bits=16):
+    return _sround(a[0] * b[0] - a[1] * b[1], bits), _sround(a[0] * b[1] + a[1] * b[0], bits)
+
+
+def _fixdiv(c, k, bits=16):
+    top = 2 ** (bits - 1) - 1
+    return _sround(c[0] * (top // k), bits), _sround(c[1] * (top // k), bits)
 
 
 def _factors(n):
@@ -223,11 +229,14 @@ def _factors(n):
             return out
 
 
-def kiss_fft(x: list, inverse: bool = False) -> list:
-    """kissfft's complex FFT (``kf_work``, recursive as written) of a list of (re, im) int16 pairs; ``inverse``: the
-    inverse tables and ``kf_bfly4``'s other quarter-turn."""
+def kiss_fft(x: list, inverse: bool = False, bits: int = 16) -> list:
+    """kissfft's complex FFT (``kf_work``, recursive as written) of a list of (re, im) pairs of ``bits``-wide
+    scalars (FIXED_POINT 16 or 32); ``inverse``: the inverse tables and ``kf_bfly4``'s other quarter-turn."""
+    def _sb(v):
+        return _wrap(v, bits)
+
     n = len(x)
-    tw = twiddles(n, inverse)
+    tw = twiddles(n, inverse, bits)
     factors = _factors(n)
     out = [None] * n
 
@@ -241,23 +250,23 @@ def kiss_fft(x: list, inverse: bool = False) -> list:
                 work(o + j * m, i0 + j * fstride, fstride * p, level + 1)
         if p == 2:
             for k in range(m):
-                a, b = _fixdiv(out[o + k], 2), _fixdiv(out[o + k + m], 2)
-                t = _cmul(b, tw[k * fstride])
-                out[o + k + m] = (_s16(a[0] - t[0]), _s16(a[1] - t[1]))
-                out[o + k] = (_s16(a[0] + t[0]), _s16(a[1] + t[1]))
+                a, b = _fixdiv(out[o + k], 2, bits), _fixdiv(out[o + k + m], 2, bits)
+                t = _cmul(b, tw[k * fstride], bits)
+                out[o + k + m] = (_sb(a[0] - t[0]), _sb(a[1] - t[1]))
+                out[o + k] = (_sb(a[0] + t[0]), _sb(a[1] + t[1]))
         elif p == 4:
             for k in range(m):
-                f = [_fixdiv(out[o + k + q * m], 4) for q in range(4)]
-                s0, s1, s2 = (_cmul(f[q], tw[q * k * fstride]) for q in (1, 2, 3))
-                s5 = (_s16(f[0][0] - s1[0]), _s16(f[0][1] - s1[1]))
-                f0 = (_s16(f[0][0] + s1[0]), _s16(f[0][1] + s1[1]))
-                s3 = (_s16(s0[0] + s2[0]), _s16(s0[1] + s2[1]))
-                s4 = (_s16(s0[0] - s2[0]), _s16(s0[1] - s2[1]))
-                out[o + k + 2 * m] = (_s16(f0[0] - s3[0]), _s16(f0[1] - s3[1]))
-                out[o + k] = (_s16(f0[0] + s3[0]), _s16(f0[1] + s3[1]))
+                f = [_fixdiv(out[o + k + q * m], 4, bits) for q in range(4)]
+                s0, s1, s2 = (_cmul(f[q], tw[q * k * fstride], bits) for q in (1, 2, 3))
+                s5 = (_sb(f[0][0] - s1[0]), _sb(f[0][1] - s1[1]))
+                f0 = (_sb(f[0][0] + s1[0]), _sb(f[0][1] + s1[1]))
+                s3 = (_sb(s0[0] + s2[0]), _sb(s0[1] + s2[1]))
+                s4 = (_sb(s0[0] - s2[0]), _sb(s0[1] - s2[1]))
+                out[o + k + 2 * m] = (_sb(f0[0] - s3[0]), _sb(f0[1] - s3[1]))
+                out[o + k] = (_sb(f0[0] + s3[0]), _sb(f0[1] + s3[1]))
                 q = -1 if inverse else 1
-                out[o + k + m] = (_s16(s5[0] + q * s4[1]), _s16(s5[1] - q * s4[0]))
-                out[o + k + 3 * m] = (_s16(s5[0] - q * s4[1]), _s16(s5[1] + q * s4[0]))
+                out[o + k + m] = (_sb(s5[0] + q * s4[1]), _sb(s5[1] - q * s4[0]))
+                out[o + k + 3 * m] = (_sb(s5[0] - q * s4[1]), _sb(s5[1] + q * s4[0]))
         else:  # pragma: no cover - a power of two has only radix 4 and 2
             raise NotImplementedError(p)
 
@@ -265,22 +274,26 @@ def kiss_fft(x: list, inverse: bool = False) -> list:
     return out
 
 
-def rfft(x: list) -> list:
-    """``kiss_fftr`` of the real int16 list ``x`` (power-of-two length): nfft/2 + 1 (re, im) pairs."""
+def rfft(x: list, bits: int = 16) -> list:
+    """``kiss_fftr`` of the real list ``x`` (power-of-two length, ``bits``-wide scalars): nfft/2 + 1 (re, im)
+    pairs. ``HALF_OF`` shifts the C int sum, which wraps at 32 bits first."""
+    def _sb(v):
+        return _wrap(v, bits)
+
     ncfft = len(x) // 2
-    tmp = kiss_fft([(int(x[2 * k]), int(x[2 * k + 1])) for k in range(ncfft)])
-    sup = super_twiddles(ncfft)
+    tmp = kiss_fft([(int(x[2 * k]), int(x[2 * k + 1])) for k in range(ncfft)], bits=bits)
+    sup = super_twiddles(ncfft, bits=bits)
     out = [None] * (ncfft + 1)
-    dc = _fixdiv(tmp[0], 2)
-    out[0], out[ncfft] = (_s16(dc[0] + dc[1]), 0), (_s16(dc[0] - dc[1]), 0)
+    dc = _fixdiv(tmp[0], 2, bits)
+    out[0], out[ncfft] = (_sb(dc[0] + dc[1]), 0), (_sb(dc[0] - dc[1]), 0)
     for k in range(1, ncfft // 2 + 1):
-        fpk = _fixdiv(tmp[k], 2)
-        fpnk = _fixdiv((tmp[ncfft - k][0], _s16(-tmp[ncfft - k][1])), 2)
-        f1 = (_s16(fpk[0] + fpnk[0]), _s16(fpk[1] + fpnk[1]))
-        f2 = (_s16(fpk[0] - fpnk[0]), _s16(fpk[1] - fpnk[1]))
-        t = _cmul(f2, sup[k - 1])
-        out[k] = (_s16((f1[0] + t[0]) >> 1), _s16((f1[1] + t[1]) >> 1))
-        out[ncfft - k] = (_s16((f1[0] - t[0]) >> 1), _s16((t[1] - f1[1]) >> 1))
+        fpk = _fixdiv(tmp[k], 2, bits)
+        fpnk = _fixdiv((tmp[ncfft - k][0], _sb(-tmp[ncfft - k][1])), 2, bits)
+        f1 = (_sb(fpk[0] + fpnk[0]), _sb(fpk[1] + fpnk[1]))
+        f2 = (_sb(fpk[0] - fpnk[0]), _sb(fpk[1] - fpnk[1]))
+        t = _cmul(f2, sup[k - 1], bits)
+        out[k] = (_sb(_s32(f1[0] + t[0]) >> 1), _sb(_s32(f1[1] + t[1]) >> 1))
+        out[ncfft - k] = (_sb(_s32(f1[0] - t[0]) >> 1), _sb(_s32(t[1] - f1[1]) >> 1))
     return out
 
 

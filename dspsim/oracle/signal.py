@@ -58,34 +58,40 @@ def signal_fft_auto_scale_oracle(x):
 def signal_rfft_oracle(x, fft_length: int):
     np = _np()
     a = np.asarray(x)
+    bits = 8 * a.dtype.itemsize   # kissfft FIXED_POINT 16 or 32
     rows = a.reshape(-1, a.shape[-1]).tolist()
     out = []
     for r in rows:
-        spec = _fe.rfft([int(v) for v in r] + [0] * (fft_length - len(r)))
+        spec = _fe.rfft([int(v) for v in r] + [0] * (fft_length - len(r)), bits)
         out.append([v for pair in spec for v in pair])
-    return np.array(out, np.int16).reshape(a.shape[:-1] + (fft_length + 2,))
+    return np.array(out, a.dtype).reshape(a.shape[:-1] + (fft_length + 2,))
 
 
 def signal_irfft_oracle(x, fft_length: int):
     """``kiss_fftri``: the split of the bins into a half-length complex sequence, then the inverse FFT."""
     np = _np()
     a = np.asarray(x)
+    bits = 8 * a.dtype.itemsize   # kissfft FIXED_POINT 16 or 32
+
+    def w(v):
+        return _fe._wrap(v, bits)
+
     ncfft = fft_length // 2
-    sup = _fe.super_twiddles(ncfft, inverse=True)
+    sup = _fe.super_twiddles(ncfft, inverse=True, bits=bits)
     out = []
     for r in a.reshape(-1, a.shape[-1]).tolist():
         f = [(int(r[2 * k]), int(r[2 * k + 1])) for k in range(ncfft + 1)]
         tmp = [None] * ncfft
-        tmp[0] = _fe._fixdiv((_s16(f[0][0] + f[ncfft][0]), _s16(f[0][0] - f[ncfft][0])), 2)
+        tmp[0] = _fe._fixdiv((w(f[0][0] + f[ncfft][0]), w(f[0][0] - f[ncfft][0])), 2, bits)
         for k in range(1, ncfft // 2 + 1):
-            fk = _fe._fixdiv(f[k], 2)
-            fnkc = _fe._fixdiv((f[ncfft - k][0], _s16(-f[ncfft - k][1])), 2)
-            fek = (_s16(fk[0] + fnkc[0]), _s16(fk[1] + fnkc[1]))
-            fok = _fe._cmul((_s16(fk[0] - fnkc[0]), _s16(fk[1] - fnkc[1])), sup[k - 1])
-            tmp[k] = (_s16(fek[0] + fok[0]), _s16(fek[1] + fok[1]))
-            tmp[ncfft - k] = (_s16(fek[0] - fok[0]), _s16(-_s16(fek[1] - fok[1])))
-        out.append([v for pair in _fe.kiss_fft(tmp, inverse=True) for v in pair])
-    return np.array(out, np.int16).reshape(a.shape[:-1] + (fft_length,))
+            fk = _fe._fixdiv(f[k], 2, bits)
+            fnkc = _fe._fixdiv((f[ncfft - k][0], w(-f[ncfft - k][1])), 2, bits)
+            fek = (w(fk[0] + fnkc[0]), w(fk[1] + fnkc[1]))
+            fok = _fe._cmul((w(fk[0] - fnkc[0]), w(fk[1] - fnkc[1])), sup[k - 1], bits)
+            tmp[k] = (w(fek[0] + fok[0]), w(fek[1] + fok[1]))
+            tmp[ncfft - k] = (w(fek[0] - fok[0]), w(-w(fek[1] - fok[1])))
+        out.append([v for pair in _fe.kiss_fft(tmp, inverse=True, bits=bits) for v in pair])
+    return np.array(out, a.dtype).reshape(a.shape[:-1] + (fft_length,))
 
 
 def signal_energy_oracle(x, start_index: int, end_index: int):

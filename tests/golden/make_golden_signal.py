@@ -17,7 +17,7 @@ one interpreter (reset before each kind, so the spectral subtraction's noise est
     /tmp/interp/bin/python tests/golden/make_golden_signal.py    # tflite-micro wheel; one subprocess per model
 
     tests/golden/signal_ops/<case>.tflite, signal_ops.npz: one-op models of SignalDelay, SignalFramer, SignalStacker,
-    SignalOverlapAdd and SignalIrfft (OP_CASES) and, per case, <case>/in (frames, *shape) and <case>/out<k>: the wheel's outputs
+    SignalOverlapAdd, SignalIrfft and SignalRfft (zero padding, int32; OP_CASES) and, per case, <case>/in (frames, *shape) and <case>/out<k>: the wheel's outputs
     of OP_FRAMES invocations in order (the state carried), so these tests need nothing of ../shared.
 
 Deterministic; a few seconds per model.
@@ -114,8 +114,8 @@ def run_one(name):
                         meta=np.array(json.dumps(meta, sort_keys=True)), **arrays)
 
 
-# One-op models of the streaming operators and the inverse FFT, which no model at hand uses: (case, op, inputs, outputs, options); a tensor
-# is (shape, TensorType: 0 FLOAT32, 6 BOOL, 7 INT16).
+# One-op models of the streaming operators, the inverse FFT and the int32 FFTs, which no model at hand uses: (case, op, inputs, outputs, options); a tensor
+# is (shape, TensorType: 0 FLOAT32, 2 INT32, 6 BOOL, 7 INT16).
 OP_CASES = [
     ("delay_3", "SignalDelay", [((2, 8), 7)], [((2, 8), 7)], {"delay_length": 3}),
     ("delay_11", "SignalDelay", [((8,), 7)], [((8,), 7)], {"delay_length": 11}),
@@ -131,6 +131,10 @@ OP_CASES = [
     ("overlap_add_float32", "SignalOverlapAdd", [((3, 8), 0)], [((12,), 0)], {"T": 0, "frame_step": 4}),
     ("irfft_int16_32", "SignalIrfft", [((2, 34), 7)], [((2, 32), 7)], {"T": 7, "fft_length": 32}),
     ("irfft_int16_512", "SignalIrfft", [((514,), 7)], [((512,), 7)], {"T": 7, "fft_length": 512}),
+    ("rfft_int16_64_padded", "SignalRfft", [((2, 48), 7)], [((2, 66), 7)], {"T": 7, "fft_length": 64}),
+    ("rfft_int32_64_padded", "SignalRfft", [((2, 48), 2)], [((2, 66), 2)], {"T": 2, "fft_length": 64}),
+    ("rfft_int32_512", "SignalRfft", [((512,), 2)], [((514,), 2)], {"T": 2, "fft_length": 512}),
+    ("irfft_int32_64", "SignalIrfft", [((2, 66), 2)], [((2, 64), 2)], {"T": 2, "fft_length": 64}),
 ]
 OP_FRAMES = 24
 
@@ -177,6 +181,11 @@ def run_ops():
         (shape, ttype), = inputs
         if ttype == 0:
             x = rng.normal(0, 1000, (OP_FRAMES, *shape)).astype(np.float32)
+        elif ttype == 2:
+            levels = rng.integers(0, 31, (OP_FRAMES,) + (1,) * len(shape))   # full scale down to a few bits
+            x = rng.integers(-2 ** 31, 2 ** 31, (OP_FRAMES, *shape)) >> levels
+            x = x.astype(np.int32)
+            x[rng.random(x.shape) < 0.1] = 2 ** 31 - 1
         else:
             x = rng.integers(-32768, 32768, (OP_FRAMES, *shape)).astype(np.int16)
             x[rng.random(x.shape) < 0.2] = 32767

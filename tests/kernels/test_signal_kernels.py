@@ -82,11 +82,17 @@ def test_fft_auto_scale_keeps_the_maximum_in_an_int16(x, want, bits):
     assert (out.tolist(), got_bits) == (want, bits)
 
 
-@settings(max_examples=12, deadline=None)
-@given(SEEDS, st.sampled_from([4, 8, 32, 64]))
-def test_rfft_matches_oracle_with_zero_padding(seed, n):
+def _int32(rng, n):
+    x = rng.integers(-2 ** 31, 2 ** 31, n) >> int(rng.integers(0, 31))
+    x[rng.integers(0, n, max(1, n // 8))] = rng.choice([-2 ** 31, -2 ** 31 + 1, -1, 0, 1, 2 ** 31 - 1], max(1, n // 8))
+    return x.astype(np.int32)
+
+
+@settings(max_examples=16, deadline=None)
+@given(SEEDS, st.sampled_from([4, 8, 32, 64]), st.sampled_from([_int16, _int32]))
+def test_rfft_matches_oracle_with_zero_padding_int16_and_int32(seed, n, make):
     rng = np.random.default_rng(seed)
-    x = _int16(rng, 2 * int(rng.integers(1, n + 1))).reshape(2, -1)
+    x = make(rng, 2 * int(rng.integers(1, n + 1))).reshape(2, -1)
     _both(signal_rfft, ref.signal_rfft_oracle, x, n)
 
 
@@ -96,11 +102,11 @@ def test_rfft_of_full_scale_edges_matches_oracle():
     _both(signal_rfft, ref.signal_rfft_oracle, np.tile(np.array([32767, -32768], np.int16), 240), 512)
 
 
-@settings(max_examples=12, deadline=None)
-@given(SEEDS, st.sampled_from([4, 8, 16, 32, 64]))
-def test_irfft_matches_oracle_on_any_bins(seed, n):
+@settings(max_examples=16, deadline=None)
+@given(SEEDS, st.sampled_from([4, 8, 16, 32, 64]), st.sampled_from([_int16, _int32]))
+def test_irfft_matches_oracle_on_any_bins_int16_and_int32(seed, n, make):
     rng = np.random.default_rng(seed)
-    _both(signal_irfft, ref.signal_irfft_oracle, _int16(rng, 2 * (n + 2)).reshape(2, n + 2), n)
+    _both(signal_irfft, ref.signal_irfft_oracle, make(rng, 2 * (n + 2)).reshape(2, n + 2), n)
 
 
 def test_irfft_inverts_rfft_up_to_the_block_scaling():
@@ -248,6 +254,7 @@ def test_overlap_add_saturates_int16_sums():
     (lambda: signal_rfft(np.zeros(8, np.int16), 12), "signal_rfft: fft_length must be a power of two"),
     (lambda: signal_rfft(np.zeros(16, np.int16), 8), "signal_rfft: x's last dimension 16 exceeds"),
     (lambda: signal_irfft(np.zeros(16, np.int16), 16), "signal_irfft: x's last dimension must be fft_length + 2"),
+    (lambda: signal_rfft(np.zeros(16, np.float32), 16), "signal_rfft: x must have dtype int16 or int32"),
     (lambda: signal_energy(np.zeros(5, np.int16), 0, 1), "signal_energy: x must hold (re, im) pairs"),
     (lambda: signal_energy(np.zeros(4, np.int16), 0, 3), "signal_energy: end_index must be an int in [0, 2]"),
     (lambda: signal_filter_bank(np.zeros(4, np.uint32), np.zeros(2, np.int16), np.zeros(2, np.int16),

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._bits import wrap16
 
 
 def _kf_factor(n: int) -> list:
@@ -34,9 +33,9 @@ def _kf_factor(n: int) -> list:
             return out
 
 
-def _kf_twiddle(phase: float) -> tuple:
-    """``kf_cexp`` with FIXED_POINT=16: ``floor(.5 + 32767 * cos(phase))`` (double)."""
-    return math.floor(0.5 + 32767 * math.cos(phase)), math.floor(0.5 + 32767 * math.sin(phase))
+def _kf_twiddle(phase: float, samp_max: int) -> tuple:
+    """``kf_cexp`` with FIXED_POINT: ``floor(.5 + SAMP_MAX * cos(phase))`` (double; SAMP_MAX 32767 or 2^31 - 1)."""
+    return math.floor(0.5 + samp_max * math.cos(phase)), math.floor(0.5 + samp_max * math.sin(phase))
 
 
 def _kf_leaf_order(factors, ncfft: int) -> np.ndarray:
@@ -62,24 +61,26 @@ class FftTables:
     real FFT's super twiddles."""
 
     nfft: int                  # the real FFT's length
-    twiddles: np.ndarray       # (ncfft, 2) int16
+    twiddles: np.ndarray       # (ncfft, 2) int16 (int32 for FIXED_POINT 32)
     stages: np.ndarray         # (n_stages, 3) int64: radix p, m, fstride, innermost stage last
     leaf_order: np.ndarray     # (ncfft,) int64
-    super_twiddles: np.ndarray  # (ncfft // 2, 2) int16
+    super_twiddles: np.ndarray  # (ncfft // 2, 2) int16 (int32)
     inverse: bool = False      # kiss_fftri's tables (every phase negated)
 
 
-def fft_tables(nfft: int, inverse: bool = False) -> FftTables:
-    """``kiss_fftr_alloc(nfft, inverse)``: every phase's sign flipped for the inverse."""
+def fft_tables(nfft: int, inverse: bool = False, bits: int = 16) -> FftTables:
+    """``kiss_fftr_alloc(nfft, inverse)`` with FIXED_POINT = ``bits`` (16 or 32): every phase's sign flipped for
+    the inverse."""
     if nfft < 4 or nfft & (nfft - 1):
         raise ValueError(f"fft_tables: the real FFT length must be a power of two >= 4, got {nfft}")
     ncfft = nfft // 2
     pi = 3.141592653589793238462643383279502884197169399375105820974944
     sign = 1 if inverse else -1
-    tw = np.array([_kf_twiddle(sign * 2 * pi * i / ncfft) for i in range(ncfft)], np.int16).reshape(ncfft, 2)
+    dtype, samp_max = (np.int16, 32767) if bits == 16 else (np.int32, 2 ** 31 - 1)
+    tw = np.array([_kf_twiddle(sign * 2 * pi * i / ncfft, samp_max) for i in range(ncfft)], dtype).reshape(ncfft, 2)
     pi_r = 3.14159265358979323846264338327
-    sup = np.array([_kf_twiddle(sign * pi_r * ((i + 1) / ncfft + .5)) for i in range(ncfft // 2)],
-                   np.int16).reshape(ncfft // 2, 2)
+    sup = np.array([_kf_twiddle(sign * pi_r * ((i + 1) / ncfft + .5), samp_max) for i in range(ncfft // 2)],
+                   dtype).reshape(ncfft // 2, 2)
     factors = _kf_factor(ncfft) if ncfft > 1 else [(1, 1)]
     stages, fstride = [], 1
     for p, m in factors:
@@ -93,67 +94,69 @@ def fft_tables(nfft: int, inverse: bool = False) -> FftTables:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sround(x):
-    return wrap16((x + (1 << 14)) >> 15)
+def _wrap(v, bits):
+    """``(kiss_fft_scalar)v``: two's-complement wrap to ``bits`` (16 or 32)."""
+    half = 1 << (bits - 1)
+    return ((v + half) & ((half << 1) - 1)) - half
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _fixdiv2(x):
-    """``C_FIXDIV(x, 2)``: ``sround(x * (32767 / 2))``."""
-    return _sround(x * 16383)
+def _sround(x, bits):
+    """``sround``: ``(x + 2^(FRACBITS - 1)) >> FRACBITS``, FRACBITS = bits - 1, stored as the scalar."""
+    return _wrap((x + (1 << (bits - 2))) >> (bits - 1), bits)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _fixdiv4(x):
-    """``C_FIXDIV(x, 4)``: ``sround(x * (32767 / 4))``."""
-    return _sround(x * 8191)
+def _fixdiv(x, k, bits):
+    """``C_FIXDIV(x, k)``: ``sround(x * (SAMP_MAX / k))`` (32767 / k for int16, 2147483647 / k for int32)."""
+    return _sround(x * (((1 << (bits - 1)) - 1) // k), bits)
 
 
 @njit(cache=True, nogil=True)
-def _bfly2(fr, fi, base, fstride, tw, m):
+def _bfly2(fr, fi, base, fstride, tw, m, bits):
     for k in range(m):
         a, b = base + k, base + k + m
-        fr[a], fi[a] = _fixdiv2(fr[a]), _fixdiv2(fi[a])
-        fr[b], fi[b] = _fixdiv2(fr[b]), _fixdiv2(fi[b])
+        fr[a], fi[a] = _fixdiv(fr[a], 2, bits), _fixdiv(fi[a], 2, bits)
+        fr[b], fi[b] = _fixdiv(fr[b], 2, bits), _fixdiv(fi[b], 2, bits)
         wr, wi = np.int64(tw[k * fstride, 0]), np.int64(tw[k * fstride, 1])
-        tr = _sround(fr[b] * wr - fi[b] * wi)
-        ti = _sround(fr[b] * wi + fi[b] * wr)
-        fr[b], fi[b] = wrap16(fr[a] - tr), wrap16(fi[a] - ti)
-        fr[a], fi[a] = wrap16(fr[a] + tr), wrap16(fi[a] + ti)
+        tr = _sround(fr[b] * wr - fi[b] * wi, bits)
+        ti = _sround(fr[b] * wi + fi[b] * wr, bits)
+        fr[b], fi[b] = _wrap(fr[a] - tr, bits), _wrap(fi[a] - ti, bits)
+        fr[a], fi[a] = _wrap(fr[a] + tr, bits), _wrap(fi[a] + ti, bits)
 
 
 @njit(cache=True, nogil=True)
-def _bfly4(fr, fi, base, fstride, tw, m, inverse):
+def _bfly4(fr, fi, base, fstride, tw, m, inverse, bits):
     for k in range(m):
         i0, i1, i2, i3 = base + k, base + k + m, base + k + 2 * m, base + k + 3 * m
-        fr[i0], fi[i0] = _fixdiv4(fr[i0]), _fixdiv4(fi[i0])
-        fr[i1], fi[i1] = _fixdiv4(fr[i1]), _fixdiv4(fi[i1])
-        fr[i2], fi[i2] = _fixdiv4(fr[i2]), _fixdiv4(fi[i2])
-        fr[i3], fi[i3] = _fixdiv4(fr[i3]), _fixdiv4(fi[i3])
+        fr[i0], fi[i0] = _fixdiv(fr[i0], 4, bits), _fixdiv(fi[i0], 4, bits)
+        fr[i1], fi[i1] = _fixdiv(fr[i1], 4, bits), _fixdiv(fi[i1], 4, bits)
+        fr[i2], fi[i2] = _fixdiv(fr[i2], 4, bits), _fixdiv(fi[i2], 4, bits)
+        fr[i3], fi[i3] = _fixdiv(fr[i3], 4, bits), _fixdiv(fi[i3], 4, bits)
         w1r, w1i = np.int64(tw[k * fstride, 0]), np.int64(tw[k * fstride, 1])
         w2r, w2i = np.int64(tw[2 * k * fstride, 0]), np.int64(tw[2 * k * fstride, 1])
         w3r, w3i = np.int64(tw[3 * k * fstride, 0]), np.int64(tw[3 * k * fstride, 1])
-        s0r, s0i = _sround(fr[i1] * w1r - fi[i1] * w1i), _sround(fr[i1] * w1i + fi[i1] * w1r)
-        s1r, s1i = _sround(fr[i2] * w2r - fi[i2] * w2i), _sround(fr[i2] * w2i + fi[i2] * w2r)
-        s2r, s2i = _sround(fr[i3] * w3r - fi[i3] * w3i), _sround(fr[i3] * w3i + fi[i3] * w3r)
-        s5r, s5i = wrap16(fr[i0] - s1r), wrap16(fi[i0] - s1i)
-        f0r, f0i = wrap16(fr[i0] + s1r), wrap16(fi[i0] + s1i)
-        s3r, s3i = wrap16(s0r + s2r), wrap16(s0i + s2i)
-        s4r, s4i = wrap16(s0r - s2r), wrap16(s0i - s2i)
-        fr[i2], fi[i2] = wrap16(f0r - s3r), wrap16(f0i - s3i)
-        fr[i0], fi[i0] = wrap16(f0r + s3r), wrap16(f0i + s3i)
+        s0r, s0i = _sround(fr[i1] * w1r - fi[i1] * w1i, bits), _sround(fr[i1] * w1i + fi[i1] * w1r, bits)
+        s1r, s1i = _sround(fr[i2] * w2r - fi[i2] * w2i, bits), _sround(fr[i2] * w2i + fi[i2] * w2r, bits)
+        s2r, s2i = _sround(fr[i3] * w3r - fi[i3] * w3i, bits), _sround(fr[i3] * w3i + fi[i3] * w3r, bits)
+        s5r, s5i = _wrap(fr[i0] - s1r, bits), _wrap(fi[i0] - s1i, bits)
+        f0r, f0i = _wrap(fr[i0] + s1r, bits), _wrap(fi[i0] + s1i, bits)
+        s3r, s3i = _wrap(s0r + s2r, bits), _wrap(s0i + s2i, bits)
+        s4r, s4i = _wrap(s0r - s2r, bits), _wrap(s0i - s2i, bits)
+        fr[i2], fi[i2] = _wrap(f0r - s3r, bits), _wrap(f0i - s3i, bits)
+        fr[i0], fi[i0] = _wrap(f0r + s3r, bits), _wrap(f0i + s3i, bits)
         if inverse:  # the quarter-turn of the other sign
-            fr[i1], fi[i1] = wrap16(s5r - s4i), wrap16(s5i + s4r)
-            fr[i3], fi[i3] = wrap16(s5r + s4i), wrap16(s5i - s4r)
+            fr[i1], fi[i1] = _wrap(s5r - s4i, bits), _wrap(s5i + s4r, bits)
+            fr[i3], fi[i3] = _wrap(s5r + s4i, bits), _wrap(s5i - s4r, bits)
         else:
-            fr[i1], fi[i1] = wrap16(s5r + s4i), wrap16(s5i - s4r)
-            fr[i3], fi[i3] = wrap16(s5r - s4i), wrap16(s5i + s4r)
+            fr[i1], fi[i1] = _wrap(s5r + s4i, bits), _wrap(s5i - s4r, bits)
+            fr[i3], fi[i3] = _wrap(s5r - s4i, bits), _wrap(s5i + s4r, bits)
 
 
 @njit(cache=True, nogil=True)
-def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, inverse):
-    """``kiss_fft`` of the complex sequence (xr, xi) into (fr, fi), int64 buffers of int16 values (``inverse``: the
-    tables' direction)."""
+def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, inverse, bits):
+    """``kiss_fft`` of the complex sequence (xr, xi) into (fr, fi), int64 buffers of ``bits``-wide values
+    (``inverse``: the tables' direction)."""
     n = xr.shape[0]
     for j in range(n):
         fr[j], fi[j] = xr[leaf_order[j]], xi[leaf_order[j]]
@@ -161,53 +164,60 @@ def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, inverse):
         p, m, fstride = stages[s, 0], stages[s, 1], stages[s, 2]
         for base in range(0, n, p * m):
             if p == 4:
-                _bfly4(fr, fi, base, fstride, twiddles, m, inverse)
+                _bfly4(fr, fi, base, fstride, twiddles, m, inverse, bits)
             elif p == 2:
-                _bfly2(fr, fi, base, fstride, twiddles, m)
+                _bfly2(fr, fi, base, fstride, twiddles, m, bits)
 
 
 @njit(cache=True, nogil=True)
 def _rfft_kernel(x, twiddles, stages, leaf_order, super_twiddles, out):
-    """``kiss_fftr``: the nfft real int16 samples ``x`` into ``out`` (nfft/2 + 1, 2) int16."""
+    """``kiss_fftr``: the nfft real samples ``x`` into ``out`` (nfft/2 + 1, 2), int16 or int32 (FIXED_POINT 16 or
+    32: the scalar's width is the output's)."""
+    bits = 8 * out.itemsize
     ncfft = x.shape[0] // 2
     xr, xi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
     for k in range(ncfft):
         xr[k], xi[k] = x[2 * k], x[2 * k + 1]
     fr, fi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
-    _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, False)
-    dr, di = _fixdiv2(fr[0]), _fixdiv2(fi[0])
-    out[0, 0], out[0, 1] = wrap16(dr + di), 0
-    out[ncfft, 0], out[ncfft, 1] = wrap16(dr - di), 0
+    _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, False, bits)
+    dr, di = _fixdiv(fr[0], 2, bits), _fixdiv(fi[0], 2, bits)
+    out[0, 0], out[0, 1] = _wrap(dr + di, bits), 0
+    out[ncfft, 0], out[ncfft, 1] = _wrap(dr - di, bits), 0
     for k in range(1, ncfft // 2 + 1):
-        pr, pi = _fixdiv2(fr[k]), _fixdiv2(fi[k])
-        nr, ni = _fixdiv2(fr[ncfft - k]), _fixdiv2(wrap16(-fi[ncfft - k]))
-        f1r, f1i = wrap16(pr + nr), wrap16(pi + ni)
-        f2r, f2i = wrap16(pr - nr), wrap16(pi - ni)
+        pr, pi = _fixdiv(fr[k], 2, bits), _fixdiv(fi[k], 2, bits)
+        nr, ni = _fixdiv(fr[ncfft - k], 2, bits), _fixdiv(_wrap(-fi[ncfft - k], bits), 2, bits)
+        f1r, f1i = _wrap(pr + nr, bits), _wrap(pi + ni, bits)
+        f2r, f2i = _wrap(pr - nr, bits), _wrap(pi - ni, bits)
         wr, wi = np.int64(super_twiddles[k - 1, 0]), np.int64(super_twiddles[k - 1, 1])
-        tr, ti = _sround(f2r * wr - f2i * wi), _sround(f2r * wi + f2i * wr)
-        out[k, 0], out[k, 1] = wrap16((f1r + tr) >> 1), wrap16((f1i + ti) >> 1)
-        out[ncfft - k, 0], out[ncfft - k, 1] = wrap16((f1r - tr) >> 1), wrap16((ti - f1i) >> 1)
+        tr, ti = _sround(f2r * wr - f2i * wi, bits), _sround(f2r * wi + f2i * wr, bits)
+        # HALF_OF shifts the C int sum: it wraps at 32 bits first (int32 scalars), never for int16 ones
+        out[k, 0], out[k, 1] = _wrap(_wrap(f1r + tr, 32) >> 1, bits), _wrap(_wrap(f1i + ti, 32) >> 1, bits)
+        out[ncfft - k, 0] = _wrap(_wrap(f1r - tr, 32) >> 1, bits)
+        out[ncfft - k, 1] = _wrap(_wrap(ti - f1i, 32) >> 1, bits)
 
 
 @njit(cache=True, nogil=True)
 def _irfft_kernel(spec, twiddles, stages, leaf_order, super_twiddles, out):
     """``kiss_fftri``: the nfft/2 + 1 int16 bins ``spec`` (n, 2) into the nfft int16 samples ``out``, with the
-    inverse tables (its own split of the half-length FFT, scaled by 1/2, then the inverse FFT)."""
+    inverse tables (its own split of the half-length FFT, scaled by 1/2, then the inverse FFT); int16 or int32 as
+    ``out``."""
+    bits = 8 * out.itemsize
     ncfft = spec.shape[0] - 1
     xr, xi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
-    xr[0] = _fixdiv2(wrap16(np.int64(spec[0, 0]) + np.int64(spec[ncfft, 0])))
-    xi[0] = _fixdiv2(wrap16(np.int64(spec[0, 0]) - np.int64(spec[ncfft, 0])))
+    xr[0] = _fixdiv(_wrap(np.int64(spec[0, 0]) + np.int64(spec[ncfft, 0]), bits), 2, bits)
+    xi[0] = _fixdiv(_wrap(np.int64(spec[0, 0]) - np.int64(spec[ncfft, 0]), bits), 2, bits)
     for k in range(1, ncfft // 2 + 1):
-        pr, pi = _fixdiv2(np.int64(spec[k, 0])), _fixdiv2(np.int64(spec[k, 1]))
-        nr, ni = _fixdiv2(np.int64(spec[ncfft - k, 0])), _fixdiv2(wrap16(-np.int64(spec[ncfft - k, 1])))
-        er, ei = wrap16(pr + nr), wrap16(pi + ni)
-        dr, di = wrap16(pr - nr), wrap16(pi - ni)
+        pr, pi = _fixdiv(np.int64(spec[k, 0]), 2, bits), _fixdiv(np.int64(spec[k, 1]), 2, bits)
+        nr = _fixdiv(np.int64(spec[ncfft - k, 0]), 2, bits)
+        ni = _fixdiv(_wrap(-np.int64(spec[ncfft - k, 1]), bits), 2, bits)
+        er, ei = _wrap(pr + nr, bits), _wrap(pi + ni, bits)
+        dr, di = _wrap(pr - nr, bits), _wrap(pi - ni, bits)
         wr, wi = np.int64(super_twiddles[k - 1, 0]), np.int64(super_twiddles[k - 1, 1])
-        odr, odi = _sround(dr * wr - di * wi), _sround(dr * wi + di * wr)
-        xr[k], xi[k] = wrap16(er + odr), wrap16(ei + odi)
-        xr[ncfft - k], xi[ncfft - k] = wrap16(er - odr), wrap16(ei - odi)
-        xi[ncfft - k] = wrap16(-xi[ncfft - k])
+        odr, odi = _sround(dr * wr - di * wi, bits), _sround(dr * wi + di * wr, bits)
+        xr[k], xi[k] = _wrap(er + odr, bits), _wrap(ei + odi, bits)
+        xr[ncfft - k], xi[ncfft - k] = _wrap(er - odr, bits), _wrap(ei - odi, bits)
+        xi[ncfft - k] = _wrap(-xi[ncfft - k], bits)
     fr, fi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
-    _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, True)
+    _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, True, bits)
     for k in range(ncfft):
         out[2 * k], out[2 * k + 1] = fr[k], fi[k]

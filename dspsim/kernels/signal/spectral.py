@@ -6,9 +6,9 @@
   later sample compares against that (the "maximum" can end negative or small); ``scale_bits = 15 -
   MostSignificantBit32(max)``, 0 where that is <= 0: 0 for silence (GCC's ``MostSignificantBit32(0)`` is 32) and
   for a negative maximum (its uint32 has bit 31 set); the output ``x * 2^scale_bits`` wraps to int16.
-* ``RfftInt16Apply``: each row zero-padded to ``fft_length`` through kissfft's real FFT
+* ``RfftInt16Apply`` / ``RfftInt32Apply``: each row zero-padded to ``fft_length`` through kissfft's real FFT
   (:mod:`.kissfft`), complex int16 output interleaved (re, im).
-* ``IrfftInt16Apply``: kissfft's inverse real FFT (``kiss_fftri``) of each row's fft_length/2 + 1 bins.
+* ``IrfftInt16Apply`` / ``IrfftInt32Apply``: kissfft's inverse real FFT (``kiss_fftri``) of each row's fft_length/2 + 1 bins.
 * ``SpectrumToEnergy``: ``re^2 + im^2`` for the bins ``start_index .. end_index - 1``, exact in uint32 (only
   (-32768, -32768) passes 2^31 - 1, and the C int32 wrap to -2^31 stores 2^31); the other bins are left as they
   were in the C code (here 0).
@@ -26,6 +26,7 @@ from ._bits import msb, wrap16
 from .kissfft import FftTables, _irfft_kernel, _rfft_kernel, fft_tables
 
 _I16 = (np.dtype(np.int16),)
+_FIXED = (np.dtype(np.int16), np.dtype(np.int32))
 
 
 @njit(cache=True, nogil=True)
@@ -55,10 +56,9 @@ def _fft_auto_scale_kernel(x, out):
 
 
 @njit(cache=True, nogil=True)
-def _rfft_rows_kernel(x, twiddles, stages, leaf_order, super_twiddles, out):
-    """``RfftInt16Apply`` of each row of ``x`` (rows, n <= nfft) zero-padded, into ``out`` (rows, nfft/2 + 1, 2)."""
-    nfft = 2 * (out.shape[1] - 1)
-    work = np.zeros(nfft, np.int16)
+def _rfft_rows_kernel(x, twiddles, stages, leaf_order, super_twiddles, work, out):
+    """``RfftInt16Apply`` / ``RfftInt32Apply`` of each row of ``x`` (rows, n <= nfft) zero-padded in ``work``
+    (nfft zeros of x's type), into ``out`` (rows, nfft/2 + 1, 2)."""
     for r in range(x.shape[0]):
         work[:x.shape[1]] = x[r]
         _rfft_kernel(work, twiddles, stages, leaf_order, super_twiddles, out[r])
@@ -86,6 +86,14 @@ def _fft_length(fft_length, func):
     if n & (n - 1):
         raise ValueError(f"{func}: fft_length must be a power of two (kissfft's radix-2/4 stages), got {n}")
     return n
+
+
+def _fixed(x, func):
+    """``x`` as an int16 or int32 array (kissfft FIXED_POINT 16 / 32) and its bit width."""
+    x = np.ascontiguousarray(check_tensor(x, func, "x", allowed=_FIXED))
+    if x.ndim < 1:
+        raise ValueError(f"{func}: x must have at least one dimension, got a scalar")
+    return x, 8 * x.dtype.itemsize
 
 
 def _int16(x, func, name, ndim=None):
@@ -116,45 +124,45 @@ def signal_fft_auto_scale(x):
     return out, int(_fft_auto_scale_kernel(x, out))
 
 
-@functools.lru_cache(maxsize=8)
-def rfft_tables(fft_length: int, inverse: bool = False) -> FftTables:
-    """``kiss_fftr_alloc(fft_length, inverse)``'s tables (cached: a model's Prepare and every call share them)."""
-    return fft_tables(fft_length, inverse)
+@functools.lru_cache(maxsize=16)
+def rfft_tables(fft_length: int, inverse: bool = False, bits: int = 16) -> FftTables:
+    """``kiss_fftr_alloc(fft_length, inverse)``'s tables for FIXED_POINT ``bits`` (cached: a model's Prepare and
+    every call share them)."""
+    return fft_tables(fft_length, inverse, bits)
 
 
 @names_its_errors
 def signal_rfft(x, fft_length: int):
-    """``SignalRfft`` (int16): the real FFT of each row of ``x`` (..., n) int16, n <= ``fft_length``, zero-padded;
-    (..., fft_length + 2) int16, the fft_length/2 + 1 bins' (re, im) interleaved, scaled by 1/fft_length as
-    kissfft's block scaling gives it. ``fft_length``: a power of two >= 4 (the radix-2/4 kissfft dspsim models)."""
+    """``SignalRfft`` (int16 or int32, kissfft FIXED_POINT 16 / 32): the real FFT of each row of ``x`` (..., n),
+    n <= ``fft_length``, zero-padded; (..., fft_length + 2) of x's type, the fft_length/2 + 1 bins' (re, im)
+    interleaved, scaled by 1/fft_length as kissfft's block scaling gives it. ``fft_length``: a power of two >= 4
+    (the radix-2/4 kissfft dspsim models)."""
     f = "signal_rfft"
-    x = _int16(x, f, "x")
-    if x.ndim < 1:
-        raise ValueError(f"{f}: x must have at least one dimension, got a scalar")
+    x, bits = _fixed(x, f)
     n = _fft_length(fft_length, f)
     if x.shape[-1] > n:
         raise ValueError(f"{f}: x's last dimension {x.shape[-1]} exceeds fft_length {n}")
-    t = rfft_tables(n)
+    t = rfft_tables(n, False, bits)
     rows = x.reshape(-1, x.shape[-1])
-    out = np.empty((rows.shape[0], n // 2 + 1, 2), np.int16)
-    _rfft_rows_kernel(rows, t.twiddles, t.stages, t.leaf_order, t.super_twiddles, out)
+    out = np.empty((rows.shape[0], n // 2 + 1, 2), x.dtype)
+    _rfft_rows_kernel(rows, t.twiddles, t.stages, t.leaf_order, t.super_twiddles, np.zeros(n, x.dtype), out)
     return out.reshape(x.shape[:-1] + (n + 2,))
 
 
 @names_its_errors
 def signal_irfft(x, fft_length: int):
-    """``SignalIrfft`` (int16): kissfft's inverse real FFT (``kiss_fftri``) of each row of ``x`` (..., fft_length +
-    2) int16, the fft_length/2 + 1 bins' (re, im) interleaved; (..., fft_length) int16, scaled by 1/fft_length as
-    kissfft's block scaling gives it (and by 1/2 in its split)."""
+    """``SignalIrfft`` (int16 or int32): kissfft's inverse real FFT (``kiss_fftri``) of each row of ``x`` (...,
+    fft_length + 2), the fft_length/2 + 1 bins' (re, im) interleaved; (..., fft_length) of x's type, scaled by
+    1/fft_length as kissfft's block scaling gives it (and by 1/2 in its split)."""
     f = "signal_irfft"
-    x = _int16(x, f, "x")
+    x, bits = _fixed(x, f)
     n = _fft_length(fft_length, f)
     if x.ndim < 1 or x.shape[-1] != n + 2:
         raise ValueError(f"{f}: x's last dimension must be fft_length + 2 = {n + 2} (the bins' re, im), got "
                          f"shape {x.shape}")
-    t = rfft_tables(n, True)
+    t = rfft_tables(n, True, bits)
     spec = x.reshape(-1, n // 2 + 1, 2)
-    out = np.empty((spec.shape[0], n), np.int16)
+    out = np.empty((spec.shape[0], n), x.dtype)
     _irfft_rows_kernel(spec, t.twiddles, t.stages, t.leaf_order, t.super_twiddles, out)
     return out.reshape(x.shape[:-1] + (n,))
 

@@ -22,7 +22,7 @@ from ..prepare import Prepared, at_run, builtin, check_arity, check_dtype, refus
 _I16, _I32 = np.dtype(np.int16), np.dtype(np.int32)
 _U32, _U64 = np.dtype(np.uint32), np.dtype(np.uint64)
 _F32, _BOOL = np.dtype(np.float32), np.dtype(np.bool_)
-_INT16_TYPE, _FLOAT32_TYPE = 7, 0   # TensorType INT16 / FLOAT32: the option 'T' of SignalRfft, SignalOverlapAdd
+_INT16_TYPE, _INT32_TYPE, _FLOAT32_TYPE = 7, 2, 0   # TensorType: the option 'T' (FFTs, SignalOverlapAdd)
 
 
 def _option(op, name, lo=-(1 << 31), hi=(1 << 31) - 1, kind=int):
@@ -90,14 +90,22 @@ def prepare_signal_fft_auto_scale(op, g):
     return Prepared(run)
 
 
-@builtin("CUSTOM(SignalRfft)")
-def prepare_signal_rfft(op, g):
-    if op.options.get("T", _INT16_TYPE) != _INT16_TYPE:
-        refuse(op, f"SignalRfft of TensorType {op.options['T']} is not modelled (int16 only)")
-    _types(op, g, (_I16,), (_I16,))
+def _fft_type_and_length(op, g):
+    """The FFT's scalar type (option 'T': INT16 or INT32; FLOAT32 is not modelled) and its power-of-two length."""
+    dt = {_INT16_TYPE: _I16, _INT32_TYPE: _I32}.get(op.options.get("T", _INT16_TYPE))
+    if dt is None:
+        refuse(op, f"{op.name[7:-1]} of TensorType {op.options['T']} is not modelled (INT16 and INT32: kissfft "
+                   "FIXED_POINT 16 and 32)")
+    _types(op, g, (dt,), (dt,))
     n = _option(op, "fft_length", 4, 1 << 16)
     if n & (n - 1):
         refuse(op, f"fft_length {n} is not a power of two (dspsim models kissfft's radix-2/4 stages)")
+    return n
+
+
+@builtin("CUSTOM(SignalRfft)")
+def prepare_signal_rfft(op, g):
+    n = _fft_type_and_length(op, g)
     t_out = g.tensor(op.outputs[0])
     if not t_out.shape or t_out.shape[-1] != n + 2:
         refuse(op, f"output tensor {t_out.index} has shape {t_out.shape}; its last dimension must be fft_length + 2 "
@@ -107,12 +115,7 @@ def prepare_signal_rfft(op, g):
 
 @builtin("CUSTOM(SignalIrfft)")
 def prepare_signal_irfft(op, g):
-    if op.options.get("T", _INT16_TYPE) != _INT16_TYPE:
-        refuse(op, f"SignalIrfft of TensorType {op.options['T']} is not modelled (int16 only)")
-    _types(op, g, (_I16,), (_I16,))
-    n = _option(op, "fft_length", 4, 1 << 16)
-    if n & (n - 1):
-        refuse(op, f"fft_length {n} is not a power of two (dspsim models kissfft's radix-2/4 stages)")
+    n = _fft_type_and_length(op, g)
     t_in, t_out = g.tensor(op.inputs[0]), g.tensor(op.outputs[0])
     if not t_in.shape or t_in.shape[-1] != n + 2 or tuple(t_out.shape) != tuple(t_in.shape[:-1]) + (n,):
         refuse(op, f"input shape {t_in.shape} and output shape {t_out.shape}: (..., fft_length + 2) in and "
