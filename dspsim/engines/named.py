@@ -59,6 +59,10 @@ _TFLITE_MAC = _mac(_FIXED_FC, _FIXED, _FIXED, _FIXED)
 # TFLite engines
 # --------------------------------------------------------------------------------------------
 _I8, _U8, _I16, _I32, _I64, _F32, _BOOL = "int8", "uint8", "int16", "int32", "int64", "float32", "bool"
+#: TensorFlow Lite Micro's Signal library custom ops (signal/micro/kernels): only TFLM registers them.
+SIGNAL_OPS = tuple(f"CUSTOM(Signal{name})" for name in (
+    "Window", "FftAutoScale", "Rfft", "Irfft", "Energy", "FilterBank", "FilterBankSquareRoot",
+    "FilterBankSpectralSubtraction", "FilterBankLog", "PCAN", "Framer", "OverlapAdd", "Stacker", "Delay"))
 
 TFLM = EngineProfile(
     "tflm", "TensorFlow Lite Micro's reference kernels (what CMSIS-NN, ESP-NN and DSP ports must match)",
@@ -68,7 +72,7 @@ TFLM = EngineProfile(
             "RELU", "RELU6", "LEAKY_RELU", "LOGISTIC", "TANH", "ELU", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE",
             "MEAN", "SOFTMAX", "L2_NORMALIZATION", "AVERAGE_POOL_2D", "MAX_POOL_2D", "STRIDED_SLICE", "CAST",
             "UNIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "GREATER", "DIV", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND",
-            "FILL")},
+            "FILL", *SIGNAL_OPS)},
         refused={"RELU_N1_TO_1": "TensorFlow Lite Micro registers no RELU_N1_TO_1 kernel",
                  "EXP": "TensorFlow Lite Micro's EXP supports float32 only (exp.cc)",
                  "SELECT": "TensorFlow Lite Micro registers no SELECT kernel (SELECT_V2 only)",

@@ -124,6 +124,12 @@ def test_one_op_model_equals_the_wheel_invocation_by_invocation(case):
     assert compared >= len(x) - 2
 
 
+@pytest.mark.parametrize("engine", ["litert", "litert-optimized", "xnnpack"])
+def test_engines_without_the_signal_library_refuse_its_ops(engine):
+    with pytest.raises(ValueError, match="only TensorFlow Lite Micro registers the Signal library"):
+        dspsim.load_model(os.path.join(GOLDEN, "signal_ops", "delay_3.tflite"), engine=engine)
+
+
 def test_custom_options_decode_as_the_model_stores_them():
     # SignalWindow's and SignalFftAutoScale's custom_options bytes in audio_preprocessor_int8.tflite
     assert read_flexbuffer(bytes.fromhex("73686966740001070101010c04022401")) == {"shift": 12}

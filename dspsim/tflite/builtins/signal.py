@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...engines import Kernel
 from ...kernels.signal import (
     signal_delay, signal_energy, signal_fft_auto_scale, signal_filter_bank, signal_filter_bank_log,
     signal_filter_bank_spectral_subtraction, signal_filter_bank_square_root, signal_framer, signal_overlap_add,
@@ -40,7 +41,11 @@ def _option(op, name, lo=-(1 << 31), hi=(1 << 31) - 1, kind=int):
 
 
 def _types(op, g, inputs, outputs):
-    """Check the operator's arity and tensor types (``inputs`` / ``outputs``: one dtype per tensor)."""
+    """Check that the engine runs TFLM's kernel for the op (only TFLite Micro registers the Signal library), the
+    operator's arity and tensor types (``inputs`` / ``outputs``: one dtype per tensor)."""
+    if g.kernel(op) is not Kernel.TFLM:
+        refuse(op, f"only TensorFlow Lite Micro registers the Signal library's custom operators (engine "
+                   f"{g.profile.name!r} has no kernel for it)")
     check_arity(op, len(inputs), len(outputs))
     for k, (i, dt) in enumerate(zip(op.inputs, inputs)):
         if i < 0:
