@@ -536,3 +536,47 @@ def optimized_log_softmax(x, *, table, input_scale, output_scale, output_zero_po
         vals = np.rint((k * row.astype(np.float32)).astype(np.float32) - precomputed).astype(np.int64) + zo
         out[r] = np.clip(vals, -128, 127)
     return out.reshape(x.shape)
+
+
+@names_its_errors
+def float_log_softmax(x):
+    """TFLite's float32 ``reference_ops::LogSoftmax`` (TFLM and LiteRT's reference kernel) over the last axis.
+
+    Per row, in IEEE float32 and the C library's own ``expf`` / ``logf`` (glibc's, not correctly rounded, as the
+    engines call them): ``m = max(row)``; ``S = sum_j expf(x_j - m)``, summed left to right from 0;
+    ``out_j = (x_j - m) - logf(S)``, the two subtractions rounded one at a time. NaNs come out as x86 SSE makes them
+    (``inf - inf`` the default NaN 0xFFC00000, an operand's NaN propagated, the first operand's first); a NaN is never
+    the row's maximum (``std::max``); no saturation. LiteRT's optimized kernel (Eigen's vectorized exp and
+    packet-order sum) rounds otherwise and is not this function.
+    """
+    x = check_tensor(x, "float_log_softmax", "x", allowed=(np.dtype(np.float32),))
+    with np.errstate(invalid="ignore", over="ignore"):
+        return _float_log_softmax(x)
+
+
+def _float_log_softmax(x):
+    if x.ndim == 0:
+        raise ValueError("float_log_softmax: x must have at least one axis (the classes), got a scalar")
+    rows = np.ascontiguousarray(x).reshape(-1, x.shape[-1]) if x.shape[-1] else x.reshape(0, 0)
+    out = np.empty(rows.shape, np.float32)
+    lowest = np.float32(np.finfo(np.float32).min)
+    for r, row in enumerate(rows):
+        m = lowest
+        for v in row:  # std::max(max, v): a NaN never replaces the running maximum
+            m = v if m < v else m
+        total = np.float32(0.0)
+        for v in row:
+            total = _sse_add(total, libm_f32("expf", np.float32(v - m)))
+        log_sum = libm_f32("logf", total)
+        out[r] = np.float32(row - m) - log_sum
+    return out.reshape(x.shape)
+
+
+def _sse_add(a, b):
+    """``a + b`` as x86 ``addss`` computes it, NaNs included: a NaN ``a`` is the result, else a NaN ``b`` (numpy's
+    scalar add may take its operands in the other order, which changes which NaN comes out)."""
+    if a != a:
+        return a
+    if b != b:
+        return b
+    return np.float32(a + b)

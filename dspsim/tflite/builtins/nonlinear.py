@@ -30,7 +30,7 @@ from ...engines import Kernel
 from ...kernels.nonlinear import pointwise as nonlinear, int16 as nl16
 from ...kernels.nonlinear.normalization import l2_normalization
 from ...kernels.nonlinear.softmax import (
-    Int16SoftmaxPrepare, log_softmax, optimized_log_softmax, optimized_softmax, optimized_softmax_table, softmax,
+    Int16SoftmaxPrepare, float_log_softmax, log_softmax, optimized_log_softmax, optimized_softmax, optimized_softmax_table, softmax,
     tflite_int16_softmax_params, tflite_log_softmax_params, tflite_softmax_params,
 )
 from ..prepare import (
@@ -269,6 +269,13 @@ def _prepare_int16_softmax(op, g):
 def prepare_log_softmax(op, g):
     check_arity(op, 1)
     check_last_axis(op, g.tensor(op.inputs[0]))
+    if g.tensor(op.inputs[0]).dtype == np.float32:  # a float head (TFLM, LiteRT's reference kernel)
+        check_dtype(op, g.tensor(op.outputs[0]), (np.dtype(np.float32),), "output")
+        if g.kernel(op) is Kernel.LITERT_OPTIMIZED:
+            refuse(op, f"dspsim does not support float32 LOG_SOFTMAX under engine {g.profile.name!r}: LiteRT's optimized "
+                       "kernel (Eigen's vectorized exp, packet-order sum) is not reproduced; its reference kernel "
+                       "(engines tflm, litert) is (docs/engines.md)")
+        return Prepared(lambda inputs: at_run(op, float_log_softmax, inputs[0]), {"float32": True})
     check_int_types(op, g, allowed=_INT8)
     s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")

@@ -1,0 +1,73 @@
+"""Golden vectors for the float islands of issue 27 part 2 that dspsim models: float32 LOG_SOFTMAX (a float head
+after DEQUANTIZE, as the TinyEngine LeNet of ../shared/models/fresh has), from the four engines (TFLite Micro,
+LiteRT BUILTIN_REF, LiteRT default, LiteRT without delegates).
+
+One-operator models from the schema objects (``_tflite_edit.one_op_model``), kept as
+``tests/golden/ops/fi_<case>.tflite``; each runs under every engine in its own subprocess. Inputs: normal draws of
+several spreads (run 0: sigma 1, run 1: sigma 30, so that exp underflows), run 2 rows with ties, equal rows and
++-FLT_MAX, run 3 rows holding infinities and a NaN (the C comparisons' and libm's special cases). Run with the
+golden venv from the repository root::
+
+    /tmp/interp/bin/python tests/golden/make_golden_float_islands.py
+
+Output: ``tests/golden/ops/float_islands.npz`` (packed format of make_golden_ops.py, README "Per-operator models").
+"""
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import zlib
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_golden_ops as G  # noqa: E402
+from _tflite_edit import NP_DTYPES, S, one_op_model  # noqa: E402
+
+OP, OPT, T = S.BuiltinOperator, S.BuiltinOptions, S.TensorType
+FAMILY = "float_islands"
+
+
+def cases():
+    out = []
+    for tag, shape in (("classes10", (4, 10)), ("rank3", (2, 3, 37)), ("one_class", (5, 1))):
+        tensors = [("x", shape, T.FLOAT32, None, 0, None), ("y", shape, T.FLOAT32, None, 0, None)]
+        out.append(G.Case(FAMILY, f"fi_log_softmax_{tag}", one_op_model(
+            OP.LOG_SOFTMAX, OPT.LogSoftmaxOptions, S.LogSoftmaxOptionsT(), tensors, [0], [1]),
+            f"float32 LOG_SOFTMAX {shape}"))
+    return out
+
+
+def make_inputs(model, name, **kw):
+    sg = model.subgraphs[0]
+    tt = sg.tensors[sg.inputs[0]]
+    shape = tuple(int(v) for v in tt.shape)
+    assert NP_DTYPES[tt.type] == np.float32
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    n = int(np.prod(shape))
+    big = np.float32(np.finfo(np.float32).max)
+    ties = np.resize(np.array([1.5, 1.5, -2.0, 0.0, 0.0, big, -big, 3.25], np.float32), n)
+    special = np.resize(np.array([np.inf, 0.0, -np.inf, 1.0, np.nan, -3.0, 2.0, -np.inf, 5.0, -1e-45], np.float32), n)
+    sets = [rng.normal(0, 1, n), rng.normal(0, 30, n), ties, special]
+    return [np.stack([np.asarray(r, np.float32).reshape(shape) for r in sets])]
+
+
+def main():
+    G.make_inputs = make_inputs
+    os.makedirs(G.HERE, exist_ok=True)
+    packer = G.Packer()
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases():
+            meta, inputs, results = G.record_case(case, tmp)
+            G.pack_case(packer, meta, inputs, results)
+            print(G.describe(meta), flush=True)
+    path = os.path.join(G.HERE, f"{FAMILY}.npz")
+    packer.write(path, {"family": FAMILY, "versions": G.versions(), "engines": list(G.ENGINES)})
+    print(f"wrote {path}: {len(packer.cases)} cases, {os.path.getsize(path)} bytes", flush=True)
+
+
+if __name__ == "__main__":
+    main()
