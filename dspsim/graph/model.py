@@ -159,12 +159,12 @@ class Model:
         if prep.stages is None:
             raise ValueError(f"{func}: operator {op_index} ({op.name}) has no accumulator stages (the MAC "
                              "operators of dspsim.kernels.mac's plans have them)")
-        out = self._mdef.tensors[op.outputs[0]]
-        size = int(np.prod(out.shape))
-        if tap is not None and (isinstance(tap, bool) or not isinstance(tap, (int, np.integer))
-                                or not 0 <= tap < size):
-            raise ValueError(f"{func}: tap must be a flat index in [0, {size}) of operator {op_index}'s output "
-                             f"{tuple(out.shape)}, got {tap!r}")
+        shape = self._mdef.tensors[op.outputs[0]].shape
+        size = None if shape is None or any(d is None or d < 0 for d in shape) else int(np.prod(shape))
+        if tap is not None and (isinstance(tap, bool) or not isinstance(tap, (int, np.integer)) or tap < 0
+                                or (size is not None and tap >= size)):
+            raise ValueError(f"{func}: tap must be a flat index in [0, {size or 'size'}) of operator {op_index}'s "
+                             f"output {shape}, got {tap!r}")
         return prep.stages(self._operator_args(op, inputs, func), None if tap is None else int(tap))
 
     def _operator_args(self, op, inputs, func):

@@ -2,8 +2,9 @@
 and ``dspsim export-model``.
 
 For every operator that has them (:meth:`Model.has_stages <dspsim.graph.model.Model.has_stages>`: the
-FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and BATCH_MATMUL operators of a .tflite model), on
-the inputs the operator saw in a trace, three int vectors of the output's shape:
+FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and BATCH_MATMUL operators of a .tflite model, an
+ONNX model's QLinearConv), on the inputs the operator saw in a trace, three int vectors of the output's shape
+(QLinearConv's NCHW):
 
 * ``op<k>_acc``: the accumulator before the bias, as the engine's register holds it (an engine's or a device
   TOML's narrow, wrapping or saturating accumulator: every addition wrapped or saturated, MAC by MAC);
@@ -27,7 +28,8 @@ only the taps that reach the output; its filter zero point is 0); BATCH_MATMUL `
 rhs; no bias: ``acc_bias`` is ``acc``). ``partial_sum`` is the accumulator after the tap (the last one is
 ``acc``); a padding tap (``kind`` 1) is skipped by the engine and
 shown with ``x`` = the input zero point; with x86 pair saturation a tap's partial sum is its pair's, and one
-last row (``kind`` 2) adds the zero-point correction. Legacy uint8 weights appear as ``w - 128`` with their
+last row (``kind`` 2) adds the zero-point correction (ONNX Runtime's uint8 x int8 MLAS kernels without VNNI).
+QLinearConv sums as CONV_2D / DEPTHWISE_CONV_2D (the NHWC kernels), its INDEX counted in its NCHW output. Legacy uint8 weights appear as ``w - 128`` with their
 zero point ``- 128`` (the same differences).
 """
 from __future__ import annotations
@@ -40,8 +42,9 @@ STAGES = ("acc", "acc_bias", "requant")
 TAP_FIELDS = ("x", "w", "x_zero_point", "w_zero_point", "kind", "partial_sum")
 """The per-tap vectors of ``--partial-sums``."""
 
-NO_STAGES = ("--stages: no operator of this model has accumulator stages (those of a .tflite model's FULLY_CONNECTED, "
-             "CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and BATCH_MATMUL do; ONNX, LSTM and SVDF ones not yet)")
+NO_STAGES = ("--stages: no operator of this model has accumulator stages (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, "
+             "TRANSPOSE_CONV, BATCH_MATMUL and ONNX QLinearConv have them; LSTM, SVDF and the other ONNX MAC ops "
+             "not yet)")
 """The one line ``--stages`` prints where it finds nothing to capture."""
 
 _INT32 = np.iinfo(np.int32)
@@ -67,7 +70,11 @@ def parse_partial_sums(text, model, flag="--partial-sums") -> tuple:
     if not model.has_stages(op):
         raise ValueError(f"{flag} {text!r}: operator {op} ({model.operators[op][1]}) is not a MAC operator with "
                          "stages")
-    shape = tuple(model.tensor_info(model.outputs_of(op)[0]).shape)
+    shape = model.tensor_info(model.outputs_of(op)[0]).shape
+    if shape is None or any(d is None or d < 0 for d in shape):  # an open shape (ONNX): a flat index only
+        if len(index) != 1 or index[0] < 0:
+            raise ValueError(f"{flag} {text!r}: operator {op}'s output shape is not declared; give a flat index")
+        return op, index[0], index
     size = int(np.prod(shape))
     if len(index) == 1 and len(shape) != 1:
         if not 0 <= index[0] < size:

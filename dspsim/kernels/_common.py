@@ -258,9 +258,13 @@ class MacStages:
     requant: np.ndarray
     taps: dict | None = None
 
+    def map(self, fn) -> "MacStages":
+        """The stages with ``fn`` applied to each array (the output's own shape or layout); the taps as they are."""
+        return MacStages(fn(self.acc), fn(self.acc_bias), fn(self.requant), self.taps)
+
     def reshape(self, shape) -> "MacStages":
         """The stages with the output's ``shape`` (a kernel whose output is not (B, OH, OW, OC))."""
-        return MacStages(self.acc.reshape(shape), self.acc_bias.reshape(shape), self.requant.reshape(shape), self.taps)
+        return self.map(lambda a: a.reshape(shape))
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ import numpy as np
 from ..accumulator import Accumulator
 from ..engines import EngineDefectWarning
 from ..kernels import conv2d, depthwise_conv2d, fully_connected
+from ..kernels.mac.conv import conv2d_stages, depthwise_conv2d_stages
 from ..kernels.mac.gemm import conv2d_s32, gemm_s32
 from ..kernels.quantize.requantize import requantize
 from ..requant import Requant
@@ -528,14 +529,21 @@ class QLinearConvOp:
         # (vpmaddubsw) along the NHWC im2col order; its depthwise kernel is exact (the profiles say so).
         self.accumulator = mlas_accumulator(profile, family, x_dtype, w.dtype)
 
-    def run_nhwc(self, x):
+    def _keywords(self):
         kw = dict(stride=tuple(self.g.strides), padding=self.padding, dilation=tuple(self.g.dilations),
                   input_zero_point=self.zx, weight_zero_point=self.zw, output_zero_point=self.zy,
                   requant=self.requant, out_dtype=self.out_dtype, act_min=self.act_min,
                   accumulator=self.accumulator)
-        if self.g.depthwise:
-            return depthwise_conv2d(x, self.w, self.bias, depth_multiplier=self.g.multiplier, **kw)
-        return conv2d(x, self.w, self.bias, **kw)
+        return dict(kw, depth_multiplier=self.g.multiplier) if self.g.depthwise else kw
+
+    def run_nhwc(self, x):
+        return (depthwise_conv2d if self.g.depthwise else conv2d)(x, self.w, self.bias, **self._keywords())
+
+    def stages_nhwc(self, x, tap=None):
+        """The accumulator stages of :meth:`run_nhwc` on ``x`` (:class:`~dspsim.kernels._common.MacStages`, NHWC;
+        ``tap`` a flat index into the NHWC output), from the same kernel."""
+        stages = depthwise_conv2d_stages if self.g.depthwise else conv2d_stages
+        return stages(x, self.w, self.bias, tap=tap, **self._keywords())
 
 
 def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, bias=None, *,

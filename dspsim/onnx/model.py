@@ -140,7 +140,7 @@ class Model(GraphModel):
             op = OperatorDef(k, 0, n.op_type, tuple(index[i] if i else -1 for i in n.inputs),
                              tuple(index[o] if o else -1 for o in n.outputs),
                              {name: a.value for name, a in n.attributes.items()})
-            plan.append((op, Prepared(run)))
+            plan.append((op, Prepared(run, stages=getattr(run, "stages", None))))  # a MAC op's stages
         for o in g.outputs:
             if o.name not in index:
                 raise ValueError(f"{_FUNC}: graph output {o.name!r} is never written")

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import dspsim
 from dspsim import Accumulator, DeviceProfile, cli
 from dspsim.harness import stages as stg
 from dspsim.harness.export_model import FORMATS, export_model
@@ -324,7 +325,29 @@ def test_batch_matmul_stages_give_its_output_and_its_taps_run_over_k(name, engin
 
 
 def test_stages_on_a_model_without_mac_stages_say_so_in_one_line(tmp_path, capsys):
-    onnx_model = Path(__file__).parents[1] / "golden" / "onnx" / "models" / "cnn_pof2_qdq_s8s8.onnx"
+    onnx_model = Path(__file__).parents[1] / "golden" / "onnx" / "models" / "mlp_qop_s8s8_pc_op21.onnx"
     assert cli.main(["run", str(onnx_model), "--stages", "--out", str(tmp_path / "r")]) == 0
     assert capsys.readouterr().err == f"dspsim: note: {stg.NO_STAGES}\n"
     assert json.loads((tmp_path / "r" / "report.json").read_text())["stages"] == {"operators": []}
+
+
+ONNX_MODELS = Path(__file__).parents[1] / "golden" / "onnx" / "models"
+
+
+@pytest.mark.parametrize("name, engine", [("cnn_qop_u8s8_pt_op13", "onnxruntime"),  # pair saturation (no VNNI)
+                                          ("dwsep_qop_s8s8_pc_op21", "onnxruntime-vnni")])
+def test_onnx_qlinearconv_stages_give_its_output_in_nchw(name, engine):
+    m = dspsim.load_model(ONNX_MODELS / f"{name}.onnx", engine)
+    trace = m.trace(_random_inputs(m, 0))
+    convs = [k for k, n in m.operators if m.has_stages(k)]
+    assert convs and all(m.operators[k][1] == "QLinearConv" for k in convs)
+    arrays = stg.capture(m, trace, (convs[-1], 37))
+    values = {e.tensor: e.value for e in trace}
+    for k in convs:
+        out = values[m.outputs_of(k)[0]]
+        zo = int(np.asarray(m.tensor_value(m.operator_inputs(k)[7])).reshape(-1)[0])
+        info = np.iinfo(out.dtype)
+        assert np.array_equal(np.clip(arrays[f"op{k}_requant"].astype(np.int64) + zo, info.min, info.max), out)
+    k = convs[-1]  # the NCHW tap 37 is the kernel's NHWC one: its last partial sum is acc there
+    assert arrays[f"op{k}_taps_partial_sum"][-1] == arrays[f"op{k}_acc"].reshape(-1)[37]
+    assert (arrays[f"op{k}_taps_kind"][-1] == 2) == (engine == "onnxruntime")

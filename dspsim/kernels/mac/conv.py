@@ -59,6 +59,13 @@ def conv2d_plan(x_shape, x_dtype, w, bias=None, **kw) -> ConvPlan:
                     _conv_prepare_fast, fused=True)
 
 
+@names_its_errors
+def conv2d_stages(x, w, bias=None, *, accumulator=None, tap=None, **kw):
+    """The :class:`~dspsim.kernels._common.MacStages` of ``conv2d(x, w, bias, accumulator=accumulator, **kw)``
+    (:meth:`~dspsim.kernels._common.ConvProblem.stages`); ``tap`` a flat index into its (B, OH, OW, OC) output."""
+    return _conv_problem("conv2d_stages", x, w, bias, **kw).stages(accumulator, tap)
+
+
 def _call_keywords(kw):
     return {k: v for k, v in kw.items() if k not in ("x", "w", "bias", "accumulator", "stats")}
 
@@ -154,6 +161,13 @@ def depthwise_conv2d_plan(x_shape, x_dtype, w, bias=None, **kw) -> ConvPlan:
     problem = _depthwise_problem("depthwise_conv2d_plan", probe_array(x_shape, x_dtype, "depthwise_conv2d_plan"), w,
                                  bias, **kw)
     return ConvPlan(problem, _depthwise_prepare_fast, fused=True)
+
+
+@names_its_errors
+def depthwise_conv2d_stages(x, w, bias=None, *, accumulator=None, tap=None, **kw):
+    """The :class:`~dspsim.kernels._common.MacStages` of ``depthwise_conv2d(x, w, bias, accumulator=accumulator,
+    **kw)``; ``tap`` a flat index into its (B, OH, OW, OC) output."""
+    return _depthwise_problem("depthwise_conv2d_stages", x, w, bias, **kw).stages(accumulator, tap)
 
 
 def _depthwise_problem(func, x, w, bias, *, depth_multiplier=1, stride=1, padding="VALID", dilation=1,

@@ -113,9 +113,9 @@ def opt(inputs, k):
 
 def guard(node, fn):
     """Turn a ValueError/TypeError of a dspsim.onnx function into one that names the node."""
-    def run(inputs):
+    def run(inputs, *more):
         try:
-            return fn(inputs)
+            return fn(inputs, *more)
         except (ValueError, TypeError) as e:
             raise type(e)(f"{node.label}: {e}") from None
     return run

@@ -35,18 +35,37 @@ def _qlinear_conv(node, ctx):
     a = attrs(node)
     cache = {}
 
-    def run(i):
+    def layer(i):
+        """The prepared op for this input (kept while the weights and scales are constants) and its NHWC input."""
         key = i[0].shape
         op = cache.get(key)
         if op is None or not all(ctx.is_const(node, k) for k in range(1, 9)):
             op = QLinearConvOp(i[0].shape, i[0].dtype, i[1], i[2], i[3], i[4], i[5], i[6], i[7], opt(i, 8), a,
                                ctx.profile)
             cache[key] = op
-        x = i[0]
-        x4 = x[:, :, None, :] if op.g.one_d else x
-        y = op.run_nhwc(np.ascontiguousarray(x4.transpose(0, 2, 3, 1))).transpose(0, 3, 1, 2)
-        return [np.ascontiguousarray(y[:, :, 0, :] if op.g.one_d else y)]
-    return guard(node, run)
+        x4 = i[0][:, :, None, :] if op.g.one_d else i[0]
+        return op, np.ascontiguousarray(x4.transpose(0, 2, 3, 1))
+
+    def nchw(op, y):
+        """An NHWC result in the graph's NCHW (NCL) layout."""
+        y = y.transpose(0, 3, 1, 2)
+        return np.ascontiguousarray(y[:, :, 0, :] if op.g.one_d else y)
+
+    def run(i):
+        op, x = layer(i)
+        return [nchw(op, op.run_nhwc(x))]
+
+    def stages(i, tap=None):  # tap: a flat index into the NCHW (NCL) output, the kernel's is NHWC
+        op, x = layer(i)
+        if tap is not None:
+            nhwc = op.stages_nhwc(x).acc.shape
+            n, c, h, w = np.unravel_index(tap, (nhwc[0], nhwc[3]) + nhwc[1:3])
+            tap = int(np.ravel_multi_index((n, h, w, c), nhwc))
+        return op.stages_nhwc(x, tap).map(lambda v: nchw(op, v))
+
+    guarded = guard(node, run)
+    guarded.stages = guard(node, stages)  # the front end's Prepared.stages
+    return guarded
 
 
 def _qgemm(node, ctx):
