@@ -26,9 +26,10 @@ def _numba_typing_error():
 _TYPING = _numba_typing_error()
 
 
-def names_its_errors(fn):
-    """Decorate a public function: its ValueError / TypeError messages start with ``fn.__name__``."""
-    name = fn.__name__
+def names_its_errors(fn, name: str | None = None):
+    """Decorate a public function: its ValueError / TypeError messages start with ``name`` (default
+    ``fn.__name__``; a module's path where the name alone is ambiguous: ``dspsim.onnx.quantize_linear``)."""
+    name = name or fn.__name__
 
     @functools.wraps(fn)
     def public(*args, **kwargs):

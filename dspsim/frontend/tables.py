@@ -67,8 +67,15 @@ class FilterbankTables:
     unweights: np.ndarray
 
 
+def _config(cfg, func: str) -> FrontendConfig:
+    """``cfg`` when it is a FrontendConfig (its fields were checked when it was made), else a TypeError."""
+    if not isinstance(cfg, FrontendConfig):
+        raise TypeError(f"{func}: cfg must be a FrontendConfig, got {type(cfg).__name__}")
+    return cfg
+
+
 def filterbank_tables(cfg: FrontendConfig) -> FilterbankTables:
-    n1 = cfg.num_channels + 1
+    n1 = _config(cfg, "filterbank_tables").num_channels + 1
     spectrum_size = cfg.fft_size // 2 + 1
     mel_low, mel_hi = _freq_to_mel(F32(cfg.lower_band_limit)), _freq_to_mel(F32(cfg.upper_band_limit))
     spacing = F32(mel_hi - mel_low) / F32(n1)
@@ -188,7 +195,7 @@ class FrontendTables:
 
 def frontend_tables(cfg: FrontendConfig) -> FrontendTables:
     """``FrontendPopulateState``, for ``cfg``."""
-    if cfg.enable_pcan:
+    if _config(cfg, "frontend_tables").enable_pcan:
         lut, snr_shift = pcan_tables(cfg)
     else:
         lut, snr_shift = np.zeros(WIDE_DYNAMIC_FUNCTION_LUT_SIZE, np.int16), 0

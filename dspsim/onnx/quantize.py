@@ -87,6 +87,9 @@ def scale_array(scale, func: str, name: str):
 
 def _layout(x_shape, s_shape, zp_shape, axis, block_size, func):
     """'tensor' | 'axis' | 'blocked', and the normalized axis; ValueError for mismatched shapes."""
+    for name, v in (("axis", axis), ("block_size", block_size)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{func}: {name} must be an int, got {v!r}"[:200])
     ndim = len(x_shape)
     if len(s_shape) == 0 or (len(s_shape) == 1 and s_shape[0] == 1 and not block_size):
         mode = "tensor"
@@ -234,6 +237,8 @@ def dequantize_linear(x, scale, zero_point=None, *, axis=1, block_size=0, output
     """
     func = "dspsim.onnx.dequantize_linear"
     xa, xt = _typed(x, func, "x")
+    if xa is None:
+        raise TypeError(f"{func}: x must be an array of codes, got None")
     if xt not in INT_QUANT and xt not in MINIFLOATS and xt != ElemType.INT32:
         raise ValueError(f"{func}: x of type {type_name(xt)} is not a quantized type")
     s, s32 = scale_array(scale, func, "scale")

@@ -71,6 +71,15 @@ CASES = [
     ("leaky_relu", dict(x=_0D, alpha=-0.3), None, "AttributeError: a 0-d input with a negative alpha"),
     ("cast", dict(x=np.array(1.5, np.float32), dtype="int8"), None, "a 0-d float input: numpy-scalar item assignment"),
     ("cast", dict(dtype={"a": 1}), "dtype must be one of", "numpy's ValueError for a dict dtype"),
+    # issue 31's campaign (the targets of dspsim.dsp, dspsim.frontend, dspsim.onnx, dspsim.tflite)
+    ("frontend_tables", dict(cfg=None), "cfg must be a FrontendConfig", "AttributeError"),
+    ("filterbank_tables", dict(cfg="bogus"), "cfg must be a FrontendConfig", "AttributeError"),
+    ("fft_tables", dict(nfft=None), "nfft must be an int", "'<' between NoneType and int"),
+    ("fft_tables", dict(nfft=1 << 40), r"power of two in \[4, ", "a Python loop of 2^39 steps (a hang)"),
+    ("dspsim.onnx.quantize_linear", dict(axis=None), "axis must be an int", "'<=' between int and NoneType"),
+    ("dspsim.onnx.dequantize_linear", dict(x=None), "x must be an array of codes", "int() of None"),
+    ("dspsim.onnx.matmul_integer", dict(a=np.zeros((0, 5), np.uint8)), None, "numpy's reshape error, unnamed"),
+    ("load_model", dict(path_or_bytes=b"\x00"), "dspsim.onnx.load_model: ", "named by its reader, accepted"),
 ]
 
 

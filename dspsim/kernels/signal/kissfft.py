@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from ..._errors import check_flag
+
 
 
 def _kf_factor(n: int) -> list:
@@ -68,11 +70,21 @@ class FftTables:
     inverse: bool = False      # kiss_fftri's tables (every phase negated)
 
 
+#: The longest real FFT :func:`fft_tables` builds (the tables are made in a Python loop; the frontend's window is
+#: at most 32768 samples).
+MAX_NFFT = 1 << 20
+
+
 def fft_tables(nfft: int, inverse: bool = False, bits: int = 16) -> FftTables:
     """``kiss_fftr_alloc(nfft, inverse)`` with FIXED_POINT = ``bits`` (16 or 32): every phase's sign flipped for
     the inverse."""
-    if nfft < 4 or nfft & (nfft - 1):
-        raise ValueError(f"fft_tables: the real FFT length must be a power of two >= 4, got {nfft}")
+    if isinstance(nfft, (bool, np.bool_)) or not isinstance(nfft, (int, np.integer)):
+        raise TypeError(f"fft_tables: nfft must be an int, got {nfft!r}"[:200])
+    if nfft < 4 or nfft > MAX_NFFT or nfft & (nfft - 1):
+        raise ValueError(f"fft_tables: the real FFT length must be a power of two in [4, {MAX_NFFT}], got {nfft}")
+    if isinstance(bits, (bool, np.bool_)) or not isinstance(bits, (int, np.integer)) or bits not in (16, 32):
+        raise ValueError(f"fft_tables: bits must be 16 or 32, got {bits!r}"[:200])
+    inverse = check_flag(inverse, "fft_tables", "inverse")
     ncfft = nfft // 2
     pi = 3.141592653589793238462643383279502884197169399375105820974944
     sign = 1 if inverse else -1
