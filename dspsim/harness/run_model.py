@@ -44,7 +44,7 @@ from ..interpreters import Interpreter, Kind
 from ..load import default_engine, load_model, model_format
 from .._io import load_npy, model_bytes
 from .safe_io import atomic_dir, check_output_dir, terminal_text
-from .stages import NO_STAGES, capture, parse_partial_sums, summary
+from .stages import NO_STAGES, capture, parse_partial_sums, summary, taps_markdown
 
 ENGINES = names(ModelFormat.TFLITE)
 
@@ -330,7 +330,9 @@ def main(argv=None) -> int:
                                                              "stages": stage_report},
                                                             indent=1), encoding="utf-8")
                 (tmp / "report.md").write_text(f"# {os.path.basename(args.model)} (dspsim engine {model.engine})"
-                                               f"\n\n{_table(traces[model.engine], cmp)}\n", encoding="utf-8")
+                                               f"\n\n{_table(traces[model.engine], cmp)}\n"
+                                               + (f"\n{taps_markdown(stage_report)}" if partial else ""),
+                                               encoding="utf-8")
         except ValueError as exc:  # OutDirError: the folder changed during the run
             print(f"dspsim: error: {terminal_text(exc, one_line=True)}", file=sys.stderr)
             return EXIT_USAGE

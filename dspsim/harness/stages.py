@@ -124,3 +124,13 @@ def summary(model, arrays: dict, partial=None) -> dict:
                                "taps": {name: arrays[f"op{k}_taps_{name}"].tolist() for name in TAP_FIELDS},
                                "acc": int(arrays[f"op{k}_acc"].reshape(-1)[flat])}
     return rep
+
+
+def taps_markdown(report: dict) -> str:
+    """:func:`summary`'s partial sums as a Markdown table (report.md), one row per tap in accumulation order."""
+    ps = report["partial_sums"]
+    taps = ps["taps"]
+    lines = [f"## Partial sums of operator {ps['op_index']}, output {tuple(ps['index'])} (acc = {ps['acc']})", "",
+             "| tap | " + " | ".join(TAP_FIELDS) + " |", "|---" * (len(TAP_FIELDS) + 1) + "|"]
+    lines += [f"| {t} | " + " | ".join(str(taps[f][t]) for f in TAP_FIELDS) + " |" for t in range(len(taps["x"]))]
+    return "\n".join(lines) + "\n"

@@ -230,6 +230,9 @@ def test_run_writes_stages_and_taps_into_trace_npz_and_report(tmp_path, capsys):
     assert z["op9_taps_partial_sum"][-1] == z["op9_acc"].reshape(-1)[4]
     rep = json.loads((out / "report.json").read_text())["stages"]
     assert [o["op_index"] for o in rep["operators"]] == [1, 2, 9] and rep["partial_sums"]["flat_index"] == 4
+    md = (out / "report.md").read_text()
+    assert "## Partial sums of operator 9, output (0, 4)" in md
+    assert md.rstrip().splitlines()[-1].endswith(f"| {z['op9_acc'].reshape(-1)[4]} |")  # the last tap's sum: acc
 
 
 def test_run_without_stages_writes_no_stage_entries(tmp_path, capsys):
