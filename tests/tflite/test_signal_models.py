@@ -130,6 +130,22 @@ def test_engines_without_the_signal_library_refuse_its_ops(engine):
         dspsim.load_model(os.path.join(GOLDEN, "signal_ops", "delay_3.tflite"), engine=engine)
 
 
+@pytest.mark.parametrize("case, options, rule", [
+    ("delay_3", {}, "custom option 'delay_length' is missing"),
+    ("delay_3", {"delay_length": -1}, "custom option 'delay_length' must be an int in"),
+    ("rfft_int16_64_padded", {"T": 0, "fft_length": 64}, "SignalRfft of TensorType 0 is not modelled"),
+    ("rfft_int16_64_padded", {"T": 7, "fft_length": 48}, "fft_length 48 is not a power of two"),
+    ("stacker_0_2_step_2", {"num_channels": 2, "stacker_left_context": 0, "stacker_right_context": 2,
+                            "stacker_step": 4}, "stacker_step 4 exceeds the stack's 3 frames"),
+    ("framer_prefill", {"frame_size": 1, "frame_step": 2, "prefill": True}, "prefill with frame_step 2 > frame_size"),
+])
+def test_options_the_c_code_cannot_run_are_refused_at_load(monkeypatch, case, options, rule):
+    from dspsim.tflite import flatbuffer
+    monkeypatch.setattr(flatbuffer, "_custom_options", lambda op_t, what: dict(options))
+    with pytest.raises(ValueError, match=rule):
+        dspsim.load_model(os.path.join(GOLDEN, "signal_ops", f"{case}.tflite"), engine="tflm")
+
+
 def test_custom_options_decode_as_the_model_stores_them():
     # SignalWindow's and SignalFftAutoScale's custom_options bytes in audio_preprocessor_int8.tflite
     assert read_flexbuffer(bytes.fromhex("73686966740001070101010c04022401")) == {"shift": 12}
