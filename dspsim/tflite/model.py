@@ -65,6 +65,10 @@ def _prepare_subgraph(sg, g):
                 raise ValueError(f"load_model: {where}operator {op.index} ({op.name}) is malformed: its "
                                  f"{len(op.inputs)} inputs, {len(op.outputs)} outputs or their shapes do not "
                                  f"fit the op ({exc})") from None
+            except (ValueError, TypeError) as exc:  # a parameter helper's refusal (tflm_tanh: input_zero_point ...)
+                if str(exc).startswith("load_model:"):
+                    raise
+                raise type(exc)(f"load_model: {where}operator {op.index} ({op.name}): {exc}") from None
             except MemoryError as exc:  # declared shapes beyond this machine (LiteRT's AllocateTensors fails too)
                 raise ValueError(f"load_model: {where}operator {op.index} ({op.name}): its declared tensor shapes need "
                                  f"more memory than is available ({exc})") from None
@@ -120,9 +124,10 @@ class Model(GraphModel):
 
     _KIND = "dspsim.tflite.Model"
 
-    def __init__(self, mdef, engine="litert", accumulator=None, rounding=None):
+    def __init__(self, mdef, engine="litert", accumulator=None, rounding=None, approximate_float=False):
         profile = with_options(engine_profile("litert" if engine is None else engine, "load_model",
-                                              ModelFormat.TFLITE), accumulator, rounding, "load_model")
+                                              ModelFormat.TFLITE), accumulator, rounding, "load_model",
+                               approximate_float)
         super().__init__(mdef, profile, prepare_model(mdef, profile))
 
     def _prepare(self, mdef):

@@ -59,12 +59,27 @@ def test_the_verdict_flags_a_wrong_exception_type_and_an_unnamed_error(monkeypat
     with open(os.path.join(HERE, "golden", "models", "cnn.tflite"), "rb") as f:
         data = f.read()
     assert fz.verdict(data)[0] is None
-    for exc in (ZeroDivisionError("integer division or modulo by zero"), ValueError("cannot reshape array")):
-        def broken(op, g, exc=exc):
-            raise exc
-        monkeypatch.setitem(prepare.BUILTINS, "CONV_2D", broken)
-        bad, _ = fz.verdict(data)
-        assert bad is not None and str(exc) in bad
+    exc = ZeroDivisionError("integer division or modulo by zero")
+
+    def broken(op, g):
+        raise exc
+    monkeypatch.setitem(prepare.BUILTINS, "CONV_2D", broken)
+    bad, _ = fz.verdict(data)
+    assert bad is not None and str(exc) in bad
+    monkeypatch.setattr(fz.tfl, "load_model", lambda data, engine: np.reshape(np.zeros(3), (2, 2)))
+    bad, _ = fz.verdict(data)
+    assert bad is not None and "without the function's name: cannot reshape array" in bad
+
+
+def test_a_prepare_error_that_does_not_name_the_loader_is_named_with_its_operator(monkeypatch):
+    with open(os.path.join(HERE, "golden", "models", "cnn.tflite"), "rb") as f:
+        data = f.read()
+
+    def broken(op, g):
+        raise TypeError("tflm_tanh: input_zero_point must be an int")
+    monkeypatch.setitem(prepare.BUILTINS, "CONV_2D", broken)
+    with pytest.raises(TypeError, match=r"^load_model: operator \d+ \(CONV_2D\): tflm_tanh: input_zero_point"):
+        tfl.load_model(data)
 
 
 def test_model_edits_rewrite_shapes_scales_zero_points_and_buffers():
@@ -95,8 +110,9 @@ def test_a_slice_of_the_mutation_campaign_finds_no_defect(mutator):
 def test_mutants_of_the_first_campaign_are_refused_with_a_named_value_error(path):
     """The four mutant models named in issue 16 §2 (cin = 0 depthwise, optional input -1 as the data
     input, denormal output scale, zero-size int-to-int QUANTIZE), later campaigns' (LOG_SOFTMAX and
-    L2_NORMALIZATION whose tensors have rank 0: an IndexError; now refused at load) and issue 31's
-    (a TRANSPOSE_CONV whose output is smaller than its filter: a ValueError without load_model's name)."""
+    L2_NORMALIZATION whose tensors have rank 0: an IndexError; now refused at load) and issue 31's (a
+    TRANSPOSE_CONV whose output is smaller than its filter, TANH / LOGISTIC zero points beyond int8 under tflm, an
+    int16 LOG whose scale is a denormal: ValueErrors of a parameter helper without load_model's name)."""
     with open(path, "rb") as f:
         data = f.read()
     bad, _ = fz.verdict(data)
