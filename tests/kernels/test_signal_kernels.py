@@ -246,6 +246,27 @@ def test_overlap_add_saturates_int16_sums():
     assert out.tolist() == [[30000, 30000, 32767, 32767]] and buf.tolist() == [[30000, 30000, 0, 0]]
 
 
+U32_EDGES = np.array([0, 1, 2, 3, 255, 256, 65535, 65536, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 2, 2 ** 32 - 1], np.uint32)
+
+
+def test_every_shift_matches_oracle_on_edge_values():
+    x = np.tile(I16_EDGES, 2)
+    w = np.repeat(I16_EDGES, 2)
+    wide = np.concatenate([U32_EDGES.astype(np.uint64), np.array([2 ** 32 + 1, 2 ** 63, 2 ** 64 - 1], np.uint64)])
+    lut = np.resize(I16_EDGES, 125)
+    for shift in range(32):
+        _both(signal_window, ref.signal_window_oracle, x, w, shift)
+        _both(signal_filter_bank_square_root, ref.signal_filter_bank_square_root_oracle, wide, shift)
+        _both(signal_filter_bank_log, ref.signal_filter_bank_log_oracle, U32_EDGES, 64, shift)
+        _both(signal_filter_bank_spectral_subtraction, ref.signal_filter_bank_spectral_subtraction_oracle,
+              U32_EDGES, U32_EDGES[::-1].copy(), 409, 15975, 983, 15401, shift, 2 * shift, 819, shift % 2 == 1)
+    for shift in range(64):
+        _both(signal_pcan, ref.signal_pcan_oracle, U32_EDGES, U32_EDGES[::-1].copy(), lut, shift)
+    for k in range(16):  # every scale 0..15 the auto-scale can choose, both signs
+        for v in (min(1 << k, 32767), -(1 << k), (1 << k) - 1 if k else 0):
+            _both(signal_fft_auto_scale, ref.signal_fft_auto_scale_oracle, np.array([v, 0, -1], np.int16))
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: signal_window(np.zeros(5, np.int16), np.zeros(2, np.int16), 1), "signal_window: x's size 5 must be a"),
     (lambda: signal_window(np.zeros(4, np.int16), np.zeros(2, np.int16), 32), "signal_window: shift must be an int"),
