@@ -115,7 +115,7 @@ def run_one(name):
 
 
 # One-op models of the streaming operators, the inverse FFT and the int32 FFTs, which no model at hand uses: (case, op, inputs, outputs, options); a tensor
-# is (shape, TensorType: 0 FLOAT32, 2 INT32, 6 BOOL, 7 INT16).
+# is (shape, TensorType: 0 FLOAT32, 2 INT32, 6 BOOL, 7 INT16, 15 UINT32).
 OP_CASES = [
     ("delay_3", "SignalDelay", [((2, 8), 7)], [((2, 8), 7)], {"delay_length": 3}),
     ("delay_11", "SignalDelay", [((8,), 7)], [((8,), 7)], {"delay_length": 11}),
@@ -135,7 +135,20 @@ OP_CASES = [
     ("rfft_int32_64_padded", "SignalRfft", [((2, 48), 2)], [((2, 66), 2)], {"T": 2, "fft_length": 64}),
     ("rfft_int32_512", "SignalRfft", [((512,), 2)], [((514,), 2)], {"T": 2, "fft_length": 512}),
     ("irfft_int32_64", "SignalIrfft", [((2, 66), 2)], [((2, 64), 2)], {"T": 2, "fft_length": 64}),
+    # the arithmetic docs/frontend.md calls surprising, against the real code: the int16 maximum of the auto-scale
+    # (FRAMES_BY_HAND), the uint32 wrap of the log's output scale and of its correction shift, the clamping estimate
+    ("fft_auto_scale", "SignalFftAutoScale", [((6,), 7)], [((6,), 7), ((), 2)], {}),
+    ("log_scale_65536", "SignalFilterBankLog", [((16,), 15)], [((16,), 7)],
+     {"input_correction_bits": 0, "output_scale": 65536}),
+    ("log_correction_7", "SignalFilterBankLog", [((16,), 15)], [((16,), 7)],
+     {"input_correction_bits": 7, "output_scale": 64}),
+    ("spectral_subtraction_clamping", "SignalFilterBankSpectralSubtraction", [((8,), 15)], [((8,), 15), ((8,), 15)],
+     {"alternate_one_minus_smoothing": 15401, "alternate_smoothing": 983, "clamping": True,
+      "min_signal_remaining": 819, "num_channels": 8, "one_minus_smoothing": 15975, "smoothing": 409,
+      "smoothing_bits": 10, "spectral_subtraction_bits": 14}),
 ]
+FRAMES_BY_HAND = {"fft_auto_scale": [[-32768, 5, 0, 0, 0, 0], [-32768, -5, 0, 0, 0, 0], [0] * 6,
+                                     [5, -32768, 0, 0, 0, 0], [1, -1, 0, 0, 0, 0], [-16384, 5, 0, 0, 0, 0]]}
 OP_FRAMES = 24
 
 
@@ -181,6 +194,10 @@ def run_ops():
         (shape, ttype), = inputs
         if ttype == 0:
             x = rng.normal(0, 1000, (OP_FRAMES, *shape)).astype(np.float32)
+        elif ttype == 15:
+            levels = rng.integers(0, 32, (OP_FRAMES,) + (1,) * len(shape))
+            x = (rng.integers(0, 2 ** 32, (OP_FRAMES, *shape), dtype=np.uint64) >> levels.astype(np.uint64))
+            x = x.astype(np.uint32)
         elif ttype == 2:
             levels = rng.integers(0, 31, (OP_FRAMES,) + (1,) * len(shape))   # full scale down to a few bits
             x = rng.integers(-2 ** 31, 2 ** 31, (OP_FRAMES, *shape)) >> levels
@@ -189,6 +206,8 @@ def run_ops():
         else:
             x = rng.integers(-32768, 32768, (OP_FRAMES, *shape)).astype(np.int16)
             x[rng.random(x.shape) < 0.2] = 32767
+        for f, frame in enumerate(FRAMES_BY_HAND.get(case, ())):
+            x[f] = frame
         outs = [[] for _ in outputs]
         for f in range(OP_FRAMES):
             it.set_input(x[f], 0)
