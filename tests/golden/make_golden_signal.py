@@ -17,7 +17,8 @@ one interpreter (reset before each kind, so the spectral subtraction's noise est
     /tmp/interp/bin/python tests/golden/make_golden_signal.py    # tflite-micro wheel; one subprocess per model
 
     tests/golden/signal_ops/<case>.tflite, signal_ops.npz: one-op models of SignalDelay, SignalFramer, SignalStacker,
-    SignalOverlapAdd, SignalIrfft and SignalRfft (zero padding, int32; OP_CASES) and, per case, <case>/in (frames, *shape) and <case>/out<k>: the wheel's outputs
+    SignalOverlapAdd, SignalIrfft and SignalRfft (zero padding, int32) and of the arithmetic's edges (OP_CASES) and,
+    per case, <case>/in, <case>/in1, ... (frames, *shape) and <case>/out<k>: the wheel's outputs
     of OP_FRAMES invocations in order (the state carried), so these tests need nothing of ../shared.
 
 Deterministic; a few seconds per model.
@@ -136,12 +137,15 @@ OP_CASES = [
     ("rfft_int32_512", "SignalRfft", [((512,), 2)], [((514,), 2)], {"T": 2, "fft_length": 512}),
     ("irfft_int32_64", "SignalIrfft", [((2, 66), 2)], [((2, 64), 2)], {"T": 2, "fft_length": 64}),
     # the arithmetic docs/frontend.md calls surprising, against the real code: the int16 maximum of the auto-scale
-    # (FRAMES_BY_HAND), the uint32 wrap of the log's output scale and of its correction shift, the clamping estimate
+    # (FRAMES_BY_HAND), the window's saturation, PCAN with any table, the uint32 wraps of the log's output scale and
+    # of its correction shift, the clamping estimate
     ("fft_auto_scale", "SignalFftAutoScale", [((6,), 7)], [((6,), 7), ((), 2)], {}),
     ("log_scale_65536", "SignalFilterBankLog", [((16,), 15)], [((16,), 7)],
      {"input_correction_bits": 0, "output_scale": 65536}),
     ("log_correction_7", "SignalFilterBankLog", [((16,), 15)], [((16,), 7)],
      {"input_correction_bits": 7, "output_scale": 64}),
+    ("window_shift_14", "SignalWindow", [((2, 16), 7), ((16,), 7)], [((2, 16), 7)], {"shift": 14}),
+    ("pcan_any_table", "SignalPCAN", [((8,), 15), ((8,), 15), ((125,), 7)], [((8,), 15)], {"snr_shift": 6}),
     ("spectral_subtraction_clamping", "SignalFilterBankSpectralSubtraction", [((8,), 15)], [((8,), 15), ((8,), 15)],
      {"alternate_one_minus_smoothing": 15401, "alternate_smoothing": 983, "clamping": True,
       "min_signal_remaining": 819, "num_channels": 8, "one_minus_smoothing": 15975, "smoothing": 409,
@@ -179,8 +183,26 @@ def one_op_model(op, inputs, outputs, options):
     return bytes(b.Output())
 
 
+def random_frames(rng, shape, ttype):
+    """OP_FRAMES random inputs of ``shape``: int16 / int32 / uint32 at random levels with the edges mixed in,
+    float32 normal."""
+    levels = rng.integers(0, 31, (OP_FRAMES,) + (1,) * len(shape))   # full scale down to a few bits
+    if ttype == 0:
+        return rng.normal(0, 1000, (OP_FRAMES, *shape)).astype(np.float32)
+    if ttype == 15:
+        x = rng.integers(0, 2 ** 32, (OP_FRAMES, *shape), dtype=np.uint64) >> levels.astype(np.uint64)
+        return x.astype(np.uint32)
+    if ttype == 2:
+        x = (rng.integers(-2 ** 31, 2 ** 31, (OP_FRAMES, *shape)) >> levels).astype(np.int32)
+        x[rng.random(x.shape) < 0.1] = 2 ** 31 - 1
+        return x
+    x = rng.integers(-32768, 32768, (OP_FRAMES, *shape)).astype(np.int16)
+    x[rng.random(x.shape) < 0.2] = 32767
+    return x
+
+
 def run_ops():
-    """Each one-op case through the wheel, OP_FRAMES invocations of random int16 (edges mixed in) or float32."""
+    """Each one-op case through the wheel: OP_FRAMES invocations of random inputs (FRAMES_BY_HAND first)."""
     from tflite_micro.python.tflite_micro import runtime
 
     rng = np.random.default_rng(20261205)
@@ -191,30 +213,17 @@ def run_ops():
         with open(os.path.join(ROOT, "signal_ops", f"{case}.tflite"), "wb") as f:
             f.write(data)
         it = runtime.Interpreter.from_bytes(data, arena_size=1 << 16)
-        (shape, ttype), = inputs
-        if ttype == 0:
-            x = rng.normal(0, 1000, (OP_FRAMES, *shape)).astype(np.float32)
-        elif ttype == 15:
-            levels = rng.integers(0, 32, (OP_FRAMES,) + (1,) * len(shape))
-            x = (rng.integers(0, 2 ** 32, (OP_FRAMES, *shape), dtype=np.uint64) >> levels.astype(np.uint64))
-            x = x.astype(np.uint32)
-        elif ttype == 2:
-            levels = rng.integers(0, 31, (OP_FRAMES,) + (1,) * len(shape))   # full scale down to a few bits
-            x = rng.integers(-2 ** 31, 2 ** 31, (OP_FRAMES, *shape)) >> levels
-            x = x.astype(np.int32)
-            x[rng.random(x.shape) < 0.1] = 2 ** 31 - 1
-        else:
-            x = rng.integers(-32768, 32768, (OP_FRAMES, *shape)).astype(np.int16)
-            x[rng.random(x.shape) < 0.2] = 32767
+        xs = [random_frames(rng, shape, ttype) for shape, ttype in inputs]
         for f, frame in enumerate(FRAMES_BY_HAND.get(case, ())):
-            x[f] = frame
+            xs[0][f] = frame
         outs = [[] for _ in outputs]
         for f in range(OP_FRAMES):
-            it.set_input(x[f], 0)
+            for k, x in enumerate(xs):
+                it.set_input(x[f], k)
             it.invoke()
             for k in range(len(outputs)):
                 outs[k].append(np.array(it.get_output(k)))
-        arrays[f"{case}/in"] = x
+        arrays.update({f"{case}/in{'' if k == 0 else k}": x for k, x in enumerate(xs)})
         arrays.update({f"{case}/out{k}": np.stack(v) for k, v in enumerate(outs)})
     np.savez_compressed(os.path.join(ROOT, "signal_ops.npz"), **arrays)
 
