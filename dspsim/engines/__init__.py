@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from .device import DeviceProfile
 from .named import ENGINES, named
-from .profile import (MAC_FAMILIES, Defect, EngineDefectWarning, EngineProfile, Kernel, MacProfile, MacRule,
+from .profile import (MAC_FAMILIES, ApproximationWarning, Defect, EngineDefectWarning, EngineProfile, Kernel, MacProfile, MacRule,
                       ModelFormat, OnnxKernels, OnnxProfile, RealMultiplier, RequantInput, RequantKind, RequantRule,
                       TfliteProfile)
 
-__all__ = ["DeviceProfile", "Defect", "ENGINES", "EngineDefectWarning", "EngineProfile", "Kernel", "MAC_FAMILIES",
+__all__ = ["ApproximationWarning", "DeviceProfile", "Defect", "ENGINES", "EngineDefectWarning", "EngineProfile", "Kernel", "MAC_FAMILIES",
            "MacProfile", "MacRule", "ModelFormat", "OnnxKernels", "OnnxProfile", "RealMultiplier", "RequantInput",
            "RequantKind", "RequantRule", "TfliteProfile", "get", "names"]
 

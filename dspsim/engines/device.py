@@ -35,7 +35,9 @@ and loads it wherever an engine is taken: ``load_model(model, engine=dspsim.Devi
 =========================  ===========================================================================
 
 and ``[tflite] rounding = "double" | "single"`` for the fixed-point operators outside the MAC families, ``[tflite]
-quotient = "double" | "float32"`` for TFLM Prepares that divide two float32 scales (LEAKY_RELU, SUB). A key
+quotient = "double" | "float32"`` for TFLM Prepares that divide two float32 scales (LEAKY_RELU, SUB), ``[tflite]
+approximate_float = true`` to run the float32 operators whose engine kernel dspsim does not reproduce with the
+reference IEEE arithmetic, each named in a warning (``TfliteProfile.approximate_float``). A key
 that is not one of these, or a value outside its set, is refused with a ValueError naming the key and the
 allowed values. :meth:`DeviceProfile.to_toml` writes a profile back (``dspsim diagnose`` prints the one that
 reproduces a device's dumps that way).
@@ -80,7 +82,8 @@ MAC_KEYS = MappingProxyType({
 """The keys of a MAC table and their allowed values."""
 #: keys that only some families' kernels model, and those families
 _FAMILY_ONLY = MappingProxyType({"vector_channels": ("depthwise_conv_2d",)})
-_TFLITE_KEYS = MappingProxyType({"rounding": ("double", "single"), "quotient": ("double", "float32")})
+_TFLITE_KEYS = MappingProxyType({"rounding": ("double", "single"), "quotient": ("double", "float32"),
+                                  "approximate_float": (False, True)})
 _TOP_KEYS = ("name", "engine", "summary")
 _TABLES = ("mac", "tflite") + MAC_FAMILIES
 
@@ -255,11 +258,14 @@ def _toml_value(v) -> str:
     return f'"{text}"'
 
 
-def with_options(profile: EngineProfile, accumulator=None, rounding=None, func: str = "with_options") -> EngineProfile:
+def with_options(profile: EngineProfile, accumulator=None, rounding=None, func: str = "with_options",
+                 approximate_float: bool = False) -> EngineProfile:
     """``profile`` with the ``load_model`` shorthands applied: ``accumulator`` (an :class:`~dspsim.Accumulator`
-    for every MAC family) and ``rounding`` ("double" | "single": the build's ``MultiplyByQuantizedMultiplier``,
-    ``TFLITE_SINGLE_ROUNDING``); ``profile`` itself when neither is given. The result is a
-    :class:`DeviceProfile` whose TOML says the same."""
+    for every MAC family), ``rounding`` ("double" | "single": the build's ``MultiplyByQuantizedMultiplier``,
+    ``TFLITE_SINGLE_ROUNDING``) and ``approximate_float`` (``TfliteProfile.approximate_float``); ``profile`` itself
+    when none is given. The result is a :class:`DeviceProfile` whose TOML says the same."""
+    if not isinstance(approximate_float, bool):
+        raise TypeError(f"{func}: approximate_float must be a bool, got {type(approximate_float).__name__}")
     doc = {}
     if accumulator is not None:
         if not isinstance(accumulator, Accumulator):
@@ -273,9 +279,13 @@ def with_options(profile: EngineProfile, accumulator=None, rounding=None, func: 
             doc.setdefault("mac", {})["rounding"] = rounding
             if profile.tflite is not None:
                 doc["tflite"] = {"rounding": rounding}
+    approximate = bool(approximate_float) and profile.tflite is not None and not profile.tflite.approximate_float
+    if approximate:
+        doc.setdefault("tflite", {})["approximate_float"] = True
     if not doc:
         return profile
     words = ([f"accumulator={accumulator.bits},{accumulator.overflow}"
               + (",pair_saturation" if accumulator.pair_saturation else "")] if accumulator is not None else []) \
-        + ([f"rounding={rounding}"] if "tflite" in doc or "rounding" in doc.get("mac", {}) else [])
+        + ([f"rounding={rounding}"] if "rounding" in doc.get("tflite", {}) or "rounding" in doc.get("mac", {})
+           else []) + (["approximate-float"] if approximate else [])
     return DeviceProfile.derived(profile, {**doc, "name": " ".join([profile.name, *words])}, func)

@@ -36,6 +36,11 @@ class EngineDefectWarning(UserWarning):
     """The chosen engine has a known defect that dspsim reproduces (docs/engines.md)."""
 
 
+class ApproximationWarning(UserWarning):
+    """An operator runs with arithmetic that is not the engine's own (``TfliteProfile.approximate_float``): its
+    outputs, and what follows them, may differ from the engine's by the bound the message states."""
+
+
 class ModelFormat(str, Enum):
     """The model files an engine runs."""
 
@@ -314,6 +319,11 @@ class TfliteProfile:
         ``"int8"`` with weights quantized per tensor or per channel, ``"int8/per-tensor"`` per tensor only. An
         operator or type absent is refused. Default: LiteRT's (every MAC operator but TRANSPOSE_CONV, int8 and
         int16).
+    approximate_float : bool
+        Run the float32 operators whose engine kernel dspsim does not reproduce (XNNPACK's f32 DIV, SQRT and MUL,
+        LiteRT's optimized float LOG_SOFTMAX) with TFLite's reference IEEE arithmetic, each named in an
+        :class:`ApproximationWarning` at load with the measured difference (``Model.approximations``); False
+        (default): refuse them.
     narrow_16x8_bias : mapping op name -> bias type name
         The bias type narrower than int64 that a 16x8 MAC operator takes: ``"int32"`` (the layer then sums in an
         int32 accumulator, wrapping, and requantizes with the 32-bit ``MultiplyByQuantizedMultiplier``: TFLM's
@@ -336,6 +346,7 @@ class TfliteProfile:
     int4_weights: MappingProxyType = field(default_factory=lambda: MappingProxyType(
         {op: ("int8", "int16") for op in ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D")}))
     narrow_16x8_bias: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    approximate_float: bool = False
 
     def __post_init__(self):
         for name in ("kernels", "refused", "max_versions", "types", "max_ranks", "int4_weights", "narrow_16x8_bias"):
@@ -355,7 +366,8 @@ class TfliteProfile:
         return hash((tuple(sorted(self.kernels.items())), tuple(sorted(self.refused.items())),
                      tuple(sorted(self.max_versions.items())), self.takes_uint8, self.checks_quantization,
                      self.allocates_empty_tensors, self.rounding, self.quotient,
-                     tuple(sorted(self.int4_weights.items())), tuple(sorted(self.narrow_16x8_bias.items()))))
+                     tuple(sorted(self.int4_weights.items())), tuple(sorted(self.narrow_16x8_bias.items())),
+                     self.approximate_float))
 
 
 class OnnxKernels(str, Enum):

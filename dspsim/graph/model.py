@@ -122,6 +122,14 @@ class Model:
         """Tensor indices read by operator ``op_index`` (-1 for an absent optional input)."""
         return list(self._operator(op_index)[0].inputs)
 
+    @property
+    def approximations(self) -> list:
+        """The operators that run with arithmetic other than the engine's own (a profile with
+        ``TfliteProfile.approximate_float``): ``(op_index, op_name, how)``, ``how`` saying which kernel is not
+        reproduced and by how much it differs (measured). Empty for a bit-exact model."""
+        return [(op.index, op.name, prepared.params["approximate"]) for op, prepared in self._plan
+                if "approximate" in prepared.params]
+
     def operator_params(self, op_index: int) -> dict:
         """The integer parameters operator ``op_index`` was prepared with (multipliers, shifts, zero
         points, activation bounds, ...), as its kernel receives them."""

@@ -34,10 +34,11 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 import numpy as np
 
-from ..engines import ModelFormat, names
+from ..engines import ApproximationWarning, ModelFormat, names
 from ..engines import get as engine_profile
 from ..engines.device import with_options
 from ..interpreters import Interpreter, Kind
@@ -67,6 +68,11 @@ def _parser():
                         "litert for .tflite, LiteRT's reference kernels; onnxruntime for .onnx)")
     p.add_argument("--accumulator", metavar="BITS[:wrap|saturate]",
                    help="the MAC operators' accumulator (default int32 wrapping), e.g. 24:saturate")
+    p.add_argument("--approximate-float", action="store_true",
+                   help="run the float32 operators whose engine kernel dspsim does not reproduce (XNNPACK's f32 "
+                        "SQRT, LiteRT's optimized float LOG_SOFTMAX) with TFLite's reference arithmetic instead of "
+                        "refusing the model; each is named, with its measured difference, and the run is then not "
+                        "bit-exact after it")
     p.add_argument("--compare-litert", action="store_true",
                    help="a .tflite model: also run LiteRT (reference, optimized builtin, XNNPACK) and diff every layer")
     p.add_argument("--stages", action="store_true",
@@ -246,11 +252,15 @@ def _table(trace, cmp):
     return "\n".join(lines)
 
 
-def _load(path, engine, accumulator):
-    """The model at ``path`` under ``engine`` (None: its format's), with the ``--accumulator`` shorthand."""
+def _load(path, engine, accumulator, approximate_float=False):
+    """The model at ``path`` under ``engine`` (None: its format's), with the ``--accumulator`` and
+    ``--approximate-float`` shorthands (an approximated operator's warning printed as a note, not a traceback)."""
     fmt = model_format(model_bytes(path))
     profile = engine_profile(default_engine(fmt) if engine is None else engine, "--engine", fmt)
-    return load_model(path, with_options(profile, _accumulator(accumulator), None, "--accumulator"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ApproximationWarning)  # Model.approximations says it, once, below
+        return load_model(path, with_options(profile, _accumulator(accumulator), None, "--accumulator",
+                                             approximate_float))
 
 
 def main(argv=None) -> int:
@@ -258,7 +268,11 @@ def main(argv=None) -> int:
     try:
         if args.out:  # before any work, as every verb checks it (dspsim.harness.safe_io)
             check_output_dir(args.out, [args.model, *args.input, args.engine])
-        model = _load(args.model, args.engine, args.accumulator)
+        model = _load(args.model, args.engine, args.accumulator, args.approximate_float)
+        approximations = getattr(model, "approximations", [])
+        for index, name, how in approximations:
+            print(terminal_text(f"dspsim: note: operator {index} ({name}) is approximated, not bit-exact: {how}"),
+                  file=sys.stderr)
         if args.input:
             frames = _frames(model, [load_npy(p, "dspsim run") for p in args.input])
         else:
@@ -327,10 +341,15 @@ def main(argv=None) -> int:
                                                              "frames": len(frames), "state": _state_tensors(
                                                                  frame_traces[-1]),
                                                              "operators": model.operators, "comparison": cmp,
+                                                             "approximated": [
+                                                                 {"op_index": i, "op": n, "how": h}
+                                                                 for i, n, h in approximations],
                                                              "stages": stage_report},
                                                             indent=1), encoding="utf-8")
                 (tmp / "report.md").write_text(f"# {os.path.basename(args.model)} (dspsim engine {model.engine})"
-                                               f"\n\n{_table(traces[model.engine], cmp)}\n"
+                                               + "".join(f"\n\n**Not bit-exact from operator {i} ({n}) on**: {h}."
+                                                         for i, n, h in approximations)
+                                               + f"\n\n{_table(traces[model.engine], cmp)}\n"
                                                + (f"\n{taps_markdown(stage_report)}" if partial else ""),
                                                encoding="utf-8")
         except ValueError as exc:  # OutDirError: the folder changed during the run

@@ -29,7 +29,7 @@ def supported_ops() -> tuple:
     return tuple(sorted(BUILTINS))
 
 
-def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding=None) -> Model:
+def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding=None, approximate_float=False) -> Model:
     """Read a .tflite model (a path or the file's bytes) and prepare every operator.
 
     ``engine``: an engine name, a device's ``.toml`` file or an :class:`~dspsim.engines.EngineProfile`:
@@ -43,8 +43,13 @@ def load_model(path_or_bytes, *, engine="litert", accumulator=None, rounding=Non
     :class:`dspsim.Accumulator` for FC/conv/depthwise (default int32 wrapping), to run the whole model on a
     DSP's narrower or saturating register. Both are shorthands for a :class:`dspsim.DeviceProfile`.
 
+    ``approximate_float``: run the float32 operators whose engine kernel dspsim does not reproduce (XNNPACK's f32
+    SQRT, LiteRT's optimized float LOG_SOFTMAX) with TFLite's reference arithmetic instead of refusing them; each is
+    named in an :class:`dspsim.engines.ApproximationWarning` with its measured difference, and listed in
+    :attr:`Model.approximations`. Outputs downstream of one are not bit-exact with the engine.
+
     Raises ValueError for a corrupt or truncated file, an unsupported op (named), or a model that
     LiteRT's reference interpreter refuses; OSError when the path cannot be read.
     """
     data = model_bytes(path_or_bytes)
-    return Model(read_model(data), engine, accumulator, rounding)
+    return Model(read_model(data), engine, accumulator, rounding, approximate_float)

@@ -124,9 +124,10 @@ class Model(GraphModel):
 
     _KIND = "dspsim.tflite.Model"
 
-    def __init__(self, mdef, engine="litert", accumulator=None, rounding=None):
+    def __init__(self, mdef, engine="litert", accumulator=None, rounding=None, approximate_float=False):
         profile = with_options(engine_profile("litert" if engine is None else engine, "load_model",
-                                              ModelFormat.TFLITE), accumulator, rounding, "load_model")
+                                              ModelFormat.TFLITE), accumulator, rounding, "load_model",
+                               approximate_float)
         super().__init__(mdef, profile, prepare_model(mdef, profile))
 
     def _prepare(self, mdef):

@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from ..engines import EngineDefectWarning, Kernel
+from ..engines import ApproximationWarning, EngineDefectWarning, Kernel
 from ..graph.executor import Prepared  # noqa: F401  (what every builtin's Prepare returns)
 from ..graph.state import State
 from ..fixedpoint import quantize_multiplier
@@ -95,6 +95,21 @@ def requant_params(quant: dict) -> dict:
 
 def refuse(op, msg):
     raise ValueError(f"load_model: operator {op.index} ({op.name}): {msg}")
+
+
+def approximate(op, g, how: str) -> dict:
+    """An operator whose engine kernel dspsim does not reproduce (``how``: which kernel, and by how much it differs
+    from what dspsim runs, measured). Under a profile with ``TfliteProfile.approximate_float`` it runs with
+    TFLite's reference arithmetic: an :class:`~dspsim.engines.ApproximationWarning` names it at load, and the
+    returned entry goes into the operator's params (``Model.approximations`` lists them); otherwise it is refused,
+    saying how to run it anyway."""
+    if not g.tflite.approximate_float:
+        refuse(op, f"dspsim does not support float32 {op.name} under engine {g.profile.name!r}: {how}; "
+                   "load_model(..., approximate_float=True) (dspsim run --approximate-float) runs it with TFLite's "
+                   "reference arithmetic, with a warning")
+    warnings.warn(f"load_model: operator {op.index} ({op.name}) is approximated under engine {g.profile.name!r}: "
+                  f"{how}", ApproximationWarning, stacklevel=3)
+    return {"approximate": how}
 
 
 def per_tensor_quant(op, t, what):

@@ -39,6 +39,7 @@ from ...fixedpoint import (
 from .._checks import broadcast_shape
 
 __all__ = ["abs_table", "add_n_int8", "cumsum_int8", "div_params", "div_table", "floor_div", "floor_mod",
+           "flush_denormals", "xnnpack_f32_binary",
            "integer_div", "log_table", "negate", "prod_params", "raw_abs", "reduce_prod_quantized", "reduce_prod_int32",
            "rescale_params", "sqrt_table", "wrap_to"]
 
@@ -398,3 +399,26 @@ def sqrt_int16(x, input_scale, input_zero_point, output_scale, output_zero_point
     dq = (s_in * v.astype(np.float32)).astype(np.float32)
     q = np.trunc((np.sqrt(dq) / s_out).astype(np.float32).astype(np.float64)).astype(np.int64) + int(output_zero_point)
     return np.clip(q, -32768, 32767).astype(np.int16)
+
+
+_TINY = np.float32(np.finfo(np.float32).tiny)
+
+
+def flush_denormals(x):
+    """float32 ``x`` with every denormal replaced by a zero of its sign (x86 DAZ / FTZ); NaN and infinities kept."""
+    x = np.asarray(x, np.float32)
+    return np.where(np.abs(x) < _TINY, np.copysign(np.float32(0.0), x), x).astype(np.float32)
+
+
+def xnnpack_f32_binary(ufunc, x1, x2, lo, hi):
+    """XNNPACK's float32 ``vmul`` / ``vdiv`` (``ufunc``: ``np.multiply`` or ``np.divide``) as LiteRT's delegate runs
+    them, broadcasting: denormal inputs read as zero and denormal results written as zero (the delegate's flush to
+    zero), one IEEE operation per element between; then the fused activation's range ``[lo, hi]``, none when both
+    are infinite. The clamp replaces only what lies beyond a bound: a NaN stays NaN (measured) and ``-0`` stays.
+    Ties: the IEEE operation's round to nearest even; overflow gives infinities, not ``FLT_MAX``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        y = flush_denormals(ufunc(flush_denormals(x1), flush_denormals(x2), dtype=np.float32))
+    if np.isinf(lo) and np.isinf(hi):
+        return y
+    y = np.where(y < lo, np.float32(lo), y)
+    return np.where(y > hi, np.float32(hi), y).astype(np.float32)

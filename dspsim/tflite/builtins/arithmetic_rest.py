@@ -17,8 +17,8 @@ import numpy as np
 from ...engines import Kernel
 from ...kernels.arithmetic import rest as K
 from ..prepare import (
-    Prepared, activation_range, at_prepare, at_run, builtin, check_dtype, check_shape, constant, engine_types,
-    per_tensor_quant, refuse,
+    Prepared, activation_range, approximate, at_prepare, at_run, builtin, check_dtype, check_shape, constant,
+    engine_types, per_tensor_quant, refuse,
 )
 
 _I8, _U8, _I16, _I32, _I64, _F32, _BOOL = (np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.int32, np.int64,
@@ -108,12 +108,8 @@ def prepare_floor_mod(op, g):
 _FLT_MAX = float(np.finfo(np.float32).max)
 # CalculateActivationRange<float>: no activation is [lowest, max], so an infinite quotient becomes -+FLT_MAX
 _FLOAT_ACT = {0: (-_FLT_MAX, _FLT_MAX), 1: (0.0, _FLT_MAX), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
-
-
-def _float_refused_under_xnnpack(op, g):
-    if g.kernel(op) is Kernel.XNNPACK:
-        refuse(op, f"dspsim does not support float32 {op.name} under engine {g.profile.name!r}: XNNPACK's f32 kernel "
-                   "is not reproduced (it flushes denormals and rounds otherwise: measured, docs/engines.md)")
+# XNNPACK's output range of each fused activation (the delegate's ConvertActivationToOutputRange): infinite bounds
+_XNNPACK_ACT = {0: (-np.inf, np.inf), 1: (0.0, np.inf), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
 
 
 def _activation_min_max(y, lo, hi):
@@ -124,7 +120,9 @@ def _activation_min_max(y, lo, hi):
 
 def prepare_float_binary(op, g, ufunc, types):
     """A float32 DIV or MUL: one IEEE operation (``ufunc``) per element, broadcasting, then the fused
-    activation's float range (``types``: what the op takes, for the engine's refusal message)."""
+    activation's float range (``types``: what the op takes, for the engine's refusal message). XNNPACK's
+    ``vmul`` / ``vdiv`` (:func:`dspsim.kernels.arithmetic.rest.xnnpack_f32_binary`): denormals as zero in and out,
+    no clamp without an activation."""
     _arity(op, 2)
     check_dtype(op, g.tensor(op.inputs[0]), engine_types(op, g, types), "input", g)
     check_dtype(op, g.tensor(op.inputs[1]), (_F32,), "input 2")
@@ -132,7 +130,10 @@ def prepare_float_binary(op, g, ufunc, types):
     act = op.options.get("fused_activation_function", 0)
     if act not in _FLOAT_ACT:
         refuse(op, f"fused activation {act} is not supported")
-    _float_refused_under_xnnpack(op, g)
+    if g.kernel(op) is Kernel.XNNPACK:
+        lo, hi = (np.float32(v) for v in _XNNPACK_ACT[act])
+        return Prepared(_binary_out(op, g, lambda x1, x2: K.xnnpack_f32_binary(ufunc, x1, x2, lo, hi)),
+                        {"fused_activation_function": act, "denormals": "flushed to zero (XNNPACK)"})
     lo, hi = (np.float32(v) for v in _FLOAT_ACT[act])
 
     def run(x1, x2):
@@ -332,7 +333,14 @@ def prepare_log_sqrt(op, g):
     if t.dtype == _F32 and op.name == "SQRT":  # IEEE sqrtf, correctly rounded in every engine
         check_dtype(op, g.tensor(op.outputs[0]), (_F32,), "output")
         _same_shape(op, g)
-        _float_refused_under_xnnpack(op, g)
+        if g.kernel(op) is Kernel.XNNPACK:
+            note = approximate(op, g, "XNNPACK's f32 SQRT (a reciprocal-square-root estimate refined by Newton steps) "
+                                      "is not reproduced: measured 1-2 ulp off sqrtf on a third of the inputs below "
+                                      "2^126 and up to 50% off above, denormal inputs giving 0")
+            def approx_sqrt(inputs):
+                with np.errstate(invalid="ignore"):
+                    return K.flush_denormals(np.sqrt(K.flush_denormals(inputs[0]), dtype=np.float32))
+            return Prepared(approx_sqrt, note)
 
         def fsqrt(inputs):
             with np.errstate(invalid="ignore"):

@@ -35,7 +35,7 @@ from ...kernels.nonlinear.softmax import (
 )
 from ..prepare import (
     Prepared, at_prepare, at_run, builtin, check_arity, check_int_types, check_last_axis, check_rank,
-    per_tensor_quant, refuse, check_dtype,
+    per_tensor_quant, refuse, check_dtype, approximate,
 )
 from ._lean import binary_run, unary_run
 
@@ -271,11 +271,12 @@ def prepare_log_softmax(op, g):
     check_last_axis(op, g.tensor(op.inputs[0]))
     if g.tensor(op.inputs[0]).dtype == np.float32:  # a float head (TFLM, LiteRT's reference kernel)
         check_dtype(op, g.tensor(op.outputs[0]), (np.dtype(np.float32),), "output")
+        note = {}
         if g.kernel(op) is Kernel.LITERT_OPTIMIZED:
-            refuse(op, f"dspsim does not support float32 LOG_SOFTMAX under engine {g.profile.name!r}: LiteRT's optimized "
-                       "kernel (Eigen's vectorized exp, packet-order sum) is not reproduced; its reference kernel "
-                       "(engines tflm, litert) is (docs/engines.md)")
-        return Prepared(lambda inputs: at_run(op, float_log_softmax, inputs[0]), {"float32": True})
+            note = approximate(op, g, "LiteRT's optimized float LogSoftmax (Eigen's vectorized exp, packet-order "
+                                      "sum) is not reproduced: measured 1-510 ulp off the reference kernel on 10% "
+                                      "of the values, the largest on outputs near 0")
+        return Prepared(lambda inputs: at_run(op, float_log_softmax, inputs[0]), {"float32": True, **note})
     check_int_types(op, g, allowed=_INT8)
     s_in, _ = per_tensor_quant(op, g.tensor(op.inputs[0]), "input")
     s_out, zo = per_tensor_quant(op, g.tensor(op.outputs[0]), "output")
