@@ -126,8 +126,10 @@ def histogram_text(hist: dict, limit: int = 6) -> str:
 # where: channels and positions
 # ---------------------------------------------------------------------------------------------
 def _chance(n: int, k: int, m: int) -> float:
-    """Probability bound that m differences placed at random all fall in some k of n equal parts."""
-    return math.comb(n, k) * (k / n) ** m
+    """Probability bound that m differences placed at random all fall in some k of n equal parts,
+    ``C(n, k) (k / n) ** m``, computed in logarithms (C(2048, 1024) is no float); at most 1."""
+    log = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) + m * math.log(k / n)
+    return math.exp(min(log, 0.0))
 
 
 def _listed(idx, n: int, word: str) -> str:

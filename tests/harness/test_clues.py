@@ -200,3 +200,12 @@ def test_a_few_values_off_by_one_amount_among_clipped_ones_are_no_offset():
     dev[:2] = -128  # two values wrap from the top to the bottom: -255 each
     r = cl.analyze(ref, dev, channel_axis=0)
     assert r["histogram"] == {"-255": 2} and "constant_offset" not in _found(r)
+
+
+def test_half_of_a_wide_tensors_channels_moved_alike_is_located_without_overflow():
+    ref = _ref((1, 2, 2, 2048))
+    dev = ref.copy()
+    dev[..., :1024] += np.int8(3)
+    r = _analyze(ref, dev)
+    assert r["clue"] == ("every difference is +3, all in channels 0..1023 (1024 of 2048): every value there is off "
+                         "by +3 (a zero point or a bias)")
