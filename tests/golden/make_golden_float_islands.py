@@ -1,13 +1,13 @@
 """Golden vectors for the float islands of issue 27 part 2: float32 LOG_SOFTMAX (a float head after DEQUANTIZE, as
 the TinyEngine LeNet of ../shared/models/fresh has), float32 MUL and DIV with every fused activation (XNNPACK's
-flush to zero included) and SQRT, from the four engines (TFLite Micro, LiteRT BUILTIN_REF, LiteRT default, LiteRT
+flush to zero included), SQRT and ELU, from the four engines (TFLite Micro, LiteRT BUILTIN_REF, LiteRT default, LiteRT
 without delegates).
 
 One-operator models from the schema objects (``_tflite_edit.one_op_model``), kept as
 ``tests/golden/ops/fi_<case>.tflite``; each runs under every engine in its own subprocess. LOG_SOFTMAX inputs: normal
 draws of several spreads (run 0: sigma 1, run 1: sigma 30, so that exp underflows), run 2 rows with ties, equal rows
 and +-FLT_MAX, run 3 rows holding infinities and a NaN (the C comparisons' and libm's special cases). MUL, DIV,
-SQRT: normal draws, then magnitudes from 2^-150 to 2^128 (denormals and overflow) with zeros, infinities and NaN. Run with the
+SQRT, ELU: normal draws, then magnitudes from 2^-150 to 2^128 (denormals and overflow) with zeros, infinities and NaN. Run with the
 golden venv from the repository root::
 
     /tmp/interp/bin/python tests/golden/make_golden_float_islands.py
@@ -53,6 +53,8 @@ def cases():
                           f"float32 {op.upper()}, broadcast"))
     tensors = [("x", (1024,), T.FLOAT32, None, 0, None), ("y", (1024,), T.FLOAT32, None, 0, None)]
     out.append(G.Case(FAMILY, "fi_sqrt", one_op_model(OP.SQRT, 0, None, tensors, [0], [1]), "float32 SQRT"))
+    tensors = [("x", (1024,), T.FLOAT32, None, 0, None), ("y", (1024,), T.FLOAT32, None, 0, None)]
+    out.append(G.Case(FAMILY, "fi_elu", one_op_model(OP.ELU, 0, None, tensors, [0], [1]), "float32 ELU"))
     for tag, shape in (("classes10", (4, 10)), ("rank3", (2, 3, 37)), ("one_class", (5, 1))):
         tensors = [("x", shape, T.FLOAT32, None, 0, None), ("y", shape, T.FLOAT32, None, 0, None)]
         out.append(G.Case(FAMILY, f"fi_log_softmax_{tag}", one_op_model(

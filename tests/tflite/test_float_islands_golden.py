@@ -25,7 +25,7 @@ PATH = os.path.join(HERE, "ops", "float_islands.npz")
 # (case prefix, engine) that the engine runs and dspsim refuses, saying why (docs/engines.md, "int16 variants")
 REFUSED_BY_DSPSIM = {  # by default: the kernels dspsim does not reproduce (approximate_float=True runs them)
     ("fi_log_softmax_", "litert_default"), ("fi_log_softmax_", "litert_optimized"),  # Eigen's exp and sum
-    ("fi_sqrt", "litert_default"),  # XNNPACK's f32 SQRT
+    ("fi_sqrt", "litert_default"), ("fi_elu", "litert_default"),  # XNNPACK's f32 SQRT and ELU
 }
 
 
@@ -54,7 +54,7 @@ def _load(case, engine):
 
 def test_the_golden_file_holds_every_float_operator():
     names = {p.values[0]["name"] for p in CASES}
-    assert {n.split("_")[1] for n in names} == {"log", "mul", "div", "sqrt"} and len(CASES) == 4 * 14
+    assert {n.split("_")[1] for n in names} == {"log", "mul", "div", "sqrt", "elu"} and len(CASES) == 4 * 15
 
 
 @pytest.mark.parametrize("case,arrays,engine", CASES)
@@ -82,7 +82,7 @@ def _ulps(a, b):
     return np.abs(a.view(np.int32).astype(np.int64) - b.view(np.int32).astype(np.int64))
 
 
-@pytest.mark.parametrize("prefix,engine,bound", [("fi_sqrt", "litert_default", 2),
+@pytest.mark.parametrize("prefix,engine,bound", [("fi_sqrt", "litert_default", 2), ("fi_elu", "litert_default", 1),
                                                  ("fi_log_softmax_", "litert_optimized", 510),
                                                  ("fi_log_softmax_", "litert_default", 510)])
 def test_approximate_float_runs_the_refused_operators_within_the_stated_bound(prefix, engine, bound):

@@ -554,3 +554,19 @@ def rsqrt_plan(shape, dtype, *, input_zero_point, output_zero_point, multiplier,
         return out.reshape(shape)
 
     return run
+
+
+_EXPM1F = np.frompyfunc(lambda v: _LIBM.expm1f(v), 1, 1)
+
+
+@names_its_errors
+def float_elu(x):
+    """TFLite's float32 ``reference_ops::Elu`` (TFLM; LiteRT's optimized kernel calls the same): ``x < 0 ?
+    expm1f(x) : x`` with the C library's own ``expm1f`` (glibc's, as the engines call it through ``std::expm1``).
+    No rounding beyond ``expm1f``'s, no saturation; a NaN and -0 pass through (``-0 < 0`` is false)."""
+    x = check_tensor(x, "float_elu", "x", allowed=(np.dtype(np.float32),))
+    out = x.copy()
+    neg = x < 0
+    if neg.any():
+        out[neg] = _EXPM1F(x[neg].astype(np.float64)).astype(np.float32)
+    return out
