@@ -17,7 +17,9 @@ what explains them
 
 A location is stated only when the differences would fall there by chance with probability below
 :data:`SIGNIFICANCE` (a union bound over the sets of its kind: ``C(n, k) (k / n) ** m`` for m differences in k of
-n channels), so a handful of scattered rounding differences gives no location. The explaining patterns are
+n channels), so a handful of scattered rounding differences gives no location, and only when the cause does not
+hold on the whole tensor as well (a bit stuck everywhere shows only in the channels whose values it can change:
+the others, all -128 after a ReLU, are no clue). The explaining patterns are
 tried in the order above and the first that holds is the cause; the clue is one sentence: what the differences
 are, where they lie, and the cause, e.g. ``"every difference is +64, all in channel 5: bit 6 stuck at 1"``.
 No pattern, no clue (None).
@@ -350,6 +352,8 @@ def off_by_one(d: Divergence) -> Clue | None:
 
 WHERE = (per_channel, per_position)
 CAUSES = (swapped_layout, stuck_bit, saturation, constant_offset, scale_ratio, off_by_one)
+#: The causes judged on the location's scope (``Divergence.where``), not only on the differing values.
+SCOPED = (stuck_bit, constant_offset)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -410,9 +414,12 @@ def analyze(expected, actual, *, channel_axis=None, spatial_axes=(), zero_point=
     if not d.m:
         return {"histogram": hist, "patterns": [], "clue": None}
     where = [c for c in (f(d) for f in WHERE) if c is not None]
+    scoped = d
     for c in where:
-        d = replace(d, scope=c.scope if d.scope is None else d.scope & c.scope)
-    cause = next((c for c in (f(d) for f in CAUSES) if c is not None), None)
+        scoped = replace(scoped, scope=c.scope if scoped.scope is None else scoped.scope & c.scope)
+    cause, f = next(((c, f) for c, f in ((f(scoped), f) for f in CAUSES) if c is not None), (None, None))
+    if f in SCOPED and where and f(d) is not None:  # it holds on the whole tensor: where the differences lie is
+        cause, where = f(d), []                     # only where values could change (dead channels)
     found = where + ([cause] if cause else [])
     return {"histogram": hist, "patterns": [c.to_dict() for c in found], "clue": _sentence(where, cause, hist)}
 

@@ -209,3 +209,18 @@ def test_half_of_a_wide_tensors_channels_moved_alike_is_located_without_overflow
     r = _analyze(ref, dev)
     assert r["clue"] == ("every difference is +3, all in channels 0..1023 (1024 of 2048): every value there is off "
                          "by +3 (a zero point or a bias)")
+
+
+def test_a_bit_stuck_everywhere_is_not_placed_in_the_channels_it_could_change():
+    ref = _ref()
+    ref[..., 2:7] = -128  # dead channels after a ReLU: bit 3 is 0 there already
+    r = _analyze(ref, ref & np.int8(~8))
+    assert r["clue"] == "every difference is -8: bit 3 stuck at 0" and _found(r) == ["stuck_bit"]
+
+
+def test_rounding_differences_in_one_channel_keep_their_location():
+    ref = _ref()
+    dev = ref.copy()
+    dev[0, :, :, 3] += (np.random.default_rng(4).random((8, 8)) < 0.3).astype(np.int8)  # scattered in channel 3
+    r = _analyze(ref, dev)
+    assert r["clue"] == "every difference is +1, all in channel 3: rounding"
