@@ -227,6 +227,9 @@ class ConvGeometry:
 
         self.strides = two("strides", [1] * (len(x_shape) - 2))
         self.dilations = two("dilations", [1] * (len(x_shape) - 2))
+        if len(self.strides) != 2 or len(self.dilations) != 2 or min(self.strides + self.dilations) < 1:
+            raise ValueError(f"{func}: strides and dilations must be {len(x_shape) - 2} ints >= 1, got "
+                             f"{self.strides}, {self.dilations}")
         self.group = int(attrs.get("group", 1))
         a = dict(attrs)
         if self.one_d and "pads" in a:

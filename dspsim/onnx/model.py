@@ -35,6 +35,22 @@ def _tensor(index, name, elem_type, shape, data=None):
                      "UNKNOWN" if elem_type is None else elem_type.name, data, _NO_QUANT, np.zeros(0, np.int64), 0)
 
 
+def _unprovided(n, name) -> ValueError:
+    return ValueError(f"{_FUNC}: {n.label} reads {name!r}, which no node, graph input or initializer provides "
+                      "(an initializer that is missing)")
+
+
+def _check_order(nodes, provided) -> None:
+    """Refuse a node that reads a tensor no earlier node, graph input or initializer provides: ONNX keeps the nodes
+    in topological order, so a node that reads its own output (a cycle) is refused here too."""
+    provided = set(provided)
+    for n in nodes:
+        for name in n.inputs:
+            if name and name not in provided:
+                raise _unprovided(n, name)
+        provided.update(n.outputs)
+
+
 class Model(GraphModel):
     """A quantized ONNX model run with dspsim's bit-exact kernels (:func:`dspsim.onnx.load_model`).
 
@@ -104,6 +120,7 @@ class Model(GraphModel):
         nodes = list(g.nodes)
         for n in nodes:
             check_input_count(n)
+        _check_order(nodes, index)  # before fusion: its walks over producers assume a graph without cycles
         if profile.onnx.fuses_qdq:
             from .fusion import fuse_qdq
 
@@ -124,9 +141,7 @@ class Model(GraphModel):
                                  f"(supported: {', '.join(sorted(table))})")
             for name in n.inputs:
                 if name not in index and name != "":
-                    where = "an initializer that is missing" if name else "a tensor"
-                    raise ValueError(f"{_FUNC}: {n.label} reads {name!r}, which no node, graph input or "
-                                     f"initializer provides ({where})")
+                    raise _unprovided(n, name)
             check_constant_scales(n, constants)
             run = table[n.op_type](n, ctx)
             folded = None

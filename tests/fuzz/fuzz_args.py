@@ -244,7 +244,7 @@ def hostile_values(value):
     if isinstance(value, (bool, np.bool_)):
         out += [2, -1, "yes", 1.0, np.array([True, False])]
     elif isinstance(value, (int, np.integer)):
-        out += list(_BIG_INTS) + [1.5, 2.0, float("nan"), float("inf"), True, np.int64(-1), -1, 0, "3",
+        out += list(_BIG_INTS) + [1.5, 2.0, float("nan"), float("inf"), True, np.int64(-1), -1, -100, 0, "3",
                                   np.array([1, 2]), np.array(1.5), [value]]
     elif isinstance(value, (float, np.floating)):
         out += list(_BAD_FLOATS) + [2**31, 2**63, -2**63 - 1, True, "0.1", [value], np.array([value, value])]

@@ -2,9 +2,10 @@
 subprocess under a memory limit (``RLIMIT_AS``) and a hang limit, so that a crash (a signal, an abort), a blow-up
 (the memory limit) or a hang is a defect signature too, naming its mutant; the campaign resumes after it.
 
-A fuzzer's ``main(["SEED", "START", "N"])`` prints, per mutant, :func:`start_line` before it judges it and
-:func:`print_verdict`'s line after: ``K, name, mutations, loaded, ran, output elements, per-engine outcome,
-verdict`` (tab-separated).
+A fuzzer's ``main(["SEED", "START", "N"])`` judges each mutant inside :func:`judging` (which prints
+:func:`start_line` and ends the process with SIGALRM after :data:`HANG_LIMIT_S`: a hang inside a numba loop, which
+no Python handler could interrupt) and prints :func:`print_verdict`'s line after: ``K, name, mutations, loaded,
+ran, output elements, per-engine outcome, verdict`` (tab-separated).
 
 The command (1 process; ``nice`` it on a shared host)::
 
@@ -15,21 +16,36 @@ loaded and ran. The slow tests (``-m slow``) of test_fuzz_tflite.py and test_fuz
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 
 FUZZ = os.path.dirname(os.path.abspath(__file__))
 FUZZERS = {"tflite": "fuzz_tflite.py", "onnx": "fuzz_onnx.py"}
 MEMORY_LIMIT = 4 << 30
-HANG_LIMIT_S = 10.0
+HANG_LIMIT_S = 60.0  # per mutant: three engines load it and run it twice, on a shared host
 CHUNK = 200
 
 
 def start_line(k, name, what) -> str:
     """The line a fuzzer prints before it judges mutant ``k``: the one a crash leaves last."""
     return f"#{k}\t{name}\t{what}"
+
+
+@contextlib.contextmanager
+def judging(k, name, what, limit=HANG_LIMIT_S):
+    """Print mutant ``k``'s start line; the process ends (SIGALRM, its default action) if the block outlasts
+    ``limit`` seconds."""
+    print(start_line(k, name, what), flush=True)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.alarm(max(1, int(limit)))
+    try:
+        yield
+    finally:
+        signal.alarm(0)
 
 
 def print_verdict(k, name, what, bad, stats) -> None:
@@ -72,7 +88,7 @@ def campaign(fmt, seed, n_mutants, start=0, chunk=CHUNK, hang_limit=HANG_LIMIT_S
     k, end = start, start + n_mutants
     while k < end:
         n = min(chunk, end - k)
-        out, code = run_fuzzer(fmt, [seed, k, n], 60 + hang_limit * n)
+        out, code = run_fuzzer(fmt, [seed, k, n], 60 + hang_limit * n)  # the alarm of judging() ends it first
         done, last = k, None
         for line in out.splitlines():
             if line.startswith("#"):
@@ -89,7 +105,7 @@ def campaign(fmt, seed, n_mutants, start=0, chunk=CHUNK, hang_limit=HANG_LIMIT_S
             done = r["k"] + 1
         if done < k + n:  # the subprocess died or hung on mutant `done`
             idx, name, what = last if last and int(last[0]) == done else (done, "?", "?")
-            why = "hang" if code is None else f"exit status {code}"
+            why = "hang" if code in (None, -signal.SIGALRM) else f"exit status {code}"
             defects.append(f"{fmt} seed {seed} mutant {idx} of {name} ({what}): {why}")
             totals["mutants"] += 1
             done += 1

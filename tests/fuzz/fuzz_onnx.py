@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 import dspsim.onnx as onnx_mod
-from fuzz_campaign import print_verdict, start_line
+from fuzz_campaign import judging, print_verdict
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The models issue 16's byte mutants were drawn from (its regressions name mutants by index into them).
@@ -322,15 +322,17 @@ def main(argv):
         for k, path in enumerate(argv[1:]):
             with open(path, "rb") as f:
                 data = f.read()
-            print(start_line(k, os.path.basename(path), "file"), flush=True)
-            print_verdict(k, os.path.basename(path), "file", *verdict(data, k))
+            with judging(k, os.path.basename(path), "file"):
+                result = verdict(data, k)
+            print_verdict(k, os.path.basename(path), "file", *result)
         return
     seed, start, n = int(argv[0]), int(argv[1]), int(argv[2])
     files = load_corpus(CAMPAIGN_CORPUS)
     for k in range(start, start + n):
         name, data, what = campaign_mutant(files, seed, k)
-        print(start_line(k, name, what), flush=True)
-        print_verdict(k, name, what, *verdict(data, k))
+        with judging(k, name, what):
+            result = verdict(data, k)
+        print_verdict(k, name, what, *result)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ import numpy as np
 
 import dspsim.tflite as tfl
 from dspsim.tflite import flatbuffer
-from fuzz_campaign import print_verdict, start_line
+from fuzz_campaign import judging, print_verdict
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = sorted(p for p in glob.glob(os.path.join(HERE, "**", "*.tflite"), recursive=True)
@@ -186,6 +186,7 @@ def _inputs(model, rng):
     return out
 
 
+FILE_LIMIT_S = 280  # a saved mutant (regressions/memory: gigabytes declared) may page for minutes on a busy host
 MAX_RUN_ELEMENTS = 1 << 22  # in-process runs skip mutants that declare more (the subprocess campaign runs them)
 
 
@@ -248,15 +249,17 @@ def main(argv):
         for k, path in enumerate(argv[1:]):
             with open(path, "rb") as f:
                 data = f.read()
-            print(start_line(k, os.path.basename(path), "file"), flush=True)
-            print_verdict(k, os.path.basename(path), "file", *verdict(data, seed=k, max_elements=1 << 62))
+            with judging(k, os.path.basename(path), "file", limit=FILE_LIMIT_S):
+                result = verdict(data, seed=k, max_elements=1 << 62)
+            print_verdict(k, os.path.basename(path), "file", *result)
         return
     seed, start, n = int(argv[0]), int(argv[1]), int(argv[2])
     mut = Mutator(seed, CAMPAIGN_CORPUS)
     for k in range(start, start + n):
         name, data, what = mut.mutant(k)
-        print(start_line(k, name, what), flush=True)
-        print_verdict(k, name, what, *verdict(data, seed=k, max_elements=1 << 62))
+        with judging(k, name, what):
+            result = verdict(data, seed=k, max_elements=1 << 62)
+        print_verdict(k, name, what, *result)
 
 
 if __name__ == "__main__":
