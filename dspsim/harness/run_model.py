@@ -78,10 +78,8 @@ def _parser():
     p.add_argument("--stages", action="store_true",
                    help="also capture every MAC operator's (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, "
                         "TRANSPOSE_CONV, BATCH_MATMUL; ONNX QLinearConv) accumulator before the bias, after it, and the "
-                        "requantized "
-                        "value before the "
-                        "output zero "
-                        "point and clamp: trace.npz entries op<k>_acc, op<k>_acc_bias, op<k>_requant")
+                        "requantized value before the output zero point and clamp: trace.npz entries op<k>_acc, "
+                        "op<k>_acc_bias, op<k>_requant")
     p.add_argument("--partial-sums", metavar="OP:INDEX",
                    help="also capture one output's taps in the engine's accumulation order (x, w, zero points, "
                         "the accumulator after each tap): OP an operator index, INDEX a flat index into its output "
