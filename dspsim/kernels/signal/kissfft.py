@@ -107,9 +107,10 @@ def fft_tables(nfft: int, inverse: bool = False, bits: int = 16) -> FftTables:
 
 @njit(cache=True, nogil=True, inline="always")
 def _wrap(v, bits):
-    """``(kiss_fft_scalar)v``: two's-complement wrap to ``bits`` (16 or 32)."""
-    half = 1 << (bits - 1)
-    return ((v + half) & ((half << 1) - 1)) - half
+    """``(kiss_fft_scalar)v``: two's-complement wrap to ``bits`` (16 or 32), as a truncating cast."""
+    if bits == 16:
+        return np.int64(np.int16(v))
+    return np.int64(np.int32(v))
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -120,11 +121,14 @@ def _sround(x, bits):
 
 @njit(cache=True, nogil=True, inline="always")
 def _fixdiv(x, k, bits):
-    """``C_FIXDIV(x, k)``: ``sround(x * (SAMP_MAX / k))`` (32767 / k for int16, 2147483647 / k for int32)."""
-    return _sround(x * (((1 << (bits - 1)) - 1) // k), bits)
+    """``C_FIXDIV(x, k)``: ``sround(x * (SAMP_MAX / k))`` (32767 / k for int16, 2147483647 / k for int32), k 2 or
+    4: the quotients written out (an integer division here would cost more than the butterfly)."""
+    if bits == 16:
+        return _sround(x * (16383 if k == 2 else 8191), bits)
+    return _sround(x * (1073741823 if k == 2 else 536870911), bits)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _bfly2(fr, fi, base, fstride, tw, m, bits):
     for k in range(m):
         a, b = base + k, base + k + m
@@ -137,22 +141,23 @@ def _bfly2(fr, fi, base, fstride, tw, m, bits):
         fr[a], fi[a] = _wrap(fr[a] + tr, bits), _wrap(fi[a] + ti, bits)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _bfly4(fr, fi, base, fstride, tw, m, inverse, bits):
     for k in range(m):
         i0, i1, i2, i3 = base + k, base + k + m, base + k + 2 * m, base + k + 3 * m
-        fr[i0], fi[i0] = _fixdiv(fr[i0], 4, bits), _fixdiv(fi[i0], 4, bits)
-        fr[i1], fi[i1] = _fixdiv(fr[i1], 4, bits), _fixdiv(fi[i1], 4, bits)
-        fr[i2], fi[i2] = _fixdiv(fr[i2], 4, bits), _fixdiv(fi[i2], 4, bits)
-        fr[i3], fi[i3] = _fixdiv(fr[i3], 4, bits), _fixdiv(fi[i3], 4, bits)
-        w1r, w1i = np.int64(tw[k * fstride, 0]), np.int64(tw[k * fstride, 1])
-        w2r, w2i = np.int64(tw[2 * k * fstride, 0]), np.int64(tw[2 * k * fstride, 1])
-        w3r, w3i = np.int64(tw[3 * k * fstride, 0]), np.int64(tw[3 * k * fstride, 1])
-        s0r, s0i = _sround(fr[i1] * w1r - fi[i1] * w1i, bits), _sround(fr[i1] * w1i + fi[i1] * w1r, bits)
-        s1r, s1i = _sround(fr[i2] * w2r - fi[i2] * w2i, bits), _sround(fr[i2] * w2i + fi[i2] * w2r, bits)
-        s2r, s2i = _sround(fr[i3] * w3r - fi[i3] * w3i, bits), _sround(fr[i3] * w3i + fi[i3] * w3r, bits)
-        s5r, s5i = _wrap(fr[i0] - s1r, bits), _wrap(fi[i0] - s1i, bits)
-        f0r, f0i = _wrap(fr[i0] + s1r, bits), _wrap(fi[i0] + s1i, bits)
+        a0r, a0i = _fixdiv(fr[i0], 4, bits), _fixdiv(fi[i0], 4, bits)  # loaded once: fr and fi may alias
+        a1r, a1i = _fixdiv(fr[i1], 4, bits), _fixdiv(fi[i1], 4, bits)
+        a2r, a2i = _fixdiv(fr[i2], 4, bits), _fixdiv(fi[i2], 4, bits)
+        a3r, a3i = _fixdiv(fr[i3], 4, bits), _fixdiv(fi[i3], 4, bits)
+        t1, t2, t3 = k * fstride, 2 * k * fstride, 3 * k * fstride
+        w1r, w1i = np.int64(tw[t1, 0]), np.int64(tw[t1, 1])
+        w2r, w2i = np.int64(tw[t2, 0]), np.int64(tw[t2, 1])
+        w3r, w3i = np.int64(tw[t3, 0]), np.int64(tw[t3, 1])
+        s0r, s0i = _sround(a1r * w1r - a1i * w1i, bits), _sround(a1r * w1i + a1i * w1r, bits)
+        s1r, s1i = _sround(a2r * w2r - a2i * w2i, bits), _sround(a2r * w2i + a2i * w2r, bits)
+        s2r, s2i = _sround(a3r * w3r - a3i * w3i, bits), _sround(a3r * w3i + a3i * w3r, bits)
+        s5r, s5i = _wrap(a0r - s1r, bits), _wrap(a0i - s1i, bits)
+        f0r, f0i = _wrap(a0r + s1r, bits), _wrap(a0i + s1i, bits)
         s3r, s3i = _wrap(s0r + s2r, bits), _wrap(s0i + s2i, bits)
         s4r, s4i = _wrap(s0r - s2r, bits), _wrap(s0i - s2i, bits)
         fr[i2], fi[i2] = _wrap(f0r - s3r, bits), _wrap(f0i - s3i, bits)
@@ -185,12 +190,19 @@ def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, inverse, bits
 def _rfft_kernel(x, twiddles, stages, leaf_order, super_twiddles, out):
     """``kiss_fftr``: the nfft real samples ``x`` into ``out`` (nfft/2 + 1, 2), int16 or int32 (FIXED_POINT 16 or
     32: the scalar's width is the output's)."""
+    scratch = np.empty((4, x.shape[0] // 2), np.int64)
+    _rfft_scratch_kernel(x, twiddles, stages, leaf_order, super_twiddles, out, scratch)
+
+
+@njit(cache=True, nogil=True)
+def _rfft_scratch_kernel(x, twiddles, stages, leaf_order, super_twiddles, out, scratch):
+    """:func:`_rfft_kernel` with its working buffers passed in: ``scratch`` (4, nfft / 2) int64 (a caller that
+    runs many frames allocates them once)."""
     bits = 8 * out.itemsize
     ncfft = x.shape[0] // 2
-    xr, xi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
+    xr, xi, fr, fi = scratch[0], scratch[1], scratch[2], scratch[3]
     for k in range(ncfft):
         xr[k], xi[k] = x[2 * k], x[2 * k + 1]
-    fr, fi = np.empty(ncfft, np.int64), np.empty(ncfft, np.int64)
     _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, False, bits)
     dr, di = _fixdiv(fr[0], 2, bits), _fixdiv(fi[0], 2, bits)
     out[0, 0], out[0, 1] = _wrap(dr + di, bits), 0
