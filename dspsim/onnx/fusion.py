@@ -38,10 +38,13 @@ def _attr_int(name, v):
     return AttributeDef(name=name, type=2, i=int(v))
 
 
-def _constant_qparams(node, constants) -> bool:
-    """Whether a QuantizeLinear / DequantizeLinear node's scale and zero point are constants: ORT's QDQ selectors
-    fuse only such groups (and a QLinear node's zero points must be known at load)."""
-    return all(name in constants for name in node.inputs[1:3] if name)
+def _constant_qparams(node, constants, codes=(np.int8, np.uint8)) -> bool:
+    """Whether a QuantizeLinear / DequantizeLinear node's scale and zero point are constants and its zero point of
+    a type of ``codes``: the QLinear nodes a group becomes take their zero points at load, and 8-bit codes only."""
+    names = [name for name in node.inputs[1:3] if name]
+    if not all(name in constants for name in names):
+        return False
+    return len(names) < 2 or getattr(constants[names[1]], "dtype", None) in codes
 
 
 def fuse_qdq(nodes, constants, opset=13, ort_rules=True):
@@ -80,7 +83,8 @@ def fuse_qdq(nodes, constants, opset=13, ort_rules=True):
         if len(outs) != 1 or outs[0].op_type != "QuantizeLinear":
             continue
         q = outs[0]
-        if not all(_constant_qparams(d, constants) for d in dqs + [q] + ([bias_dq] if bias_dq else [])):
+        if not all(_constant_qparams(d, constants) for d in dqs + [q]) or \
+                (bias_dq is not None and not _constant_qparams(bias_dq, constants, (np.int32,))):
             continue
         if ort_rules and _is_int8(dqs[0], constants):  # the fitted S8S8 rule (module doc)
             if any(not single_use(d.outputs[0]) for d in dqs if d.inputs[0] not in constants):

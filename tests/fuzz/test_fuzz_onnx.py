@@ -100,7 +100,8 @@ def test_mutants_of_issue_31s_campaign_load_and_run_or_are_refused_naming_the_ru
     """The saved mutants (regressions/*.onnx), in one subprocess under the campaign's memory and hang limits: a
     Resize whose mode is not UTF-8 (UnicodeDecodeError at load), a QDQ group whose zero point is missing (KeyError
     in onnxruntime-optimized's fusion), a Resize that reads its own output (onnxruntime-optimized's fusion walked
-    the cycle forever), a Conv with a stride of 0 (ZeroDivisionError at run)."""
+    the cycle forever), a Conv with a stride of 0 (ZeroDivisionError at run), a QDQ group with a uint4 zero point
+    (fused into a QLinearConv that took 8-bit codes only: AttributeError at run)."""
     assert len(REGRESSIONS) >= 4
     out, code = fuzz_campaign.run_fuzzer("onnx", ["--file", *REGRESSIONS], timeout=600)
     rows = [fuzz_campaign.parse_verdict(line) for line in out.splitlines() if not line.startswith("#")]
