@@ -12,6 +12,7 @@ slots, every activation released after its last reader (memory bounded by what i
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -25,18 +26,21 @@ class Prepared:
     """One prepared operator: ``run(inputs) -> output`` and the integer parameters it runs with
     (multipliers, shifts, zero points, activation bounds: what a test bench needs).
 
-    ``run`` takes the values of the operator's inputs (None for an absent optional input) and returns its
-    output, or a tuple / list of them for several outputs. ``view``, when not None, is a ``run`` that hands
+    ``run`` takes the values of the operator's inputs, a sequence (a tuple in the run loop, a list
+    elsewhere; None for an absent optional input), and returns its output, or a tuple / list of them for several outputs. ``view``, when not None, is a ``run`` that hands
     on its input's memory instead of a copy (a slice or split whose outputs are windows of the input; a state
     store that keeps the value itself): a front end hands it to the executor where it finds it safe, every
     other caller runs the copying ``run``. ``stages``, on a MAC operator, is ``stages(inputs, tap=None)``: its
     accumulator stages on the same inputs (:class:`~dspsim.kernels._common.MacStages`, ``tap`` a flat output
-    index for one output's taps), computed only when asked, never by ``run``."""
+    index for one output's taps), computed only when asked, never by ``run``. ``problem``, on a MAC operator
+    whose ``run`` is the plain int32 conv of int8 codes, is its :class:`~dspsim.kernels._common.ConvProblem`:
+    what a compiled :class:`~dspsim.graph.program.Program` runs instead."""
 
     run: Callable
     params: dict = field(default_factory=dict)
     view: Callable | None = None
     stages: Callable | None = None
+    problem: object = None
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,8 @@ class Step:
     """One operator as the run loop sees it: its prepared ``run``, the tensor indices it reads (-1:
     absent) and writes, each output's declared shape (None: not declared) and dtype (None: a value with no
     numpy dtype, a resource handle or a format's own type), which outputs a trace shows, and the activations
-    no later operator reads (released after this one)."""
+    no later operator reads (released after this one). ``gather`` picks the input values out of the run's
+    value list in one call (``operator.itemgetter``; None: inputs absent, or one input)."""
 
     op: object
     run: object
@@ -98,6 +103,13 @@ class Step:
     traced: tuple
     last_use: tuple = ()
     one_array: bool = False  # one output, a declared array tensor: the run loop's fast path
+    gather: Callable | None = None
+
+
+def _gather(inputs):
+    """The run loop's picker of ``inputs`` (tensor indices) from a value list: a tuple in input order, or None
+    where one is absent (-1) or there is only one (``itemgetter`` of one index gives the value, not a tuple)."""
+    return operator.itemgetter(*inputs) if len(inputs) > 1 and min(inputs) >= 0 else None
 
 
 def build_steps(sg, plan, runs=None) -> list:
@@ -120,7 +132,7 @@ def build_steps(sg, plan, runs=None) -> list:
         dtypes = tuple(sg.tensors[i].dtype if i >= 0 else None for i in outs)
         traced = tuple(i >= 0 and sg.tensors[i].type_name != "RESOURCE" for i in outs)
         steps.append(Step(op, run, tuple(op.inputs), tuple(outs), shapes, dtypes, traced, tuple(release[k]),
-                          len(outs) == 1 and dtypes[0] is not None and shapes[0] is not None))
+                          len(outs) == 1 and dtypes[0] is not None and shapes[0] is not None, _gather(op.inputs)))
     return steps
 
 
@@ -139,9 +151,13 @@ class Executor:
     steps, trace_steps : list of [Step, ...], optional
         What ``run`` and ``trace`` execute per subgraph (a front end's fused or viewing steps); default the
         plans' steps.
+    stream_plans : list of StreamPlan or None, optional
+        Per subgraph, what ``run`` executes instead of its steps where the front end compiled the subgraph
+        (:class:`~.stream_plan.StreamPlan`: one numba call per run); the steps run where it declines (state not
+        ready), for a trace, and when a caller has replaced the subgraph's steps.
     """
 
-    def __init__(self, mdef, state: State, plans, steps=None, trace_steps=None):
+    def __init__(self, mdef, state: State, plans, steps=None, trace_steps=None, stream_plans=None):
         self.mdef = mdef
         self.state = state
         self.plans = plans
@@ -151,6 +167,8 @@ class Executor:
         self.trace_steps = plain if trace_steps is None else trace_steps
         self.constants = [[t.data for t in sg.tensors] for sg in mdef.subgraphs]
         self._peak = {}  # subgraph index -> peak_bytes
+        self.stream_plans = stream_plans or [None] * len(mdef.subgraphs)
+        self._planned = list(self.steps)  # the steps the stream plans stand for
 
     def _store(self, sg, step, y, values, trace):
         """Operator ``step``'s result ``y`` into ``values`` (and ``trace``): each array output as its tensor's
@@ -213,6 +231,13 @@ class Executor:
         or list); state writes (resource variables, variable tensors) are logged in ``self.state`` and,
         with ``trace`` a list, appended to it after the operator that made them."""
         sg = self.mdef.subgraphs[index]
+        compiled = self.stream_plans[index]
+        if compiled is not None:
+            if trace is None and self.steps[index] is self._planned[index]:
+                values = compiled.run(self.state, inputs, len(sg.tensors))
+                if values is not None:
+                    return values
+            compiled.detach()
         values = list(self.constants[index])
         for i, v in self.state.variables_of(sg).items():
             values[i] = v
@@ -220,29 +245,54 @@ class Executor:
             values[i] = x
             if trace is not None:
                 trace.append(TraceEntry(-1, "INPUT", i, sg.tensors[i].name, x))
+        if trace is None:
+            self._run_steps(sg, self.steps[index], values)
+            return values
         state = self.state
-        for step in (self.steps if trace is None else self.trace_steps)[index]:
+        for step in self.trace_steps[index]:
             try:
                 y = step.run([values[i] if i >= 0 else None for i in step.inputs])
-            except (ValueError, TypeError) as exc:  # a kernel's or numpy's complaint, named
-                if str(exc).startswith("Model.run"):
-                    raise
-                raise type(exc)(f"Model.run: operator {step.op.index} ({step.op.name}): {exc}") from None
-            if step.one_array and type(y) is np.ndarray and y.shape == step.shapes[0] \
-                    and (y.dtype is step.dtypes[0] or y.dtype == step.dtypes[0]):  # the common case, checked
-                values[step.outputs[0]] = y
-                if trace is not None:
-                    trace.append(TraceEntry(step.op.index, step.op.name, step.outputs[0],
-                                            sg.tensors[step.outputs[0]].name, y))
-            elif y is not None or step.outputs:
+            except (ValueError, TypeError) as exc:
+                raise _named(step, exc) from None
+            if y is not None or step.outputs:
                 self._store(sg, step, y, values, trace)
-            if trace is None:
-                for i in step.last_use:
-                    values[i] = None
             if state.has_writes():
                 for tensor, name, value in state.drain_writes():
                     if sg.tensors[tensor].is_variable:
                         values[tensor] = value
-                    if trace is not None:
-                        trace.append(TraceEntry(step.op.index, step.op.name, tensor, f"{name} (state write)", value))
+                    trace.append(TraceEntry(step.op.index, step.op.name, tensor, f"{name} (state write)", value))
         return values
+
+    def _run_steps(self, sg, steps, values):
+        """:meth:`run_subgraph`'s loop without a trace, the per-step work cut to what a run needs: inputs picked
+        by the step's ``gather``, an array output of the declared shape and dtype stored as it is (anything
+        else through :meth:`_store`), activations released, state writes applied."""
+        state = self.state
+        for step in steps:
+            gather = step.gather
+            try:
+                if gather is not None:
+                    y = step.run(gather(values))
+                else:
+                    y = step.run([values[i] if i >= 0 else None for i in step.inputs])
+            except (ValueError, TypeError) as exc:
+                raise _named(step, exc) from None
+            if step.one_array and type(y) is np.ndarray and y.shape == step.shapes[0] \
+                    and (y.dtype is step.dtypes[0] or y.dtype == step.dtypes[0]):  # the common case, checked
+                values[step.outputs[0]] = y
+            elif y is not None or step.outputs:
+                self._store(sg, step, y, values, None)
+            for i in step.last_use:
+                values[i] = None
+            if state.has_writes():
+                for tensor, _, value in state.drain_writes():
+                    if sg.tensors[tensor].is_variable:
+                        values[tensor] = value
+
+
+def _named(step, exc):
+    """A kernel's or numpy's complaint ``exc`` named with operator ``step`` (one already naming ``Model.run``
+    as it is)."""
+    if str(exc).startswith("Model.run"):
+        return exc
+    return type(exc)(f"Model.run: operator {step.op.index} ({step.op.name}): {exc}")

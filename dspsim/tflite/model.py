@@ -12,6 +12,7 @@ from ..graph.state import State
 from . import builtins  # noqa: F401  (registers every builtin's Prepare)
 from .batching import batch_blocker, with_batch
 from .fusion import fuse
+from .lowering import lower
 from .prepare import BUILTINS, Graph, check_int4_weights, check_registered
 from .views import choose_runs
 
@@ -97,7 +98,8 @@ def _check_supported(mdef):
 def prepare_model(mdef, profile) -> Executor:
     """The :class:`~dspsim.graph.executor.Executor` of ``mdef`` under ``profile``: every operator of every
     subgraph prepared (its refusals raised), ``run``'s steps fused (:mod:`.fusion`) and given views where safe
-    (:mod:`.views`), ``trace``'s steps unfused so that every output is observable; a state of its own."""
+    (:mod:`.views`), ``trace``'s steps unfused so that every output is observable; a small streaming main subgraph
+    compiled into one call (:mod:`.lowering`); a state of its own."""
     _check_supported(mdef)
     state = State()
     made = []
@@ -107,7 +109,8 @@ def prepare_model(mdef, profile) -> Executor:
     steps = [build_steps(sg, plan, runs) for sg, plan, runs in zip(mdef.subgraphs, fused, choose_runs(mdef, fused))]
     trace_steps = steps if all(f is p for f, p in zip(fused, plans)) else \
         [build_steps(sg, plan, runs) for sg, plan, runs in zip(mdef.subgraphs, plans, choose_runs(mdef, plans))]
-    made.append(Executor(mdef, state, plans, steps, trace_steps))
+    made.append(Executor(mdef, state, plans, steps, trace_steps, [lower(sg, plan) if sg.index == 0 else None
+                                                                  for sg, plan in zip(mdef.subgraphs, plans)]))
     return made[0]
 
 

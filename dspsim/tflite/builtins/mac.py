@@ -120,7 +120,8 @@ def prepare_conv_2d(op, g):
         acc = Accumulator()                                          # 32-bit MultiplyByQuantizedMultiplier
         quant["requant"] = at_prepare(op, Requant.from_rule, g.mac("conv_2d").int32_bias_16x8_requant, *scales)
     layer = at_prepare(op, kernels.conv2d_plan, t_in.shape, t_in.dtype, w, bias, **quant)
-    return Prepared(_runner(op, g, layer, t_out, acc), requant_params(quant), stages=_stages(op, g, layer, acc=acc))
+    return Prepared(_runner(op, g, layer, t_out, acc), requant_params(quant), stages=_stages(op, g, layer, acc=acc),
+                    problem=_plain(op, g, layer.problem, acc))
 
 
 @builtin("DEPTHWISE_CONV_2D")
@@ -150,7 +151,19 @@ def prepare_depthwise_conv_2d(op, g):
             return st
         return Prepared(run_blocks, dict(requant_params(quant), scalar_channels_from=c_out - tail),
                         stages=stages_blocks)
-    return Prepared(run, requant_params(quant), stages=stages)
+    return Prepared(run, requant_params(quant), stages=stages, problem=_plain(op, g, layer.problem))
+
+
+def _plain(op, g, problem, acc=None):
+    """``problem`` where the layer's run is the plain one a compiled program reproduces (int8 codes and weights,
+    weight zero points 0, the engine's default int32 accumulator), else None (:attr:`Prepared.problem`)."""
+    if acc is not None or g.mac(FAMILY.get(op.name, "fully_connected")).accumulator is not None:
+        return None
+    q = problem.quant
+    if problem.x.dtype != np.int8 or problem.w.dtype != np.int8 or np.any(q.zw) \
+            or np.dtype(q.out_dtype) not in _BYTES:
+        return None
+    return problem
 
 
 def _runner(op, g, layer, t_out, acc=None):
@@ -213,7 +226,8 @@ def prepare_fully_connected(op, g):
     stages = _stages(op, g, layer, "fully_connected", acc=acc)
     return Prepared(lambda inputs: at_run(op, layer.run, inputs[0].reshape(rows[0], k), acc).reshape(out_shape),
                     requant_params(quant),
-                    stages=lambda inputs, tap=None: stages([inputs[0].reshape(rows[0], k)], tap).reshape(out_shape))
+                    stages=lambda inputs, tap=None: stages([inputs[0].reshape(rows[0], k)], tap).reshape(out_shape),
+                    problem=_plain(op, g, layer.rows.problem, acc))
 
 
 @builtin("BATCH_MATMUL")
