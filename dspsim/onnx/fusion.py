@@ -40,11 +40,12 @@ def _attr_int(name, v):
 
 def _constant_qparams(node, constants, codes=(np.int8, np.uint8)) -> bool:
     """Whether a QuantizeLinear / DequantizeLinear node's scale and zero point are constants and its zero point of
-    a type of ``codes``: the QLinear nodes a group becomes take their zero points at load, and 8-bit codes only."""
-    names = [name for name in node.inputs[1:3] if name]
-    if not all(name in constants for name in names):
+    a type of ``codes`` (a bias's may be absent): the QLinear nodes a group becomes take their zero points at load,
+    and 8-bit codes only."""
+    scale, zp = (list(node.inputs[1:3]) + ["", ""])[:2]
+    if scale not in constants or (zp and zp not in constants):
         return False
-    return len(names) < 2 or getattr(constants[names[1]], "dtype", None) in codes
+    return getattr(constants[zp], "dtype", None) in codes if zp else np.int32 in codes
 
 
 def fuse_qdq(nodes, constants, opset=13, ort_rules=True):

@@ -1,6 +1,8 @@
 """A loaded ONNX model: its nodes prepared once by the engine's rules, run by the graph runtime."""
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..engines import ModelFormat, RequantKind
@@ -38,6 +40,22 @@ def _tensor(index, name, elem_type, shape, data=None):
 def _unprovided(n, name) -> ValueError:
     return ValueError(f"{_FUNC}: {n.label} reads {name!r}, which no node, graph input or initializer provides "
                       "(an initializer that is missing)")
+
+
+def _fits_or_refused(n, run):
+    """``run`` of node ``n``, what its checks let through raised as a ValueError naming the node: an IndexError or
+    KeyError (a 0-d or empty tensor where the op indexes one, an input list the op does not expect), a
+    ZeroDivisionError (a stride of 0), a MemoryError (declared sizes beyond this machine)."""
+    @functools.wraps(run)  # keeps run.stages / run.params
+    def checked(*args):
+        try:
+            return run(*args)
+        except (IndexError, KeyError, ZeroDivisionError) as exc:
+            raise ValueError(f"{n.label}: its inputs or attributes do not fit the op ({type(exc).__name__}: "
+                             f"{exc})") from None
+        except MemoryError as exc:
+            raise ValueError(f"{n.label}: its tensors need more memory than is available ({exc})") from None
+    return checked
 
 
 def _check_order(nodes, provided) -> None:
@@ -143,7 +161,7 @@ class Model(GraphModel):
                 if name not in index and name != "":
                     raise _unprovided(n, name)
             check_constant_scales(n, constants)
-            run = table[n.op_type](n, ctx)
+            run = _fits_or_refused(n, table[n.op_type](n, ctx))
             folded = None
             if n.op_type == "Constant":  # folded at load
                 folded = constants[n.outputs[0]] = run([])[0]
@@ -155,7 +173,8 @@ class Model(GraphModel):
             op = OperatorDef(k, 0, n.op_type, tuple(index[i] if i else -1 for i in n.inputs),
                              tuple(index[o] if o else -1 for o in n.outputs),
                              {name: a.value for name, a in n.attributes.items()})
-            plan.append((op, Prepared(run, stages=getattr(run, "stages", None))))  # a MAC op's stages
+            plan.append((op, Prepared(run, getattr(run, "params", {}),  # filled by its runs (ops/_params.py)
+                                      stages=getattr(run, "stages", None))))  # a MAC op's stages
         for o in g.outputs:
             if o.name not in index:
                 raise ValueError(f"{_FUNC}: graph output {o.name!r} is never written")

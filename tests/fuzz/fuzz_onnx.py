@@ -87,7 +87,10 @@ def _pick(rng, seq):
 def _edit_values(rng, t, numpy_helper):
     """One element of a small initializer set to an edge of its kind (a scale: 0, NaN, inf...; a zero point:
     the type's edges and beyond, wrapped)."""
-    a = numpy_helper.to_array(t).copy()
+    try:
+        a = numpy_helper.to_array(t).copy()
+    except (ValueError, TypeError, KeyError):  # an initializer an earlier mutation already broke
+        return None
     if a.size == 0 or a.size > 4096 or a.dtype.kind not in "iuf":
         return None
     i = int(rng.integers(a.size))

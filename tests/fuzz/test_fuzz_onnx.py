@@ -100,9 +100,11 @@ def test_mutants_of_issue_31s_campaign_load_and_run_or_are_refused_naming_the_ru
     """The saved mutants (regressions/*.onnx), in one subprocess under the campaign's memory and hang limits: a
     Resize whose mode is not UTF-8 (UnicodeDecodeError at load), a QDQ group whose zero point is missing (KeyError
     in onnxruntime-optimized's fusion), a Resize that reads its own output (onnxruntime-optimized's fusion walked
-    the cycle forever), a Conv with a stride of 0 (ZeroDivisionError at run), a QDQ group with a uint4 zero point
-    (fused into a QLinearConv that took 8-bit codes only: AttributeError at run)."""
-    assert len(REGRESSIONS) >= 4
+    the cycle forever), a Conv with a stride of 0 (ZeroDivisionError at run), QDQ groups with a uint4 or float8
+    zero point or none (fused into QLinear nodes that take 8-bit codes only: AttributeError, KeyError), and what an
+    op's checks let through at run (an empty input's IndexError, a DequantizeLinear reading a 0-d scale, a MaxPool
+    with one stride, a division by zero in the reference, pads of 2^40: MemoryError)."""
+    assert len(REGRESSIONS) >= 12
     out, code = fuzz_campaign.run_fuzzer("onnx", ["--file", *REGRESSIONS], timeout=600)
     rows = [fuzz_campaign.parse_verdict(line) for line in out.splitlines() if not line.startswith("#")]
     assert code == 0 and len(rows) == len(REGRESSIONS), out[-2000:]
