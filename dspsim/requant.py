@@ -341,6 +341,17 @@ class Requant:
         """Number of parameter values (1 = per tensor)."""
         return max(len(self.multiplier), len(self.shift), len(self.scale), 1)
 
+    def params(self) -> dict:
+        """The requantization as operator parameters (what ``Model.operator_params`` shows a test bench):
+        ``requant_scheme``, ``tie`` (a :class:`Rounding`) and each of ``multiplier``, ``shift``, ``scale``,
+        ``act_times_w`` the scheme uses, one value or an array of one per output channel."""
+        out = {"requant_scheme": self.scheme, "tie": self.tie}
+        for name in ("multiplier", "shift", "scale", "act_times_w"):
+            values = getattr(self, name)
+            if len(values):
+                out[name] = values[0] if len(values) == 1 else np.asarray(values)
+        return out
+
     def arrays(self, n: int, func: str):
         """Parameters broadcast to ``n`` channels: (Arithmetic, mult, shift, scale, act_times_w, tie)."""
         if self.channels not in (1, n):

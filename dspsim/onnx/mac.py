@@ -423,7 +423,7 @@ def _scalar_zp(zp, dtype, func, name):
 
 
 def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, *,
-                   engine="onnxruntime"):
+                   engine="onnxruntime", record=None):
     """ONNX ``QLinearMatMul``: ``y = requant((a - za) @ (b - zb))`` with numpy batching (batched B).
 
     ``b_scale`` / ``b_zero_point`` may be per column (N,), or per batch and column (B's batch dimensions then
@@ -432,7 +432,9 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     ties to even, then ``+ zy``, saturate; the onnx reference ``rint(acc * multiplier + zy)`` in float64 (the
     zero point added before the rounding: ties differ; float16 scales are supported there, the multiplier
     computed in float16, as numpy does); a device's fixed point or power-of-two shift. The accumulator:
-    :func:`mlas_accumulator` (uint8 x int8 on ONNX Runtime without VNNI saturates product pairs).
+    :func:`mlas_accumulator` (uint8 x int8 on ONNX Runtime without VNNI saturates product pairs). ``record``, a
+    dict, receives the keywords :func:`dspsim.fully_connected` runs with (``requant``: a list, one per batch
+    where B's scales vary along it; ``weight_zero_point``: one row of N per such batch).
     """
     func = "dspsim.onnx.qlinear_matmul"
     profile = onnx_engine(engine, func)
@@ -457,6 +459,9 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     rqs = [requant_scales(a_scale, col if col.size > 1 else col[:1], y_scale, profile, "fully_connected", func)
            for col in (bs if bs.shape[0] > 1 else bs[:1])]
     acc = mlas_accumulator(profile, "fully_connected", a.dtype, b.dtype)
+    if record is not None:
+        record.update(input_zero_point=za, weight_zero_point=zb if zb.shape[0] > 1 else zb[0],
+                      output_zero_point=zy, requant=rqs, out_dtype=out_dtype.name, accumulator=acc)
     out = np.stack([fully_connected(np.ascontiguousarray(ab[i]), np.ascontiguousarray(bb[i].T), None,
                                     input_zero_point=za,
                                     weight_zero_point=zb[i if zb.shape[0] > 1 else 0].astype(np.int64),

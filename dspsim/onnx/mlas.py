@@ -133,7 +133,7 @@ def apply_table(x, table) -> np.ndarray:
     return table[np.asarray(x).view(np.uint8)]
 
 
-def qlinear_add(a, sa, za, b, sb, zb, sc, zc, dtype) -> np.ndarray:
+def qlinear_add(a, sa, za, b, sb, zb, sc, zc, dtype, record=None) -> np.ndarray:
     """``MlasQLinearAdd`` (mlas/lib/intrinsics/avx2/qladd_avx2.cpp), element-wise with numpy broadcasting.
 
     ``rAC = f32(sa/sc)``, ``rBC = f32(sb/sc)``, ``fixed = f32(zc) - (rAC*za + rBC*zb)`` (scalar C;
@@ -141,11 +141,14 @@ def qlinear_add(a, sa, za, b, sb, zb, sc, zc, dtype) -> np.ndarray:
     the same codes there); both operands vectors: ``v = fma(a, rAC, fma(b, rBC, fixed))``; a scalar
     operand is folded into ``fixed`` first, ``fma(b, rBC, fixed)`` (the intrinsics' multiply and add
     are contracted: with two roundings 1 of 66 golden outputs differs). Then ``cvtps2dq`` (ties to
-    even) and saturating packs to the 8-bit type.
+    even) and saturating packs to the 8-bit type. ``record``, a dict, receives ``input1_ratio`` (rAC),
+    ``input2_ratio`` (rBC) and ``offset`` (``fixed``, before a scalar operand is folded in).
     """
     r_ac = _F32(_F32(sa) / _F32(sc))
     r_bc = _F32(_F32(sb) / _F32(sc))
     fixed = _F32(_F32(zc) - _F32(_F32(r_ac * _F32(za)) + _F32(r_bc * _F32(zb))))
+    if record is not None:
+        record.update(input1_ratio=r_ac, input2_ratio=r_bc, offset=fixed)
     a = np.asarray(a)
     b = np.asarray(b)
     if a.size == 1 and b.size != 1:
@@ -162,27 +165,33 @@ def qlinear_add(a, sa, za, b, sb, zb, sc, zc, dtype) -> np.ndarray:
     return np.clip(q, info.min, info.max).astype(dtype)
 
 
-def qlinear_mul(a, sa, za, b, sb, zb, sc, zc, dtype) -> np.ndarray:
+def qlinear_mul(a, sa, za, b, sb, zb, sc, zc, dtype, record=None) -> np.ndarray:
     """``MlasQLinearMul`` (mlas/lib/qlmul.cpp, SSE2 kernel), element-wise with numpy broadcasting:
     the exact int32 product ``(a - za) * (b - zb)``, ``f32(f32(float(p) * f32(f32(sa*sb)/sc)) + zc)``
-    (the zero point before the rounding, no FMA), ``cvtps2dq`` (ties to even), saturating packs."""
+    (the zero point before the rounding, no FMA), ``cvtps2dq`` (ties to even), saturating packs.
+    ``record``, a dict, receives ``ratio`` (``f32(f32(sa*sb)/sc)``)."""
     ratio = _F32(_F32(_F32(sa) * _F32(sb)) / _F32(sc))
+    if record is not None:
+        record.update(ratio=ratio)
     a, b = np.broadcast_arrays(np.asarray(a).astype(np.int64) - int(za), np.asarray(b).astype(np.int64) - int(zb))
     v = ((a * b).astype(_F32) * ratio).astype(_F32) + _F32(zc)
     info = np.iinfo(dtype)
     return np.clip(np.rint(v.astype(_F32).astype(np.float64)), info.min, info.max).astype(dtype)
 
 
-def global_average_pool(x, x_scale, x_zero_point, y_scale, y_zero_point, dtype) -> np.ndarray:
+def global_average_pool(x, x_scale, x_zero_point, y_scale, y_zero_point, dtype, record=None) -> np.ndarray:
     """``MlasQLinearGlobalAveragePoolNchw`` (mlas/lib/qlgavgpool.cpp) on NCHW codes: the exact int32
     sum over the image, ``- zx * N``, then MLAS requantization with ``scale = f32(sx / f32(sy *
-    f32(N)))`` (:func:`dspsim.requantize`, scheme "onnxruntime")."""
+    f32(N)))`` (:func:`dspsim.requantize`, scheme "onnxruntime"). ``record``, a dict, receives ``count`` (N)
+    and ``requant`` (the :class:`~dspsim.Requant`)."""
     x = np.asarray(x)
     n_img = int(np.prod(x.shape[2:]))
     acc = x.reshape(x.shape[0], x.shape[1], -1).astype(np.int64).sum(axis=2) - int(x_zero_point) * n_img
     scale = _F32(_F32(x_scale) / _F32(_F32(y_scale) * _F32(n_img)))
-    y = requantize(acc, Requant.float_scale(scale, "float32"), int(y_zero_point),
-                   out_dtype=np.dtype(dtype).name)
+    rq = Requant.float_scale(scale, "float32")
+    if record is not None:
+        record.update(count=n_img, requant=rq)
+    y = requantize(acc, rq, int(y_zero_point), out_dtype=np.dtype(dtype).name)
     return y.reshape(x.shape[:2] + (1,) * (x.ndim - 2))
 
 
@@ -231,7 +240,7 @@ def softmax_exp_table(x_scale, reduce_len, signed) -> np.ndarray:
     return table
 
 
-def qlinear_softmax(x, x_scale, y_scale, y_zero_point, axis, dtype) -> np.ndarray:
+def qlinear_softmax(x, x_scale, y_scale, y_zero_point, axis, dtype, record=None) -> np.ndarray:
     """``QLinearSoftmax`` (opset 13 semantics, qlinear_softmax.cc ``QlinearSoftmaxCPU``) along ``axis``.
 
     Per row: the table is shifted so the row maximum reads entry 255; ``vsum`` is the float32 sum of
@@ -239,12 +248,15 @@ def qlinear_softmax(x, x_scale, y_scale, y_zero_point, axis, dtype) -> np.ndarra
     above: uint8 at 255, int8 at 127 (onnxruntime 1.32, measured; the qlinear_softmax.cc versions
     in the public history write ``vq > 255 ? 255 : static_cast<int8_t>(vq)``, which would wrap
     128..255 to negative codes: docs/engines.md "ONNX Resize, opsets 22+, QLinearSoftmax int8").
+    ``record``, a dict, receives ``exp_table`` (float32, by the code's byte) and ``output_multiplier`` (``y_s``).
     """
     x = np.moveaxis(np.asarray(x), axis, -1)
     d = x.shape[-1]
     signed = np.dtype(dtype) == np.int8
     table = softmax_exp_table(x_scale, d, signed)
     y_s = _F32(np.floor(_F32(1.0) / _F32(y_scale)))
+    if record is not None:
+        record.update(exp_table=table, output_multiplier=y_s)
     rows = x.reshape(-1, d).astype(np.int64)
     if signed:
         idx = ((127 - rows.max(axis=1, keepdims=True)) + rows) & 0xFF

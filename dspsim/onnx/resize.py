@@ -231,7 +231,10 @@ def plan_onnxruntime(in_shape, dtype, spec: ResizeSpec, out_shape, scales, chann
     ``channels_last_integer`` (the graph's NCHW tensor made NHWC by ORT_ENABLE_ALL's layout
     transformer, :func:`.fusion._mark_channels_last_resize`). Other 8-bit data takes the float32
     weights and ``static_cast`` (truncation toward zero). ``x`` is given and returned in the graph's
-    layout; the layout only selects the kernel."""
+    layout; the layout only selects the kernel. ``apply.tables`` holds what it precomputed, by name: a nearest
+    Resize's source index per output position of each resized axis (``axis<a>_index``); a linear one's corner
+    indices (``y1``, ``y2``, ``x1``, ``x2``) and weights (``dy1``, ``dy2``, ``dx1``, ``dx2``: float32, or the
+    integer kernel's 10-bit fixed-point weights). The copy of an unresized input has none."""
     in_shape, out_shape = tuple(in_shape), tuple(out_shape)
     ndim = len(in_shape)
     if out_shape == in_shape:  # ORT copies the input
@@ -244,6 +247,7 @@ def plan_onnxruntime(in_shape, dtype, spec: ResizeSpec, out_shape, scales, chann
             for a, m in maps:
                 x = np.take(x, m, axis=a)
             return np.ascontiguousarray(x)
+        nearest.tables = {f"axis{a}_index": m for a, m in maps}
         return nearest
     ha, wa = _bilinear_axes(ndim, scales, fail)
     integer = np.dtype(dtype) in (np.uint8, np.int8)
@@ -262,6 +266,8 @@ def plan_onnxruntime(in_shape, dtype, spec: ResizeSpec, out_shape, scales, chann
     corners = [(y1, x1, dx2, dy2), (y1, x2, dx1, dy2), (y2, x1, dx2, dy1), (y2, x2, dx1, dy1)]
     terms = [(ys, xs, (dy[:, None] * dx[None, :]).reshape(shape)) for ys, xs, dx, dy in corners]
 
+    tables = dict(y1=y1, y2=y2, x1=x1, x2=x2, dy1=dy1, dy2=dy2, dx1=dx1, dx2=dx2)
+
     def gather(x, ys, xs):
         return np.take(np.take(x, ys, axis=ha), xs, axis=wa)
 
@@ -270,6 +276,7 @@ def plan_onnxruntime(in_shape, dtype, spec: ResizeSpec, out_shape, scales, chann
             acc = sum(w * gather(x, ys, xs).astype(np.int64) for ys, xs, w in terms)
             q = np.where(acc >= 0, acc >> 20, -((-acc) >> 20))  # C++ '/': toward zero (uint8: '>> 20')
             return q.astype(x.dtype)
+        bilinear_integer.tables = tables
         return bilinear_integer
 
     def bilinear(x):
@@ -279,6 +286,7 @@ def plan_onnxruntime(in_shape, dtype, spec: ResizeSpec, out_shape, scales, chann
                 t = w * gather(x, ys, xs).astype(_F32)
                 acc = t if acc is None else acc + t
         return np.trunc(acc).astype(x.dtype) if integer else acc
+    bilinear.tables = tables
     return bilinear
 
 

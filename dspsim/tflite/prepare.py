@@ -82,15 +82,7 @@ def requant_params(quant: dict) -> dict:
     """A MAC op's keywords as operator parameters: the prepared :class:`dspsim.Requant` unfolded into its
     scheme, its tie rule (a :class:`~dspsim.fixedpoint.Rounding`) and its multipliers/shifts (or float scales),
     one value or one per output channel."""
-    rq = quant["requant"]
-    out = {k: v for k, v in quant.items() if k != "requant"}
-    out["requant_scheme"] = rq.scheme
-    out["tie"] = rq.tie
-    for name in ("multiplier", "shift", "scale", "act_times_w"):
-        values = getattr(rq, name)
-        if len(values):
-            out[name] = values[0] if len(values) == 1 else np.asarray(values)
-    return out
+    return {**{k: v for k, v in quant.items() if k != "requant"}, **quant["requant"].params()}
 
 
 def refuse(op, msg):

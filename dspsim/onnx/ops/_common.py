@@ -9,6 +9,7 @@ import numpy as np
 from ...engines import OnnxKernels
 from ..types import QArray
 from .. import mlas
+from ._params import qparams, with_params
 
 
 class Context:
@@ -171,12 +172,14 @@ def table_op(transform):
     def prep(node, ctx):
         needs_contrib_ops(node, ctx)
         cache = {}
+        params = {}
 
         def run(i):
             x = np.asarray(i[0])
             key = (x.dtype, float(scalar(i[1])), int(scalar(i[2])), float(scalar(i[3])), int(scalar(i[4])))
             if key not in cache:
                 cache[key] = mlas.lookup_table(x.dtype, *key[1:], transform=transform(node))
+            params.update(qparams("input", i[1], i[2]), **qparams("output", i[3], i[4]), table=cache[key])
             return [mlas.apply_table(x, cache[key])]
-        return guard(node, run)
+        return with_params(guard(node, run), params)
     return prep

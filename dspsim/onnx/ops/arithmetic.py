@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import mlas
 from ._common import F32, float32_input, guard, int8_out, needs_contrib_ops, opt, scalar
+from ._params import qparams, with_params
 
 
 def _qlinear_binary(kernel):
@@ -15,12 +16,15 @@ def _qlinear_binary(kernel):
 
     def build(node, ctx):
         needs_contrib_ops(node, ctx)
+        params = {}
 
         def run(i):
             dt = int8_out(np.asarray(i[0]).dtype, node)
+            params.update(qparams("input1", i[1], i[2]), **qparams("input2", i[4], i[5]),
+                          **qparams("output", i[6], opt(i, 7)))
             return [kernel(i[0], scalar(i[1]), scalar(i[2]), i[3], scalar(i[4]), scalar(i[5]), scalar(i[6]),
-                           scalar(opt(i, 7) if opt(i, 7) is not None else 0), dt)]
-        return guard(node, run)
+                           scalar(opt(i, 7) if opt(i, 7) is not None else 0), dt, record=params)]
+        return with_params(guard(node, run), params)
     return build
 
 

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import mlas
 from ._common import attrs, fail, guard, needs_contrib_ops, scalar
+from ._params import qparams, with_params
 
 
 def _reshape(node, ctx):
@@ -73,19 +74,24 @@ def _concat(node, ctx):
 def _qlinear_concat(node, ctx):
     needs_contrib_ops(node, ctx)
     axis = attrs(node)["axis"]
+    params = {}
 
     def run(i):
         ys, yz = i[0], i[1]
+        params.clear()
+        params.update(qparams("output", ys, yz), axis=axis)
         parts = []
         for k in range(2, len(i), 3):
             x, xs, xz = np.asarray(i[k]), i[k + 1], i[k + 2]
+            params.update(qparams(f"input{k // 3}", xs, xz))
             if float(scalar(xs)) == float(scalar(ys)) and int(scalar(xz)) == int(scalar(yz)):
                 parts.append(x)  # LOOKUP_TABLE_IS_COPY
             else:
                 t = mlas.lookup_table(x.dtype, scalar(xs), scalar(xz), scalar(ys), scalar(yz))
+                params[f"input{k // 3}_table"] = t
                 parts.append(mlas.apply_table(x, t))
         return [np.concatenate(parts, axis=axis)]
-    return guard(node, run)
+    return with_params(guard(node, run), params)
 
 
 def _constant(node, ctx):

@@ -16,24 +16,49 @@ from ..mac import (
 )
 from ..mlas import fma_dot, sgemm_m1, sgemm_m1_transpose_b
 from ._common import F32, attrs, fail, float32_input, guard, needs_contrib_ops, opt, scalar
+from ._params import kernel_params, with_params
+
+
+def _integer_zero_points(params, i):
+    """An integer MatMul's / conv's zero points, as its run reads them (absent: 0)."""
+    params.update(input_zero_point=np.asarray(0 if opt(i, 2) is None else i[2]),
+                  weight_zero_point=np.asarray(0 if opt(i, 3) is None else i[3]))
 
 
 def _matmul_integer(node, ctx):
-    return guard(node, lambda i: [matmul_integer(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile)])
+    params = {}
+
+    def run(i):
+        _integer_zero_points(params, i)
+        return [matmul_integer(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile)]
+    return with_params(guard(node, run), params)
 
 
 def _conv_integer(node, ctx):
     a = attrs(node)
-    return guard(node, lambda i: [conv_integer(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile, **a)])
+    params = {}
+
+    def run(i):
+        _integer_zero_points(params, i)
+        return [conv_integer(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile, **a)]
+    return with_params(guard(node, run), params)
 
 
 def _qlinear_matmul(node, ctx):
-    return guard(node, lambda i: [qlinear_matmul(*i[:8], engine=ctx.profile)])
+    params = {}
+
+    def run(i):
+        kw = {}
+        y = qlinear_matmul(*i[:8], engine=ctx.profile, record=kw)
+        params.update(kernel_params(kw))
+        return [y]
+    return with_params(guard(node, run), params)
 
 
 def _qlinear_conv(node, ctx):
     a = attrs(node)
     cache = {}
+    params = {}
 
     def layer(i):
         """The prepared op for this input (kept while the weights and scales are constants) and its NHWC input."""
@@ -43,6 +68,7 @@ def _qlinear_conv(node, ctx):
             op = QLinearConvOp(i[0].shape, i[0].dtype, i[1], i[2], i[3], i[4], i[5], i[6], i[7], opt(i, 8), a,
                                ctx.profile)
             cache[key] = op
+        params.update(kernel_params(op._keywords()), group=op.g.group)
         x4 = i[0][:, :, None, :] if op.g.one_d else i[0]
         return op, np.ascontiguousarray(x4.transpose(0, 2, 3, 1))
 
@@ -65,7 +91,7 @@ def _qlinear_conv(node, ctx):
 
     guarded = guard(node, run)
     guarded.stages = guard(node, stages)  # the front end's Prepared.stages
-    return guarded
+    return with_params(guarded, params)
 
 
 def _qgemm(node, ctx):
@@ -76,6 +102,7 @@ def _qgemm(node, ctx):
     alpha = F32(a.get("alpha", 1.0))
     trans_b = bool(a.get("transB", 0))
     cache = {}
+    params = {}
 
     def run(i):
         x, sa, za, b, sb, zb = i[:6]
@@ -101,10 +128,12 @@ def _qgemm(node, ctx):
         w, rq, zbv, bias = cache[key]
         out = np.asarray(zy).dtype
         x = np.asarray(x)
-        return [fully_connected(x, w, bias, input_zero_point=int(scalar(za)), weight_zero_point=zbv,
-                                output_zero_point=int(scalar(zy)), requant=rq, out_dtype=out.name,
-                                accumulator=mlas_accumulator(ctx.profile, "fully_connected", x.dtype, w.dtype))]
-    return guard(node, run)
+        kw = dict(input_zero_point=int(scalar(za)), weight_zero_point=zbv, output_zero_point=int(scalar(zy)),
+                  requant=rq, out_dtype=out.name,
+                  accumulator=mlas_accumulator(ctx.profile, "fully_connected", x.dtype, w.dtype))
+        params.update(kernel_params(kw), alpha=alpha, trans_b=trans_b)
+        return [fully_connected(x, w, bias, **kw)]
+    return with_params(guard(node, run), params)
 
 
 def _matmul(node, ctx):

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import mlas
 from ._common import F32, attrs, fail, float32_input, guard, needs_contrib_ops, scalar, table_op
+from ._params import qparams, with_params
 
 
 def _sigmoid(node, ctx):
@@ -39,11 +40,14 @@ def _qlinear_softmax(node, ctx):
     if a.get("opset", 13) < 13:
         raise fail(node, "QLinearSoftmax with opset < 13 (flattened axis semantics) is not supported")
 
+    params = {}
+
     def run(i):
         x = np.asarray(i[0])
-        return [mlas.qlinear_softmax(x, scalar(i[1]), scalar(i[3]), scalar(i[4]), a.get("axis", -1) % x.ndim,
-                                     x.dtype)]
-    return guard(node, run)
+        axis = a.get("axis", -1) % x.ndim
+        params.update(qparams("input", i[1], i[2]), **qparams("output", i[3], i[4]), axis=axis)
+        return [mlas.qlinear_softmax(x, scalar(i[1]), scalar(i[3]), scalar(i[4]), axis, x.dtype, record=params)]
+    return with_params(guard(node, run), params)
 
 
 PREPARE = {

@@ -9,6 +9,7 @@ import numpy as np
 from ...kernels import max_pool2d
 from .. import mlas
 from ._common import F32, attrs, fail, float32_input, guard, needs_contrib_ops, scalar
+from ._params import kernel_params, qparams, with_params
 
 
 def pool_attrs(node, x_shape):
@@ -29,10 +30,19 @@ def pool_attrs(node, x_shape):
     return k, s, p, bool(a.get("count_include_pad", 0))
 
 
+def window_params(k, s, p) -> dict:
+    """A pool's window as parameters: ``filter_size``, ``stride`` and the explicit padding (ONNX ``pads`` are
+    top, left, bottom, right)."""
+    return dict(filter_size=tuple(k), stride=tuple(s), pad_top=p[0], pad_left=p[1], pad_bottom=p[2], pad_right=p[3])
+
+
 def _max_pool(node, ctx):
+    params = {}
+
     def run(i):
         x = np.asarray(i[0])
         k, s, p, _ = pool_attrs(node, x.shape)
+        params.update(window_params(k, s, p))
         if len(node.outputs) > 1 and node.outputs[1]:
             raise fail(node, "MaxPool's Indices output is not supported")
         if x.dtype.kind in "iu":
@@ -47,7 +57,7 @@ def _max_pool(node, ctx):
             for kx in range(k[1]):
                 y = np.maximum(y, xp[:, :, ky:ky + s[0] * (oh - 1) + 1:s[0], kx:kx + s[1] * (ow - 1) + 1:s[1]])
         return [y]
-    return guard(node, run)
+    return with_params(guard(node, run), params)
 
 
 def _global_average_pool(node, ctx):
@@ -132,22 +142,30 @@ def _qlinear_pool_node(node, ctx):
 
 def _qlinear_global_average_pool(node, ctx):
     _qlinear_pool_node(node, ctx)
+    params = {}
 
     def run(i):
         x = np.asarray(i[0])
-        return [mlas.global_average_pool(x, scalar(i[1]), scalar(i[2]), scalar(i[3]), scalar(i[4]), x.dtype)]
-    return guard(node, run)
+        kw = {}
+        y = mlas.global_average_pool(x, scalar(i[1]), scalar(i[2]), scalar(i[3]), scalar(i[4]), x.dtype, record=kw)
+        params.update(qparams("input", i[1], i[2]), **qparams("output", i[3], i[4]),
+                      **kernel_params(dict(kw, out_dtype=x.dtype.name)))
+        return [y]
+    return with_params(guard(node, run), params)
 
 
 def _qlinear_average_pool(node, ctx):
     _qlinear_pool_node(node, ctx)
+    params = {}
 
     def run(i):
         x = np.asarray(i[0])
         k, s, p, cip = pool_attrs(node, x.shape)
+        params.update(qparams("input", i[1], i[2]), **qparams("output", i[3], i[4]), **window_params(k, s, p),
+                      count_include_pad=cip)
         return [mlas.average_pool(x, scalar(i[1]), scalar(i[2]), scalar(i[3]), scalar(i[4]), k, s, p, cip,
                                   x.dtype)]
-    return guard(node, run)
+    return with_params(guard(node, run), params)
 
 
 PREPARE = {

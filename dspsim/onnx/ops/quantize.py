@@ -7,7 +7,9 @@ import numpy as np
 
 from ..quantize import dequantize_linear, dynamic_quantize_linear, quantize_linear
 from ..types import ElemType, NATIVE
+from ...fixedpoint import Rounding
 from ._common import attrs, fail, guard, keep_layout, opt
+from ._params import with_params
 
 
 def _quantize(node, ctx):
@@ -16,17 +18,33 @@ def _quantize(node, ctx):
         raise fail(node, "the 'precision' attribute is not supported")
     kw = dict(axis=a.get("axis", 1), block_size=a.get("block_size", 0), saturate=bool(a.get("saturate", 1)),
               output_dtype=a.get("output_dtype") or None, engine=ctx.profile)
-    if ctx.reference:
-        return guard(node, lambda i: [keep_layout(i[0], quantize_linear(i[0], i[1], opt(i, 2), **kw))])
-    return guard(node, lambda i: [quantize_linear(i[0], i[1], opt(i, 2), **kw)])
+    params = {"axis": kw["axis"], "block_size": kw["block_size"], "saturate": kw["saturate"],
+              "tie": Rounding.HALF_TO_EVEN}  # x / scale in float32, rounded to nearest even
+
+    def run(i):
+        params.update(_scale_zero_point(i))
+        y = quantize_linear(i[0], i[1], opt(i, 2), **kw)
+        return [keep_layout(i[0], y) if ctx.reference else y]
+    return with_params(guard(node, run), params)
+
+
+def _scale_zero_point(i) -> dict:
+    """A QuantizeLinear's / DequantizeLinear's scale and zero point as its run reads them (absent: 0; a 4-bit or
+    float8 zero point as its codes)."""
+    zp = opt(i, 2)
+    return {"scale": np.asarray(i[1]), "zero_point": np.asarray(0 if zp is None else getattr(zp, "codes", zp))}
 
 
 def _dequantize(node, ctx):
     a = attrs(node)
     kw = dict(axis=a.get("axis", 1), block_size=a.get("block_size", 0), output_dtype=a.get("output_dtype") or None)
-    if ctx.reference:
-        return guard(node, lambda i: [keep_layout(i[0], dequantize_linear(i[0], i[1], opt(i, 2), **kw))])
-    return guard(node, lambda i: [dequantize_linear(i[0], i[1], opt(i, 2), **kw)])
+    params = {"axis": kw["axis"], "block_size": kw["block_size"]}
+
+    def run(i):
+        params.update(_scale_zero_point(i))
+        y = dequantize_linear(i[0], i[1], opt(i, 2), **kw)
+        return [keep_layout(i[0], y) if ctx.reference else y]
+    return with_params(guard(node, run), params)
 
 
 def _dynamic_quantize(node, ctx):

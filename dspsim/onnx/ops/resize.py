@@ -8,6 +8,7 @@ import numpy as np
 
 from ..resize import output_geometry, plan_onnxruntime, resize_reference, resize_spec
 from ._common import attrs, fail, guard, opt
+from ._params import with_params
 
 _DTYPES = (np.dtype(np.float32), np.dtype(np.uint8), np.dtype(np.int8))
 
@@ -21,6 +22,8 @@ def prepare_resize(node, ctx):
     reference = ctx.reference
     constant = all(ctx.is_const(node, k) for k in (2, 3))
     cache = {}
+    named = {"mode": spec.mode, "coordinate_transformation_mode": spec.transform, "nearest_mode": spec.nearest}
+    params = dict(named)
 
     def run_error(msg):
         return ValueError(f"Resize: {msg}")
@@ -39,8 +42,10 @@ def prepare_resize(node, ctx):
                 apply = plan_onnxruntime(x.shape, x.dtype, spec, out_shape, scales, channels_last, run_error)
             if constant:
                 cache[(x.shape, x.dtype)] = apply
+        params.clear()  # the tables of this input's plan only
+        params.update(named, **getattr(apply, "tables", {}))
         return [apply(x)]
-    return guard(node, run)
+    return with_params(guard(node, run), params)
 
 
 PREPARE = {"Resize": prepare_resize}
