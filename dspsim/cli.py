@@ -647,12 +647,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "QLinearConv) accumulator "
                         "before the bias "
                         "(op<k>_acc), after it (op<k>_acc_bias) "
-                        "and the requantized value before the output zero point and clamp (op<k>_requant), as "
+                        "and the requantized value before the output zero point and clamp (op<k>_requant), and "
+                        "LSTM's and SVDF's steps under their own names (op<k>_in_acc, op<k>_time_acc, ...), as "
                         "vectors in the chosen format (stages.npz, stages.h or stages/)")
     x.add_argument("--partial-sums", metavar="OP:INDEX",
                    help="also one output's taps in the engine's accumulation order (x, w, zero points, the "
                         "accumulator after each tap): OP an operator index, INDEX a flat or comma-separated "
-                        "multi-index into its output (op<k>_taps_<field>)")
+                        "multi-index into its output (an LSTM's (batch, step, gate, unit), an SVDF's (batch, "
+                        "filter)) (op<k>_taps_<field>)")
 
     from .harness.validate import add_arguments as _validate_arguments
 

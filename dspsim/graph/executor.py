@@ -34,13 +34,16 @@ class Prepared:
     accumulator stages on the same inputs (:class:`~dspsim.kernels._common.MacStages`, ``tap`` a flat output
     index for one output's taps), computed only when asked, never by ``run``. ``problem``, on a MAC operator
     whose ``run`` is the plain int32 conv of int8 codes, is its :class:`~dspsim.kernels._common.ConvProblem`:
-    what a compiled :class:`~dspsim.graph.program.Program` runs instead."""
+    what a compiled :class:`~dspsim.graph.program.Program` runs instead. A recurrent operator's ``stages`` gives a
+    :class:`~dspsim.kernels._common.NamedStages`, its ``tap`` a flat index into ``stages_shape`` (the gate FC
+    outputs it addresses; None: the output's shape)."""
 
     run: Callable
     params: dict = field(default_factory=dict)
     view: Callable | None = None
     stages: Callable | None = None
     problem: object = None
+    stages_shape: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,15 @@ class TensorInfo:
     scale: float | None
     zero_point: int | None
     elem_type: object = None
+
+
+class Trace(list):
+    """A run's :class:`TraceEntry` list, with ``state_before``: per operator index, ``{tensor: value}`` of the
+    variable tensors (LSTM and SVDF state) it read, as they were before it ran (what its stages need)."""
+
+    def __init__(self):
+        super().__init__()
+        self.state_before = {}
 
 
 @dataclass(frozen=True)
@@ -249,7 +261,12 @@ class Executor:
             self._run_steps(sg, self.steps[index], values)
             return values
         state = self.state
+        state_before = getattr(trace, "state_before", None)
         for step in self.trace_steps[index]:
+            if state_before is not None:
+                read = {i: values[i] for i in step.inputs if i >= 0 and sg.tensors[i].is_variable}
+                if read:
+                    state_before[step.op.index] = read
             try:
                 y = step.run([values[i] if i >= 0 else None for i in step.inputs])
             except (ValueError, TypeError) as exc:

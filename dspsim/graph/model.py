@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .executor import tensor_info
+from .executor import Trace, tensor_info
 from .state import State
 
 #: Operators that keep state between invocations (TFLite resource variables, CALL_ONCE, and TFLite Micro's Signal
@@ -156,18 +156,28 @@ class Model:
         gives."""
         return self._operator(op_index)[1].stages is not None
 
+    def stages_shape(self, op_index: int):
+        """The shape a ``tap`` of :meth:`operator_stages` indexes (flat): the output's, or a recurrent operator's
+        gate FC outputs (UNIDIRECTIONAL_SEQUENCE_LSTM (B, T, 4, N), time-major (T, B, 4, N); SVDF (B, F)); None
+        where the output's is not declared."""
+        op, prep = self._operator(op_index)
+        shape = prep.stages_shape or self._mdef.tensors[op.outputs[0]].shape
+        return None if shape is None else tuple(shape)
+
     def operator_stages(self, op_index: int, inputs, tap=None):
         """The accumulator stages of MAC operator ``op_index`` on ``inputs`` (as :meth:`run_operator` takes
         them): a :class:`~dspsim.kernels._common.MacStages` (``acc`` before the bias, ``acc_bias``, ``requant``
         before the output zero point and clamp, each of the output's shape), computed by the operator's own
         kernel under the engine's accumulator; ``tap`` (a flat index into the output) adds that output's taps
-        in accumulation order."""
+        in accumulation order. A recurrent operator (UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF; ``inputs`` with the state
+        it starts from) gives a :class:`~dspsim.kernels._common.NamedStages` of its steps, ``tap`` a flat index into
+        :meth:`stages_shape`."""
         op, prep = self._operator(op_index)
         func = "Model.operator_stages"
         if prep.stages is None:
             raise ValueError(f"{func}: operator {op_index} ({op.name}) has no accumulator stages (the MAC "
                              "operators of dspsim.kernels.mac's plans have them)")
-        shape = self._mdef.tensors[op.outputs[0]].shape
+        shape = self.stages_shape(op_index)
         size = None if shape is None or any(d is None or d < 0 for d in shape) else int(np.prod(shape))
         if tap is not None and (isinstance(tap, bool) or not isinstance(tap, (int, np.integer)) or tap < 0
                                 or (size is not None and tap >= size)):
@@ -218,7 +228,7 @@ class Model:
     # running
     # ---------------------------------------------------------------------------------------------
     def _execute(self, inputs, keep, func):
-        trace = [] if keep else None
+        trace = Trace() if keep else None
         values = self._exec.run_subgraph(0, self._inputs(inputs, func), trace)
         return values, trace
 

@@ -79,11 +79,13 @@ def _parser():
                    help="also capture every MAC operator's (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, "
                         "TRANSPOSE_CONV, BATCH_MATMUL; ONNX QLinearConv) accumulator before the bias, after it, and the "
                         "requantized value before the output zero point and clamp: trace.npz entries op<k>_acc, "
-                        "op<k>_acc_bias, op<k>_requant")
+                        "op<k>_acc_bias, op<k>_requant; UNIDIRECTIONAL_SEQUENCE_LSTM's and SVDF's steps under their "
+                        "own names (op<k>_in_acc, op<k>_time_acc, ...: python -m pydoc dspsim.harness.stages)")
     p.add_argument("--partial-sums", metavar="OP:INDEX",
                    help="also capture one output's taps in the engine's accumulation order (x, w, zero points, "
                         "the accumulator after each tap): OP an operator index, INDEX a flat index into its output "
-                        "or a multi-index (e.g. 3:0,2,2,5); trace.npz entries op<k>_taps_<field>")
+                        "or a multi-index (e.g. 3:0,2,2,5; an LSTM's (batch, step, gate, unit), an SVDF's (batch, "
+                        "filter)); trace.npz entries op<k>_taps_<field>")
     p.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     p.add_argument("--out", help="directory for trace.npz and report.json / report.md")
     return p

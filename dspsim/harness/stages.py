@@ -31,20 +31,40 @@ shown with ``x`` = the input zero point; with x86 pair saturation a tap's partia
 last row (``kind`` 2) adds the zero-point correction (ONNX Runtime's uint8 x int8 MLAS kernels without VNNI).
 QLinearConv sums as CONV_2D / DEPTHWISE_CONV_2D (the NHWC kernels), its INDEX counted in its NCHW output. Legacy uint8 weights appear as ``w - 128`` with their
 zero point ``- 128`` (the same differences).
+
+The recurrent operators record more steps, each by the kernel's own loop as it runs
+(:func:`dspsim.kernels.recurrent.lstm.lstm_stages`, :func:`dspsim.kernels.recurrent.svdf.svdf_stages`), on the state
+the operator started from (the variable tensors' values before it ran: ``Trace.state_before``):
+
+* UNIDIRECTIONAL_SEQUENCE_LSTM, per time step, gate (input, forget, cell, output) and unit, (B, T, 4, N) in the
+  operator's layout ((T, B, 4, N) time-major): ``op<k>_in_acc``, ``_in_acc_bias``, ``_in_requant`` (the input FC;
+  the requantized part before its int16 clamp), ``_rec_acc``, ``_rec_requant`` (the recurrent FC over the previous
+  hidden state; no bias), ``_pre`` (the gate's Q3.12 pre-activation), ``_gate`` (its Q0.15 activation); per step
+  and unit, (B, T, N): ``_forget_cell``, ``_input_cell`` (the cell products), ``_cell``, ``_tanh_cell``,
+  ``_hidden_requant`` (before the hidden zero point and clamp) and ``_hidden`` (the output). INDEX of
+  ``--partial-sums`` addresses ``(b, t, gate, unit)`` in that layout (flat or multi-index): the input FC's taps
+  (``kind`` 0), then the recurrent FC's (``kind`` 3: a second sum, its partial sums start again from 0).
+* SVDF, per batch and filter (B, F): ``op<k>_feature_acc`` (the feature FC), ``_feature_requant`` (before the clamp
+  to the state's range), ``_state_entry`` (the value stored in the newest slot), ``_time_acc`` (the time FC over the
+  shifted state); per unit (B, F / rank): ``_acc`` (the unit's time sums), ``_acc_bias`` (the register the engines
+  hold: it starts at the bias, then adds the time sums; int32, so the same value) and ``_requant``:
+  ``clip(requant + output_zero_point, -128, 127)`` is the output. INDEX addresses ``(b, filter)``: the feature FC's
+  taps (``kind`` 0, from CMSIS-NN Helium's offset where the engine adds one), then the time FC's (``kind`` 3).
 """
 from __future__ import annotations
 
 import numpy as np
 
 STAGES = ("acc", "acc_bias", "requant")
-"""The stage vectors of a MAC operator, in the order of its arithmetic."""
+"""The stage vectors of a MAC operator, in the order of its arithmetic (the recurrent operators': the module
+docstring)."""
 
 TAP_FIELDS = ("x", "w", "x_zero_point", "w_zero_point", "kind", "partial_sum")
 """The per-tap vectors of ``--partial-sums``."""
 
 NO_STAGES = ("--stages: no operator of this model has accumulator stages (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, "
-             "TRANSPOSE_CONV, BATCH_MATMUL and ONNX QLinearConv have them; LSTM, SVDF and the other ONNX MAC ops "
-             "not yet)")
+             "TRANSPOSE_CONV, BATCH_MATMUL, UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF and ONNX QLinearConv have them; the "
+             "other ONNX MAC ops not yet)")
 """The one line ``--stages`` prints where it finds nothing to capture."""
 
 _INT32 = np.iinfo(np.int32)
@@ -56,8 +76,9 @@ def _narrow(a):
 
 
 def parse_partial_sums(text, model, flag="--partial-sums") -> tuple:
-    """``(op_index, flat_index, multi_index)`` of ``OP:INDEX`` (INDEX a flat index into the operator's output or a
-    comma-separated multi-index), checked against ``model``; a ValueError naming ``flag`` and the rule."""
+    """``(op_index, flat_index, multi_index)`` of ``OP:INDEX`` (INDEX a flat index into the operator's output, or
+    a recurrent operator's gate FC outputs (:meth:`Model.stages_shape <dspsim.graph.model.Model.stages_shape>`), or
+    a comma-separated multi-index), checked against ``model``; a ValueError naming ``flag`` and the rule."""
     op_text, sep, index_text = str(text).partition(":")
     try:
         op = int(op_text)
@@ -70,7 +91,7 @@ def parse_partial_sums(text, model, flag="--partial-sums") -> tuple:
     if not model.has_stages(op):
         raise ValueError(f"{flag} {text!r}: operator {op} ({model.operators[op][1]}) is not a MAC operator with "
                          "stages")
-    shape = model.tensor_info(model.outputs_of(op)[0]).shape
+    shape = model.stages_shape(op)
     if shape is None or any(d is None or d < 0 for d in shape):  # an open shape (ONNX): a flat index only
         if len(index) != 1 or index[0] < 0:
             raise ValueError(f"{flag} {text!r}: operator {op}'s output shape is not declared; give a flat index")
@@ -95,15 +116,17 @@ def capture(model, trace, partial=None) -> dict:
     ``trace`` is the run's :meth:`Model.trace`: each operator's stages are computed on the values its inputs had
     when it ran (a state-carrying model is not run again)."""
     out, values, done = {}, {}, set()
+    state_before = getattr(trace, "state_before", {})
     for e in trace:
         k = e.op_index
         if k >= 0 and k not in done and model.has_stages(k):
             done.add(k)
             tap = partial[1] if partial is not None and partial[0] == k else None
-            args = [None if i < 0 or model.tensor_value(i) is not None else values[i]
+            before = state_before.get(k, {})
+            args = [before[i] if i in before else None if i < 0 or model.tensor_value(i) is not None else values[i]
                     for i in model.operator_inputs(k)]
             st = model.operator_stages(k, args, tap)
-            out.update({f"op{k}_{name}": _narrow(getattr(st, name)) for name in STAGES})
+            out.update({f"op{k}_{name}": _narrow(a) for name, a in st.named().items()})
             if tap is not None:
                 out.update({f"op{k}_taps_{name}": _narrow(np.asarray(st.taps[name])) for name in TAP_FIELDS})
         values[e.tensor] = e.value
@@ -111,18 +134,21 @@ def capture(model, trace, partial=None) -> dict:
 
 
 def summary(model, arrays: dict, partial=None) -> dict:
-    """report.json's view of :func:`capture`'s arrays: per operator the entries and shape; the chosen output's
-    taps as numbers."""
+    """report.json's view of :func:`capture`'s arrays: per operator its entries, the first one's shape and every
+    entry's; the chosen output's taps as numbers (``acc``: the last partial sum, the accumulator of its last
+    sum)."""
     ops = sorted({int(key[2:].split("_")[0]) for key in arrays})
-    rep = {"operators": [{"op_index": k, "op": model.operators[k][1],
-                          "entries": [f"op{k}_{s}" for s in STAGES],
-                          "shape": list(arrays[f"op{k}_acc"].shape)} for k in ops]}
+    entries = {k: [key for key in arrays if key.startswith(f"op{k}_") and not key.startswith(f"op{k}_taps_")]
+               for k in ops}
+    rep = {"operators": [{"op_index": k, "op": model.operators[k][1], "entries": entries[k],
+                          "shape": list(arrays[entries[k][0]].shape),
+                          "shapes": {key: list(arrays[key].shape) for key in entries[k]}} for k in ops]}
     if partial is not None:
         k, flat, multi = partial
         rep["partial_sums"] = {"op_index": k, "flat_index": flat, "index": list(multi),
                                "order": "the engine's accumulation order (docs: dspsim.harness.stages)",
                                "taps": {name: arrays[f"op{k}_taps_{name}"].tolist() for name in TAP_FIELDS},
-                               "acc": int(arrays[f"op{k}_acc"].reshape(-1)[flat])}
+                               "acc": int(arrays[f"op{k}_taps_partial_sum"][-1])}
     return rep
 
 

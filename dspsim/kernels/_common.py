@@ -266,6 +266,67 @@ class MacStages:
         """The stages with the output's ``shape`` (a kernel whose output is not (B, OH, OW, OC))."""
         return self.map(lambda a: a.reshape(shape))
 
+    def named(self) -> dict:
+        """``{"acc": .., "acc_bias": .., "requant": ..}``, as :class:`NamedStages` gives its arrays."""
+        return {"acc": self.acc, "acc_bias": self.acc_bias, "requant": self.requant}
+
+
+@dataclass(frozen=True)
+class NamedStages:
+    """The stages of an operator whose arithmetic has more steps than a MAC's (LSTM, SVDF): ``arrays`` maps each
+    stage's name to its int64 array, in the order of the arithmetic; ``taps`` as :class:`MacStages`' (kind 3 a tap
+    of the operator's second sum, whose partial sums start again: LSTM's recurrent FC, SVDF's time FC)."""
+
+    arrays: dict
+    taps: dict | None = None
+
+    def named(self) -> dict:
+        """``arrays``."""
+        return self.arrays
+
+    def _output_stage(self, name):
+        if name not in self.arrays:
+            raise TypeError(f"NamedStages: these stages have no {name!r} of the output (an LSTM's are per gate; "
+                            "named() lists them)")
+        return self.arrays[name]
+
+    @property
+    def acc(self):
+        """:class:`MacStages`' ``acc`` where the operator has an output accumulator (SVDF), else a TypeError."""
+        return self._output_stage("acc")
+
+    @property
+    def acc_bias(self):
+        """:class:`MacStages`' ``acc_bias`` where the operator has one (SVDF), else a TypeError."""
+        return self._output_stage("acc_bias")
+
+    @property
+    def requant(self):
+        """:class:`MacStages`' ``requant`` where the operator has one (SVDF), else a TypeError."""
+        return self._output_stage("requant")
+
+
+def sum_taps(func, parts) -> dict:
+    """The taps of one output's sums in accumulation order, checked against the kernel's own sums.
+
+    ``parts``: per sum ``(x, w, x_zero_point, kind, start, bits, acc)``: the operands (1-D, the weights'
+    zero point 0), the tap kind, the register's start, its width (None: int64, exact) and the kernel's value of
+    the sum (``acc``). Returns :class:`MacStages`' ``taps`` dict; a RuntimeError naming ``func`` where a last
+    partial sum is not ``acc`` (the two would describe different arithmetic)."""
+    fields = {name: [] for name in ("x", "w", "x_zero_point", "w_zero_point", "kind", "partial_sum")}
+    for x, w, zx, kind, start, bits, acc in parts:
+        x, w = np.asarray(x, np.int64), np.asarray(w, np.int64)
+        ps = int(start) + np.cumsum((x - zx) * w)
+        if bits is not None:
+            ps = (ps + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+        if ps.size and ps[-1] != acc:
+            raise RuntimeError(f"{func}: the taps sum to {int(ps[-1])}, the kernel's accumulator is {int(acc)}")
+        for name, v in (("x", x), ("w", w), ("x_zero_point", np.full(x.size, zx, np.int64)),
+                        ("w_zero_point", np.zeros(x.size, np.int64)), ("kind", np.full(x.size, kind, np.int64)),
+                        ("partial_sum", ps)):
+            fields[name].append(v)
+    return {name: np.concatenate(v) for name, v in fields.items()}
+
 
 @dataclass(frozen=True)
 class ConvProblem:

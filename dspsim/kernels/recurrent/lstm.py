@@ -257,7 +257,8 @@ def _gate_fc(acc, m, s, wide):
 
 @njit(cache=True)
 def _lstm(x, w_in, w_rec, bias, h0, c0, litert, zi, zh, m_in, s_in, m_rec, s_rec, power, m_h, s_h, z_hidden,
-          clip, m_fc, s_fc, m_ic, s_ic, cell_gate_tanh, tanh_m, tanh_s, table, wide, lo, hi, out, h, c):
+          clip, m_fc, s_fc, m_ic, s_ic, cell_gate_tanh, tanh_m, tanh_s, table, wide, lo, hi, out, h, c,
+          gate_stages, cell_stages):
     n_batch, n_time, n_input = x.shape
     n_cell = w_in.shape[1]
     gates = np.empty((4, n_cell), np.int64)
@@ -268,21 +269,29 @@ def _lstm(x, w_in, w_rec, bias, h0, c0, litert, zi, zh, m_in, s_in, m_rec, s_rec
         for t in range(n_time):
             for k in range(4):
                 for j in range(n_cell):
-                    acc = np.int64(bias[k, j])
+                    acc_in = np.int64(0)
                     for col in range(n_input):
-                        acc += np.int64(w_in[k, j, col]) * (np.int64(x[b, t, col]) - zi)
-                    part_in = _clamp16(_gate_fc(acc, m_in[k], s_in[k], wide))
-                    acc = np.int64(0)
+                        acc_in += np.int64(w_in[k, j, col]) * (np.int64(x[b, t, col]) - zi)
+                    req_in = _gate_fc(acc_in + bias[k, j], m_in[k], s_in[k], wide)
+                    acc_rec = np.int64(0)
                     for col in range(n_cell):
-                        acc += np.int64(w_rec[k, j, col]) * (np.int64(h[b, col]) - zh)
-                    part_rec = _gate_fc(acc, m_rec[k], s_rec[k], wide)
-                    if not litert:
-                        part_rec = _clamp16(part_rec)
-                    pre = _clamp16(part_in + part_rec)
+                        acc_rec += np.int64(w_rec[k, j, col]) * (np.int64(h[b, col]) - zh)
+                    req_rec = _gate_fc(acc_rec, m_rec[k], s_rec[k], wide)
+                    part_rec = req_rec if litert else _clamp16(req_rec)
+                    pre = _clamp16(_clamp16(req_in) + part_rec)
                     if k == 2:
                         gates[k, j] = _tanh_gate(pre, litert, table) if litert or cell_gate_tanh else pre
                     else:
                         gates[k, j] = _sigmoid(pre, litert, table)
+                    if gate_stages is not None:  # LSTM_GATE_STAGES, the int32 sums as the int32 register holds them
+                        st = gate_stages[b, t, k, j]
+                        st[0] = acc_in if wide else (acc_in << 32) >> 32
+                        st[1] = acc_in + bias[k, j] if wide else ((acc_in + bias[k, j]) << 32) >> 32
+                        st[2] = req_in
+                        st[3] = acc_rec if wide else (acc_rec << 32) >> 32
+                        st[4] = req_rec
+                        st[5] = pre
+                        st[6] = gates[k, j]
             for j in range(n_cell):
                 i_g, f_g, g_g, o_g = gates[0, j], gates[1, j], gates[2, j], gates[3, j]
                 cell = np.int64(c[b, j])
@@ -300,8 +309,16 @@ def _lstm(x, w_in, w_rec, bias, h0, c0, litert, zi, zh, m_in, s_in, m_rec, s_rec
                     tanh_c = _tanh16(cell, 15 + power) if 0 <= 15 + power <= 6 else i_g
                 else:
                     tanh_c = _lut_tanh_scalar(_rescale_input(cell, tanh_m, tanh_s), table)
-                gates[0, j] = min(max(multiply_by_quantized_multiplier_scalar(tanh_c * o_g, m_h, s_h) + z_hidden,
-                                      lo), hi)
+                hidden = multiply_by_quantized_multiplier_scalar(tanh_c * o_g, m_h, s_h)
+                gates[0, j] = min(max(hidden + z_hidden, lo), hi)
+                if cell_stages is not None:  # LSTM_CELL_STAGES
+                    st = cell_stages[b, t, j]
+                    st[0] = kept
+                    st[1] = added
+                    st[2] = cell
+                    st[3] = tanh_c
+                    st[4] = hidden
+                    st[5] = gates[0, j]
             for j in range(n_cell):  # the new hidden state, after every gate has read the old one
                 h[b, j] = gates[0, j]
                 out[b, t, j] = gates[0, j]
@@ -345,7 +362,43 @@ def lstm(x, input_weights, recurrent_weights, bias, output_state, cell_state, pa
     accumulators are int32 (wrapping; int64 for int16 x). Ties: MBQM twice (SRDHM toward +inf, shift away from zero);
     LiteRT's cell shifts away from zero; TFLM's tables round the interpolation as their docstrings say.
     """
-    func = "lstm"
+    out, h, c, _ = _run(_checked("lstm", x, input_weights, recurrent_weights, bias, output_state, cell_state,
+                                 params), False)
+    return out, h, c
+
+
+#: per time step, gate and unit (:func:`lstm_stages`), in the order of the arithmetic
+LSTM_GATE_STAGES = ("in_acc", "in_acc_bias", "in_requant", "rec_acc", "rec_requant", "pre", "gate")
+#: per time step and unit (:func:`lstm_stages`), in the order of the arithmetic
+LSTM_CELL_STAGES = ("forget_cell", "input_cell", "cell", "tanh_cell", "hidden_requant", "hidden")
+
+
+def lstm_stages(x, input_weights, recurrent_weights, bias, output_state, cell_state, params):
+    """:func:`lstm` with every intermediate value of its loop, recorded by the same kernel as it runs.
+
+    Returns ``(output, output_state, cell_state, stages)``; ``stages`` maps each name of
+    :data:`LSTM_GATE_STAGES` to an int64 array (B, T, 4, N) (gates in :data:`GATES` order) and each of
+    :data:`LSTM_CELL_STAGES` to one (B, T, N):
+
+    * ``in_acc``: the input FC's sum ``sum_c Wx[j,c] * (x[c] - zi)`` before the bias, ``in_acc_bias`` after
+      it (both engines add the bias after the sum: TFLM's FullyConnected; LiteRT's
+      MatrixBatchVectorMultiplyAccumulate, whose bias also folds ``-zi * row sum``: the same total), wrapped to
+      int32 as the register holds them (int64 for int16 x); ``in_requant``: MBQM of ``in_acc_bias``, before
+      its int16 clamp;
+    * ``rec_acc``: the recurrent FC's sum ``sum_c Wh[j,c] * (h[c] - zh)`` over the previous hidden state (no
+      bias: ``rec_acc`` is also its value after the bias); ``rec_requant``: its MBQM, before TFLM's int16 clamp;
+    * ``pre``: the gate's pre-activation (Q3.12), ``gate``: sigmoid / tanh of it (Q0.15; TFLM's linear cell
+      gate: ``pre``);
+    * ``forget_cell`` (``f * c``) and ``input_cell`` (``i * g``) rescaled to the cell's scale, ``cell`` the new
+      cell state (clipped), ``tanh_cell``, ``hidden_requant`` the hidden product's MBQM before the zero point
+      and clamp, ``hidden`` the new hidden state (``hidden[:, t]`` is ``output[:, t]``).
+    """
+    return _run(_checked("lstm_stages", x, input_weights, recurrent_weights, bias, output_state, cell_state, params),
+                True)
+
+
+def _checked(func, x, input_weights, recurrent_weights, bias, output_state, cell_state, params):
+    """The arguments of :func:`_lstm` up to its output buffers, checked (ValueError / TypeError naming ``func``)."""
     if not isinstance(params, LstmParams):
         raise TypeError(f"{func}: params must be an LstmParams (tflm_lstm_params / litert_lstm_params), got "
                         f"{type(params).__name__}")
@@ -400,12 +453,28 @@ def lstm(x, input_weights, recurrent_weights, bias, output_state, cell_state, pa
         s_fc = _scalar(p.forget_cell_shift, func, "forget_cell_shift", -31, 30)
         s_ic = _scalar(p.input_cell_shift, func, "input_cell_shift", -31, 30)
         tanh_m, tanh_s = check_lut_input_rescale(func, *tflm_cell_tanh_rescale(power))
-    info = np.iinfo(x.dtype)
-    out = np.empty((n_batch, x.shape[1], n_cell), x.dtype)
+    return (np.ascontiguousarray(x), np.ascontiguousarray(w_in), np.ascontiguousarray(w_rec),
+            np.ascontiguousarray(b.astype(np.int64)), np.ascontiguousarray(h0), np.ascontiguousarray(c0), litert, zi,
+            zh, m_in, s_in, m_rec, s_rec, power, m_h, s_h, z_hidden, clip, m_fc, s_fc, m_ic, s_ic,
+            bool(p.cell_gate_tanh), tanh_m, tanh_s, SIGMOID_TABLE_UINT16, wide, int(np.iinfo(x.dtype).min),
+            int(np.iinfo(x.dtype).max))
+
+
+def _run(args, record):
+    """Run :func:`_lstm` on :func:`_checked`'s ``args``: ``(output, h, c, stages)``, ``stages`` None unless
+    ``record``."""
+    x, w_in = args[0], args[1]
+    n_batch, n_time, _ = x.shape
+    n_cell = w_in.shape[1]
+    out = np.empty((n_batch, n_time, n_cell), x.dtype)
     h = np.empty((n_batch, n_cell), x.dtype)
     c = np.empty((n_batch, n_cell), np.int16)
-    _lstm(np.ascontiguousarray(x), np.ascontiguousarray(w_in), np.ascontiguousarray(w_rec),
-          np.ascontiguousarray(b.astype(np.int64)), np.ascontiguousarray(h0), np.ascontiguousarray(c0), litert, zi, zh,
-          m_in, s_in, m_rec, s_rec, power, m_h, s_h, z_hidden, clip, m_fc, s_fc, m_ic, s_ic, bool(p.cell_gate_tanh),
-          tanh_m, tanh_s, SIGMOID_TABLE_UINT16, wide, int(info.min), int(info.max), out, h, c)
-    return out, h, c
+    if not record:  # None: the recording branches compiled out
+        _lstm(*args, out, h, c, None, None)
+        return out, h, c, None
+    gate_stages = np.zeros((n_batch, n_time, 4, n_cell, len(LSTM_GATE_STAGES)), np.int64)
+    cell_stages = np.zeros((n_batch, n_time, n_cell, len(LSTM_CELL_STAGES)), np.int64)
+    _lstm(*args, out, h, c, gate_stages, cell_stages)
+    stages = {name: gate_stages[..., k] for k, name in enumerate(LSTM_GATE_STAGES)}
+    stages.update({name: cell_stages[..., k] for k, name in enumerate(LSTM_CELL_STAGES)})
+    return out, h, c, stages

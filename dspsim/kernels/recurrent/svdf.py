@@ -30,7 +30,8 @@ _STATE_TYPES = (np.dtype(np.int16), np.dtype(np.int8))
 
 
 @njit(cache=True)
-def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, offset, out, new_state):
+def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, offset, out, new_state,
+          filter_stages, unit_stages):
     n_batch, n_input = x.shape
     n_filter, n_memory = wt.shape
     n_unit = n_filter // rank
@@ -47,20 +48,38 @@ def _svdf(x, wf, wt, bias, state, rank, zi, zs, zo, m1, s1, m2, s2, s_lo, s_hi, 
                 dot += np.int64(wf[f, c]) * (np.int64(x[b, c]) - zi)
             dot = (dot << 32) >> 32  # int32 accumulator
             a = multiply_by_quantized_multiplier_scalar(dot, m1, s1)
-            a = min(max(a, s_lo), s_hi)
-            v = zs + a
+            v = zs + min(max(a, s_lo), s_hi)
             new_state[b, f, n_memory - 1] = (v << (64 - bits)) >> (64 - bits)
+            if filter_stages is not None:  # SVDF_FILTER_STAGES[:3]
+                filter_stages[b, f, 0] = dot
+                filter_stages[b, f, 1] = a
+                filter_stages[b, f, 2] = new_state[b, f, n_memory - 1]
     for b in range(n_batch):
         for u in range(n_unit):
-            acc = np.int64(bias[u])
+            acc = np.int64(bias[u])  # the register starts at the bias (EvalIntegerSvdfReference, arm_svdf_s8)
+            total = np.int64(0)
             for r in range(rank):
                 f = u * rank + r
                 t = np.int64(0)
                 for m in range(n_memory):
                     t += np.int64(wt[f, m]) * (np.int64(new_state[b, f, m]) - zs)
                 acc += (t << 32) >> 32
+                if filter_stages is not None:  # SVDF_FILTER_STAGES[3]
+                    filter_stages[b, f, 3] = (t << 32) >> 32
+                    total += (t << 32) >> 32
             acc = (acc << 32) >> 32
-            out[b, u] = min(max(multiply_by_quantized_multiplier_scalar(acc, m2, s2) + zo, -128), 127)
+            requant = multiply_by_quantized_multiplier_scalar(acc, m2, s2)
+            out[b, u] = min(max(requant + zo, -128), 127)
+            if unit_stages is not None:  # SVDF_UNIT_STAGES
+                unit_stages[b, u, 0] = (total << 32) >> 32
+                unit_stages[b, u, 1] = acc
+                unit_stages[b, u, 2] = requant
+
+
+#: per batch and filter (:func:`svdf_stages`), in the order of the arithmetic
+SVDF_FILTER_STAGES = ("feature_acc", "feature_requant", "state_entry", "time_acc")
+#: per batch and output unit (:func:`svdf_stages`), in the order of the arithmetic
+SVDF_UNIT_STAGES = ("acc", "acc_bias", "requant")
 
 
 @names_its_errors
@@ -92,7 +111,40 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
     activation is clamped to ``activation_range`` before the zero point is added, then converted to the state
     type (wrapping where the sum leaves it); the output is clamped to int8.
     """
-    func = "svdf"
+    out, new_state, _ = _run(_checked("svdf", x, weights_feature, weights_time, bias, state, rank, input_zero_point,
+                                      state_zero_point, output_zero_point, feature_multiplier, feature_shift,
+                                      output_multiplier, output_shift, activation_range, feature_offset), False)
+    return out, new_state
+
+
+@names_its_errors
+def svdf_stages(x, weights_feature, weights_time, bias, state, *, rank, input_zero_point, state_zero_point,
+                output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift,
+                activation_range=None, feature_offset=0):
+    """:func:`svdf` with the intermediate values of its loops, recorded by the same kernel as it runs.
+
+    Returns ``(output, new_state, stages)``; ``stages`` maps each name of :data:`SVDF_FILTER_STAGES` to an int64
+    array (B, F) and each of :data:`SVDF_UNIT_STAGES` to one (B, F / rank):
+
+    * ``feature_acc``: the feature FC's int32 sum (``feature_offset`` its start), ``feature_requant`` its MBQM
+      before the clamp to ``activation_range``, ``state_entry`` the value stored in the newest state slot;
+    * ``time_acc``: each filter's time FC over the shifted state, ``sum_m w_time[f,m] * (state[f,m] - zs)``
+      (int32);
+    * ``acc``: a unit's ``rank`` time sums without the bias, ``acc_bias`` the register the engines hold: it
+      starts at the bias and adds the time sums (TFLM's ``EvalIntegerSvdfReference``, CMSIS-NN's
+      ``arm_svdf_s8``; int32 wrapping: the same value as ``acc + bias``), ``requant`` its MBQM before the
+      output zero point and the int8 clamp: ``output = clip(requant + zo, -128, 127)``.
+    """
+    return _run(_checked("svdf_stages", x, weights_feature, weights_time, bias, state, rank, input_zero_point,
+                         state_zero_point, output_zero_point, feature_multiplier, feature_shift, output_multiplier,
+                         output_shift, activation_range, feature_offset), True)
+
+
+def _checked(func, x, weights_feature, weights_time, bias, state, rank, input_zero_point, state_zero_point,
+             output_zero_point, feature_multiplier, feature_shift, output_multiplier, output_shift, activation_range,
+             feature_offset):
+    """:func:`_svdf`'s arguments up to its output buffers, checked (ValueError / TypeError naming ``func``), and
+    the state's shape."""
     x = check_tensor(x, func, "x", ndim=2, allowed=(np.dtype(np.int8),))
     wf = check_tensor(weights_feature, func, "weights_feature", ndim=2, allowed=(np.dtype(np.int8),))
     wt = check_tensor(weights_time, func, "weights_time", ndim=2, allowed=_STATE_TYPES)
@@ -119,13 +171,29 @@ def svdf(x, weights_feature, weights_time, bias, state, *, rank, input_zero_poin
               ((feature_shift, "feature_shift"), (output_shift, "output_shift")))
     info = np.iinfo(st.dtype)
     lo, hi = (info.min, info.max) if activation_range is None else _range(activation_range, func)
-    out = np.empty((n_batch, n_unit), np.int8)
-    new_state = np.empty((n_batch, n_filter, n_memory), st.dtype)
-    _svdf(np.ascontiguousarray(x), np.ascontiguousarray(wf), np.ascontiguousarray(wt), b,
-          np.ascontiguousarray(st).reshape(n_batch, n_filter, n_memory), int(rank), zi, zs, zo, m1, s1, m2, s2,
-          int(lo), int(hi), scalar_int(feature_offset, func, "feature_offset", -(1 << 31), (1 << 31) - 1), out,
-          new_state)
-    return out, new_state.reshape(st.shape)
+    return ((np.ascontiguousarray(x), np.ascontiguousarray(wf), np.ascontiguousarray(wt), b,
+             np.ascontiguousarray(st).reshape(n_batch, n_filter, n_memory), int(rank), zi, zs, zo, m1, s1, m2, s2,
+             int(lo), int(hi), scalar_int(feature_offset, func, "feature_offset", -(1 << 31), (1 << 31) - 1)),
+            st.shape)
+
+
+def _run(checked, record):
+    """Run :func:`_svdf` on :func:`_checked`'s result: ``(output, new_state, stages)``, ``stages`` None unless
+    ``record``."""
+    args, state_shape = checked
+    x, wt, state, rank = args[0], args[2], args[4], args[5]
+    n_batch, n_filter = x.shape[0], wt.shape[0]
+    out = np.empty((n_batch, n_filter // rank), np.int8)
+    new_state = np.empty(state.shape, state.dtype)
+    if not record:  # None: the recording branches compiled out
+        _svdf(*args, out, new_state, None, None)
+        return out, new_state.reshape(state_shape), None
+    filter_stages = np.zeros((n_batch, n_filter, len(SVDF_FILTER_STAGES)), np.int64)
+    unit_stages = np.zeros((n_batch, n_filter // rank, len(SVDF_UNIT_STAGES)), np.int64)
+    _svdf(*args, out, new_state, filter_stages, unit_stages)
+    stages = {name: filter_stages[..., k] for k, name in enumerate(SVDF_FILTER_STAGES)}
+    stages.update({name: unit_stages[..., k] for k, name in enumerate(SVDF_UNIT_STAGES)})
+    return out, new_state.reshape(state_shape), stages
 
 
 def _range(value, func):

@@ -22,7 +22,9 @@ import numpy as np
 from ... import kernels
 from ...engines import Defect, Kernel
 from ...graph.state import initial_value
-from ...kernels.recurrent.lstm import GATES, litert_lstm_params, lstm, tflm_lstm_params
+from ...kernels._common import NamedStages, sum_taps
+from ...kernels.recurrent.lstm import GATES, litert_lstm_params, lstm, lstm_stages, tflm_lstm_params
+from ...kernels.recurrent.svdf import svdf_stages
 from ..prepare import (
     Prepared, at_prepare, at_run, builtin, check_dtype, constant, defect, fixed_point_multiplier, per_tensor_quant,
     refuse,
@@ -126,25 +128,49 @@ def prepare_unidirectional_sequence_lstm(op, g):
         params = at_prepare(op, litert_lstm_params, **scales, hidden_scale=s_hidden,
                             hidden_zero_point=z_hidden)
     h_index, c_index = op.inputs[18], op.inputs[19]
-    if defect(op, g, Defect.CMSIS_NN_LSTM_STATE_RESET, "TFLM's CMSIS-NN LSTM starts every invocation from the reset "
-                                                       "state and never writes its hidden and cell state tensors"):
-        h0, c0 = (initial_value(t).reshape(n_batch, n_cell) for t in (t_h, t_c))
+    lay = (lambda a: np.swapaxes(a, 0, 1)) if time_major else (lambda a: a)  # batch major <-> the op's layout
+    reset = defect(op, g, Defect.CMSIS_NN_LSTM_STATE_RESET, "TFLM's CMSIS-NN LSTM starts every invocation from the "
+                                                             "reset state and never writes its hidden and cell state "
+                                                             "tensors")
+    stages_shape = tuple(t_in.shape[:2]) + (4, n_cell)  # (b, t, gate, unit) in the op's layout
+    if reset:
+        h_reset, c_reset = (initial_value(t).reshape(n_batch, n_cell) for t in (t_h, t_c))
 
+    def states(inputs):
+        """The hidden and cell state the op starts from."""
+        if reset:
+            return h_reset, c_reset
+        return inputs[18].reshape(n_batch, n_cell), inputs[19].reshape(n_batch, n_cell)
+
+    def stages(inputs, tap=None):
+        x, (h0, c0) = lay(inputs[0]), states(inputs)
+        st = at_run(op, lstm_stages, x, w_in, w_rec, bias, h0, c0, params)[3]
+        taps = None
+        if tap is not None:  # (b, t, gate, unit) of the op's layout: the input FC's taps, then the recurrent FC's
+            i0, i1, k, j = np.unravel_index(tap, stages_shape)
+            b, t = (i1, i0) if time_major else (i0, i1)
+            h_prev = h0[b] if t == 0 else st["hidden"][b, t - 1]
+            bits = None if dt == np.int16 else 32
+            taps = sum_taps(f"operator {op.index} (UNIDIRECTIONAL_SEQUENCE_LSTM)",
+                            [(x[b, t], w_in[k, j], params.input_zero_point, 0, 0, bits, st["in_acc"][b, t, k, j]),
+                             (h_prev, w_rec[k, j], params.output_state_zero_point, 3, 0, bits,
+                              st["rec_acc"][b, t, k, j])])
+        return NamedStages({name: lay(a) for name, a in st.items()}, taps)
+
+    if reset:
         def stateless(inputs):
-            x = np.swapaxes(inputs[0], 0, 1) if time_major else inputs[0]
-            out = at_run(op, lstm, x, w_in, w_rec, bias, h0, c0, params)[0]
-            return np.ascontiguousarray(np.swapaxes(out, 0, 1)) if time_major else out
-        return Prepared(stateless, {"params": params, "time_major": time_major, "state": "reset every invocation"})
+            out = at_run(op, lstm, lay(inputs[0]), w_in, w_rec, bias, h_reset, c_reset, params)[0]
+            return np.ascontiguousarray(lay(out))
+        return Prepared(stateless, {"params": params, "time_major": time_major, "state": "reset every invocation"},
+                        stages=stages, stages_shape=stages_shape)
 
     def run(inputs):
-        x = np.swapaxes(inputs[0], 0, 1) if time_major else inputs[0]
-        out, h, c = at_run(op, lstm, x, w_in, w_rec, bias, inputs[18].reshape(n_batch, n_cell),
-                           inputs[19].reshape(n_batch, n_cell), params)
+        out, h, c = at_run(op, lstm, lay(inputs[0]), w_in, w_rec, bias, *states(inputs), params)
         g.state.write_variable(g.subgraph, h_index, h.reshape(t_h.shape))
         g.state.write_variable(g.subgraph, c_index, c.reshape(t_c.shape))
-        return np.ascontiguousarray(np.swapaxes(out, 0, 1)) if time_major else out
+        return np.ascontiguousarray(lay(out))
 
-    return Prepared(run, {"params": params, "time_major": time_major})
+    return Prepared(run, {"params": params, "time_major": time_major}, stages=stages, stages_shape=stages_shape)
 
 
 @builtin("SVDF")
@@ -205,4 +231,15 @@ def prepare_svdf(op, g):
         g.state.write_variable(g.subgraph, state_index, new_state)
         return out.reshape(t_out.shape)
 
-    return Prepared(run, q)
+    def stages(inputs, tap=None):
+        _, new_state, st = at_run(op, svdf_stages, inputs[0], wf, wt, bias, inputs[4], **q)
+        taps = None
+        if tap is not None:  # (b, filter): the feature FC's taps, then the time FC's over the shifted state
+            b, f = np.unravel_index(tap, st["time_acc"].shape)
+            taps = sum_taps(f"operator {op.index} (SVDF)",
+                            [(inputs[0][b], wf[f], zi, 0, q.get("feature_offset", 0), 32, st["feature_acc"][b, f]),
+                             (new_state.reshape(st["time_acc"].shape + (-1,))[b, f], wt[f], q["state_zero_point"], 3,
+                              0, 32, st["time_acc"][b, f])])
+        return NamedStages(st, taps)
+
+    return Prepared(run, q, stages=stages, stages_shape=(t_in.shape[0], wf.shape[0]))
