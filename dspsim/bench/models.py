@@ -17,8 +17,8 @@ per stream).
 
 Sizes (:data:`MODEL_SIZES`): ``quick`` (the two small committed models, batch 4: CI) and ``full``
 (plus person detection, speech commands and MobileNetV2 224 from ``../shared/models/tflite-micro``
-beside the repository, skipped when it is absent, and pymicro-wakeword's ``okay_nabu`` with 256
-streams).
+beside the repository, skipped when it is absent, pymicro-wakeword's ``okay_nabu`` with 256
+streams, and the microWakeWord v1 / v2 models of ``../shared/models/fresh`` (:data:`WAKEWORD_MODELS`) with 16).
 """
 from __future__ import annotations
 
@@ -34,6 +34,9 @@ from .timing import error_status, measure, set_threads
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN_MODELS = REPO / "tests" / "golden" / "models"
 SHARED_MODELS = REPO.parent / "shared" / "models" / "tflite-micro"
+FRESH_MODELS = REPO.parent / "shared" / "models" / "fresh"
+#: the streaming microWakeWord models of ``full`` timed at batch 1 against TFLM (issue 29: >= 1x per frame)
+WAKEWORD_MODELS = ("mww_v1_okay_nabu", "mww_v2_okay_nabu", "mww_v2_vad")
 MODEL_SIZES = ("quick", "full")
 STREAM_CHECK_FRAMES = 3
 
@@ -72,6 +75,8 @@ def model_cases(size: str = "quick") -> list[ModelCase]:
                 ModelCase("micro_speech", SHARED_MODELS / "micro_speech_quantized.tflite", 16, shared),
                 ModelCase("mobilenet_v2_224", SHARED_MODELS / "mobilenet_v2_quantized_1x3x224x224.tflite", 16, shared),
                 ModelCase("okay_nabu (microWakeWord)", _wakeword_path(), 256, "pymicro_wakeword package")]
+        out += [ModelCase(name, FRESH_MODELS / f"{name}.tflite", 16, "../shared/models/fresh beside the repository")
+                for name in WAKEWORD_MODELS]
     return out
 
 

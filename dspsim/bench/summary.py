@@ -51,6 +51,8 @@ MODEL_TARGETS = (
     ("MobileNetV2 224 batch 16 >= 0.5x LiteRT default (XNNPACK)", ("mobilenet_v2_224",), "xnnpack", "batch",
      0.5),
     ("microWakeWord 256 streams >= 10x TFLM per stream-frame", ("okay_nabu (microWakeWord)",), "tflm", "batch", 10.0),
+    ("microWakeWord v1 / v2 batch 1 >= TFLM per frame", ("okay_nabu (microWakeWord)", "mww_v1_okay_nabu",
+                                                         "mww_v2_okay_nabu", "mww_v2_vad"), "tflm", "batch1", 1.0),
 )
 
 
