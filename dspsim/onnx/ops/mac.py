@@ -59,6 +59,7 @@ def _qlinear_conv(node, ctx):
     a = attrs(node)
     cache = {}
     params = {}
+    shown = [None]  # the op whose parameters ``params`` holds
 
     def layer(i):
         """The prepared op for this input (kept while the weights and scales are constants) and its NHWC input."""
@@ -68,7 +69,9 @@ def _qlinear_conv(node, ctx):
             op = QLinearConvOp(i[0].shape, i[0].dtype, i[1], i[2], i[3], i[4], i[5], i[6], i[7], opt(i, 8), a,
                                ctx.profile)
             cache[key] = op
-        params.update(kernel_params(op._keywords()), group=op.g.group)
+        if shown[0] is not op:
+            params.update(kernel_params(op._keywords()), group=op.g.group)
+            shown[0] = op
         x4 = i[0][:, :, None, :] if op.g.one_d else i[0]
         return op, np.ascontiguousarray(x4.transpose(0, 2, 3, 1))
 
