@@ -340,6 +340,10 @@ def mac_bias(op, g, family, bias, t_in):
     want = _BIAS_TYPES.get(np.dtype(t_in.dtype))
     if narrow_16x8_bias(op, g, bias, t_in):
         return bias.astype(np.int64)
+    if bias.dtype != want and t_in.dtype == np.int16 and bias.dtype in (np.int16, np.int32):
+        refuse(op, f"bias must be int64, got {bias.dtype}: engine {g.profile.name!r}'s 16x8 {op.name} does not take a "
+                   f"{bias.dtype} bias (LiteRT's kernels read an int32 one as int64, out of bounds: undefined; "
+                   "TfliteProfile.narrow_16x8_bias)")
     if bias.dtype != want:
         refuse(op, f"bias must be {want.name}, got {bias.dtype}")
     bits = g.mac(family).bias_bits
