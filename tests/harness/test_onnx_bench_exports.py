@@ -63,23 +63,31 @@ def _matmul(t, p, op):
     return fully_connected(a, np.ascontiguousarray(b.T), None, **_bench_keywords(p))
 
 
+def _gemm(t, p, op):
+    a, b = t[f"t{op['inputs'][0]}"], t[f"t{op['inputs'][3]}"]
+    bias = t[f"t{op['inputs'][6]}"] if len(op["inputs"]) > 6 and op["inputs"][6] >= 0 else None
+    assert float(p["alpha"]) == 1.0
+    return fully_connected(a, np.ascontiguousarray(b if int(p["trans_b"]) else b.T), bias, **_bench_keywords(p))
+
+
 @pytest.mark.parametrize("name", ["cnn_qop_u8s8_pt_op13", "dwsep_qop_s8s8_pc_op21", "mlp_qop_s8s8_pc_op21",
                                   "residual_qop_u8s8_pt_op13"])
-def test_exported_parameters_alone_reproduce_qlinearconv_and_qlinearmatmul_through_the_kernels(tmp_path, name):
+def test_exported_parameters_alone_reproduce_qlinearconv_qlinearmatmul_and_qgemm_through_the_kernels(tmp_path,
+                                                                                                      name):
     """A bench that reads only tensors.npz and each operator's .npz (explicit pads, stride, dilation, zero points,
     float32 scales per channel, the tie rule, the pair-saturating accumulator, the clamp) computes every
-    QLinearConv and QLinearMatMul output bit for bit."""
+    QLinearConv, QLinearMatMul and QGemm output bit for bit."""
     m, out, man = _export(ONNX / "models" / f"{name}.onnx", tmp_path)
     t = np.load(out / "tensors.npz")
     checked = {}
     for op in man["operators"]:
-        bench = {"QLinearConv": _conv, "QLinearMatMul": _matmul}.get(op["op"])
+        bench = {"QLinearConv": _conv, "QLinearMatMul": _matmul, "QGemm": _gemm}.get(op["op"])
         if bench is None:
             continue
         p = np.load(out / op["file"])
         assert np.array_equal(bench(t, p, op), t[f"t{op['outputs'][0]}"]), op["op_index"]
         checked[op["op"]] = checked.get(op["op"], 0) + 1
-    assert checked, name
+    assert checked.get("QLinearConv", 0) + checked.get("QLinearMatMul", 0), name
     if "u8s8" in name:  # the exported accumulator is the one that changes the bits
         assert all(bool(np.load(out / o["file"])["pair_saturation"]) for o in man["operators"]
                    if o["op"] in ("QLinearConv", "QLinearMatMul", "QGemm"))
@@ -159,6 +167,15 @@ def test_the_exported_tables_are_the_ones_the_kernels_hold(tmp_path):
     x, y = trace[m.operator_inputs(k)[0]], trace[m.outputs_of(k)[0]]
     assert np.array_equal(x[:, :, p.numbers["axis2_index"]][:, :, :, p.numbers["axis3_index"]], y)
     assert p.names["mode"] == "NEAREST" and p.names["nearest_mode"] == "ROUND_PREFER_FLOOR"
+
+
+@pytest.mark.parametrize("fmt", ["hex", "bin"])
+def test_every_onnx_operator_parameter_has_its_file_in_hex_and_bin(tmp_path, fmt):
+    m, out, man = _export(ONNX / "models" / "residual_qop_u8s8_pt_op13.onnx", tmp_path, fmt)
+    files = {p["file"] for o in man["operators"] for p in o["params"].values()}
+    assert files == {p.relative_to(out).as_posix() for p in out.glob(f"op*/*.{fmt}")}
+    conv = next(o for o in man["operators"] if o["op"] == "QLinearConv")
+    assert {"scale", "pair_saturation", "pad_top"} <= set(conv["params"]) and conv["settings"]["tie"] == "HALF_TO_EVEN"
 
 
 @needs_gcc
