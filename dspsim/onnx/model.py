@@ -77,7 +77,8 @@ class Model(GraphModel):
     interface: ``run`` and ``trace`` also take a dict of inputs by name, and a :class:`QArray` or an ``ml_dtypes``
     array (``ml_dtypes.int4``, ``float8_e4m3fn``, ...) for a 2-bit, 4-bit, float8 or float4 input; ``run(inputs,
     as_ml_dtypes=True)`` gives such outputs as ml_dtypes arrays; ``run_batch`` runs the samples one by one (ONNX
-    graphs keep no state).
+    graphs keep no state). ``operator_params(k)`` holds what operator ``k``'s last run prepared (zero points, scales,
+    the requantization, geometry, tables: :mod:`dspsim.onnx.ops._params`), empty before the model's first run.
 
     Attributes
     ----------
