@@ -27,15 +27,18 @@ from ..requant import requantize_value
 GATHER, TABLE, MAC = 0, 1, 2
 #: fields of one instruction row of :attr:`Program.code` (unused fields 0)
 WIDTH = 36
+_HALF, _MASK = 1 << 31, (1 << 32) - 1
 
 
 @njit(cache=True, nogil=True)
 def _mac(arena, c, w8, i64, f64, f32):
     """One ``MAC`` row ``c``: output codes written into the arena (never raises).
 
-    Each tap sums the raw codes ``x * w`` (int8 dot products, int32 modulo 2^32) and subtracts ``zx * sum(w)``
-    (the tap's weight sums, made at load): modulo 2^32 the same sum as ``(x - zx) * w``, which is what the
-    fast cores and TFLite's int32 accumulator keep. A depthwise layer (one input channel per output channel)
+    Each tap sums the raw codes ``x * w`` (int8 dot products in int64) and subtracts ``zx * sum(w)`` (the tap's
+    weight sums, made at load); the total is taken modulo 2^32 once, after the bias: the int32 sum the fast
+    cores and TFLite's wrapping int32 accumulator keep (int64 cannot overflow first: 2^63 / 2^16 per MAC is
+    far beyond any layer here, :data:`~dspsim.tflite.lowering.MAX_MACS`). Plain integer arithmetic, so that it
+    also runs under ``NUMBA_DISABLE_JIT``. A depthwise layer (one input channel per output channel)
     reads its weights tap-major, ``(KH * KW, OC)``, so that its channel loop runs along memory."""
     out, inp = c[1], c[2]
     n_b, h, wd, ch, oh, ow, n_oc, kh, kw, icg = c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12]
@@ -64,22 +67,22 @@ def _mac(arena, c, w8, i64, f64, f32):
                         if icg == 1:
                             wt = w8[w_off + tap * n_oc:w_off + (tap + 1) * n_oc]
                             for oc in range(n_oc):
-                                acc[oc] += np.int32(xv[base[oc]]) * np.int32(wt[oc]) - zx * wsum[oc * taps + tap]
+                                acc[oc] += np.int64(xv[base[oc]]) * np.int64(wt[oc]) - zx * wsum[oc * taps + tap]
                         else:
                             for oc in range(n_oc):
                                 xs = xv[base[oc]:base[oc] + icg]
                                 wb = w_off + (oc * taps + tap) * icg
                                 ws = w8[wb:wb + icg]
-                                s = np.int32(0)
+                                s = 0
                                 for k in range(icg):
-                                    s = np.int32(s + np.int32(xs[k]) * np.int32(ws[k]))
+                                    s += np.int64(xs[k]) * np.int64(ws[k])
                                 acc[oc] += s - zx * wsum[oc * taps + tap]
                 o = out + ((b * oh + oy) * ow + ox) * n_oc
                 for oc in range(n_oc):
-                    a = np.int64(np.int32(acc[oc] + i64[bias_off + oc]))  # int32 modulo 2^32, as the fast cores
+                    a = ((acc[oc] + i64[bias_off + oc] + _HALF) & _MASK) - _HALF  # int32 modulo 2^32, as the fast cores
                     v = requantize_value(a, arith, fb_mode, tie, i64[mult_off + oc], i64[shift_off + oc],
                                          f64[scale_off + oc], f32[fb_off + oc], f32[fb_off + n_oc + oc], zo)
-                    arena[o + oc] = min(max(v, lo), hi)  # the byte of an int8 or uint8 code
+                    arena[o + oc] = ((min(max(v, lo), hi) + 128) & 0xFF) - 128  # an int8 or uint8 code's byte
 
 
 @njit(cache=True, nogil=True)
