@@ -122,26 +122,33 @@ def _frames_kernel(pcm, n_frames, plan, estimate, scratch, out):
 
 
 @njit(cache=True, nogil=True)
-def _stream_kernel(plan, state, samples, s0, s1, scratch, out):
-    """``FrontendProcessSamples`` on streams ``s0..s1-1``, each fed ``samples[s]``: stream s's state is
-    ``state[s]`` = [samples buffered, noise estimate (num_channels), window buffer (window_size)]; every stream
-    has buffered as many samples. Returns the samples read; ``out[s]`` is written when a window completed
-    (then the samples buffered afterwards are < window_size)."""
+def _stream_step(plan, state, samples, scratch, out):
+    """``FrontendProcessSamples`` on one stream, whose ``state`` is [samples buffered, noise estimate
+    (num_channels), window buffer (window_size)]: returns the samples read from ``samples``; ``out`` is written
+    when they complete a window."""
     size, step, n_ch = plan[_SIZE], plan[_STEP], plan[_NCH]
+    used = state[0]
+    buf = state[1 + n_ch:]
+    take = min(size - used, samples.shape[0])
+    for i in range(take):
+        buf[used + i] = samples[i]
+    used += take
+    if used == size:
+        _frame_kernel(buf, plan, state[1:1 + n_ch], scratch, out)
+        for i in range(size - step):
+            buf[i] = buf[i + step]
+        used -= step
+    state[0] = used
+    return take
+
+
+@njit(cache=True, nogil=True)
+def _streams_kernel(plan, state, samples, s0, s1, scratch, out):
+    """:func:`_stream_step` on streams ``s0..s1-1`` (rows of ``state``, ``samples`` and ``out``), which have
+    buffered as many samples: returns the samples read from each."""
     take = 0
     for s in range(s0, s1):
-        used = state[s, 0]
-        buf = state[s, 1 + n_ch:]
-        take = min(size - used, samples.shape[1])
-        for i in range(take):
-            buf[used + i] = samples[s, i]
-        used += take
-        if used == size:
-            _frame_kernel(buf, plan, state[s, 1:1 + n_ch], scratch, out[s])
-            for i in range(size - step):
-                buf[i] = buf[i + step]
-            used -= step
-        state[s, 0] = used
+        take = _stream_step(plan, state[s], samples[s], scratch, out[s])
     return take
 
 
@@ -214,45 +221,49 @@ class MicroFrontend:
                                     or streams < 1):
             raise ValueError(f"MicroFrontend: streams must be None or an int >= 1, got {streams!r}"[:200])
         self.streams = None if streams is None else int(streams)
+        # everything a call needs, made once: the plan, the scratch, the shapes
         self._plan = _plan(self.tables)
         self._scratch = np.empty(_scratch_size(self._plan), np.int64)
-        self._unused_out = np.empty((self.streams or 1, self.config.num_channels), np.uint16)  # no window done
+        self._ndim = 1 if streams is None else 2
+        self._out_shape = (self.config.num_channels,) if streams is None else (self.streams,
+                                                                                 self.config.num_channels)
+        self._unused_out = np.empty(self._out_shape, np.uint16)  # the kernels' out while no window completes
+        self._size, self._step = self.config.window_size, self.config.window_step
         self.reset()
 
     def reset(self) -> None:
         """``FrontendReset``: an empty window buffer and a zero noise estimate (every stream)."""
         n_ch = self.config.num_channels
-        self._state = np.zeros((self.streams or 1, 1 + n_ch + self.config.window_size), np.int64)
+        self._state = np.zeros((self.streams or 1, 1 + n_ch + self._size), np.int64)
         self._used = 0
-        self.estimate = self._state[:, 1:1 + n_ch] if self.streams else self._state[0, 1:1 + n_ch]
+        self._state0 = self._state[0]
+        self.estimate = self._state[:, 1:1 + n_ch] if self.streams else self._state0[1:1 + n_ch]
 
     def process_samples(self, samples):
         """``FrontendProcessSamples``: (features uint16 (num_channels,) or None, samples read); with ``streams``:
         (features (streams, num_channels) or None, samples read from each stream). Reads at most what completes
         the window; call again with the rest."""
-        ndim = 1 if self.streams is None else 2
-        if not (type(samples) is np.ndarray and samples.dtype == np.int16 and samples.ndim == ndim
+        if not (type(samples) is np.ndarray and samples.dtype == np.int16 and samples.ndim == self._ndim
                 and samples.flags.c_contiguous):
-            samples = int16_array(samples, "MicroFrontend.process_samples", "samples", ndim=ndim)
-        size = self.config.window_size
-        n = samples.shape[0] if ndim == 2 else 1
-        if n != (self.streams or 1):
-            raise ValueError(f"MicroFrontend.process_samples: samples must have one row per stream "
-                             f"({self.streams}), got shape {samples.shape}")
-        take = min(size - self._used, samples.shape[-1])
-        ready = self._used + take == size
-        out = np.empty((n, self.config.num_channels), np.uint16) if ready else self._unused_out
-        rows = samples if ndim == 2 else samples.reshape(1, -1)
-        if n == 1 or not ready:
-            _stream_kernel(self._plan, self._state, rows, 0, n, self._scratch, out)
+            samples = int16_array(samples, "MicroFrontend.process_samples", "samples", ndim=self._ndim)
+        take = min(self._size - self._used, samples.shape[-1])
+        ready = self._used + take == self._size
+        out = np.empty(self._out_shape, np.uint16) if ready else self._unused_out
+        if self.streams is None:
+            _stream_step(self._plan, self._state0, samples, self._scratch, out)
         else:
+            n = samples.shape[0]
+            if n != self.streams:
+                raise ValueError(f"MicroFrontend.process_samples: samples must have one row per stream "
+                                 f"({self.streams}), got shape {samples.shape}")
             k = self._scratch.shape[0]
-            parallel_rows(lambda s0, s1: _stream_kernel(self._plan, self._state, rows, s0, s1, np.empty(k, np.int64),
-                                                        out), n, n * _FRAME_WORK)
-        self._used = self._used + take - (self.config.window_step if ready else 0)
+            parallel_rows(lambda s0, s1: _streams_kernel(self._plan, self._state, samples, s0, s1,
+                                                         np.empty(k, np.int64), out), n, n * _FRAME_WORK * ready)
         if not ready:
+            self._used += take
             return None, take
-        return (out if ndim == 2 else out[0]), take
+        self._used += take - self._step
+        return out, take
 
     def process(self, pcm) -> np.ndarray:
         """Every window that ``pcm`` completes (the stream goes on): (frames, num_channels) uint16; with
