@@ -182,6 +182,13 @@ class Executor:
         self.stream_plans = stream_plans or [None] * len(mdef.subgraphs)
         self._planned = list(self.steps)  # the steps the stream plans stand for
 
+    def detach(self):
+        """Give the state each stream plan shares its arena with copies instead (:meth:`StreamPlan.detach`): for a
+        caller about to hand state values out."""
+        for compiled in self.stream_plans:
+            if compiled is not None:
+                compiled.detach()
+
     def _store(self, sg, step, y, values, trace):
         """Operator ``step``'s result ``y`` into ``values`` (and ``trace``): each array output as its tensor's
         dtype, its shape checked where declared (a ValueError naming the operator otherwise); any other value

@@ -141,6 +141,7 @@ class Model:
         output (a list of them for an operator with several outputs), as :meth:`trace` would show it. A
         state operator (ASSIGN_VARIABLE...) acts on the model's state."""
         op, prep = self._operator(op_index)
+        self._exec.detach()  # a READ_VARIABLE hands out the state's value: no view of a compiled arena
         y = prep.run(self._operator_args(op, inputs, "Model.run_operator"))
         self.state.drain_writes()
         outs = []

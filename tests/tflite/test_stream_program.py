@@ -18,6 +18,7 @@ from dspsim.graph.program import Program
 from dspsim.graph.state import State
 from dspsim.tflite import load_model
 from dspsim.tflite import lowering
+from dspsim.tflite.builtins.state import ResourceHandle
 from dspsim.tflite.model import Model
 from shared_models import fresh_model, pymicro_wakeword_model
 from toy_models import delay_line_model
@@ -195,3 +196,19 @@ def test_stateless_and_large_models_are_not_lowered(monkeypatch):
     monkeypatch.setattr(lowering, "MAX_MACS", 0)
     path = WAKEWORD[0] if WAKEWORD else pytest.skip("no microWakeWord model here")
     assert load_model(path, engine="tflm")._exec.stream_plans[0] is None
+
+
+def test_run_operator_hands_out_no_view_of_the_arena():
+    path = WAKEWORD[0] if WAKEWORD else pytest.skip("no microWakeWord model here")
+    m = load_model(path, engine="tflm")
+    x = np.zeros(m.inputs[0].shape, np.int8)
+    for _ in range(3):
+        m.run(x)
+    handle_op = next(k for k, name in m.operators if name == "VAR_HANDLE")
+    read_op = next(k for k, name in m.operators if name == "READ_VARIABLE"
+                   and m.operator_inputs(k)[0] == m.outputs_of(handle_op)[0])
+    handle = ResourceHandle(**m.operator_params(handle_op))
+    value = m.run_operator(read_op, [handle])
+    kept = value.copy()
+    m.run(np.full(m.inputs[0].shape, 77, np.int8))
+    assert np.array_equal(value, kept)
