@@ -644,7 +644,7 @@ def build_parser() -> argparse.ArgumentParser:
     x.add_argument("--out", help="output directory (default: reports/export-model-<UTC timestamp>)")
     x.add_argument("--stages", action="store_true",
                    help="also every MAC operator's (FC, conv, depthwise, transpose conv, batch matmul; ONNX "
-                        "QLinearConv) accumulator "
+                        "QLinearConv, QLinearMatMul, QGemm; MatMulInteger / ConvInteger: op<k>_acc only) accumulator "
                         "before the bias "
                         "(op<k>_acc), after it (op<k>_acc_bias) "
                         "and the requantized value before the output zero point and clamp (op<k>_requant), and "

@@ -77,7 +77,8 @@ def _parser():
                    help="a .tflite model: also run LiteRT (reference, optimized builtin, XNNPACK) and diff every layer")
     p.add_argument("--stages", action="store_true",
                    help="also capture every MAC operator's (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, "
-                        "TRANSPOSE_CONV, BATCH_MATMUL; ONNX QLinearConv) accumulator before the bias, after it, and the "
+                        "TRANSPOSE_CONV, BATCH_MATMUL; ONNX QLinearConv, QLinearMatMul, QGemm; MatMulInteger / "
+                        "ConvInteger: op<k>_acc only) accumulator before the bias, after it, and the "
                         "requantized value before the output zero point and clamp: trace.npz entries op<k>_acc, "
                         "op<k>_acc_bias, op<k>_requant; UNIDIRECTIONAL_SEQUENCE_LSTM's and SVDF's steps under their "
                         "own names (op<k>_in_acc, op<k>_time_acc, ...: python -m pydoc dspsim.harness.stages)")

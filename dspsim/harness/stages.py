@@ -3,8 +3,8 @@ and ``dspsim export-model``.
 
 For every operator that has them (:meth:`Model.has_stages <dspsim.graph.model.Model.has_stages>`: the
 FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and BATCH_MATMUL operators of a .tflite model, an
-ONNX model's QLinearConv), on the inputs the operator saw in a trace, three int vectors of the output's shape
-(QLinearConv's NCHW):
+ONNX model's QLinearConv, QLinearMatMul and QGemm), on the inputs the operator saw in a trace, three int vectors of
+the output's shape (QLinearConv's NCHW):
 
 * ``op<k>_acc``: the accumulator before the bias, as the engine's register holds it (an engine's or a device
   TOML's narrow, wrapping or saturating accumulator: every addition wrapped or saturated, MAC by MAC);
@@ -29,8 +29,13 @@ rhs; no bias: ``acc_bias`` is ``acc``). ``partial_sum`` is the accumulator after
 ``acc``); a padding tap (``kind`` 1) is skipped by the engine and
 shown with ``x`` = the input zero point; with x86 pair saturation a tap's partial sum is its pair's, and one
 last row (``kind`` 2) adds the zero-point correction (ONNX Runtime's uint8 x int8 MLAS kernels without VNNI).
-QLinearConv sums as CONV_2D / DEPTHWISE_CONV_2D (the NHWC kernels), its INDEX counted in its NCHW output. Legacy uint8 weights appear as ``w - 128`` with their
-zero point ``- 128`` (the same differences).
+QLinearConv sums as CONV_2D / DEPTHWISE_CONV_2D (the NHWC kernels), its INDEX counted in its NCHW output;
+QLinearMatMul and QGemm as FULLY_CONNECTED (QLinearMatMul batch by batch, each batch with its own requantization
+where B's scales are per batch and column: :func:`dspsim.onnx.mac.qlinear_matmul_stages`). MatMulInteger and
+ConvInteger output int32 sums: their accumulator is the output, ``op<k>_acc`` alone (no bias, no requantization);
+their taps run over ``k`` (MatMulInteger) or the input channel of the group, filter row, filter column (ConvInteger,
+ONNX Runtime's im2col order; a padding tap ``kind`` 1), refused where the engine saturates product pairs. Legacy
+uint8 weights appear as ``w - 128`` with their zero point ``- 128`` (the same differences).
 
 The recurrent operators record more steps, each by the kernel's own loop as it runs
 (:func:`dspsim.kernels.recurrent.lstm.lstm_stages`, :func:`dspsim.kernels.recurrent.svdf.svdf_stages`), on the state
@@ -63,8 +68,8 @@ TAP_FIELDS = ("x", "w", "x_zero_point", "w_zero_point", "kind", "partial_sum")
 """The per-tap vectors of ``--partial-sums``."""
 
 NO_STAGES = ("--stages: no operator of this model has accumulator stages (FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, "
-             "TRANSPOSE_CONV, BATCH_MATMUL, UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF and ONNX QLinearConv have them; the "
-             "other ONNX MAC ops not yet)")
+             "TRANSPOSE_CONV, BATCH_MATMUL, UNIDIRECTIONAL_SEQUENCE_LSTM, SVDF; ONNX QLinearConv, QLinearMatMul, "
+             "QGemm, MatMulInteger, ConvInteger have them; a QDQ graph run unfused has none)")
 """The one line ``--stages`` prints where it finds nothing to capture."""
 
 _INT32 = np.iinfo(np.int32)

@@ -309,20 +309,20 @@ class NamedStages:
 def sum_taps(func, parts) -> dict:
     """The taps of one output's sums in accumulation order, checked against the kernel's own sums.
 
-    ``parts``: per sum ``(x, w, x_zero_point, kind, start, bits, acc)``: the operands (1-D, the weights'
-    zero point 0), the tap kind, the register's start, its width (None: int64, exact) and the kernel's value of
-    the sum (``acc``). Returns :class:`MacStages`' ``taps`` dict; a RuntimeError naming ``func`` where a last
-    partial sum is not ``acc`` (the two would describe different arithmetic)."""
+    ``parts``: per sum ``(x, w, x_zero_point, w_zero_point, kind, start, bits, acc)``: the operands (1-D), their
+    zero points, the tap kind (1: a padding tap, which adds nothing), the register's start, its width (None: int64,
+    exact) and the kernel's value of the sum (``acc``). Returns :class:`MacStages`' ``taps`` dict; a RuntimeError
+    naming ``func`` where a last partial sum is not ``acc`` (the two would describe different arithmetic)."""
     fields = {name: [] for name in ("x", "w", "x_zero_point", "w_zero_point", "kind", "partial_sum")}
-    for x, w, zx, kind, start, bits, acc in parts:
-        x, w = np.asarray(x, np.int64), np.asarray(w, np.int64)
-        ps = int(start) + np.cumsum((x - zx) * w)
+    for x, w, zx, zw, kind, start, bits, acc in parts:
+        x, w, kind = np.asarray(x, np.int64), np.asarray(w, np.int64), np.broadcast_to(kind, np.shape(x))
+        ps = int(start) + np.cumsum(np.where(kind == 1, 0, (x - zx) * (w - zw)))
         if bits is not None:
             ps = (ps + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
         if ps.size and ps[-1] != acc:
             raise RuntimeError(f"{func}: the taps sum to {int(ps[-1])}, the kernel's accumulator is {int(acc)}")
         for name, v in (("x", x), ("w", w), ("x_zero_point", np.full(x.size, zx, np.int64)),
-                        ("w_zero_point", np.zeros(x.size, np.int64)), ("kind", np.full(x.size, kind, np.int64)),
+                        ("w_zero_point", np.full(x.size, zw, np.int64)), ("kind", kind.astype(np.int64)),
                         ("partial_sum", ps)):
             fields[name].append(v)
     return {name: np.concatenate(v) for name, v in fields.items()}

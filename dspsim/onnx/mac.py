@@ -18,7 +18,8 @@ import numpy as np
 
 from ..accumulator import Accumulator
 from ..engines import EngineDefectWarning
-from ..kernels import conv2d, depthwise_conv2d, fully_connected
+from ..kernels import conv2d, depthwise_conv2d, fully_connected, fully_connected_plan
+from ..kernels._common import MacStages, NamedStages, sum_taps
 from ..kernels.mac.conv import conv2d_stages, depthwise_conv2d_stages
 from ..kernels.mac.gemm import conv2d_s32, gemm_s32
 from ..kernels.quantize.requantize import requantize
@@ -138,6 +139,72 @@ def matmul_integer(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-r
     if b.ndim == 1:
         out = out[..., 0]
     return out
+
+
+def matmul_integer_stages(a, b, a_zero_point=None, b_zero_point=None, *, engine="onnx-reference", tap=None):
+    """:func:`matmul_integer`'s stages: its int32 output is the accumulator, a
+    :class:`~dspsim.kernels._common.NamedStages` with ``acc`` alone (no bias, no requantization); ``tap``, a flat
+    index into the output, adds its taps over ``k``, checked against the output. Refused (ValueError) where the
+    engine saturates product pairs (ONNX Runtime without VNNI on uint8 x int8: QLinearMatMul's taps show that
+    order)."""
+    func = "dspsim.onnx.matmul_integer_stages"
+    y = matmul_integer(a, b, a_zero_point, b_zero_point, engine=engine)
+    if tap is None:
+        return NamedStages({"acc": y})
+    a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
+    tap = _tap(tap, y, func)
+    if _pairs(onnx_engine(engine, func), "fully_connected", a.dtype, b.dtype, func):
+        raise ValueError(f"{func}: engine {engine!r} saturates uint8 x int8 product pairs; MatMulInteger's taps are "
+                         "not modelled there")
+    za = _zero_points(a_zero_point, a.dtype, m, func, "a_zero_point")
+    zb = _zero_points(b_zero_point, b.dtype, n, func, "b_zero_point")
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    bi, r, c = np.unravel_index(tap, (int(np.prod(batch)), m, n))
+    ab = np.broadcast_to(a2, batch + (m, k)).reshape(-1, m, k)
+    bb = np.broadcast_to(b2, batch + (k, n)).reshape(-1, k, n)
+    taps = sum_taps(func, [(ab[bi, r], bb[bi, :, c], za[r if za.size > 1 else 0], zb[c if zb.size > 1 else 0], 0, 0,
+                            32, y.reshape(-1)[tap])])
+    return NamedStages({"acc": y}, taps)
+
+
+def conv_integer_stages(x, w, x_zero_point=None, w_zero_point=None, *, engine="onnx-reference", tap=None, **attrs):
+    """:func:`conv_integer`'s stages: its int32 output is the accumulator, a
+    :class:`~dspsim.kernels._common.NamedStages` with ``acc`` alone; ``tap``, a flat index into the NCHW (NCL)
+    output, adds its taps in ONNX Runtime's im2col order (input channel of the group, filter row, filter column;
+    a tap in the padding ``kind`` 1, its ``x`` the zero point), checked against the output. 1-D and 2-D
+    convolutions on engines that sum exactly (pair saturation: refused, ValueError)."""
+    func = "dspsim.onnx.conv_integer_stages"
+    y = conv_integer(x, w, x_zero_point, w_zero_point, engine=engine, **attrs)
+    if tap is None:
+        return NamedStages({"acc": y})
+    tap = _tap(tap, y, func)
+    x, w = np.asarray(x), np.asarray(w)
+    if x.ndim == 5 or _pairs(onnx_engine(engine, func), "conv_2d", w.dtype, x.dtype, func):
+        raise ValueError(f"{func}: the taps of a 3-D ConvInteger or of one whose engine saturates product pairs "
+                         "are not modelled")
+    g = ConvGeometry(attrs, x.shape, w.shape, func)
+    zx = int(_zero_points(x_zero_point, x.dtype, 1, func, "x_zero_point")[0])
+    zw = np.broadcast_to(_zero_points(w_zero_point, w.dtype, w.shape[0], func, "w_zero_point"), (w.shape[0],))
+    x4 = x[:, :, None, :] if g.one_d else x
+    w4 = w[:, :, None, :] if g.one_d else w
+    n, o, oy, ox = np.unravel_index(tap, (y.shape[0], y.shape[1]) + ((1,) if g.one_d else ()) + y.shape[2:])
+    cg, kh, kw = w4.shape[1:]
+    c, ky, kx = (v.reshape(-1) for v in np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij"))
+    iy = oy * g.strides[0] - g.pads[0] + ky * g.dilations[0]
+    ix = ox * g.strides[1] - g.pads[2] + kx * g.dilations[1]
+    inside = (iy >= 0) & (iy < x4.shape[2]) & (ix >= 0) & (ix < x4.shape[3])
+    xv = np.where(inside, x4[n, (o // (w4.shape[0] // g.group)) * cg + c, np.clip(iy, 0, x4.shape[2] - 1),
+                             np.clip(ix, 0, x4.shape[3] - 1)], zx)
+    taps = sum_taps(func, [(xv, w4[o].reshape(-1), zx, int(zw[o]), np.where(inside, 0, 1), 0, 32,
+                            y.reshape(-1)[tap])])
+    return NamedStages({"acc": y}, taps)
+
+
+def _tap(tap, y, func):
+    """``tap`` checked as a flat index into ``y``."""
+    if isinstance(tap, bool) or not isinstance(tap, (int, np.integer)) or not 0 <= tap < y.size:
+        raise ValueError(f"{func}: tap must be a flat index in [0, {y.size}) of the output {y.shape}, got {tap!r}")
+    return int(tap)
 
 
 def conv_pads(attrs: dict, in_hw, k_hw, strides, dilations, func):
@@ -436,7 +503,33 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     dict, receives the keywords :func:`dspsim.fully_connected` runs with (``requant``: a list, one per batch
     where B's scales vary along it; ``weight_zero_point``: one row of N per such batch).
     """
-    func = "dspsim.onnx.qlinear_matmul"
+    rows, acc, full, shape = _qlinear_matmul_rows("dspsim.onnx.qlinear_matmul", a, a_scale, a_zero_point, b, b_scale,
+                                                  b_zero_point, y_scale, y_zero_point, engine, record)
+    out = np.stack([fully_connected(x, w, None, accumulator=acc, **kw) for x, w, kw in rows])
+    return out.reshape(shape)
+
+
+def qlinear_matmul_stages(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, *,
+                          engine="onnxruntime", tap=None):
+    """The accumulator stages of :func:`qlinear_matmul` (a :class:`~dspsim.kernels._common.MacStages` of the
+    output's shape: no bias, so ``acc_bias`` is ``acc``), from :func:`dspsim.fully_connected_plan`'s stages of each
+    batch, the kernel and requantization its output comes from; ``tap`` a flat index into the output adds that
+    output's taps over ``k`` (pair saturation's pairs and zero-point correction as the FC kernel's)."""
+    rows, acc, full, shape = _qlinear_matmul_rows("dspsim.onnx.qlinear_matmul_stages", a, a_scale, a_zero_point, b,
+                                                  b_scale, b_zero_point, y_scale, y_zero_point, engine, None)
+    per = full[-2] * full[-1]
+    at = (-1, None) if tap is None else divmod(int(tap), per)
+    st = [fully_connected_plan(x.shape, x.dtype, w, None, **kw).stages(x, acc, at[1] if i == at[0] else None)
+          for i, (x, w, kw) in enumerate(rows)]
+    taps = None if tap is None else st[at[0]].taps
+    return MacStages(*(np.stack([getattr(s, f) for s in st]).reshape(shape) for f in ("acc", "acc_bias", "requant")),
+                     taps)
+
+
+def _qlinear_matmul_rows(func, a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, engine,
+                         record):
+    """QLinearMatMul's operands checked: ``(rows, accumulator, full_shape, out_shape)``, ``rows`` per batch of the
+    broadcast product ``(x (M, K), w (N, K), fully_connected keywords)``."""
     profile = onnx_engine(engine, func)
     a, b, a2, b2, (m, k, n) = _matmul_operands(a, b, func)
     za = _scalar_zp(a_zero_point, a.dtype, func, "a_zero_point")
@@ -462,17 +555,17 @@ def qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, 
     if record is not None:
         record.update(input_zero_point=za, weight_zero_point=zb if zb.shape[0] > 1 else zb[0],
                       output_zero_point=zy, requant=rqs, out_dtype=out_dtype.name, accumulator=acc)
-    out = np.stack([fully_connected(np.ascontiguousarray(ab[i]), np.ascontiguousarray(bb[i].T), None,
-                                    input_zero_point=za,
-                                    weight_zero_point=zb[i if zb.shape[0] > 1 else 0].astype(np.int64),
-                                    output_zero_point=zy, requant=rqs[i if len(rqs) > 1 else 0],
-                                    out_dtype=out_dtype.name, accumulator=acc)
-                    for i in range(ab.shape[0])]).reshape(batch + (m, n))
-    if a.ndim == 1:
-        out = out[..., 0, :]
-    if b.ndim == 1:
-        out = out[..., 0]
-    return out
+    rows = [(np.ascontiguousarray(ab[i]), np.ascontiguousarray(bb[i].T),
+             dict(input_zero_point=za, weight_zero_point=zb[i if zb.shape[0] > 1 else 0].astype(np.int64),
+                  output_zero_point=zy, requant=rqs[i if len(rqs) > 1 else 0], out_dtype=out_dtype.name))
+            for i in range(ab.shape[0])]
+    return rows, acc, batch + (m, n), _squeezed_shape(a, b, batch + (m, n))
+
+
+def _squeezed_shape(a, b, full):
+    """The shape of a matmul's result ``full`` (batch, M, N) with a 1-D ``a`` / ``b``'s dimension dropped (numpy's
+    rule; the flat order is the same)."""
+    return full[:-2] + ((full[-2],) if a.ndim > 1 else ()) + ((full[-1],) if b.ndim > 1 else ())
 
 
 def _per_column(v, b_batch, batch, n, func, name):

@@ -9,10 +9,11 @@ from __future__ import annotations
 import numpy as np
 
 from ...engines import RequantKind
-from ...kernels import fully_connected
+from ...kernels import fully_connected, fully_connected_plan
 from ...requant import Requant
 from ..mac import (
-    ConvGeometry, QLinearConvOp, conv_integer, matmul_integer, mlas_accumulator, qlinear_matmul, requant_scales,
+    ConvGeometry, QLinearConvOp, conv_integer, conv_integer_stages, matmul_integer, matmul_integer_stages,
+    mlas_accumulator, qlinear_matmul, qlinear_matmul_stages, requant_scales,
 )
 from ..mlas import fma_dot, sgemm_m1, sgemm_m1_transpose_b
 from ._common import F32, attrs, fail, float32_input, guard, needs_contrib_ops, opt, scalar
@@ -25,13 +26,23 @@ def _integer_zero_points(params, i):
                   weight_zero_point=np.asarray(0 if opt(i, 3) is None else i[3]))
 
 
+def _with_stages(node, run, stages, params):
+    """``run`` guarded, with ``stages(inputs, tap=None)`` (the front end's ``Prepared.stages``) and ``params``."""
+    guarded = guard(node, run)
+    guarded.stages = guard(node, stages)
+    return with_params(guarded, params)
+
+
 def _matmul_integer(node, ctx):
     params = {}
 
     def run(i):
         _integer_zero_points(params, i)
         return [matmul_integer(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile)]
-    return with_params(guard(node, run), params)
+
+    def stages(i, tap=None):  # the int32 output is the accumulator
+        return matmul_integer_stages(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile, tap=tap)
+    return _with_stages(node, run, stages, params)
 
 
 def _conv_integer(node, ctx):
@@ -41,7 +52,10 @@ def _conv_integer(node, ctx):
     def run(i):
         _integer_zero_points(params, i)
         return [conv_integer(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile, **a)]
-    return with_params(guard(node, run), params)
+
+    def stages(i, tap=None):  # the int32 output is the accumulator
+        return conv_integer_stages(i[0], i[1], opt(i, 2), opt(i, 3), engine=ctx.profile, tap=tap, **a)
+    return _with_stages(node, run, stages, params)
 
 
 def _qlinear_matmul(node, ctx):
@@ -52,7 +66,10 @@ def _qlinear_matmul(node, ctx):
         y = qlinear_matmul(*i[:8], engine=ctx.profile, record=kw)
         params.update(kernel_params(kw))
         return [y]
-    return with_params(guard(node, run), params)
+
+    def stages(i, tap=None):
+        return qlinear_matmul_stages(*i[:8], engine=ctx.profile, tap=tap)
+    return _with_stages(node, run, stages, params)
 
 
 def _qlinear_conv(node, ctx):
@@ -92,9 +109,7 @@ def _qlinear_conv(node, ctx):
             tap = int(np.ravel_multi_index((n, h, w, c), nhwc))
         return op.stages_nhwc(x, tap).map(lambda v: nchw(op, v))
 
-    guarded = guard(node, run)
-    guarded.stages = guard(node, stages)  # the front end's Prepared.stages
-    return with_params(guarded, params)
+    return _with_stages(node, run, stages, params)
 
 
 def _qgemm(node, ctx):
@@ -107,7 +122,8 @@ def _qgemm(node, ctx):
     cache = {}
     params = {}
 
-    def run(i):
+    def layer(i):
+        """``(x, w (N, K), bias, fully_connected keywords)`` of this call."""
         x, sa, za, b, sb, zb = i[:6]
         c, sy, zy = opt(i, 6), opt(i, 7), opt(i, 8)
         if sy is None:
@@ -135,8 +151,17 @@ def _qgemm(node, ctx):
                   requant=rq, out_dtype=out.name,
                   accumulator=mlas_accumulator(ctx.profile, "fully_connected", x.dtype, w.dtype))
         params.update(kernel_params(kw), alpha=alpha, trans_b=trans_b)
+        return x, w, bias, kw
+
+    def run(i):
+        x, w, bias, kw = layer(i)
         return [fully_connected(x, w, bias, **kw)]
-    return with_params(guard(node, run), params)
+
+    def stages(i, tap=None):  # the kernel's own stages: fully_connected_plan's
+        x, w, bias, kw = layer(i)
+        acc = kw.pop("accumulator")
+        return fully_connected_plan(x.shape, x.dtype, w, bias, **kw).stages(x, acc, tap)
+    return _with_stages(node, run, stages, params)
 
 
 def _matmul(node, ctx):

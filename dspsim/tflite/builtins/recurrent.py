@@ -152,8 +152,9 @@ def prepare_unidirectional_sequence_lstm(op, g):
             h_prev = h0[b] if t == 0 else st["hidden"][b, t - 1]
             bits = None if dt == np.int16 else 32
             taps = sum_taps(f"operator {op.index} (UNIDIRECTIONAL_SEQUENCE_LSTM)",
-                            [(x[b, t], w_in[k, j], params.input_zero_point, 0, 0, bits, st["in_acc"][b, t, k, j]),
-                             (h_prev, w_rec[k, j], params.output_state_zero_point, 3, 0, bits,
+                            [(x[b, t], w_in[k, j], params.input_zero_point, 0, 0, 0, bits,
+                              st["in_acc"][b, t, k, j]),
+                             (h_prev, w_rec[k, j], params.output_state_zero_point, 0, 3, 0, bits,
                               st["rec_acc"][b, t, k, j])])
         return NamedStages({name: lay(a) for name, a in st.items()}, taps)
 
@@ -237,9 +238,9 @@ def prepare_svdf(op, g):
         if tap is not None:  # (b, filter): the feature FC's taps, then the time FC's over the shifted state
             b, f = np.unravel_index(tap, st["time_acc"].shape)
             taps = sum_taps(f"operator {op.index} (SVDF)",
-                            [(inputs[0][b], wf[f], zi, 0, q.get("feature_offset", 0), 32, st["feature_acc"][b, f]),
-                             (new_state.reshape(st["time_acc"].shape + (-1,))[b, f], wt[f], q["state_zero_point"], 3,
-                              0, 32, st["time_acc"][b, f])])
+                            [(inputs[0][b], wf[f], zi, 0, 0, q.get("feature_offset", 0), 32, st["feature_acc"][b, f]),
+                             (new_state.reshape(st["time_acc"].shape + (-1,))[b, f], wt[f], q["state_zero_point"], 0,
+                              3, 0, 32, st["time_acc"][b, f])])
         return NamedStages(st, taps)
 
     return Prepared(run, q, stages=stages, stages_shape=(t_in.shape[0], wf.shape[0]))
