@@ -20,7 +20,9 @@ builder; LiteRT runs in-process when ai_edge_litert is importable, else in a wor
 the interpreter named by ``DSPSIM_LITERT_PYTHON``, timed there), :mod:`.run` (rows, the run, the
 command line), :mod:`.cost_model`, :mod:`.summary` (targets, table), :mod:`.models` (whole-model
 rows: per-inference time of a .tflite model beside the TFLM interpreter, LiteRT BUILTIN_REF and LiteRT
-default, each row checked bit-exact; the interpreters in :mod:`.model_peers`). The plot is
+default, each row checked bit-exact; the interpreters in :mod:`.model_peers`), :mod:`.frontend` (the
+audio front end per frame beside pymicro-features, at batch 1 and over many streams, and CMSIS-DSP
+kernels beside cmsisdsp, run by :mod:`.cmsisdsp_peer`). The plot is
 :func:`dspsim.harness.report.plot_bench`.
 
 Sizes: ``quick`` (tiny shapes, for CI), ``small``, ``medium``, ``large`` (see :data:`SHAPES`).

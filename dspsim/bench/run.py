@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cost_model, peers as peer_engines
+from .frontend import CHUNKS as FRONTEND_SIZES, run_frontend
 from .models import MODEL_SIZES, run_models
 from .summary import format_table, model_targets, targets
 from .timing import error_status, measure, set_threads
@@ -116,10 +117,11 @@ def _fmt(v, spec):
 
 def run(sizes=("small",), threads: int = 2, repeats: int = 5, budget: float = 0.5, ops=OPS,
         cost_size: str | None = "small", memory_size: str | None = "small", peers=True,
-        log=None, models: str | None = None, model_threads=(1,)) -> dict:
-    """Run the cases of ``sizes``, the cost model and the whole-model rows of ``models`` (a size of
-    :data:`dspsim.bench.models.MODEL_SIZES`, or None) at each of ``model_threads``; return the result
-    dictionary (see ``--json``)."""
+        log=None, models: str | None = None, model_threads=(1,), frontend: str | None = None) -> dict:
+    """Run the cases of ``sizes``, the cost model, the whole-model rows of ``models`` (a size of
+    :data:`dspsim.bench.models.MODEL_SIZES`, or None) at each of ``model_threads`` and the front-end rows of
+    ``frontend`` (``quick``, ``full`` or None: :mod:`dspsim.bench.frontend`, at 1 thread and ``threads``);
+    return the result dictionary (see ``--json``)."""
     import dspsim
 
     th = set_threads(threads)
@@ -140,6 +142,7 @@ def run(sizes=("small",), threads: int = 2, repeats: int = 5, budget: float = 0.
     if memory_size:
         cost["memory"] = cost_model.cost_memory(memory_size)
     model_rows = run_models(models, model_threads, min(repeats, 3), budget, log, peers) if models else []
+    fe = run_frontend(frontend, tuple(sorted({1, th["numba"]})), repeats, budget, log, peers) if frontend else None
     set_threads(threads)
     return dict(run=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), version=dspsim.__version__,
                 threads=th, sizes=list(sizes), repeats=repeats, budget_seconds=budget,
@@ -147,12 +150,12 @@ def run(sizes=("small",), threads: int = 2, repeats: int = 5, budget: float = 0.
                         f"python {platform.python_version()}, numpy {np.__version__}",
                 peers_available=peer_mod.available() if peer_mod else "not run (--no-peers)",
                 rows=rows, targets=targets(rows), cost_model=cost, models=model_rows,
-                model_targets=model_targets(model_rows))
+                model_targets=model_targets(model_rows), frontend=fe)
 
 
 def main(argv=None) -> int:
     """``dspsim bench [--quick] [--size S[,S]] [--json FILE] [--out DIR] [--threads N] [--no-peers]
-    [--models quick|full|none] [--model-threads N[,N]]``."""
+    [--models quick|full|none] [--model-threads N[,N]] [--frontend quick|full|none]``."""
     from ..harness.report import plot_bench
 
     ap = argparse.ArgumentParser(prog="dspsim bench", description="Throughput of dspsim beside peer engines.")
@@ -167,6 +170,10 @@ def main(argv=None) -> int:
     ap.add_argument("--models", choices=MODEL_SIZES + ("none",), default=None,
                     help="whole-model rows: quick (the committed test models; default with --quick), full "
                          "(plus person detection, speech, MobileNetV2 224, microWakeWord; the default) or none")
+    ap.add_argument("--frontend", choices=tuple(FRONTEND_SIZES) + ("none",), default=None,
+                    help="audio front-end rows (microfrontend beside pymicro-features, CMSIS-DSP kernels beside "
+                         "cmsisdsp): quick (8 chunks, 8 streams; default with --quick), full (50 chunks, 256 "
+                         "streams; the default) or none")
     ap.add_argument("--model-threads", default=None,
                     help="comma-separated thread counts of the model rows (default 1 with --quick, else 1,2)")
     args = ap.parse_args(argv)
@@ -190,6 +197,7 @@ def main(argv=None) -> int:
     if args.threads < 1:
         ap.error("--threads must be >= 1")
     models = args.models or ("quick" if args.quick else "full")
+    frontend = args.frontend or ("quick" if args.quick else "full")
     try:
         model_threads = tuple(int(t) for t in (args.model_threads or ("1" if args.quick else "1,2")).split(","))
     except ValueError:
@@ -207,7 +215,8 @@ def main(argv=None) -> int:
         ap.error(str(exc))
     result = run(sizes, args.threads, repeats, budget, ops, cost_size, mem_size, not args.no_peers,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
-                 models=None if models == "none" else models, model_threads=model_threads)
+                 models=None if models == "none" else models, model_threads=model_threads,
+                 frontend=None if frontend == "none" else frontend)
     table = format_table(result)
     print(table)
     text = json.dumps(result, indent=1, default=float)

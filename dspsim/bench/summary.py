@@ -2,6 +2,7 @@
 :func:`dspsim.harness.report.plot_bench`, like every other plot)."""
 from __future__ import annotations
 
+from .frontend import format_frontend
 from .workloads import REQUANT_VARIANTS, SIZES
 
 TARGETS = (
@@ -139,6 +140,8 @@ def format_table(result: dict) -> str:
         lines += ["", "### Model targets (1 thread)", ""]
         lines += [f"- {t['target']}: {'MET' if t['met'] else ('NOT MET' if t['met'] is False else 'n/a')} "
                   f"({t['note']})" for t in result.get("model_targets", ())]
+    if result.get("frontend"):
+        lines += format_frontend(result["frontend"])
     cm = result.get("cost_model") or {}
     macs = cm.get("macs")
     if macs:

@@ -106,3 +106,22 @@ def test_model_check_counts_each_differing_element_of_sample_zero_or_all():
     assert count_mismatches([m[:1] for m in mine], peer) == (1, 5)  # the batch-1 check: sample 0
     with pytest.raises(ValueError, match="shape"):
         count_mismatches([mine[0][:, 0]], peer[:1])
+
+
+def test_quick_json_has_frontend_rows_bit_exact_where_the_peer_ran(quick_result):
+    from dspsim.bench.frontend import FRONTEND_TARGETS
+
+    result, run_dir = quick_result
+    fe = result["frontend"]
+    assert "CPUs usable" in fe["cpu"]
+    cases = {r["case"] for r in fe["rows"]}
+    assert {"microfrontend batch 1", "microfrontend 8 streams", "microfrontend whole signal", "arm_rfft_q15"} <= cases
+    for r in fe["rows"]:
+        assert r["dspsim_us"] > 0, r
+        if r["status"] == "ok":  # the peer ran: pymicro-features, or cmsisdsp (in-process / DSPSIM_CMSISDSP_PYTHON)
+            assert r["compared"] > 0 and r["mismatches"] == 0 and r["bit_exact"], r
+            assert r["speedup"] == pytest.approx(r["peer_us"] / r["dspsim_us"])
+        else:
+            assert r["status"].startswith(("peer skipped:", "no peer")) and r["bit_exact"] is None, r
+    assert {t["target"] for t in fe["targets"]} == {t[0] for t in FRONTEND_TARGETS}
+    assert "## Audio front end and CMSIS-DSP kernels" in (run_dir / "bench.md").read_text()
