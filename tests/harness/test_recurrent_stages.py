@@ -10,7 +10,8 @@ import pytest
 
 from dspsim import cli
 from dspsim.harness import stages as stg
-from dspsim.harness.export_model import export_model
+from dspsim.harness.export_model import FORMATS, export_frames, export_model
+from dspsim.harness.vectors import read_array
 from dspsim.harness.run_model import _random_inputs
 from dspsim.kernels.recurrent.lstm import (
     LSTM_CELL_STAGES, LSTM_GATE_STAGES, _clamp16, _gate_fc, _sigmoid, _tanh_gate, litert_lstm_params, lstm,
@@ -114,7 +115,13 @@ def test_int8_lstm_stages_give_a_real_models_output_under_each_engine(engine):
     if path is None:
         pytest.skip("needs ../shared/models")
     m = load_model(path, engine=engine)
-    _frames_agree(m)
+    arrays, trace = _frames_agree(m)
+    k = _lstm_op(m)
+    flat = int(np.prod(m.stages_shape(k))) - 1  # the last step's output gate, last unit: int32 sums
+    arrays = stg.capture(m, trace, (k, flat))
+    ps, n_in = arrays[f"op{k}_taps_partial_sum"], np.count_nonzero(arrays[f"op{k}_taps_kind"] == 0)
+    assert ps[n_in - 1] == arrays[f"op{k}_in_acc"].reshape(-1)[flat]
+    assert ps[-1] == arrays[f"op{k}_rec_acc"].reshape(-1)[flat]
 
 
 def test_lstm_partial_sums_address_step_gate_unit_and_run_the_input_then_the_recurrent_fc():
@@ -220,10 +227,36 @@ def test_run_stages_and_partial_sums_write_the_recurrent_vectors(tmp_path, capsy
     assert rep["partial_sums"]["acc"] == z["op0_time_acc"][-1, 0, 3]  # the last tap's partial sum: the time FC's
 
 
-def test_export_model_writes_the_lstm_stage_vectors(tmp_path):
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_export_model_writes_the_lstm_stage_vectors_in_every_format(tmp_path, fmt):
     m = load_model(OPS / "i16v_lstm_batch_major.tflite", engine="tflm")
     x = _random_inputs(m, 0)
-    man = export_model(m, x, "npz", tmp_path, stages=True, partial_sums="0:0,1,3,0")
-    keys = {r["key"].removeprefix("stages_") for r in man["stages"]["files"]}
-    assert {f"op0_{s}" for s in LSTM_GATE_STAGES + LSTM_CELL_STAGES} <= keys
-    assert "op0_taps_partial_sum" in keys
+    man = export_model(m, x, fmt, tmp_path, stages=True, partial_sums="0:0,1,3,0")
+    m.reset()
+    want = stg.capture(m, m.trace(x), (0, int(np.ravel_multi_index((0, 1, 3, 0), m.stages_shape(0)))))
+    rows = {r["key"].removeprefix("stages_"): r for r in man["stages"]["files"]}
+    assert set(rows) == set(want) >= {f"op0_{s}" for s in LSTM_GATE_STAGES + LSTM_CELL_STAGES}
+    for key in ("op0_in_acc", "op0_hidden", "op0_taps_partial_sum"):
+        r, a = rows[key], want[key]
+        if fmt == "npz":
+            got = np.load(tmp_path / r["file"])[key]
+        elif fmt == "c-header":
+            assert f"stages_{key}[{a.size}]" in (tmp_path / r["file"]).read_text()
+            continue
+        else:
+            got = read_array(tmp_path / r["file"], dtype=r["dtype"], shape=r["shape"])
+        assert np.array_equal(got, a), key
+
+
+def test_export_frames_write_each_frames_svdf_stages_on_the_state_carried(tmp_path):
+    m = load_model(OPS / "svdf_int16_state_relu.tflite")
+    frames = [_random_inputs(m, t) for t in range(3)]
+    export_frames(m, frames, "npz", tmp_path, stages=True, partial_sums="0:0,2")
+    m.reset()
+    for t, x in enumerate(frames):
+        want = stg.capture(m, m.trace(x), (0, 2))
+        got = np.load(tmp_path / f"frame{t:04d}" / "stages.npz")
+        assert set(got.files) == set(want) and all(np.array_equal(got[k], want[k]) for k in want), t
+    m.reset()
+    fresh = stg.capture(m, m.trace(frames[2]))  # the third frame from the reset state: other time sums
+    assert not np.array_equal(fresh["op0_time_acc"], want["op0_time_acc"])
