@@ -45,17 +45,29 @@ def _unprovided(n, name) -> ValueError:
 def _fits_or_refused(n, run):
     """``run`` of node ``n``, what its checks let through raised as a ValueError naming the node: an IndexError or
     KeyError (a 0-d or empty tensor where the op indexes one, an input list the op does not expect), a
-    ZeroDivisionError (a stride of 0), a MemoryError (declared sizes beyond this machine)."""
+    ZeroDivisionError (a stride of 0), an OverflowError (a Resize scale of 3e38), a MemoryError (declared sizes
+    beyond this machine)."""
     @functools.wraps(run)  # keeps run.stages / run.params
     def checked(*args):
         try:
             return run(*args)
-        except (IndexError, KeyError, ZeroDivisionError) as exc:
+        except (IndexError, KeyError, ZeroDivisionError, OverflowError) as exc:
             raise ValueError(f"{n.label}: its inputs or attributes do not fit the op ({type(exc).__name__}: "
                              f"{exc})") from None
         except MemoryError as exc:
             raise ValueError(f"{n.label}: its tensors need more memory than is available ({exc})") from None
     return checked
+
+
+def _check_8bit_constants(n, constants) -> None:
+    """Refuse an integer MAC or QLinear node reading a constant of a type numpy lacks (int4, float8: a
+    :class:`QArray`): those nodes take 8-bit codes and zero points only."""
+    if not (n.op_type.startswith("QLinear") or n.op_type in ("ConvInteger", "MatMulInteger", "QGemm")):
+        return
+    for name in n.inputs:
+        if isinstance(constants.get(name), QArray):
+            raise ValueError(f"{_FUNC}: {n.label} reads {name!r} of type {type_name(constants[name].type)}; it takes "
+                             "8-bit codes and zero points")
 
 
 def _check_order(nodes, provided) -> None:
@@ -161,6 +173,7 @@ class Model(GraphModel):
             for name in n.inputs:
                 if name not in index and name != "":
                     raise _unprovided(n, name)
+            _check_8bit_constants(n, constants)
             check_constant_scales(n, constants)
             run = _fits_or_refused(n, table[n.op_type](n, ctx))
             folded = None

@@ -103,8 +103,9 @@ def test_mutants_of_issue_31s_campaign_load_and_run_or_are_refused_naming_the_ru
     the cycle forever), a Conv with a stride of 0 (ZeroDivisionError at run), QDQ groups with a uint4 or float8
     zero point or none (fused into QLinear nodes that take 8-bit codes only: AttributeError, KeyError), and what an
     op's checks let through at run (an empty input's IndexError, a DequantizeLinear reading a 0-d scale, a MaxPool
-    with one stride, a division by zero in the reference, pads of 2^40: MemoryError)."""
-    assert len(REGRESSIONS) >= 12
+    with one stride, a division by zero in the reference, pads of 2^40: MemoryError, a Resize scale of 3e38:
+    OverflowError) and a QOperator model whose zero point is int4 (AttributeError in QLinearConv)."""
+    assert len(REGRESSIONS) >= 14
     out, code = fuzz_campaign.run_fuzzer("onnx", ["--file", *REGRESSIONS], timeout=600)
     rows = [fuzz_campaign.parse_verdict(line) for line in out.splitlines() if not line.startswith("#")]
     assert code == 0 and len(rows) == len(REGRESSIONS), out[-2000:]
