@@ -11,6 +11,32 @@ from __future__ import annotations
 import numpy as np
 
 
+class LazyStreamPlan:
+    """A :class:`StreamPlan` built by ``build()`` (None: the subgraph has none) when a second run asks for it: a
+    model loaded to be traced, or run once, never pays for the lowering."""
+
+    def __init__(self, build):
+        self._build = build
+        self._asked = 0
+        self.plan = None  # the StreamPlan once built
+
+    def run(self, state, inputs, n_tensors):
+        """:meth:`StreamPlan.run`, or None (the step loop) before the plan is built and where there is none."""
+        if self.plan is None:
+            self._asked += 1
+            if self._asked != 2:
+                return None
+            self.plan = self._build()
+            if self.plan is None:
+                return None
+        return self.plan.run(state, inputs, n_tensors)
+
+    def detach(self):
+        """:meth:`StreamPlan.detach` once built."""
+        if self.plan is not None:
+            self.plan.detach()
+
+
 class StreamPlan:
     """Subgraph ``inputs`` -> ``outputs`` (tensor indices) as ``program``, with resource ``variables`` (keys of
     ``State.resources``, each a region of the program by the same key) and the CALL_ONCE subgraphs ``calls``

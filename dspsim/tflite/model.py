@@ -9,6 +9,7 @@ from ..engines.device import with_options
 from ..graph.executor import Executor, build_steps
 from ..graph.model import Model as GraphModel
 from ..graph.state import State
+from ..graph.stream_plan import LazyStreamPlan
 from . import builtins  # noqa: F401  (registers every builtin's Prepare)
 from .batching import batch_blocker, with_batch
 from .fusion import fuse
@@ -99,7 +100,7 @@ def prepare_model(mdef, profile) -> Executor:
     """The :class:`~dspsim.graph.executor.Executor` of ``mdef`` under ``profile``: every operator of every
     subgraph prepared (its refusals raised), ``run``'s steps fused (:mod:`.fusion`) and given views where safe
     (:mod:`.views`), ``trace``'s steps unfused so that every output is observable; a small streaming main subgraph
-    compiled into one call (:mod:`.lowering`); a state of its own."""
+    compiled into one call (:mod:`.lowering`, on its second run); a state of its own."""
     _check_supported(mdef)
     state = State()
     made = []
@@ -109,8 +110,8 @@ def prepare_model(mdef, profile) -> Executor:
     steps = [build_steps(sg, plan, runs) for sg, plan, runs in zip(mdef.subgraphs, fused, choose_runs(mdef, fused))]
     trace_steps = steps if all(f is p for f, p in zip(fused, plans)) else \
         [build_steps(sg, plan, runs) for sg, plan, runs in zip(mdef.subgraphs, plans, choose_runs(mdef, plans))]
-    made.append(Executor(mdef, state, plans, steps, trace_steps, [lower(sg, plan) if sg.index == 0 else None
-                                                                  for sg, plan in zip(mdef.subgraphs, plans)]))
+    lowered = [LazyStreamPlan(lambda: lower(mdef.subgraphs[0], plans[0]))] + [None] * (len(plans) - 1)
+    made.append(Executor(mdef, state, plans, steps, trace_steps, lowered))
     return made[0]
 
 

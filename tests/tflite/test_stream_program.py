@@ -131,7 +131,6 @@ def test_lowered_wakeword_model_gives_the_step_loops_frames(path, engine):
     if path is None:
         pytest.skip("no microWakeWord model here (pymicro_wakeword, ../shared/models/fresh)")
     m, twin = load_model(path, engine=engine), _loop_twin(path, engine)
-    assert m._exec.stream_plans[0] is not None
     rng = np.random.default_rng(2)
     frames = rng.integers(-128, 128, (24, *m.inputs[0].shape)).astype(m.inputs[0].dtype)
     for f, x in enumerate(frames):
@@ -145,6 +144,7 @@ def test_lowered_wakeword_model_gives_the_step_loops_frames(path, engine):
         else:
             got, want = m.run(x), twin.run(x)
         assert all(np.array_equal(a, b) for a, b in zip(got, want)), f"frame {f}"
+    assert m._exec.stream_plans[0].plan is not None
 
 
 def test_lowered_streams_in_chunks_give_each_streams_run():
@@ -182,20 +182,29 @@ def test_trace_values_stay_as_they_were_after_compiled_frames():
 
 def test_delay_line_model_is_lowered_and_keeps_the_previous_frame():
     m = Model(delay_line_model(), engine="tflm")
-    assert m._exec.stream_plans[0] is not None
     frames = [np.full((1, 4), k, np.int8) for k in range(1, 5)]
     outs = [m.run(x)[0] for x in frames]
+    assert m._exec.stream_plans[0].plan is not None
     assert np.array_equal(outs[0], np.zeros((1, 4), np.int8))
     assert all(np.array_equal(o, x) for o, x in zip(outs[1:], frames))
+
+
+def _plan_after_two_runs(model):
+    x = [np.zeros(i.shape, i.dtype) for i in model.inputs]
+    model.run(x)
+    assert model._exec.stream_plans[0].plan is None  # nothing lowered for a model run once
+    model.run(x)
+    return model._exec.stream_plans[0].plan
 
 
 def test_stateless_and_large_models_are_not_lowered(monkeypatch):
     import os
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    assert load_model(os.path.join(root, "tests", "golden", "models", "cnn.tflite"))._exec.stream_plans[0] is None
-    monkeypatch.setattr(lowering, "MAX_MACS", 0)
+    assert _plan_after_two_runs(load_model(os.path.join(root, "tests", "golden", "models", "cnn.tflite"))) is None
     path = WAKEWORD[0] if WAKEWORD else pytest.skip("no microWakeWord model here")
-    assert load_model(path, engine="tflm")._exec.stream_plans[0] is None
+    assert _plan_after_two_runs(load_model(path, engine="tflm")) is not None
+    monkeypatch.setattr(lowering, "MAX_MACS", 0)
+    assert _plan_after_two_runs(load_model(path, engine="tflm")) is None
 
 
 def test_run_operator_hands_out_no_view_of_the_arena():
