@@ -163,10 +163,11 @@ class Executor:
     steps, trace_steps : list of [Step, ...], optional
         What ``run`` and ``trace`` execute per subgraph (a front end's fused or viewing steps); default the
         plans' steps.
-    stream_plans : list of StreamPlan or None, optional
-        Per subgraph, what ``run`` executes instead of its steps where the front end compiled the subgraph
-        (:class:`~.stream_plan.StreamPlan`: one numba call per run); the steps run where it declines (state not
-        ready), for a trace, and when a caller has replaced the subgraph's steps.
+    stream_plans : list, optional
+        Per subgraph, what ``run`` executes instead of its steps where the front end compiled the subgraph (a
+        :class:`~.stream_plan.StreamPlan` or :class:`~.stream_plan.LazyStreamPlan`: one numba call per run), or
+        None; the steps run where it declines (state not ready), for a trace, and when a caller has replaced
+        the subgraph's steps.
     """
 
     def __init__(self, mdef, state: State, plans, steps=None, trace_steps=None, stream_plans=None):
