@@ -449,7 +449,14 @@ def _exact_requant(model, op_index: int, tensor: int, values: dict):
         p = bench_params(model, op_index)
     except (ValueError, TypeError):
         return None
-    scheme, n = p.names.get("requant_scheme"), p.numbers
+    try:
+        return _before_rounding(acc, p.names.get("requant_scheme"), p.numbers)
+    except ValueError:  # parameters that do not broadcast over this accumulator (per-batch columns): no tie info
+        return None
+
+
+def _before_rounding(acc, scheme, n):
+    """:func:`_exact_requant`'s value from the accumulator ``acc`` and the exported parameters ``n``."""
     fixed = scheme in ("double", "single") and "multiplier" in n and np.abs(acc).max(initial=0) < 2 ** 31
     if fixed and scheme == "double":
         shift = n["shift"].astype(np.int64)
