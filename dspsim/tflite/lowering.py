@@ -85,10 +85,7 @@ def _lower(sg, plan):
             src = region(op.inputs[1])
             prog.gather(prog.tensor(key, t.shape, t.dtype), src + np.arange(int(np.prod(t.shape))))
         elif prep.problem is not None:
-            t_in = sg.tensors[op.inputs[0]]
-            prog.mac(region(op.outputs[0]), region(op.inputs[0]), prep.problem, prep.problem.x.shape)
-            if t_in.dtype != np.int8:
-                raise _Declined
+            _mac(sg, op, prep.problem, prog, region)
         elif name in MOVES:
             _move(sg, op, prep, prog, region)
         elif name in ELEMENTWISE:
@@ -103,6 +100,17 @@ def _lower(sg, plan):
 def _macs(problem):
     g, w = problem.geometry, problem.w
     return problem.x.shape[0] * g.out_h * g.out_w * w.size
+
+
+def _mac(sg, op, problem, prog, region):
+    """The MAC instruction of a conv, depthwise or fully connected operator: its input and output tensors must
+    hold exactly the problem's (B, H, W, C) and (B, OH, OW, OC) codes."""
+    t_in, t_out = sg.tensors[op.inputs[0]], sg.tensors[op.outputs[0]]
+    g = problem.geometry
+    out_size = problem.x.shape[0] * g.out_h * g.out_w * problem.w.shape[0]
+    if t_in.dtype != np.int8 or int(np.prod(t_in.shape)) != problem.x.size or int(np.prod(t_out.shape)) != out_size:
+        raise _Declined
+    prog.mac(region(op.outputs[0]), region(op.inputs[0]), problem, problem.x.shape)
 
 
 def _args(sg, op, probes):
@@ -125,6 +133,8 @@ def _move(sg, op, prep, prog, region):
     if len(ys) != len(op.outputs):
         raise _Declined
     for i, y in zip(op.outputs, ys):
+        if i < 0:
+            continue  # an optional output the model leaves out
         y = np.asarray(y)
         if y.dtype != np.int64 or y.shape != tuple(sg.tensors[i].shape) \
                 or sg.tensors[i].dtype not in {sg.tensors[j].dtype for j in probes}:
