@@ -150,31 +150,36 @@ def _bfly2(fr, fi, base, fstride, tw, m, bits):
 @njit(cache=True, nogil=True, inline="always")
 def _bfly4(fr, fi, base, fstride, tw, m, inverse, bits):
     for k in range(m):
-        i0, i1 = np.uint64(base + k), np.uint64(base + k + m)
-        i2, i3 = np.uint64(base + k + 2 * m), np.uint64(base + k + 3 * m)
-        a0r, a0i = _fixdiv(fr[i0], 4, bits), _fixdiv(fi[i0], 4, bits)  # loaded once: fr and fi may alias
-        a1r, a1i = _fixdiv(fr[i1], 4, bits), _fixdiv(fi[i1], 4, bits)
-        a2r, a2i = _fixdiv(fr[i2], 4, bits), _fixdiv(fi[i2], 4, bits)
-        a3r, a3i = _fixdiv(fr[i3], 4, bits), _fixdiv(fi[i3], 4, bits)
         t1, t2, t3 = np.uint64(k * fstride), np.uint64(2 * k * fstride), np.uint64(3 * k * fstride)
-        w1r, w1i = np.int64(tw[t1, _U0]), np.int64(tw[t1, _U1])
-        w2r, w2i = np.int64(tw[t2, _U0]), np.int64(tw[t2, _U1])
-        w3r, w3i = np.int64(tw[t3, _U0]), np.int64(tw[t3, _U1])
-        s0r, s0i = _sround(a1r * w1r - a1i * w1i, bits), _sround(a1r * w1i + a1i * w1r, bits)
-        s1r, s1i = _sround(a2r * w2r - a2i * w2i, bits), _sround(a2r * w2i + a2i * w2r, bits)
-        s2r, s2i = _sround(a3r * w3r - a3i * w3i, bits), _sround(a3r * w3i + a3i * w3r, bits)
-        s5r, s5i = _wrap(a0r - s1r, bits), _wrap(a0i - s1i, bits)
-        f0r, f0i = _wrap(a0r + s1r, bits), _wrap(a0i + s1i, bits)
-        s3r, s3i = _wrap(s0r + s2r, bits), _wrap(s0i + s2i, bits)
-        s4r, s4i = _wrap(s0r - s2r, bits), _wrap(s0i - s2i, bits)
-        fr[i2], fi[i2] = _wrap(f0r - s3r, bits), _wrap(f0i - s3i, bits)
-        fr[i0], fi[i0] = _wrap(f0r + s3r, bits), _wrap(f0i + s3i, bits)
-        if inverse:  # the quarter-turn of the other sign
-            fr[i1], fi[i1] = _wrap(s5r - s4i, bits), _wrap(s5i + s4r, bits)
-            fr[i3], fi[i3] = _wrap(s5r + s4i, bits), _wrap(s5i - s4r, bits)
-        else:
-            fr[i1], fi[i1] = _wrap(s5r + s4i, bits), _wrap(s5i - s4r, bits)
-            fr[i3], fi[i3] = _wrap(s5r - s4i, bits), _wrap(s5i + s4r, bits)
+        _bfly4_one(fr, fi, base + k, m, np.int64(tw[t1, _U0]), np.int64(tw[t1, _U1]), np.int64(tw[t2, _U0]),
+                   np.int64(tw[t2, _U1]), np.int64(tw[t3, _U0]), np.int64(tw[t3, _U1]), inverse, bits)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bfly4_one(fr, fi, i, m, w1r, w1i, w2r, w2i, w3r, w3i, inverse, bits):
+    """``kf_bfly4``'s body for the four points ``i + {0, 1, 2, 3} m`` with their twiddles (fr and fi may alias:
+    the inputs are loaded once)."""
+    i0, i1 = np.uint64(i), np.uint64(i + m)
+    i2, i3 = np.uint64(i + 2 * m), np.uint64(i + 3 * m)
+    a0r, a0i = _fixdiv(fr[i0], 4, bits), _fixdiv(fi[i0], 4, bits)
+    a1r, a1i = _fixdiv(fr[i1], 4, bits), _fixdiv(fi[i1], 4, bits)
+    a2r, a2i = _fixdiv(fr[i2], 4, bits), _fixdiv(fi[i2], 4, bits)
+    a3r, a3i = _fixdiv(fr[i3], 4, bits), _fixdiv(fi[i3], 4, bits)
+    s0r, s0i = _sround(a1r * w1r - a1i * w1i, bits), _sround(a1r * w1i + a1i * w1r, bits)
+    s1r, s1i = _sround(a2r * w2r - a2i * w2i, bits), _sround(a2r * w2i + a2i * w2r, bits)
+    s2r, s2i = _sround(a3r * w3r - a3i * w3i, bits), _sround(a3r * w3i + a3i * w3r, bits)
+    s5r, s5i = _wrap(a0r - s1r, bits), _wrap(a0i - s1i, bits)
+    f0r, f0i = _wrap(a0r + s1r, bits), _wrap(a0i + s1i, bits)
+    s3r, s3i = _wrap(s0r + s2r, bits), _wrap(s0i + s2i, bits)
+    s4r, s4i = _wrap(s0r - s2r, bits), _wrap(s0i - s2i, bits)
+    fr[i2], fi[i2] = _wrap(f0r - s3r, bits), _wrap(f0i - s3i, bits)
+    fr[i0], fi[i0] = _wrap(f0r + s3r, bits), _wrap(f0i + s3i, bits)
+    if inverse:  # the quarter-turn of the other sign
+        fr[i1], fi[i1] = _wrap(s5r - s4i, bits), _wrap(s5i + s4r, bits)
+        fr[i3], fi[i3] = _wrap(s5r + s4i, bits), _wrap(s5i - s4r, bits)
+    else:
+        fr[i1], fi[i1] = _wrap(s5r + s4i, bits), _wrap(s5i - s4r, bits)
+        fr[i3], fi[i3] = _wrap(s5r - s4i, bits), _wrap(s5i + s4r, bits)
 
 
 @njit(cache=True, nogil=True)
@@ -187,6 +192,11 @@ def _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, inverse, bits
         fr[j], fi[j] = xr[src], xi[src]
     for s in range(stages.shape[0] - 1, -1, -1):
         p, m, fstride = stages[s, 0], stages[s, 1], stages[s, 2]
+        if p == 4 and m == 1:  # the first stage: every twiddle is twiddles[0], loaded once
+            w0r, w0i = np.int64(twiddles[_U0, _U0]), np.int64(twiddles[_U0, _U1])
+            for base in range(0, n, 4):
+                _bfly4_one(fr, fi, base, 1, w0r, w0i, w0r, w0i, w0r, w0i, inverse, bits)
+            continue
         for base in range(0, n, p * m):
             if p == 4:
                 _bfly4(fr, fi, base, fstride, twiddles, m, inverse, bits)
