@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+import math
+
 import numpy as np
 
 _F32 = np.float32
@@ -106,6 +108,11 @@ def resize_spec(attributes: dict, opset: int, fail) -> ResizeSpec:
     return ResizeSpec(mode, transform, nearest, None if axes is None else tuple(int(a) for a in axes))
 
 
+MAX_OUTPUT_ELEMENTS = 1 << 27
+"""The largest Resize output dspsim makes (134 M elements, about 25 times a 513 x 513 x 21 segmentation map): a
+``sizes`` or ``scales`` input asking for more is refused before anything is allocated."""
+
+
 def output_geometry(spec: ResizeSpec, in_shape, scales, sizes, reference: bool, fail):
     """(output shape, per-axis scales) as ONNX Runtime, or the onnx reference evaluator (``reference``),
     derives them from ``scales`` or ``sizes``.
@@ -138,6 +145,10 @@ def output_geometry(spec: ResizeSpec, in_shape, scales, sizes, reference: bool, 
         for a, v in zip(axes, z):
             out[a] = int(v)
             full[a] = int(v) / in_shape[a] if ref else _F32(_F32(int(v)) / _F32(in_shape[a]))
+    n = math.prod(out)
+    if n > MAX_OUTPUT_ELEMENTS:  # before any index table or output is allocated: memory bounded by real work
+        raise fail(f"the output {tuple(out)} would hold {n} elements, more than the {MAX_OUTPUT_ELEMENTS} dspsim "
+                   "allocates for one tensor")
     return tuple(out), full
 
 
