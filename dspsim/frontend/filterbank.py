@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import names_its_errors
-from ..kernels.signal._bits import wrap32
+from ..kernels.signal._bits import U64_ONE, U64_ZERO, wrap32
 from ..kernels.signal.filter_bank import _accumulate_kernel, _sqrt_kernel
 from ._checks import int16_array, int_array
 from .tables import FilterbankTables
@@ -27,8 +27,9 @@ def _energy_kernel(spectrum, start, end, energy):
     for i in range(energy.shape[0]):
         energy[i] = 0
     for i in range(start, end):
-        re, im = np.int64(spectrum[i, 0]), np.int64(spectrum[i, 1])
-        energy[i] = wrap32(re * re + im * im)
+        b = np.uint64(i)  # unsigned: no negative-index wraparound
+        re, im = np.int64(spectrum[b, U64_ZERO]), np.int64(spectrum[b, U64_ONE])
+        energy[b] = wrap32(re * re + im * im)
 
 
 def _check_tables(tables, func):

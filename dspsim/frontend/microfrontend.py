@@ -28,6 +28,7 @@ from .pcan import _pcan_kernel
 from .tables import FrontendTables, frontend_tables
 from .window import _window_kernel
 
+_INT16 = np.dtype(np.int16)  # numpy's one int16 dtype object: an identity test is the cheapest check a call can make
 FEATURE_SCALE = 0.0390625
 """pymicro-features' ``FLOAT32_SCALE`` (10/256): its float features are the uint16 features times this, exactly."""
 
@@ -243,11 +244,11 @@ class MicroFrontend:
         """``FrontendProcessSamples``: (features uint16 (num_channels,) or None, samples read); with ``streams``:
         (features (streams, num_channels) or None, samples read from each stream). Reads at most what completes
         the window; call again with the rest."""
-        if not (type(samples) is np.ndarray and samples.dtype == np.int16 and samples.ndim == self._ndim
-                and samples.flags.c_contiguous):
+        if not (type(samples) is np.ndarray and samples.dtype is _INT16 and samples.ndim == self._ndim):
             samples = int16_array(samples, "MicroFrontend.process_samples", "samples", ndim=self._ndim)
-        take = min(self._size - self._used, samples.shape[-1])
-        ready = self._used + take == self._size
+        room = self._size - self._used
+        take = samples.shape[-1] if samples.shape[-1] < room else room
+        ready = take == room
         out = np.empty(self._out_shape, np.uint16) if ready else self._unused_out
         if self.streams is None:
             _stream_step(self._plan, self._state0, samples, self._scratch, out)

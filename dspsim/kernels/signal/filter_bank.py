@@ -54,9 +54,10 @@ def _accumulate_kernel(energy, freq_starts, weight_starts, widths, weights, unwe
     for c in range(work.shape[0]):
         f0, w0 = freq_starts[c], weight_starts[c]
         for j in range(widths[c]):
-            mag = as_u64(np.int64(energy[f0 + j]))
-            acc += as_u64(np.int64(weights[w0 + j])) * mag
-            unacc += as_u64(np.int64(unweights[w0 + j])) * mag
+            f, w = np.uint64(f0 + j), np.uint64(w0 + j)  # unsigned: no negative-index wraparound
+            mag = as_u64(np.int64(energy[f]))
+            acc += as_u64(np.int64(weights[w])) * mag
+            unacc += as_u64(np.int64(unweights[w])) * mag
         work[c] = acc
         acc, unacc = unacc, U64_ZERO
 
@@ -86,10 +87,7 @@ def _sqrt64(num):
     """``Sqrt64`` of a uint64."""
     if (num >> np.uint64(32)) == U64_ZERO:
         return _sqrt32(np.int64(num))
-    n, bits = num, 0
-    while n != U64_ZERO:
-        n >>= U64_ONE
-        bits += 1
+    bits = 32 + msb(np.int64(num >> np.uint64(32)))  # the bit length (the high word is not 0)
     max_bit = (64 - bits) | 1
     res = U64_ZERO
     bit = U64_ONE << np.uint64(63 - max_bit)
