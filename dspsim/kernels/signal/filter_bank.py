@@ -62,45 +62,40 @@ def _accumulate_kernel(energy, freq_starts, weight_starts, widths, weights, unwe
         acc, unacc = unacc, U64_ZERO
 
 
+# Sqrt32 / Sqrt64 are the bitwise (digit-by-digit) square root: the floor of the square root and its remainder
+# num - root^2, then root + 1 where the remainder exceeds the root. The floor is taken here from the float64 square
+# root, corrected by one step either way (float64 holds num exactly below 2^53 and to 2^-52 above; the correctly
+# rounded sqrt is then within one of the floor), instead of a data-dependent loop of up to 32 steps.
+_U32_MAX = np.uint64(0xFFFFFFFF)
+
+
 @njit(cache=True, nogil=True)
 def _sqrt32(num):
-    """``Sqrt32`` of 0 <= num < 2^32."""
-    if num == 0:
-        return 0
-    res = 0
-    max_bit = (32 - msb(num)) | 1
-    bit = 1 << (31 - max_bit)
-    for _ in range((31 - max_bit) // 2 + 1):
-        if num >= res + bit:
-            num -= res + bit
-            res = (res >> 1) + bit
-        else:
-            res >>= 1
-        bit >>= 2
-    if num > res and res != 0xFFFF:
+    """``Sqrt32`` of 0 <= num < 2^32 (int64): the root rounded up where the remainder exceeds it, not past
+    0xFFFF."""
+    res = np.int64(math.sqrt(np.float64(num)))
+    if res * res > num:
+        res -= 1
+    elif (res + 1) * (res + 1) <= num:
+        res += 1
+    if num - res * res > res and res != 0xFFFF:
         res += 1
     return res
 
 
 @njit(cache=True, nogil=True)
 def _sqrt64(num):
-    """``Sqrt64`` of a uint64."""
+    """``Sqrt64`` of a uint64: the root rounded up where the remainder exceeds it, not past 0xFFFFFFFF."""
     if (num >> np.uint64(32)) == U64_ZERO:
         return _sqrt32(np.int64(num))
-    bits = 32 + msb(np.int64(num >> np.uint64(32)))  # the bit length (the high word is not 0)
-    max_bit = (64 - bits) | 1
-    res = U64_ZERO
-    bit = U64_ONE << np.uint64(63 - max_bit)
-    for _ in range((63 - max_bit) // 2 + 1):
-        if num >= res + bit:
-            num -= res + bit
-            res = (res >> U64_ONE) + bit
-        else:
-            res >>= U64_ONE
-        bit >>= np.uint64(2)
-    if num > res and res != np.uint64(0xFFFFFFFF):
+    res = np.uint64(min(math.sqrt(np.float64(num)), 4294967295.0))
+    if res * res > num:
+        res -= U64_ONE
+    elif res != _U32_MAX and (res + U64_ONE) * (res + U64_ONE) <= num:
         res += U64_ONE
-    return np.int64(res & np.uint64(0xFFFFFFFF))
+    if num - res * res > res and res != _U32_MAX:
+        res += U64_ONE
+    return np.int64(res)
 
 
 @njit(cache=True, nogil=True)
