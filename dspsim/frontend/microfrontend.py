@@ -29,6 +29,7 @@ from .tables import FrontendTables, frontend_tables
 from .window import _window_kernel
 
 _INT16 = np.dtype(np.int16)  # numpy's one int16 dtype object: an identity test is the cheapest check a call can make
+_UINT16 = np.dtype(np.uint16)
 FEATURE_SCALE = 0.0390625
 """pymicro-features' ``FLOAT32_SCALE`` (10/256): its float features are the uint16 features times this, exactly."""
 
@@ -246,10 +247,12 @@ class MicroFrontend:
         the window; call again with the rest."""
         if not (type(samples) is np.ndarray and samples.dtype is _INT16 and samples.ndim == self._ndim):
             samples = int16_array(samples, "MicroFrontend.process_samples", "samples", ndim=self._ndim)
-        room = self._size - self._used
-        take = samples.shape[-1] if samples.shape[-1] < room else room
+        room, take = self._size - self._used, samples.shape[-1]
+        if take >= room:
+            take, out = room, np.empty(self._out_shape, _UINT16)
+        else:
+            out = self._unused_out
         ready = take == room
-        out = np.empty(self._out_shape, np.uint16) if ready else self._unused_out
         if self.streams is None:
             _stream_step(self._plan, self._state0, samples, self._scratch, out)
         else:
