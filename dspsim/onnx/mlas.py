@@ -24,12 +24,12 @@ def fma_f32(a, b, c) -> np.ndarray:
     between two float32 values while ``e != 0``: the exact value ``s + e`` then lies on ``e``'s side.
     """
     a, b, c = (np.asarray(v, _F32).astype(np.float64) for v in (a, b, c))
-    p = a * b
-    s = p + c
-    bb = s - p
-    e = (p - (s - bb)) + (c - bb)
-    with np.errstate(over="ignore"):  # beyond float32: +-inf, as the instruction gives
-        r = s.astype(_F32)
+    with np.errstate(over="ignore", invalid="ignore"):  # inf and NaN operands: IEEE, as the instruction gives
+        p = a * b
+        s = p + c
+        bb = s - p
+        e = (p - (s - bb)) + (c - bb)
+        r = s.astype(_F32)  # beyond float32: +-inf
     rd = r.astype(np.float64)
     nb = np.where(s > rd, np.nextafter(r, _F32(np.inf)), np.nextafter(r, _F32(-np.inf)))
     with np.errstate(invalid="ignore"):
@@ -116,7 +116,8 @@ def dequantize_codes_table(dtype, x_scale, x_zero_point) -> np.ndarray:
     """float32 ``X_scale * (int(x) - zp)`` for the 256 codes, indexed by the code's byte
     (``QlinearBuildLookupTable``, qlinear_lookup_table.cc)."""
     codes = np.arange(256).astype(np.uint8).view(dtype).astype(np.int64)
-    return (_F32(x_scale) * (codes - int(x_zero_point)).astype(_F32)).astype(_F32)
+    with np.errstate(over="ignore"):  # a huge scale: +-inf entries, as C's float product gives
+        return (_F32(x_scale) * (codes - int(x_zero_point)).astype(_F32)).astype(_F32)
 
 
 def lookup_table(dtype, x_scale, x_zero_point, y_scale, y_zero_point, transform=None) -> np.ndarray:

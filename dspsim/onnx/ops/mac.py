@@ -251,7 +251,8 @@ def _conv_reference(xp, w, bias, g):
             cols[:, ky, kx] = xp[:, :, ky * dh:ky * dh + sh * (oh - 1) + 1:sh,
                                  kx * dw:kx * dw + sw * (ow - 1) + 1:sw].transpose(1, 0, 2, 3)
     c2 = cols.reshape((g.group, cg * kh * kw, n * oh * ow))
-    mul = w.reshape((g.group, oc // g.group, cg * kh * kw)) @ c2
+    with np.errstate(over="ignore", invalid="ignore"):  # float32 products beyond range: inf / NaN, as numpy's
+        mul = w.reshape((g.group, oc // g.group, cg * kh * kw)) @ c2  # matmul in the reference gives them
     mul = mul.reshape((g.group, oc // g.group, n, oh, ow)).transpose(2, 0, 1, 3, 4).reshape((n, oc, oh, ow))
     if bias is not None:
         mul += float32_input(bias).reshape(1, -1, 1, 1)
