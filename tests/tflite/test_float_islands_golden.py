@@ -2,54 +2,26 @@
 and logf; float32 MUL and DIV, XNNPACK's flush to zero included; SQRT) against the real engines' golden vectors (tests/golden/ops/float_islands.npz, written by make_golden_float_islands.py): every
 output of every run, 0 mismatches, under engine "tflm" (the tflite-micro interpreter), "litert" (LiteRT BUILTIN_REF),
 "xnnpack" (LiteRT's default interpreter) and "litert-optimized"; where an engine refused the model, or its result
-is undefined, dspsim refuses it too."""
+is undefined, dspsim refuses it too (tests/support/op_family.py)."""
 import json
 import os
 import sys
-import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import dspsim.tflite as dt
 from dspsim.kernels.arithmetic import rest as K
 
-HERE = os.path.join(os.path.dirname(os.path.dirname(__file__)), "golden")
-sys.path.insert(0, HERE)
-from golden_io import load_packed  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support"))
+from op_family import GOLDEN, check_case, family_params, load, resolve  # noqa: E402
 
-ENGINES = {"tflm": "tflm", "litert_ref": "litert", "litert_default": "xnnpack", "litert_optimized": "litert-optimized"}
-PATH = os.path.join(HERE, "ops", "float_islands.npz")
-# (case prefix, engine) that the engine runs and dspsim refuses, saying why (docs/engines.md, "int16 variants")
-REFUSED_BY_DSPSIM = {  # by default: the kernels dspsim does not reproduce (approximate_float=True runs them)
+CASES = family_params("float_islands")
+NOT_MODELLED = {  # by default: the kernels dspsim does not reproduce (approximate_float=True runs them)
     ("fi_log_softmax_", "litert_default"), ("fi_log_softmax_", "litert_optimized"),  # Eigen's exp and sum
     ("fi_sqrt", "litert_default"), ("fi_elu", "litert_default"),  # XNNPACK's f32 SQRT and ELU
 }
-
-
-def _cases():
-    if not os.path.exists(PATH):
-        return []
-    _, cases = load_packed(PATH)
-    return [pytest.param(case, arrays, engine, id=f"{case['name']}-{engine}") for case, arrays in cases
-            for engine in ENGINES]
-
-
-CASES = _cases()
-
-
-def _resolve(case, arrays, key):
-    while key not in arrays and key in case["aliases"]:
-        key = case["aliases"][key]
-    return arrays[key]
-
-
-def _load(case, engine):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return dt.load_model(os.path.join(HERE, "ops", case["model"]), engine=ENGINES[engine])
 
 
 def test_the_golden_file_holds_every_float_operator():
@@ -59,22 +31,7 @@ def test_the_golden_file_holds_every_float_operator():
 
 @pytest.mark.parametrize("case,arrays,engine", CASES)
 def test_outputs_are_bit_exact_with_the_engine(case, arrays, engine):
-    status = case["engines"][engine]
-    inputs = [[arrays[f"in{k}"][r] for k in range(len(case["inputs"]))] for r in range(case["runs"])]
-    if status["status"] != "ok" or any(case["name"].startswith(p) and engine == e for p, e in REFUSED_BY_DSPSIM):
-        with pytest.raises(ValueError, match="load_model|Model.run"):
-            m = _load(case, engine)
-            for xs in inputs:
-                m.run(xs)
-        return
-    m = _load(case, engine)
-    for r, xs in enumerate(inputs):
-        for k, y in enumerate(m.run(xs)):
-            want = _resolve(case, arrays, f"{engine}/out{k}")[r]
-            assert y.dtype == want.dtype and y.shape == want.shape, (k, y.dtype, y.shape, want.dtype, want.shape)
-            bad = np.flatnonzero(y.reshape(-1).view(np.uint32) != want.reshape(-1).view(np.uint32))  # by the bits
-            assert bad.size == 0, f"run {r} output {k}: {bad.size} of {y.size} differ, first at {bad[0]}: " \
-                                  f"{y.reshape(-1)[bad[0]]} vs {want.reshape(-1)[bad[0]]}"
+    check_case(case, arrays, engine, NOT_MODELLED)
 
 
 def _ulps(a, b):
@@ -97,11 +54,11 @@ def test_approximate_float_runs_the_refused_operators_within_the_stated_bound(pr
         if eng != engine or not case["name"].startswith(prefix):
             continue
         with pytest.warns(ApproximationWarning, match=r"is approximated .*measured"):
-            m = dt.load_model(os.path.join(HERE, "ops", case["model"]), engine=ENGINES[engine], approximate_float=True)
+            m = load(case, engine, quiet=False, approximate_float=True)
         assert [name for _, name, _ in m.approximations] == [case["ops"][0]]
         for r in range(case["runs"]):
             xs = [arrays[f"in{k}"][r] for k in range(len(case["inputs"]))]
-            y, want = m.run(xs)[0].reshape(-1), _resolve(case, arrays, f"{engine}/out0")[r].reshape(-1)
+            y, want = m.run(xs)[0].reshape(-1), resolve(case, arrays, f"{engine}/out0")[r].reshape(-1)
             ok = np.isfinite(want) & np.isfinite(y) & (np.sign(y) == np.sign(want))
             if prefix == "fi_sqrt":
                 ok &= xs[0].reshape(-1) < np.float32(2.0 ** 126)
@@ -113,7 +70,7 @@ def test_approximate_float_runs_the_refused_operators_within_the_stated_bound(pr
 def test_dspsim_run_refuses_an_approximated_operator_unless_asked_and_reports_it(tmp_path, capsys):
     from dspsim.cli import main
 
-    model = os.path.join(HERE, "ops", "fi_sqrt.tflite")
+    model = os.path.join(GOLDEN, "ops", "fi_sqrt.tflite")
     x = tmp_path / "x.npy"
     np.save(x, np.linspace(0, 100, 1024, dtype=np.float32))
     assert main(["run", model, "--engine", "xnnpack", "--input", str(x)]) == 2
@@ -128,7 +85,7 @@ def test_dspsim_run_refuses_an_approximated_operator_unless_asked_and_reports_it
 
 def test_a_bit_exact_model_lists_no_approximations():
     case = next(p.values[0] for p in CASES if p.values[0]["name"] == "fi_mul_none")
-    assert _load(case, "litert_default").approximations == []
+    assert load(case, "litert_default").approximations == []
 
 
 @settings(max_examples=40, deadline=None)
