@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -185,22 +184,8 @@ def lstm_cases():
 
 
 def main():
-    cases = sum_cases() + prelu_cases() + batch_matmul_cases() + squared_difference_cases() + mac_cases() \
-        + lstm_cases()
-    if len(sys.argv) > 1:  # a subset by name prefix, for a look (writes nothing)
-        cases = [c for c in cases if c.name.startswith(tuple(sys.argv[1:]))]
-    os.makedirs(G.HERE, exist_ok=True)
-    packer = G.Packer()
-    with tempfile.TemporaryDirectory() as tmp:
-        for case in cases:
-            meta, inputs, results = G.record_case(case, tmp)
-            G.pack_case(packer, meta, inputs, results)
-            print(G.describe(meta), flush=True)
-    if len(sys.argv) > 1:
-        return
-    path = os.path.join(G.HERE, f"{FAMILY}.npz")
-    packer.write(path, {"family": FAMILY, "versions": G.versions(), "engines": list(G.ENGINES)})
-    print(f"wrote {path}: {len(packer.cases)} cases, {os.path.getsize(path)} bytes", flush=True)
+    G.write_family(sum_cases() + prelu_cases() + batch_matmul_cases() + squared_difference_cases() + mac_cases()
+                   + lstm_cases(), FAMILY)
 
 
 if __name__ == "__main__":
