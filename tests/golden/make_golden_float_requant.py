@@ -549,7 +549,6 @@ def onnx_model(case):
     from onnx import TensorProto, helper, numpy_helper
     xdt = TensorProto.UINT8 if case["x"].dtype == np.uint8 else TensorProto.INT8
     op = case["op"]
-    n = case["out"].shape[-1] if "out" in case else None
     inits = [numpy_helper.from_array(np.asarray(case["input_scale"], F32), "xs"),
              numpy_helper.from_array(np.asarray(case["input_zero_point"], case["x"].dtype), "xz"),
              numpy_helper.from_array(np.asarray(case["weight_scale"], F32), "ws"),

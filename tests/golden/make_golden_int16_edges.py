@@ -45,7 +45,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _tflite_edit import S, one_op_model  # noqa: E402
 import make_golden_ops as mgo  # noqa: E402
-from make_golden_ops import HERE, Case, write_family  # noqa: E402
+from make_golden_ops import Case, write_family  # noqa: E402
 
 T = S.TensorType
 SHAPE = (8, 256)

@@ -27,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _tflite_edit import S, one_op_model  # noqa: E402
-from make_golden_ops import HERE, Case, write_family  # noqa: E402
+from make_golden_ops import Case, write_family  # noqa: E402
 
 CASES = (  # name, builtin, input scale, what
     ("i16_logistic_pot", "LOGISTIC", 2.0**-12, "int16 LOGISTIC, input scale 2^-12 (power of two)"),

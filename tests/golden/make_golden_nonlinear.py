@@ -37,7 +37,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _tflite_edit import S, one_op_model  # noqa: E402
-from make_golden_ops import HERE, Case, write_family  # noqa: E402
+from make_golden_ops import Case, write_family  # noqa: E402
 
 CASES = (  # name, builtin, version, (s_in, z_in), (s_out, z_out), what
     ("nlties_elu_half", "ELU", 1, (0.05, -3), (0.1, 7), "ELU, s_in / s_out = 1/2: exact ties on odd q - zi > 0"),

@@ -121,7 +121,7 @@ def build(net, opset, rng):
                     numpy_helper.from_array(np.array([2], np.int64), "unsq_axes")]
         t = b.op("Unsqueeze", [b.op("Squeeze", [t, "sq_axes"]), "unsq_axes"])
         t = b.op("Flatten", [t])
-        y = b.op("Gemm", [t, b.w((10, 8)), b.w((10,), 0.1)], transB=1)
+        b.op("Gemm", [t, b.w((10, 8)), b.w((10,), 0.1)], transB=1)
     elif net == "unet":
         a = b.op("Relu", [b.conv(x, 3, 4)])
         t = b.op("Relu", [b.conv(b.op("MaxPool", [a], kernel_shape=[2, 2], strides=[2, 2]), 4, 4)])
@@ -142,7 +142,7 @@ def build(net, opset, rng):
                up(up(t, "size57", mode="linear"), "size8", mode="nearest", nearest_mode="ceil")]
         t = b.op("Relu", [b.conv(b.op("Concat", [a] + ups, axis=1), 36, 4, k=1, pad=0)])
         t = b.op("Flatten", [b.op("GlobalAveragePool", [t])])
-        y = b.op("Gemm", [t, b.w((10, 4)), b.w((10,), 0.1)], transB=1)
+        b.op("Gemm", [t, b.w((10, 4)), b.w((10,), 0.1)], transB=1)
     b.nodes[-1].output[0] = "output"
     g = helper.make_graph(b.nodes, net, [helper.make_tensor_value_info("input", TP.FLOAT, SHAPES[net])],
                           [helper.make_tensor_value_info("output", TP.FLOAT, [1, 10])], initializer=b.inits)
