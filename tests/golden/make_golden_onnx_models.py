@@ -83,7 +83,7 @@ def build(net, opset, rng):
         t = b.op("Relu", [b.conv(t, 8, 16, stride=2)])
         t = b.op("Flatten", [b.op("GlobalAveragePool", [t])])
         t = b.op("Gemm", [t, b.w((10, 16)), b.w((10,), 0.1)], transB=1)
-        y = b.op("Softmax", [t], axis=1)
+        b.op("Softmax", [t], axis=1)
     elif net == "residual":
         a = b.op("Relu", [b.conv(x, 3, 8)])
         t = b.op("Relu", [b.conv(a, 8, 8)])
@@ -94,7 +94,7 @@ def build(net, opset, rng):
         b.inits.append(shape)
         t = b.op("Reshape", [t, "flat_shape"])
         t = b.op("MatMul", [t, b.w((12 * 6 * 6, 10))])
-        y = b.op("Sigmoid", [t])
+        b.op("Sigmoid", [t])
     elif net == "mlp":
         t = b.op("Relu", [b.op("Add", [b.op("MatMul", [x, b.w((64, 32))]), b.w((32,), 0.1)])])
         t = b.op("Gemm", [t, b.w((32, 16)), b.w((16,), 0.1)])
@@ -103,7 +103,7 @@ def build(net, opset, rng):
         b.inits += [lo, hi]
         t = b.op("Clip", [t, "clip_lo", "clip_hi"])
         t = b.op("Gemm", [t, b.w((16, 10)), b.w((10,), 0.1)])
-        y = b.op("Softmax", [t], axis=-1)
+        b.op("Softmax", [t], axis=-1)
     elif net == "dwsep":
         t = b.op("Relu", [b.conv(x, 3, 8)])
         t = b.op("Relu", [b.conv(t, 8, 8, group=8)])
@@ -111,7 +111,7 @@ def build(net, opset, rng):
         q = b.op("Relu", [b.conv(t, 8, 8, k=1, pad=0)])
         t = b.op("Concat", [p, q], axis=1)
         t = b.op("Flatten", [b.op("GlobalAveragePool", [t])])
-        y = b.op("Gemm", [t, b.w((10, 24)), b.w((10,), 0.1)], transB=1)
+        b.op("Gemm", [t, b.w((10, 24)), b.w((10,), 0.1)], transB=1)
     elif net == "misc":
         a = b.op("LeakyRelu", [b.conv(x, 4, 8)], alpha=0.1)
         g = b.op("Sigmoid", [b.conv(x, 4, 8)])
