@@ -55,6 +55,27 @@ def print_verdict(k, name, what, bad, stats) -> None:
           f"{bad or 'ok'}", flush=True)
 
 
+def worker_main(argv, mutants, judge, file_limit=HANG_LIMIT_S) -> None:
+    """A fuzzer's ``main``: ``SEED START N`` judges campaign mutants START .. START + N - 1, ``--file PATH ...``
+    saved files (each under ``file_limit`` seconds). ``mutants(seed)`` returns ``k -> (name, data, what)``;
+    ``judge(data, k)`` returns the verdict and its stats, as :func:`print_verdict` takes them."""
+    if argv[0] == "--file":
+        for k, path in enumerate(argv[1:]):
+            with open(path, "rb") as f:
+                data = f.read()
+            with judging(k, os.path.basename(path), "file", limit=file_limit):
+                result = judge(data, k)
+            print_verdict(k, os.path.basename(path), "file", *result)
+        return
+    seed, start, n = int(argv[0]), int(argv[1]), int(argv[2])
+    mutant = mutants(seed)
+    for k in range(start, start + n):
+        name, data, what = mutant(k)
+        with judging(k, name, what):
+            result = judge(data, k)
+        print_verdict(k, name, what, *result)
+
+
 def parse_verdict(line) -> dict:
     """A :func:`print_verdict` line as a dict."""
     k, name, what, loaded, ran, elements, engines, verdict = line.split("\t")

@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 import dspsim.onnx as onnx_mod
-from fuzz_campaign import judging, print_verdict
+from fuzz_campaign import worker_main
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: The models issue 16's byte mutants were drawn from (its regressions name mutants by index into them).
@@ -321,21 +321,11 @@ def verdict(data, seed):
 
 def main(argv):
     """``SEED START N``: the verdicts of campaign mutants START .. START + N - 1; ``--file PATH ...``: of files."""
-    if argv[0] == "--file":
-        for k, path in enumerate(argv[1:]):
-            with open(path, "rb") as f:
-                data = f.read()
-            with judging(k, os.path.basename(path), "file"):
-                result = verdict(data, k)
-            print_verdict(k, os.path.basename(path), "file", *result)
-        return
-    seed, start, n = int(argv[0]), int(argv[1]), int(argv[2])
-    files = load_corpus(CAMPAIGN_CORPUS)
-    for k in range(start, start + n):
-        name, data, what = campaign_mutant(files, seed, k)
-        with judging(k, name, what):
-            result = verdict(data, k)
-        print_verdict(k, name, what, *result)
+    def mutants(seed):
+        files = load_corpus(CAMPAIGN_CORPUS)
+        return lambda k: campaign_mutant(files, seed, k)
+
+    worker_main(argv, mutants, verdict)
 
 
 if __name__ == "__main__":

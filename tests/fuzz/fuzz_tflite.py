@@ -38,7 +38,7 @@ import numpy as np
 
 import dspsim.tflite as tfl
 from dspsim.tflite import flatbuffer
-from fuzz_campaign import judging, print_verdict
+from fuzz_campaign import worker_main
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = sorted(p for p in glob.glob(os.path.join(HERE, "**", "*.tflite"), recursive=True)
@@ -245,21 +245,8 @@ def verdict(data: bytes, seed: int = 0, max_elements=MAX_RUN_ELEMENTS):
 
 def main(argv):
     """``SEED START N``: the verdicts of campaign mutants START .. START + N - 1; ``--file PATH ...``: of files."""
-    if argv[0] == "--file":
-        for k, path in enumerate(argv[1:]):
-            with open(path, "rb") as f:
-                data = f.read()
-            with judging(k, os.path.basename(path), "file", limit=FILE_LIMIT_S):
-                result = verdict(data, seed=k, max_elements=1 << 62)
-            print_verdict(k, os.path.basename(path), "file", *result)
-        return
-    seed, start, n = int(argv[0]), int(argv[1]), int(argv[2])
-    mut = Mutator(seed, CAMPAIGN_CORPUS)
-    for k in range(start, start + n):
-        name, data, what = mut.mutant(k)
-        with judging(k, name, what):
-            result = verdict(data, seed=k, max_elements=1 << 62)
-        print_verdict(k, name, what, *result)
+    worker_main(argv, lambda seed: Mutator(seed, CAMPAIGN_CORPUS).mutant,
+                lambda data, k: verdict(data, seed=k, max_elements=1 << 62), file_limit=FILE_LIMIT_S)
 
 
 if __name__ == "__main__":
