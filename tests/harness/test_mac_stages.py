@@ -11,11 +11,11 @@ import dspsim
 from dspsim import Accumulator, DeviceProfile, cli
 from dspsim.harness import stages as stg
 from dspsim.harness.export_model import FORMATS, export_model
-from dspsim.harness.vectors import read_array
 from dspsim.kernels import conv2d_plan, depthwise_conv2d_plan, fully_connected_plan
 from dspsim.harness.run_model import _random_inputs
 from dspsim.tflite import load_model
 from shared_models import fresh_model, tflite_micro_model
+from stage_exports import assert_exported_stages
 
 MODELS = Path(__file__).parents[1] / "golden" / "models"
 
@@ -254,18 +254,7 @@ def test_export_model_writes_the_stage_vectors_in_every_format(tmp_path, fmt):
     man = export_model(m, x, fmt, tmp_path, stages=True, partial_sums="2:0,1,1,7")
     m.reset()
     want = _capture(m, x, (2, (1 * 4 + 1) * 8 + 7))
-    rows = {r["key"].removeprefix("stages_"): r for r in man["stages"]["files"]}
-    assert set(rows) == set(want)
-    for key, a in want.items():
-        r = rows[key]
-        if fmt == "npz":
-            got = np.load(tmp_path / r["file"])[key]
-        elif fmt == "c-header":
-            assert f"stages_{key}[{a.size}]" in (tmp_path / r["file"]).read_text()
-            continue
-        else:
-            got = read_array(tmp_path / r["file"], dtype=r["dtype"], shape=r["shape"])
-        assert got.dtype == a.dtype and np.array_equal(got, a), key
+    assert_exported_stages(tmp_path, man, want, fmt)
     assert json.loads((tmp_path / "manifest.json").read_text())["stages"]["partial_sums"]["index"] == [0, 1, 1, 7]
 
 

@@ -11,7 +11,6 @@ import pytest
 from dspsim import cli
 from dspsim.harness import stages as stg
 from dspsim.harness.export_model import FORMATS, export_frames, export_model
-from dspsim.harness.vectors import read_array
 from dspsim.harness.run_model import _random_inputs
 from dspsim.kernels.recurrent.lstm import (
     LSTM_CELL_STAGES, LSTM_GATE_STAGES, _clamp16, _gate_fc, _sigmoid, _tanh_gate, litert_lstm_params, lstm,
@@ -21,6 +20,7 @@ from dspsim.kernels.nonlinear.int16 import SIGMOID_TABLE_UINT16
 from dspsim.kernels.recurrent.svdf import svdf_stages
 from dspsim.tflite import load_model
 from shared_models import tflite_micro_model
+from stage_exports import assert_exported_stages
 
 OPS = Path(__file__).parents[1] / "golden" / "ops"
 SVDF_MODELS = ["svdf_int16_state", "svdf_int16_state_relu", "svdf_int16_state_relu_r2", "svdf_int8_state_relu"]
@@ -234,18 +234,8 @@ def test_export_model_writes_the_lstm_stage_vectors_in_every_format(tmp_path, fm
     man = export_model(m, x, fmt, tmp_path, stages=True, partial_sums="0:0,1,3,0")
     m.reset()
     want = stg.capture(m, m.trace(x), (0, int(np.ravel_multi_index((0, 1, 3, 0), m.stages_shape(0)))))
-    rows = {r["key"].removeprefix("stages_"): r for r in man["stages"]["files"]}
-    assert set(rows) == set(want) >= {f"op0_{s}" for s in LSTM_GATE_STAGES + LSTM_CELL_STAGES}
-    for key in ("op0_in_acc", "op0_hidden", "op0_taps_partial_sum"):
-        r, a = rows[key], want[key]
-        if fmt == "npz":
-            got = np.load(tmp_path / r["file"])[key]
-        elif fmt == "c-header":
-            assert f"stages_{key}[{a.size}]" in (tmp_path / r["file"]).read_text()
-            continue
-        else:
-            got = read_array(tmp_path / r["file"], dtype=r["dtype"], shape=r["shape"])
-        assert np.array_equal(got, a), key
+    assert set(want) >= {f"op0_{s}" for s in LSTM_GATE_STAGES + LSTM_CELL_STAGES}
+    assert_exported_stages(tmp_path, man, want, fmt, keys=("op0_in_acc", "op0_hidden", "op0_taps_partial_sum"))
 
 
 def test_export_frames_write_each_frames_svdf_stages_on_the_state_carried(tmp_path):
