@@ -75,7 +75,7 @@ import numpy as np
 from .. import engines
 from ..engines import ModelFormat
 from ..engines.device import MAC_KEYS, DeviceProfile
-from ..load import load_model, model_format
+from ..load import default_engine, load_model, model_format
 from .._io import model_bytes
 from . import _model_access as access
 from . import clues
@@ -137,6 +137,20 @@ def document(kwargs: dict, base: dict) -> dict:
         else:
             doc[key] = value
     return {k: v for k, v in doc.items() if v != {}}
+
+
+def _source_and_base(source, base):
+    """(the model's bytes, its format, the base document) of a diagnosis: ``base`` None (the format's default
+    engine), a profile or engine name, a document, or the keyword arguments of one."""
+    data = model_bytes(source, "diagnose")
+    fmt = model_format(data)
+    if base is None:
+        base = {"engine": default_engine(fmt)}
+    elif not isinstance(base, dict):
+        base = base_document(base)
+    elif not _is_document(base):
+        base = document(base, {})
+    return data, fmt, base
 
 
 def variant_profile(doc: dict, fmt=None):
@@ -696,16 +710,7 @@ def diagnose(source, inputs, dumps_dir, base=None, *, variants=None, search: boo
     ValueError, TypeError, OSError
         For a model, an engine or inputs that ``load_model`` / ``Model.run`` refuse.
     """
-    from ..load import default_engine
-
-    data = model_bytes(source, "diagnose")
-    fmt = model_format(data)
-    if base is None:
-        base = {"engine": default_engine(fmt)}
-    elif not isinstance(base, dict):
-        base = base_document(base)
-    elif not _is_document(base):
-        base = document(base, {})
+    data, fmt, base = _source_and_base(source, base)
     model = load_model(data, variant_profile(base, fmt))
     for frame in warmup:
         model.run(frame)
@@ -766,16 +771,7 @@ def diagnose_frames(source, frames, dumps_dir, base=None, *, variants=None, sear
     """:func:`diagnose` over T frames of a streaming model (the module docstring): ``frames`` is a list of
     per-frame input lists, ``dumps_dir`` holds ``frame<t>/`` dump folders. DumpError when it holds none, or one
     for a frame past the input's."""
-    from ..load import default_engine
-
-    data = model_bytes(source, "diagnose")
-    fmt = model_format(data)
-    if base is None:
-        base = {"engine": default_engine(fmt)}
-    elif not isinstance(base, dict):
-        base = base_document(base)
-    elif not _is_document(base):
-        base = document(base, {})
+    data, fmt, base = _source_and_base(source, base)
     folders = frame_dump_dirs(dumps_dir)
     if not folders:
         raise DumpError(f"{dumps_dir}: the input has {len(frames)} frames, but there is no frame<t> folder of dumps "
