@@ -87,11 +87,13 @@ def litert_model(op: str, a: dict) -> bytes:
     return bytes(b.Output())
 
 
-def litert_invoker(model: bytes, x: np.ndarray, threads: int):
-    """A call that runs the model on ``x`` with LiteRT's reference kernels and returns the output."""
+def litert_invoker(model: bytes, x: np.ndarray, threads: int, resolver: str = "BUILTIN_REF"):
+    """A call that runs the model on ``x`` and returns the output: ``resolver`` names LiteRT's
+    ``OpResolverType``: ``BUILTIN_REF`` (the reference kernels) or ``AUTO`` (the default interpreter: the
+    XNNPACK delegate takes the node)."""
     from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    it = Interpreter(model_content=model, experimental_op_resolver_type=OpResolverType.BUILTIN_REF,
+    it = Interpreter(model_content=model, experimental_op_resolver_type=getattr(OpResolverType, resolver),
                      num_threads=threads)
     it.allocate_tensors()
     i_in, i_out = it.get_input_details()[0]["index"], it.get_output_details()[0]["index"]
@@ -103,8 +105,9 @@ def litert_invoker(model: bytes, x: np.ndarray, threads: int):
     return call
 
 
-def litert_subprocess(python, op, arrays, threads, repeats, budget):
-    """Run the LiteRT peer in ``python``; returns the :class:`~dspsim.bench.timing.Timing` measured there."""
+def litert_subprocess(python, op, arrays, threads, repeats, budget, resolver: str = "BUILTIN_REF"):
+    """Run the LiteRT peer in ``python`` (``resolver``: as :func:`litert_invoker`); returns the
+    :class:`~dspsim.bench.timing.Timing` measured there."""
     import subprocess
     import tempfile
 
@@ -112,7 +115,8 @@ def litert_subprocess(python, op, arrays, threads, repeats, budget):
     with tempfile.TemporaryDirectory() as d:
         src, dst = Path(d) / "in.npz", Path(d) / "out.npz"
         np.savez(src, **arrays)
-        cmd = [python, __file__, "litert-worker", op, str(src), str(dst), str(threads), str(repeats), str(budget)]
+        cmd = [python, __file__, "litert-worker", op, str(src), str(dst), str(threads), str(repeats), str(budget),
+               resolver]
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         if res.returncode != 0:
             raise RuntimeError(f"LiteRT worker failed: {res.stderr.strip().splitlines()[-1:]}")
@@ -131,11 +135,11 @@ def _timing_module():
     return mod
 
 
-def _litert_worker(op, src, dst, threads, repeats, budget):
+def _litert_worker(op, src, dst, threads, repeats, budget, resolver):
     """Entry point under an interpreter with ai_edge_litert: build, time (warm-up untimed), save."""
     with np.load(src) as f:
         arrays = {k: f[k] for k in f.files}
-    call = litert_invoker(litert_model(op, arrays), arrays["x"], int(threads))
+    call = litert_invoker(litert_model(op, arrays), arrays["x"], int(threads), resolver)
     t = _timing_module().measure(call, int(repeats), float(budget))
     np.savez(dst, y=t.result, seconds=np.array([t.min_seconds, t.median_seconds]), runs=t.runs)
 

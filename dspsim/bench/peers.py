@@ -19,9 +19,14 @@ torch-fbgemm       quantized::linear (prepacked), quantized::conv2d ``requant="f
 onnxruntime        QLinearMatMul / QLinearConv / QuantizeLinear    ``requant="onnxruntime"`` (QLinear-
                                                                    MatMul/Conv without AVX-512 VNNI:
                                                                    pair saturation, as FBGEMM)
+ort-matmulinteger  MatMulInteger (MLAS integer GEMM, int32 out)    ``gemm_s32``: the core's output, or
+                   beside QLinearMatMul and the gemm_s32 core      the dense case's int32 sums (with
+                                                                   VNNI; without: speed only, a note)
 litert             LiteRT interpreter, reference kernels           ``rounding="double"`` (FC:
                    (``OpResolverType.BUILTIN_REF``), in-process or ``requant="litert"``),
                    in a worker (:mod:`dspsim.bench.litert`)        tflite_quantize
+litert-xnnpack     LiteRT's default interpreter (``AUTO``: the     ``requant="xnnpack"``
+                   XNNPACK delegate) on the same one-op models
 ================== ============================================== ================================
 
 torch, onnxruntime and ai_edge_litert are imported lazily; a missing engine gives a skipped row.
@@ -49,30 +54,31 @@ class Unavailable(Exception):
 
 
 def available() -> dict:
-    """Version of each peer engine, or why it is missing."""
+    """Version of each peer engine (LiteRT: also XNNPACK's; tflite_micro: the model rows' TFLM), or why it is
+    missing."""
     out = {"numpy": np.__version__}
-    for name in ("torch", "onnxruntime", "ai_edge_litert"):
+    for name in ("torch", "onnxruntime", "ai_edge_litert", "tflite_micro"):
         try:
             mod = __import__(name)
             out[name] = getattr(mod, "__version__", "installed")
         except Exception as exc:
             out[name] = f"missing ({type(exc).__name__})"
-    worker = worker_python("DSPSIM_LITERT_PYTHON")
-    if out["ai_edge_litert"].startswith("missing") and worker:
-        out["ai_edge_litert"] = f"worker process: {worker}"
+    for package, var in (("ai_edge_litert", "DSPSIM_LITERT_PYTHON"), ("tflite_micro", "DSPSIM_TFLM_PYTHON")):
+        if out.get(package, "missing").startswith("missing") and worker_python(var):
+            out[package] = f"worker process: {worker_python(var)}"
     return out
 
 
 def engines(case: Case) -> list[str]:
     """Names of the peers of ``case`` (installed or not)."""
-    return [engine for engine, _, _ in _PEERS.get(_key(case), ())]
+    return [engine for engine, _, _ in _peers_of(case)]
 
 
 def runners(case: Case, p: dict, threads: int) -> list[Runner]:
     """One :class:`Runner` per peer of ``case`` (skipped ones carry the reason: the engine is missing,
     or it failed while being set up, which must not end the other engines' run)."""
     out = []
-    for engine, compared, build in _PEERS.get(_key(case), ()):
+    for engine, compared, build in _peers_of(case):
         try:
             built = build(case, p, threads)
         except Unavailable as exc:
@@ -81,18 +87,21 @@ def runners(case: Case, p: dict, threads: int) -> list[Runner]:
         except Exception as exc:
             out.append(Runner(engine, compared_with=compared, skip=f"set-up failed ({error_status(exc)})"))
             continue
-        if isinstance(built, Runner):
-            built.engine, built.compared_with = engine, built.compared_with or compared
+        if isinstance(built, Runner):  # a note without compared_with: its bits cannot match here, speed only
+            built.engine, built.compared_with = engine, built.compared_with or ("" if built.note else compared)
             out.append(built)
         else:
             out.append(Runner(engine, *built, compared_with=compared))
     return out
 
 
-def _key(case: Case):
+def _peers_of(case: Case) -> list:
+    """The (engine, compared with, builder) entries of ``case``: those of its family, then its op's own."""
     if case.op in CORE_OPS:
-        return (case.op, "any path")
-    return ("kernel" if case.op in KERNEL_OPS else case.op, case.variant)
+        return _PEERS.get((case.op, "any path"), [])
+    family = ("kernel" if case.op in KERNEL_OPS else case.op, case.variant)
+    own = _PEERS.get((case.op, case.variant), []) if case.op in KERNEL_OPS else []
+    return _PEERS.get(family, []) + own
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,7 +294,7 @@ def _ort_session(nodes, inputs, outputs, inits, threads):
     onnx, ort = _onnx()
     TensorProto, helper, numpy_helper = onnx.TensorProto, onnx.helper, onnx.numpy_helper
     types = {np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
-             np.dtype(np.float32): TensorProto.FLOAT}
+             np.dtype(np.int32): TensorProto.INT32, np.dtype(np.float32): TensorProto.FLOAT}
     graph = helper.make_graph(
         nodes, "bench",
         [helper.make_tensor_value_info(name, types[a.dtype], list(a.shape)) for name, a in inputs.items()],
@@ -330,6 +339,29 @@ def _ort_kernel(case, p, threads):
     return _pair_saturated(case, p, fn, to_numpy, "onnxruntime")
 
 
+def _ort_matmul_integer(case, p, threads):
+    """ONNX Runtime's MatMulInteger: MLAS's u8 x s8 integer GEMM, int32 sums, no requantization.
+
+    Diffed against dspsim's exact int32 GEMM (``gemm_s32``) on the same integers: beside a core, its
+    output; beside a dense case, ``gemm_s32`` of the case's input and weights (the requantization is
+    the part MatMulInteger leaves out). Without VNNI MLAS adds product pairs with ``vpmaddubsw``
+    (int16 saturation), which no dspsim int32 core models: speed only, with a note."""
+    helper = _onnx()[0].helper
+    x, w, zi = p["x"], p["w"], p["zi"]
+    node = helper.make_node("MatMulInteger", ["x", "w", "x_zp"], ["y"])
+    fn = _ort_session([node], {"x": x}, [("y", np.int32)], {"w": np.ascontiguousarray(w.T), "x_zp": np.uint8(zi)},
+                      threads)
+    if not host_has_vnni("onnxruntime"):
+        return Runner("", fn, note="not compared: MLAS without VNNI saturates adjacent u8 x s8 product pairs to "
+                                   "int16 (vpmaddubsw); dspsim's gemm_s32 is exact")
+    if case.op == "gemm_s32":
+        return fn, np.asarray
+    from ..kernels.mac import gemm
+    packed = gemm.pack_weights(w)
+    return Runner("", fn, compared_with="dspsim gemm_s32 (int32 sums, no requantization)",
+                  reference=lambda: gemm.gemm_s32(x, packed, a_zero_point=zi))
+
+
 def _ort_quantize(case, p, threads):
     helper = _onnx()[0].helper
     node = helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"])
@@ -359,19 +391,25 @@ def _torch_core(case, p, threads):
 _LITERT_KEYS = ("x", "w", "bias", "s_in", "s_w", "s_out", "zi", "zo", "scale", "zp")
 
 
-def _litert(case, p, threads):
-    op = case.op if case.op in KERNEL_OPS else "quantize"
+def _litert_runner(op, p, threads, resolver):
+    """The one-op LiteRT model of the problem run by ``resolver`` (:func:`dspsim.bench.litert.litert_invoker`),
+    in-process or in the worker."""
     arrays = {k: np.asarray(p[k]) for k in _LITERT_KEYS if k in p}
     try:
         import ai_edge_litert  # noqa: F401
-        runner = Runner("", litert_invoker(litert_model(op, arrays), arrays["x"], threads))
+        return Runner("", litert_invoker(litert_model(op, arrays), arrays["x"], threads, resolver))
     except ImportError:
         python = worker_python("DSPSIM_LITERT_PYTHON")
         if not python:
             raise Unavailable("ai_edge_litert not importable (set DSPSIM_LITERT_PYTHON or DSPSIM_INTERPRETER_PYTHON "
                               "to a python that has it)") from None
-        runner = Runner("", measure=lambda repeats, budget: litert_subprocess(
-            python, op, arrays, threads, repeats, budget))
+        return Runner("", measure=lambda repeats, budget: litert_subprocess(
+            python, op, arrays, threads, repeats, budget, resolver))
+
+
+def _litert(case, p, threads):
+    op = case.op if case.op in KERNEL_OPS else "quantize"
+    runner = _litert_runner(op, p, threads, "BUILTIN_REF")
     if op == "fully_connected":  # LiteRT's reference FC requantizes in double (docs/engines.md)
         import dspsim
         from dspsim.requant import Requant
@@ -383,11 +421,26 @@ def _litert(case, p, threads):
     return runner
 
 
+def _xnnpack(case, p, threads):
+    """LiteRT's default interpreter (``OpResolverType.AUTO``: the XNNPACK delegate) on the case's one-op
+    model; XNNPACK derives its own float32 scale from the tensors' scales: diffed against dspsim
+    ``requant="xnnpack"`` on the same integers and scales."""
+    import dspsim
+    runner = _litert_runner(case.op, p, threads, "AUTO")
+    kw = {k: v for k, v in kernel_kwargs(case, p).items() if k not in ("multiplier", "shift", "rounding")}
+    kw.update(input_scale=p["s_in"], weight_scale=p["s_w"], output_scale=p["s_out"], requant="xnnpack")
+    op = getattr(dspsim, case.op)
+    runner.reference = lambda: op(p["x"], p["w"], p["bias"], **kw)
+    return runner
+
+
 DSPSIM_DOUBLE = "dspsim rounding=double"
 _PEERS = {
-    ("kernel", "double"): [("numpy-int64", DSPSIM_DOUBLE, _numpy_kernel), ("litert", DSPSIM_DOUBLE, _litert)],
+    ("kernel", "double"): [("numpy-int64", DSPSIM_DOUBLE, _numpy_kernel), ("litert", DSPSIM_DOUBLE, _litert),
+                           ("litert-xnnpack", "dspsim requant=xnnpack", _xnnpack)],
     ("kernel", "fbgemm"): [("torch-fbgemm", "dspsim requant=fbgemm", _torch_kernel)],
     ("kernel", "onnxruntime"): [("onnxruntime", "dspsim requant=onnxruntime", _ort_kernel)],
+    ("fully_connected", "onnxruntime"): [("ort-matmulinteger", "", _ort_matmul_integer)],
     ("relu", "clamp"): [("numpy", "dspsim relu", _numpy_relu), ("torch", "dspsim relu", _torch_relu)],
     ("relu", "requant"): [("numpy-int64", "dspsim relu (double)", _numpy_relu)],
     ("quantize", "torch"): [("torch", "dspsim quantize_per_tensor", _torch_quantize)],
@@ -398,6 +451,8 @@ _PEERS = {
     **{("requantize", v): [("numpy-int64" if v in ("double", "single", "shift") else "numpy-f32",
                             f"dspsim requantize[{v}]", _numpy_requantize)]
        for v in ("double", "single", "shift", "fbgemm", "onnxruntime", "xnnpack")},
-    **{(op, "any path"): [("torch-fbgemm", "", _torch_core)] for op in CORE_OPS},  # speed only
+    ("gemm_s32", "any path"): [("torch-fbgemm", "", _torch_core),  # speed only
+                               ("ort-matmulinteger", "dspsim gemm_s32", _ort_matmul_integer)],
+    ("conv2d_s32", "any path"): [("torch-fbgemm", "", _torch_core)],
 }
 

@@ -9,14 +9,15 @@ import platform
 import sys
 import time
 from dataclasses import asdict, dataclass
+from numbers import Integral
 from pathlib import Path
 
 import numpy as np
 
-from . import cost_model, peers as peer_engines
+from . import cost_model, host, peers as peer_engines
 from .frontend import CHUNKS as FRONTEND_SIZES, run_frontend
 from .models import MODEL_SIZES, run_models
-from .summary import format_table, model_targets, targets
+from .summary import format_table, issue_targets, model_targets, scaling, targets
 from .timing import error_status, measure, set_threads
 from .workloads import OPS, SIZES, Case, Runner, cases, dspsim_runner, problem
 
@@ -33,6 +34,7 @@ class Row:
     unit: str
     work: int
     engine: str
+    threads: int = 1
     status: str = "ok"
     seconds: float | None = None
     median_seconds: float | None = None
@@ -41,26 +43,44 @@ class Row:
     compared_with: str = ""
     mismatches: int | None = None
     bit_exact: bool | None = None
-    dspsim_over_peer: float | None = None  # dspsim throughput / this engine's
+    dspsim_over_peer: float | None = None  # dspsim throughput / this engine's, at the same thread count
+    note: str = ""
 
 
-def _row(case: Case, runner: Runner) -> Row:
+def _row(case: Case, runner: Runner, threads: int = 1) -> Row:
     return Row(case=case.name, op=case.op, variant=case.variant, size=case.size,
                shape="x".join(map(str, case.shape)), unit=case.unit, work=case.work, engine=runner.engine,
-               compared_with=runner.compared_with)
+               threads=threads, compared_with=runner.compared_with, note=runner.note)
+
+
+def parse_threads(value) -> tuple[int, ...]:
+    """Thread counts, ascending, each once: ``"1,2"`` (``--threads``, ``--model-threads``), an int, or a
+    sequence of ints. Raises ValueError for anything but integers >= 1."""
+    items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else [value]
+    counts = []
+    for t in items:
+        if isinstance(t, str) and t.strip().isascii() and t.strip().isdigit():
+            t = int(t)
+        if not isinstance(t, Integral) or isinstance(t, bool) or t < 1:
+            raise ValueError(f"parse_threads: thread counts must be comma-separated integers >= 1, got {value!r}")
+        counts.append(int(t))
+    if not counts:
+        raise ValueError(f"parse_threads: thread counts must be comma-separated integers >= 1, got {value!r}")
+    return tuple(sorted(set(counts)))
 
 
 def run_engine(case: Case, runner: Runner, reference=None, repeats: int = 5, budget: float = 0.5,
-               benchmark=None, settle: float = 0.0):
+               benchmark=None, settle: float = 0.0, threads: int = 1):
     """Time one engine on ``case`` (:func:`dspsim.bench.timing.measure`) and diff its output.
 
     ``reference``: dspsim's integer output of the case, which a peer's output is diffed against
     unless the runner brings its own ``reference()`` or is timed for speed only (empty
     ``compared_with``). ``benchmark``: a pytest-benchmark fixture that does the repeated timing;
-    ``settle``: seconds of pause after the warm-up call (see :func:`dspsim.bench.timing.measure`).
-    Returns ``(row, output as integers)``; exceptions propagate (:func:`run_case` records them).
+    ``settle``: seconds of pause after the warm-up call (see :func:`dspsim.bench.timing.measure`);
+    ``threads``: the thread count the runner was built for (recorded in the row). Returns
+    ``(row, output as integers)``; exceptions propagate (:func:`run_case` records them).
     """
-    row = _row(case, runner)
+    row = _row(case, runner, threads)
     if runner.skip:
         row.status = f"skipped: {runner.skip}"
         return row, None
@@ -83,31 +103,37 @@ def run_engine(case: Case, runner: Runner, reference=None, repeats: int = 5, bud
     return row, out
 
 
-def run_case(case: Case, peers=peer_engines, threads: int = 2, repeats: int = 5, budget: float = 0.5,
+def run_case(case: Case, peers=peer_engines, threads=2, repeats: int = 5, budget: float = 0.5,
              seed: int = 0) -> list[Row]:
-    """dspsim's row and one row per peer of ``case`` (``peers``: the peers module, or None)."""
+    """dspsim's row and one row per peer of ``case`` (``peers``: the peers module, or None), at each
+    thread count of ``threads`` (an int or a sequence; :func:`parse_threads`): dspsim (numba) and every
+    peer run at the same count, and ``dspsim_over_peer`` compares rows of the same count."""
     p = problem(case, seed)
-    try:
-        runners = [dspsim_runner(case, p)]
-    except Exception as exc:  # dspsim refused the case, or its API moved
-        runners = [Runner("dspsim", skip=error_status(exc))]
-    if peers is not None:
-        runners += peers.runners(case, p, threads)
-    rows, ref = [], None
-    for r in runners:
+    rows = []
+    for th in parse_threads(threads):
+        set_threads(th)
         try:
-            row, out = run_engine(case, r, ref, repeats, budget)
-        except Exception as exc:  # a refused case or a broken engine: record it, keep going
-            row = _row(case, r)
-            row.status = error_status(exc)
-        else:
-            if r.engine == "dspsim":
-                ref = out
-        rows.append(row)
-    if rows[0].throughput:
-        for row in rows[1:]:
-            if row.throughput:
-                row.dspsim_over_peer = rows[0].throughput / row.throughput
+            runners = [dspsim_runner(case, p)]
+        except Exception as exc:  # dspsim refused the case, or its API moved
+            runners = [Runner("dspsim", skip=error_status(exc))]
+        if peers is not None:
+            runners += peers.runners(case, p, th)
+        here, ref = [], None
+        for r in runners:
+            try:
+                row, out = run_engine(case, r, ref, repeats, budget, threads=th)
+            except Exception as exc:  # a refused case or a broken engine: record it, keep going
+                row = _row(case, r, th)
+                row.status = error_status(exc)
+            else:
+                if r.engine == "dspsim":
+                    ref = out
+            here.append(row)
+        if here[0].throughput:
+            for row in here[1:]:
+                if row.throughput:
+                    row.dspsim_over_peer = here[0].throughput / row.throughput
+        rows += here
     return rows
 
 
@@ -115,24 +141,29 @@ def _fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
-def run(sizes=("small",), threads: int = 2, repeats: int = 5, budget: float = 0.5, ops=OPS,
+def run(sizes=("small",), threads=2, repeats: int = 5, budget: float = 0.5, ops=OPS,
         cost_size: str | None = "small", memory_size: str | None = "small", peers=True,
         log=None, models: str | None = None, model_threads=(1,), frontend: str | None = None) -> dict:
-    """Run the cases of ``sizes``, the cost model, the whole-model rows of ``models`` (a size of
-    :data:`dspsim.bench.models.MODEL_SIZES`, or None) at each of ``model_threads`` and the front-end rows of
-    ``frontend`` (``quick``, ``full`` or None: :mod:`dspsim.bench.frontend`, at 1 thread and ``threads``);
-    return the result dictionary (see ``--json``)."""
+    """Run the cases of ``sizes`` at each thread count of ``threads`` (an int or a sequence: dspsim and
+    every peer at the same count), the cost model (at the largest count), the whole-model rows of ``models``
+    (a size of :data:`dspsim.bench.models.MODEL_SIZES`, or None) at each of ``model_threads`` and the
+    front-end rows of ``frontend`` (``quick``, ``full`` or None: :mod:`dspsim.bench.frontend`, at 1 thread
+    and the largest count); return the result dictionary (see ``--json``)."""
     import dspsim
 
-    th = set_threads(threads)
+    counts = parse_threads(threads)
     peer_mod = peer_engines if peers else None
+    head = host.header(peer_mod.available() if peer_mod else "not run (--no-peers)")
+    if log:
+        log("\n".join(line for line in host.format_header(head) if line))
     rows = []
     for case in cases(sizes, ops):
-        for row in run_case(case, peer_mod, th["requested"], repeats, budget):
+        for row in run_case(case, peer_mod, counts, repeats, budget):
             rows.append(asdict(row))
             if log:
-                log(f"{row.case:42s} {row.engine:14s} {_fmt(row.throughput, '9.3f')} G{row.unit}/s  {row.status}"
-                    + (f"  mismatches={row.mismatches}" if row.mismatches is not None else ""))
+                log(f"{row.case:42s} {row.threads}t {row.engine:17s} {_fmt(row.throughput, '9.3f')} G{row.unit}/s  "
+                    f"{row.status}" + (f"  mismatches={row.mismatches}" if row.mismatches is not None else ""))
+    th = set_threads(counts[-1])
     cost = {}
     if cost_size:
         cost["macs"] = cost_model.cost_macs(cost_size, repeats, budget)
@@ -143,18 +174,18 @@ def run(sizes=("small",), threads: int = 2, repeats: int = 5, budget: float = 0.
         cost["memory"] = cost_model.cost_memory(memory_size)
     model_rows = run_models(models, model_threads, min(repeats, 3), budget, log, peers) if models else []
     fe = run_frontend(frontend, tuple(sorted({1, th["numba"]})), repeats, budget, log, peers) if frontend else None
-    set_threads(threads)
+    set_threads(counts[-1])
     return dict(run=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), version=dspsim.__version__,
-                threads=th, sizes=list(sizes), repeats=repeats, budget_seconds=budget,
+                threads={**th, "counts": list(counts)}, sizes=list(sizes), repeats=repeats, budget_seconds=budget,
                 machine=f"{platform.machine()} {platform.processor() or ''} {os.cpu_count()} cpus, "
                         f"python {platform.python_version()}, numpy {np.__version__}",
-                peers_available=peer_mod.available() if peer_mod else "not run (--no-peers)",
-                rows=rows, targets=targets(rows), cost_model=cost, models=model_rows,
-                model_targets=model_targets(model_rows), frontend=fe)
+                host=head, peers_available=head["peers"], rows=rows, targets=targets(rows),
+                scaling=scaling(rows), cost_model=cost, models=model_rows, model_targets=model_targets(model_rows),
+                issue_targets=issue_targets(rows, model_rows, head), frontend=fe)
 
 
 def main(argv=None) -> int:
-    """``dspsim bench [--quick] [--size S[,S]] [--json FILE] [--out DIR] [--threads N] [--no-peers]
+    """``dspsim bench [--quick] [--size S[,S]] [--json FILE] [--out DIR] [--threads N[,N]] [--no-peers]
     [--models quick|full|none] [--model-threads N[,N]] [--frontend quick|full|none]``."""
     from ..harness.report import plot_bench
 
@@ -165,7 +196,9 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", default=None, help=f"comma-separated subset of {', '.join(OPS)}")
     ap.add_argument("--json", dest="json_path", default=None, help="also write the results as JSON here")
     ap.add_argument("--out", default=None, help="run directory for bench.md/json/png (default reports/bench-<time>)")
-    ap.add_argument("--threads", type=int, default=2, help="threads for dspsim and every peer (default 2)")
+    ap.add_argument("--threads", default="2",
+                    help="comma-separated thread counts: every case runs at each, dspsim and every peer at the same "
+                         "count (default 2; e.g. 1,2 for the speed-up N/1)")
     ap.add_argument("--no-peers", action="store_true", help="benchmark dspsim alone")
     ap.add_argument("--models", choices=MODEL_SIZES + ("none",), default=None,
                     help="whole-model rows: quick (the committed test models; default with --quick), full "
@@ -194,16 +227,13 @@ def main(argv=None) -> int:
         bad = [o for o in ops if o not in OPS]
         if bad:
             ap.error(f"unknown op(s) {bad}; expected among {list(OPS)}")
-    if args.threads < 1:
-        ap.error("--threads must be >= 1")
     models = args.models or ("quick" if args.quick else "full")
     frontend = args.frontend or ("quick" if args.quick else "full")
     try:
-        model_threads = tuple(int(t) for t in (args.model_threads or ("1" if args.quick else "1,2")).split(","))
-    except ValueError:
-        ap.error(f"--model-threads must be comma-separated integers, got {args.model_threads!r}")
-    if min(model_threads) < 1:
-        ap.error("--model-threads must be >= 1")
+        threads = parse_threads(args.threads)
+        model_threads = parse_threads(args.model_threads or ("1" if args.quick else "1,2"))
+    except ValueError as exc:
+        ap.error(f"--threads / --model-threads: {exc}")
     from ..harness.safe_io import atomic_dir, atomic_write_text, check_output_dir, check_output_file
 
     out_dir = Path(args.out) if args.out else Path("reports") / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -213,7 +243,7 @@ def main(argv=None) -> int:
             check_output_file(args.json_path)
     except ValueError as exc:
         ap.error(str(exc))
-    result = run(sizes, args.threads, repeats, budget, ops, cost_size, mem_size, not args.no_peers,
+    result = run(sizes, threads, repeats, budget, ops, cost_size, mem_size, not args.no_peers,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  models=None if models == "none" else models, model_threads=model_threads,
                  frontend=None if frontend == "none" else frontend)
@@ -224,7 +254,9 @@ def main(argv=None) -> int:
         (tmp / "bench.json").write_text(text)
         (tmp / "bench.md").write_text(table)
         try:
-            plot_bench(result, tmp / "bench.png")
+            gate = result["threads"]["counts"][0]  # one bar per engine and case: the fewest threads
+            plot_bench({**result, "rows": [r for r in result["rows"] if r["threads"] == gate],
+                        "threads": {**result["threads"], "numba": gate}}, tmp / "bench.png")
         except Exception as exc:  # a plot must never lose the figures
             print(f"dspsim bench: plot not written ({error_status(exc)})", file=sys.stderr)
     if args.json_path:

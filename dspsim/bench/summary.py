@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .frontend import format_frontend
+from .host import format_header
 from .workloads import REQUANT_VARIANTS, SIZES
 
 TARGETS = (
@@ -14,8 +15,15 @@ TARGETS = (
 ) + tuple((f"requantize[{v}] >= 4 Gelem/s", "requantize", v, None, 4.0) for v in REQUANT_VARIANTS)
 
 
+def _gate(rows: list[dict]) -> list[dict]:
+    """The rows at the fewest threads of the run (1 with ``--threads 1,N``): the count targets are judged at."""
+    fewest = min((r.get("threads", 1) for r in rows), default=1)
+    return [r for r in rows if r.get("threads", 1) == fewest]
+
+
 def targets(rows: list[dict]) -> list[dict]:
-    """Each target against the medium-size rows (else the largest size run)."""
+    """Each target against the medium-size rows (else the largest size run), at the fewest threads run."""
+    rows = _gate(rows)
     out = []
     for label, op, variant, peer, threshold in TARGETS:
         mine = [r for r in rows if r["op"] == op and r["variant"] == variant and r["engine"] == "dspsim"
@@ -57,11 +65,11 @@ MODEL_TARGETS = (
 )
 
 
-def model_targets(rows: list[dict]) -> list[dict]:
-    """The issue's whole-model targets against the 1-thread rows (a bit-exact row only); every model
-    of a target must meet it."""
+def model_targets(rows: list[dict], spec=MODEL_TARGETS) -> list[dict]:
+    """The whole-model targets of ``spec`` (as :data:`MODEL_TARGETS`) against the 1-thread rows (a bit-exact
+    row only); every model of a target must meet it."""
     out = []
-    for label, names, peer, mode, threshold in MODEL_TARGETS:
+    for label, names, peer, mode, threshold in spec:
         mine = [r for r in rows if r["model"] in names and r["peer"] == peer and r["threads"] == 1]
         key = "batch1_speedup" if mode == "batch1" else "batch_speedup"
         done = [r for r in mine if r[key] is not None]
@@ -84,6 +92,129 @@ def model_targets(rows: list[dict]) -> list[dict]:
     return out
 
 
+SPEEDUP_PER_THREAD = 0.7
+"""Issue 29: at N threads dspsim's speed-up over 1 thread is at least 0.7 x N."""
+
+
+def scaling(rows: list[dict]) -> list[dict]:
+    """Per case and engine timed at more than one thread count: throughput at each count (``threads``
+    ascending), the speed-up over the fewest and its flags: below :data:`SPEEDUP_PER_THREAD` x N (N relative
+    to the fewest), slower than with fewer threads."""
+    groups = {}
+    for r in rows:
+        if r["throughput"]:
+            groups.setdefault((r["case"], r["engine"]), {})[r.get("threads", 1)] = r
+    out = []
+    for (case, engine), by in groups.items():
+        counts = sorted(by)
+        if len(counts) < 2:
+            continue
+        g = [by[n]["throughput"] for n in counts]
+        speedup = [v / g[0] for v in g]
+        flags = [f"slower at {b} threads than at {a}" for a, b, ga, gb in zip(counts, counts[1:], g, g[1:]) if gb < ga]
+        flags += [f"speed-up {x:.2f} < {SPEEDUP_PER_THREAD} x {n / counts[0]:g}"
+                  for n, x in zip(counts[1:], speedup[1:]) if x < SPEEDUP_PER_THREAD * n / counts[0]]
+        out.append(dict(case=case, engine=engine, unit=by[counts[0]]["unit"], threads=counts, throughput=g,
+                        speedup=speedup, dspsim_over_peer=[by[n]["dspsim_over_peer"] for n in counts], flags=flags))
+    return out
+
+
+#: issue 29's kernel targets: (name, op) x (scheme, dspsim variant), each against FBGEMM's row of the same shape
+ISSUE_KERNELS = (("dense", "fully_connected"), ("conv", "conv2d"), ("depthwise", "depthwise_conv2d"))
+ISSUE_SCHEMES = (("gemmlowp", "double"), ("FBGEMM", "fbgemm"))
+ISSUE_MODEL_TARGETS = (
+    ("MobileNetV2 224 batch 16 >= 1x XNNPACK per inference (1 thread)", ("mobilenet_v2_224",), "xnnpack", "batch",
+     1.0),
+    ("microWakeWord v1 and v2 streaming batch 1 >= 1x TFLite Micro per frame (1 thread)",
+     ("mww_v1_okay_nabu", "mww_v2_okay_nabu", "mww_v2_vad"), "tflm", "batch1", 1.0),
+)
+
+
+def _channels(r: dict) -> str:
+    dims = r["shape"].split("x")
+    return f"{dims[1]} -> {dims[2]}" if r["op"] in ("fully_connected", "gemm_s32") else dims[-1]
+
+
+def _find(rows, **key):
+    return next((r for r in rows if r["throughput"] and all(r[k] == v for k, v in key.items())), None)
+
+
+def _ratio_target(label, mine, theirs, threshold, applies=True, why=""):
+    if mine is None or theirs is None:
+        return dict(target=label, value=None, met=None, note="not measured" + (f" ({why})" if why else ""))
+    ratio = mine["throughput"] / theirs["throughput"]
+    note = (f"{mine['case']} {mine['throughput']:.2f} vs {theirs['engine']} {theirs['throughput']:.2f} "
+            f"G{mine['unit']}/s, {mine['threads']} thread(s), shape {mine['shape']}")
+    return dict(target=label, value=ratio, met=(ratio >= threshold) if applies else None,
+                note=note + (f"; {why}" if why else ""))
+
+
+def issue_targets(rows: list[dict], model_rows: list[dict], head: dict) -> list[dict]:
+    """Issue 29's speed targets, each with its measured ratio and met / missed (None: not measured here,
+    or not applicable on this CPU): 1 thread, dense / conv / depthwise in the gemmlowp and FBGEMM schemes
+    >= 1x FBGEMM at every size run; with AMX >= 2x FBGEMM and dense >= 1x ONNX Runtime's MatMulInteger
+    (MLAS); dspsim's speed-up >= 0.7 x N at N threads and never slower with more; MobileNetV2 224 batch 16
+    >= 1x XNNPACK and microWakeWord v1 / v2 batch 1 >= 1x TFLM (:data:`ISSUE_MODEL_TARGETS`)."""
+    one = [r for r in rows if r.get("threads", 1) == 1]
+    amx = bool(head["features"].get("amx_int8"))
+    no_amx = "" if amx else "no AMX-INT8 on this CPU: not applicable, the ratio is shown"
+    out = []
+    sizes = sorted({r["size"] for r in one if r["op"] in dict(ISSUE_KERNELS).values()}, key=SIZES.index)
+    for size in sizes:
+        for name, op in ISSUE_KERNELS:
+            fbgemm = _find(one, op=op, variant="fbgemm", size=size, engine="torch-fbgemm")
+            for scheme, variant in ISSUE_SCHEMES:
+                mine = _find(one, op=op, variant=variant, size=size, engine="dspsim")
+                if mine is None and fbgemm is None:
+                    continue
+                chans = _channels(mine or fbgemm)
+                why = "" if variant == "fbgemm" else "FBGEMM has no gemmlowp scheme: its FBGEMM-scheme call, speed only"
+                out.append(_ratio_target(f"1 thread: {name} ({chans} channels, {size}), {scheme} scheme >= 1x FBGEMM",
+                                         mine, fbgemm, 1.0, why=why))
+            mine = _find(one, op=op, variant="fbgemm", size=size, engine="dspsim")
+            if mine is None and fbgemm is None:
+                continue
+            out.append(_ratio_target(f"with AMX: {name} ({size}), FBGEMM scheme >= 2x FBGEMM", mine, fbgemm, 2.0,
+                                     amx, no_amx))
+        for op, variant in (("fully_connected", "onnxruntime"), ("gemm_s32", None)):
+            mlas = _find(one, op=op, size=size, engine="ort-matmulinteger", **({"variant": variant} if variant else {}))
+            if mlas is None:
+                continue
+            mine = _find(one, case=mlas["case"], engine="dspsim")
+            what = "dense (ONNX Runtime scheme)" if op == "fully_connected" else f"gemm_s32 [{mlas['variant']}]"
+            out.append(_ratio_target(f"with AMX: {what} ({size}) >= 1x ONNX Runtime MatMulInteger (MLAS)", mine, mlas,
+                                     1.0, amx, no_amx))
+    out += _thread_targets([s for s in scaling(rows) if s["engine"] == "dspsim"])
+    return out + model_targets(model_rows, ISSUE_MODEL_TARGETS)
+
+
+def _thread_targets(dspsim_scaling: list[dict]) -> list[dict]:
+    """The two thread targets over dspsim's rows at more than one count."""
+    kernels = [s for s in dspsim_scaling if s["unit"] == "MAC" and s["threads"][0] == 1]
+    label = f"threads: dspsim's speed-up >= {SPEEDUP_PER_THREAD} x N at N threads (kernels and cores)"
+    slower = "threads: never slower with more threads (kernels and cores)"
+    if not kernels:
+        return [dict(target=t, value=None, met=None, note="not measured: run with --threads 1,N")
+                for t in (label, slower)]
+    n = kernels[0]["threads"][-1]
+    worst = min(kernels, key=lambda s: s["speedup"][-1])
+    below = [s["case"] for s in kernels if s["speedup"][-1] < SPEEDUP_PER_THREAD * s["threads"][-1]]
+    slow = [s["case"] for s in kernels if any(f.startswith("slower") for f in s["flags"])]
+    step = min((b / a, s["case"]) for s in kernels for a, b in zip(s["throughput"], s["throughput"][1:]))
+    return [dict(target=label, value=worst["speedup"][-1], met=not below,
+                 note=f"worst {worst['case']} {worst['speedup'][-1]:.2f}x at {n} threads; {len(below)} of "
+                      f"{len(kernels)} cases below" + _listed(below)),
+            dict(target=slower, value=step[0], met=not slow,
+                 note=f"ratio: the least throughput with more threads / with fewer ({step[1]}); {len(slow)} of "
+                      f"{len(kernels)} cases slower" + _listed(slow))]
+
+
+def _listed(names, most=6):
+    if not names:
+        return ""
+    return ": " + ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
 def _fmt(v, spec, dash="-"):
     return dash if v is None else format(v, spec)
 
@@ -92,25 +223,49 @@ def _ok(status: str) -> str:
     return "" if status == "ok" else status
 
 
+def _format_scaling(scal: list[dict]) -> list[str]:
+    counts = scal[0]["threads"]
+    per = " / ".join(map(str, counts))
+    lines = ["", f"## Threads ({per})", "",
+             f"G/s at each count; speed-up = throughput / throughput at {counts[0]} thread(s); dspsim/engine at each "
+             f"count; flags: speed-up below {SPEEDUP_PER_THREAD} x N, or slower with more threads.", "",
+             f"| case | engine | G/s at {per} | speed-up | dspsim/engine at {per} | flags |",
+             "|---|---|---|---|---|---|"]
+    for s in scal:
+        lines.append(f"| {s['case']} | {s['engine']} | {' / '.join(_fmt(v, '.2f') for v in s['throughput'])} | "
+                     f"{' / '.join(_fmt(v, '.2f') for v in s['speedup'][1:])} | "
+                     f"{' / '.join(_fmt(v, '.2f') for v in s['dspsim_over_peer'])} | {'; '.join(s['flags'])} |")
+    return lines
+
+
 def format_table(result: dict) -> str:
     """The results, targets and cost model as Markdown."""
     th = result["threads"]
-    lines = [f"# dspsim bench ({result['run']})", "",
-             f"threads: {th['numba']} (numba, torch, ONNX Runtime, LiteRT); sizes: {', '.join(result['sizes'])}; "
-             f"time = min of >= {result['repeats']} runs after an untimed warm-up; {result['machine']}", "",
-             f"peers: {result['peers_available']}", "",
+    counts = th.get("counts", [th["numba"]])
+    lines = [f"# dspsim bench ({result['run']})", ""]
+    if result.get("host"):
+        lines += format_header(result["host"])
+    else:
+        lines += [f"peers: {result['peers_available']}", ""]
+    lines += [f"threads: {', '.join(map(str, counts))} (every case at each count: numba, torch, ONNX Runtime, LiteRT "
+              f"at the same count); sizes: {', '.join(result['sizes'])}; "
+              f"time = min of >= {result['repeats']} runs after an untimed warm-up; {result['machine']}", "",
              "dspsim/engine > 1: dspsim is faster. mismatches: elements that differ from dspsim's output of "
              "the scheme named in 'compared with'. dspsim's fully_connected/conv2d weights are packed once "
              "(dspsim.pack_weights), as torch's are prepacked. gemm_s32/conv2d_s32 are the exact int32 cores "
              "(one row per SIMD path); FBGEMM's call beside them also requantizes (speed only).", "",
-             "| case | shape | engine | ms | G/s | dspsim/engine | compared with | mismatches | status |",
-             "|---|---|---|---:|---:|---:|---|---:|---|"]
+             "| case | shape | threads | engine | ms | G/s | dspsim/engine | compared with | mismatches | status |",
+             "|---|---|---:|---|---:|---:|---:|---|---:|---|"]
     for r in result["rows"]:
         unit = ("GMAC/s" if r["unit"] == "MAC" else "Gelem/s") if r["throughput"] else ""
         ms = r["seconds"] * 1e3 if r["seconds"] else None
-        lines.append(f"| {r['case']} | {r['shape']} | {r['engine']} | {_fmt(ms, '.3f')} | "
-                     f"{_fmt(r['throughput'], '.3f')} {unit} | {_fmt(r['dspsim_over_peer'], '.2f')} | "
-                     f"{r['compared_with'] or 'speed only'} | {_fmt(r['mismatches'], 'd')} | {r['status']} |")
+        status = r["status"] + (f" ({r['note']})" if r.get("note") else "")
+        lines.append(f"| {r['case']} | {r['shape']} | {r.get('threads', th['numba'])} | {r['engine']} | "
+                     f"{_fmt(ms, '.3f')} | {_fmt(r['throughput'], '.3f')} {unit} | "
+                     f"{_fmt(r['dspsim_over_peer'], '.2f')} | {r['compared_with'] or 'speed only'} | "
+                     f"{_fmt(r['mismatches'], 'd')} | {status} |")
+    if result.get("scaling"):
+        lines += _format_scaling(result["scaling"])
     lines += ["", "## Targets", ""]
     lines += [f"- {t['target']}: {'MET' if t['met'] else ('NOT MET' if t['met'] is False else 'n/a')}"
               f" ({t.get('size', '-')}: {t['note']})" for t in result["targets"]]
@@ -142,6 +297,14 @@ def format_table(result: dict) -> str:
                   f"({t['note']})" for t in result.get("model_targets", ())]
     if result.get("frontend"):
         lines += format_frontend(result["frontend"])
+    if result.get("issue_targets"):
+        lines += ["", "## Issue 29 targets", "",
+                  "ratio = dspsim's throughput / the peer's (models: the peer's time / dspsim's), one run; met: "
+                  "MET / MISSED, n/a where not measured or not applicable on this CPU.", "",
+                  "| target | ratio | met | measured |", "|---|---:|---|---|"]
+        lines += [f"| {t['target']} | {_fmt(t['value'], '.2f')} | "
+                  f"{'MET' if t['met'] else ('MISSED' if t['met'] is False else 'n/a')} | {t['note']} |"
+                  for t in result["issue_targets"]]
     cm = result.get("cost_model") or {}
     macs = cm.get("macs")
     if macs:

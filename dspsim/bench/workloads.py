@@ -128,7 +128,8 @@ class Runner:
     ``skip`` (non-empty) says why the engine cannot run this case; ``compared_with`` names the
     dspsim scheme its output is diffed against: the case's own dspsim output, or ``reference()``
     when the engine's arithmetic needs a different dspsim model (e.g. an accumulator option); empty
-    for a peer timed for speed only (its call computes more than dspsim's, e.g. FBGEMM beside a core).
+    for a peer timed for speed only (its call computes more than dspsim's, e.g. FBGEMM beside a core,
+    or its bits cannot match here: ``note`` says why).
     """
 
     engine: str
@@ -138,6 +139,7 @@ class Runner:
     skip: str = ""
     reference: Callable | None = None
     measure: Callable | None = None  # (repeats, budget) -> like measure(); for engines timed elsewhere
+    note: str = ""  # what the row's reader must know (e.g. why a peer cannot match dspsim's bits here)
 
 
 # --------------------------------------------------------------------------------------------

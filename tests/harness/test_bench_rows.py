@@ -1,0 +1,141 @@
+"""`dspsim bench`'s rows of issue 29 item 4: thread lists, the host header, the issue's target table and
+ONNX Runtime's MatMulInteger beside dspsim's exact int32 GEMM."""
+import llvmlite.binding as llvm
+import numpy as np
+import pytest
+
+from dspsim import bench
+from dspsim.bench import host
+from dspsim.bench.run import parse_threads, run_engine
+from dspsim.bench.summary import format_table, issue_targets, scaling
+from dspsim.kernels.mac.gemm import PATHS
+from dspsim.simd.cpu import host_has_vnni
+
+
+@pytest.mark.parametrize("text, counts", [("1,2", (1, 2)), ("2", (2,)), (" 4 , 1 ", (1, 4)), ("2,1,2", (1, 2)),
+                                          (3, (3,)), ([2, 1], (1, 2))])
+def test_parse_threads_gives_ascending_distinct_counts(text, counts):
+    assert parse_threads(text) == counts
+
+
+@pytest.mark.parametrize("bad", ["", "0", "1,0", "-1", "1,x", "1.5", "1,,2", 1.5, True, None, [], [1, 2.0]])
+def test_parse_threads_refuses_anything_but_integers_from_one(bad):
+    with pytest.raises(ValueError, match="parse_threads: thread counts must be comma-separated integers >= 1"):
+        parse_threads(bad)
+
+
+def test_bench_refuses_a_bad_thread_list():
+    with pytest.raises(SystemExit):
+        bench.main(["--threads", "1,zero"])
+
+
+def test_header_names_this_cpu_its_features_paths_and_peers():
+    h = host.header({"torch": "2.x"})
+    feats = llvm.get_host_cpu_features()
+    assert h["cpu"] and h["llvm_cpu"] == llvm.get_host_cpu_name()
+    for name in ("avx2", "avx512f", "avx512bw", "avx512vnni", "avxvnni"):
+        assert h["features"][name] == bool(feats.get(name)), name
+    assert {"amx_tile", "amx_int8"} <= set(h["features"])
+    assert h["paths"]["gemm"] == PATHS[0] and h["paths"]["gemm_runnable"] == list(PATHS)
+    assert h["peer_vnni"] == {"torch-fbgemm": host_has_vnni("fbgemm"), "onnxruntime": host_has_vnni("onnxruntime")}
+    text = "\n".join(host.format_header(h))
+    assert text.startswith(f"CPU: {h['cpu']} (LLVM {h['llvm_cpu']})")
+    assert f"gemm {PATHS[0]}" in text and "torch 2.x" in text
+
+
+def _row(op, variant, engine, threads, gmacs, size="medium", shape="1x56x56x64x64"):
+    return dict(case=f"{op}[{variant}]/{size}", op=op, variant=variant, size=size, shape=shape, unit="MAC",
+                engine=engine, threads=threads, throughput=gmacs, seconds=1e-3, dspsim_over_peer=None, status="ok",
+                note="", compared_with="", mismatches=None)
+
+
+def _model(model, peer, b1, bn):
+    return dict(model=model, peer=peer, threads=1, batch1_speedup=b1, batch_speedup=bn, status="ok", bit_exact=True,
+                cpu_batch1_speedup=None, cpu_batch_speedup=None)
+
+
+SYNTHETIC = [
+    _row("conv2d", "fbgemm", "dspsim", 1, 30.0), _row("conv2d", "fbgemm", "torch-fbgemm", 1, 20.0),
+    _row("conv2d", "double", "dspsim", 1, 15.0),
+    _row("conv2d", "fbgemm", "dspsim", 2, 54.0), _row("conv2d", "fbgemm", "torch-fbgemm", 2, 40.0),
+    _row("conv2d", "double", "dspsim", 2, 14.0),  # slower with 2 threads
+    _row("gemm_s32", "vnni", "dspsim", 1, 60.0, shape="256x1024x1024"),
+    _row("gemm_s32", "vnni", "ort-matmulinteger", 1, 80.0, shape="256x1024x1024"),
+]
+
+
+def _targets(amx=False, models=()):
+    head = {"features": {"amx_int8": amx}}
+    return {t["target"]: t for t in issue_targets(SYNTHETIC, list(models), head)}
+
+
+def test_issue_targets_judge_one_thread_ratios_against_fbgemm():
+    t = _targets()
+    fb = t["1 thread: conv (64 channels, medium), FBGEMM scheme >= 1x FBGEMM"]
+    assert fb["value"] == pytest.approx(1.5) and fb["met"] is True
+    gl = t["1 thread: conv (64 channels, medium), gemmlowp scheme >= 1x FBGEMM"]
+    assert gl["value"] == pytest.approx(0.75) and gl["met"] is False and "speed only" in gl["note"]
+    assert "dense" not in " ".join(t)  # no dense row was run: no dense target
+
+
+def test_issue_targets_apply_the_amx_targets_only_with_amx():
+    amx = "with AMX: conv (medium), FBGEMM scheme >= 2x FBGEMM"
+    mlas = "with AMX: gemm_s32 [vnni] (medium) >= 1x ONNX Runtime MatMulInteger (MLAS)"
+    without, with_amx = _targets(False), _targets(True)
+    assert without[amx]["met"] is None and without[amx]["value"] == pytest.approx(1.5)
+    assert "no AMX" in without[amx]["note"]
+    assert with_amx[amx]["met"] is False and with_amx[mlas]["met"] is False
+    assert with_amx[mlas]["value"] == pytest.approx(0.75)
+
+
+def test_issue_targets_flag_poor_scaling_and_a_slowdown():
+    t = _targets()
+    speed = t["threads: dspsim's speed-up >= 0.7 x N at N threads (kernels and cores)"]
+    assert speed["met"] is False and speed["value"] == pytest.approx(14 / 15)
+    assert "1 of 2 cases below: conv2d[double]/medium" in speed["note"]
+    slower = t["threads: never slower with more threads (kernels and cores)"]
+    assert slower["met"] is False and slower["value"] == pytest.approx(14 / 15)
+    fb = next(s for s in scaling(SYNTHETIC) if s["case"] == "conv2d[fbgemm]/medium" and s["engine"] == "dspsim")
+    assert fb["threads"] == [1, 2] and fb["speedup"] == [1.0, pytest.approx(1.8)] and fb["flags"] == []
+
+
+def test_issue_targets_judge_the_models_at_one_thread():
+    models = [_model("mobilenet_v2_224", "xnnpack", 0.2, 0.9)] + [
+        _model(m, "tflm", 1.5, 3.0) for m in ("mww_v1_okay_nabu", "mww_v2_okay_nabu", "mww_v2_vad")]
+    t = _targets(models=models)
+    mnv2 = t["MobileNetV2 224 batch 16 >= 1x XNNPACK per inference (1 thread)"]
+    assert mnv2["value"] == pytest.approx(0.9) and mnv2["met"] is False
+    mww = t["microWakeWord v1 and v2 streaming batch 1 >= 1x TFLite Micro per frame (1 thread)"]
+    assert mww["value"] == pytest.approx(1.5) and mww["met"] is True
+    assert _targets(models=models[:2])[mww["target"]]["met"] is None  # a model not measured: n/a
+
+
+def test_table_has_the_thread_and_target_sections():
+    head = host.header("not run (--no-peers)")
+    result = dict(run="now", threads={"numba": 2, "counts": [1, 2]}, sizes=["medium"], repeats=5, machine="m",
+                  host=head, peers_available=head["peers"], rows=SYNTHETIC, targets=[], scaling=scaling(SYNTHETIC),
+                  issue_targets=issue_targets(SYNTHETIC, [], head))
+    text = format_table(result)
+    assert "## Threads (1 / 2)" in text and "## Issue 29 targets" in text
+    assert "| conv2d[double]/medium | dspsim | 15.00 / 14.00 | 0.93 |" in text
+    assert "slower at 2 threads than at 1" in text and "| MISSED |" in text
+
+
+def test_matmulinteger_matches_gemm_s32_bit_for_bit():
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    if not host_has_vnni("onnxruntime"):
+        pytest.skip("MLAS without VNNI saturates product pairs: the row is speed only (its note says so)")
+    for case in (bench.Case("gemm_s32", PATHS[0], "quick"), bench.Case("fully_connected", "onnxruntime", "quick")):
+        p = bench.problem(case)
+        runner = next(r for r in bench.peers.runners(case, p, 1) if r.engine == "ort-matmulinteger")
+        assert not runner.skip, runner.skip
+        mine = bench.dspsim_runner(case, p)
+        ref = mine.to_numpy(mine.fn()) if case.op == "gemm_s32" else None
+        row, out = run_engine(case, runner, ref, repeats=1, budget=0.0)
+        assert row.status == "ok" and row.mismatches == 0 and row.bit_exact, row
+        assert out.dtype == np.int32 and out.shape == (case.shape[0], case.shape[2])
+        wrong = out.copy()
+        wrong[0, 0] += 1  # the diff sees one differing element
+        runner.fn, runner.to_numpy = (lambda: wrong), np.asarray
+        assert run_engine(case, runner, ref, repeats=1, budget=0.0)[0].mismatches == 1
