@@ -6,6 +6,7 @@ for, the facts the SIMD paths are chosen by); the CPU's name comes from ``/proc/
 """
 from __future__ import annotations
 
+import os
 import platform
 
 #: the features of the header beyond :func:`simd_facts`'s (LLVM names): AVX-VNNI (ymm ``vpdpbusd``, which MLAS
@@ -56,7 +57,7 @@ def peer_vnni() -> dict:
 
 
 def header(peers_available: dict | str) -> dict:
-    """The header of a report: ``cpu`` (its name), ``llvm_cpu``, ``features`` (LLVM names, bools), ``level``
+    """The header of a report: ``cpu`` (its name), ``llvm_cpu``, ``load_average``, ``features`` (LLVM names, bools), ``level``
     (dspsim's SIMD level), ``paths`` (:func:`simd_facts`' and the GEMM paths runnable here, numba's most
     threads), ``peers`` (versions, as :func:`dspsim.bench.peers.available`, or why none ran) and
     ``peer_vnni`` (:func:`peer_vnni`)."""
@@ -67,11 +68,19 @@ def header(peers_available: dict | str) -> dict:
 
     facts = simd_facts()
     feats = llvm.get_host_cpu_features()
-    return dict(cpu=cpu_model(), llvm_cpu=facts["cpu"],
+    return dict(cpu=cpu_model(), llvm_cpu=facts["cpu"], load_average=_load_average(),
                 features={**facts["features"], **{f: bool(feats.get(f)) for f in EXTRA_FEATURES}},
                 level=facts.get("level"), paths={**facts["paths"], "gemm_runnable": list(gemm.PATHS),
                                                  "numba_threads": numba.config.NUMBA_NUM_THREADS},
                 peers=peers_available, peer_vnni=peer_vnni())
+
+
+def _load_average() -> float | None:
+    """The 1-minute load average when the run starts (a shared host: the other processes' demand), or None."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
 
 
 def format_header(h: dict) -> list[str]:
@@ -81,6 +90,7 @@ def format_header(h: dict) -> list[str]:
     peers = h["peers"] if isinstance(h["peers"], str) else "; ".join(f"{k} {v}" for k, v in h["peers"].items())
     vnni = ", ".join(f"{k} {'VNNI (exact int32 sums)' if v else 'no VNNI (vpmaddubsw: pair saturation)'}"
                      for k, v in h["peer_vnni"].items())
-    return [f"CPU: {h['cpu']} (LLVM {h['llvm_cpu']}): {feats}", "",
+    load = "" if h.get("load_average") is None else f"; load average {h['load_average']:.2f} at the start"
+    return [f"CPU: {h['cpu']} (LLVM {h['llvm_cpu']}), {os.cpu_count()} CPUs{load}: {feats}", "",
             f"dspsim SIMD level {h['level'] or '-'}, paths: {paths}", "",
             f"peers: {peers}", "", f"peer u8 x s8 GEMM here: {vnni}", ""]

@@ -1,5 +1,7 @@
 """`dspsim bench`'s rows of issue 29 item 4: thread lists, the host header, the issue's target table and
 ONNX Runtime's MatMulInteger beside dspsim's exact int32 GEMM."""
+import os
+
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
@@ -39,7 +41,7 @@ def test_header_names_this_cpu_its_features_paths_and_peers():
     assert h["paths"]["gemm"] == PATHS[0] and h["paths"]["gemm_runnable"] == list(PATHS)
     assert h["peer_vnni"] == {"torch-fbgemm": host_has_vnni("fbgemm"), "onnxruntime": host_has_vnni("onnxruntime")}
     text = "\n".join(host.format_header(h))
-    assert text.startswith(f"CPU: {h['cpu']} (LLVM {h['llvm_cpu']})")
+    assert text.startswith(f"CPU: {h['cpu']} (LLVM {h['llvm_cpu']}), {os.cpu_count()} CPUs")
     assert f"gemm {PATHS[0]}" in text and "torch 2.x" in text
 
 
@@ -61,6 +63,8 @@ SYNTHETIC = [
     _row("conv2d", "double", "dspsim", 2, 14.0),  # slower with 2 threads
     _row("gemm_s32", "vnni", "dspsim", 1, 60.0, shape="256x1024x1024"),
     _row("gemm_s32", "vnni", "ort-matmulinteger", 1, 80.0, shape="256x1024x1024"),
+    # a small call stays on one thread by design: the thread targets judge the largest size only
+    _row("conv2d", "fbgemm", "dspsim", 1, 10.0, size="small"), _row("conv2d", "fbgemm", "dspsim", 2, 9.0, size="small"),
 ]
 
 
