@@ -21,10 +21,13 @@ from ._bits import msb
 from ._checks import int16_array, int_array
 from .config import FrontendConfig
 from .fft import _fft_input_kernel
+from .lanes import LANES, _lanes_kernel
 from .filterbank import _accumulate_kernel, _energy_kernel, _sqrt_kernel
 from .log_scale import _log_scale_kernel
 from .noise_reduction import _noise_reduction_kernel
 from .pcan import _pcan_kernel
+from .plan import (_CORRECTION_BITS, _ENABLE_LOG, _ENABLE_PCAN, _EVEN, _FB_END, _FB_START, _MIN_SIGNAL, _NCH, _NFFT,
+                   _ODD, _SCALE_SHIFT, _SIZE, _SMOOTHING_BITS, _SNR_SHIFT, _STEP, _plan, _sections)
 from .tables import FrontendTables, frontend_tables
 from .window import _window_kernel
 
@@ -33,45 +36,8 @@ _UINT16 = np.dtype(np.uint16)
 FEATURE_SCALE = 0.0390625
 """pymicro-features' ``FLOAT32_SCALE`` (10/256): its float features are the uint16 features times this, exactly."""
 
-# A configuration's tables and settings packed into one int64 array (the plan), so that a compiled call takes them
-# as one argument: numba's dispatch costs about 0.2 us per argument, and a streaming call per 10 ms chunk could not
-# afford the 27 of the stages. The header's fields, then the tables in the order of _sections.
-(_SIZE, _STEP, _NFFT, _NCH, _NSTAGES, _NWEIGHTS, _FB_START, _FB_END, _SMOOTHING_BITS, _EVEN, _ODD, _MIN_SIGNAL,
- _ENABLE_PCAN, _SNR_SHIFT, _ENABLE_LOG, _SCALE_SHIFT, _CORRECTION_BITS, _HEADER) = range(18)
-
 _FRAME_WORK = 1 << 14
 """Elements of work (:func:`dspsim._jit.parallel_rows`) one frame counts as: its ~5 us at ~0.3 ns per element."""
-
-
-def _pack_plan(t: FrontendTables) -> np.ndarray:
-    """The plan of ``t`` (see the comment above)."""
-    cfg, fb, fft = t.config, t.filterbank, t.fft
-    even, odd, min_signal = t.noise_reduction
-    header = np.zeros(_HEADER, np.int64)
-    header[[_SIZE, _STEP, _NFFT, _NCH, _NSTAGES, _NWEIGHTS, _FB_START, _FB_END, _SMOOTHING_BITS, _EVEN, _ODD,
-            _MIN_SIGNAL, _ENABLE_PCAN, _SNR_SHIFT, _ENABLE_LOG, _SCALE_SHIFT, _CORRECTION_BITS]] = [
-        cfg.window_size, cfg.window_step, fft.nfft, cfg.num_channels, fft.stages.shape[0], fb.weights.shape[0],
-        fb.start_index, fb.end_index, cfg.smoothing_bits, even, odd, min_signal, cfg.enable_pcan, t.snr_shift,
-        cfg.enable_log, cfg.scale_shift, t.correction_bits]
-    parts = (header, t.window, fft.twiddles, fft.stages, fft.leaf_order, fft.super_twiddles,
-             fb.channel_frequency_starts, fb.channel_weight_starts, fb.channel_widths, fb.weights, fb.unweights,
-             t.pcan_lut, t.log_lut)
-    return np.concatenate([np.asarray(a, np.int64).ravel() for a in parts])
-
-
-@njit(cache=True, nogil=True)
-def _sections(plan):
-    """The plan's tables as views: window, twiddles, stages, leaf order, super twiddles, the filterbank's frequency
-    starts, weight starts, widths, weights and unweights, the PCAN and log tables."""
-    ncfft, n1, nw = plan[_NFFT] // 2, plan[_NCH] + 1, plan[_NWEIGHTS]
-    sizes = (plan[_SIZE], 2 * ncfft, 3 * plan[_NSTAGES], ncfft, 2 * (ncfft // 2), n1, n1, n1, nw, nw, 125, 130)
-    o = np.empty(len(sizes) + 1, np.int64)
-    o[0] = _HEADER
-    for i in range(len(sizes)):
-        o[i + 1] = o[i] + sizes[i]
-    return (plan[o[0]:o[1]], plan[o[1]:o[2]].reshape((ncfft, 2)), plan[o[2]:o[3]].reshape((plan[_NSTAGES], 3)),
-            plan[o[3]:o[4]], plan[o[4]:o[5]].reshape((ncfft // 2, 2)), plan[o[5]:o[6]], plan[o[6]:o[7]],
-            plan[o[7]:o[8]], plan[o[8]:o[9]], plan[o[9]:o[10]], plan[o[10]:o[11]], plan[o[11]:o[12]])
 
 
 def _scratch_size(plan: np.ndarray) -> int:
@@ -144,16 +110,6 @@ def _stream_step(plan, state, samples, scratch, out):
     return take
 
 
-@njit(cache=True, nogil=True)
-def _streams_kernel(plan, state, samples, s0, s1, scratch, out):
-    """:func:`_stream_step` on streams ``s0..s1-1`` (rows of ``state``, ``samples`` and ``out``), which have
-    buffered as many samples: returns the samples read from each."""
-    take = 0
-    for s in range(s0, s1):
-        take = _stream_step(plan, state[s], samples[s], scratch, out[s])
-    return take
-
-
 def _run_frames(t: FrontendTables, pcm, n_frames, estimate):
     plan = _plan(t)
     out = np.empty((n_frames, t.config.num_channels), np.uint16)
@@ -162,14 +118,6 @@ def _run_frames(t: FrontendTables, pcm, n_frames, estimate):
 
 
 _TABLES = {}
-_PLANS = {}
-
-
-def _plan(t: FrontendTables) -> np.ndarray:
-    if t.config not in _PLANS:
-        _PLANS[t.config] = _pack_plan(t)
-    return _PLANS[t.config]
-
 def _tables(config, func: str) -> FrontendTables:
     if config is None:
         config = FrontendConfig()
@@ -231,15 +179,22 @@ class MicroFrontend:
                                                                                  self.config.num_channels)
         self._unused_out = np.empty(self._out_shape, np.uint16)  # the kernels' out while no window completes
         self._size, self._step = self.config.window_size, self.config.window_step
+        self._blocks = 0 if streams is None else -(-self.streams // LANES)
         self.reset()
 
     def reset(self) -> None:
         """``FrontendReset``: an empty window buffer and a zero noise estimate (every stream)."""
         n_ch = self.config.num_channels
-        self._state = np.zeros((self.streams or 1, 1 + n_ch + self._size), np.int64)
         self._used = 0
-        self._state0 = self._state[0]
-        self.estimate = self._state[:, 1:1 + n_ch] if self.streams else self._state0[1:1 + n_ch]
+        if self.streams is None:
+            self._state0 = np.zeros(1 + n_ch + self._size, np.int64)
+            self.estimate = self._state0[1:1 + n_ch]
+            return
+        # the streams as lanes (lanes.py): a column per stream, padded to whole blocks of LANES
+        padded = self._blocks * LANES
+        self._buf = np.zeros((self._size, padded), np.int16)
+        self._estimates = np.zeros((n_ch, padded), np.int64)
+        self.estimate = self._estimates[:, :self.streams].T
 
     def process_samples(self, samples):
         """``FrontendProcessSamples``: (features uint16 (num_channels,) or None, samples read); with ``streams``:
@@ -260,9 +215,9 @@ class MicroFrontend:
             if n != self.streams:
                 raise ValueError(f"MicroFrontend.process_samples: samples must have one row per stream "
                                  f"({self.streams}), got shape {samples.shape}")
-            k = self._scratch.shape[0]
-            parallel_rows(lambda s0, s1: _streams_kernel(self._plan, self._state, samples, s0, s1,
-                                                         np.empty(k, np.int64), out), n, n * _FRAME_WORK * ready)
+            plan, buf, est, used = self._plan, self._buf, self._estimates, self._used
+            parallel_rows(lambda b0, b1: _lanes_kernel(plan, buf, est, samples, used, take, b0, b1, out),
+                          self._blocks, n * _FRAME_WORK * ready)
         if not ready:
             self._used += take
             return None, take
