@@ -31,7 +31,7 @@ and over many streams, and CMSIS-DSP kernels beside cmsisdsp, run by :mod:`.cmsi
 Sizes: ``quick`` (tiny shapes, for CI), ``small``, ``medium``, ``large`` (see :data:`SHAPES`).
 """
 from . import peers
-from .run import Row, main, parse_threads, run, run_case, run_engine
+from .run import Row, main, parse_counts, run, run_case, run_engine
 from .models import MODEL_SIZES, ModelCase, model_cases, run_models
 from .summary import MODEL_TARGETS, TARGETS, format_table, issue_targets, model_targets, scaling, targets
 from .timing import Timing, error_status, measure, set_threads
@@ -53,5 +53,5 @@ from .workloads import (
 __all__ = ["CORE_OPS", "KERNEL_OPS", "MODEL_SIZES", "MODEL_TARGETS", "OPS", "SHAPES", "SIZES", "TARGETS", "Case",
            "ModelCase", "Row", "Runner", "Timing", "cases", "dspsim_runner", "env_sizes", "error_status",
            "format_table", "issue_targets", "kernel_kwargs", "main", "measure", "model_cases", "model_targets",
-           "parse_threads", "peers", "problem", "run", "run_case", "run_engine", "run_models", "scaling", "set_threads",
+           "parse_counts", "peers", "problem", "run", "run_case", "run_engine", "run_models", "scaling", "set_threads",
            "targets"]

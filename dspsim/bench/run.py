@@ -19,7 +19,7 @@ from .frontend import CHUNKS as FRONTEND_SIZES, run_frontend
 from .models import MODEL_SIZES, run_models
 from .summary import format_table, issue_targets, model_targets, scaling, targets
 from .timing import error_status, measure, set_threads
-from .workloads import OPS, SIZES, Case, Runner, cases, dspsim_runner, problem
+from .workloads import OPS, SIZES, Case, Runner, cases, channel_cases, dspsim_runner, problem
 
 
 @dataclass
@@ -53,19 +53,19 @@ def _row(case: Case, runner: Runner, threads: int = 1) -> Row:
                threads=threads, compared_with=runner.compared_with, note=runner.note)
 
 
-def parse_threads(value) -> tuple[int, ...]:
-    """Thread counts, ascending, each once: ``"1,2"`` (``--threads``, ``--model-threads``), an int, or a
-    sequence of ints. Raises ValueError for anything but integers >= 1."""
+def parse_counts(value, what: str = "thread counts") -> tuple[int, ...]:
+    """Counts, ascending, each once: ``"1,2"`` (``--threads``, ``--model-threads``, ``--channels``), an int,
+    or a sequence of ints. Raises ValueError (naming ``what``) for anything but integers >= 1."""
     items = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else [value]
     counts = []
     for t in items:
         if isinstance(t, str) and t.strip().isascii() and t.strip().isdigit():
             t = int(t)
         if not isinstance(t, Integral) or isinstance(t, bool) or t < 1:
-            raise ValueError(f"parse_threads: thread counts must be comma-separated integers >= 1, got {value!r}")
+            raise ValueError(f"parse_counts: {what} must be comma-separated integers >= 1, got {value!r}")
         counts.append(int(t))
     if not counts:
-        raise ValueError(f"parse_threads: thread counts must be comma-separated integers >= 1, got {value!r}")
+        raise ValueError(f"parse_counts: {what} must be comma-separated integers >= 1, got {value!r}")
     return tuple(sorted(set(counts)))
 
 
@@ -106,11 +106,11 @@ def run_engine(case: Case, runner: Runner, reference=None, repeats: int = 5, bud
 def run_case(case: Case, peers=peer_engines, threads=2, repeats: int = 5, budget: float = 0.5,
              seed: int = 0) -> list[Row]:
     """dspsim's row and one row per peer of ``case`` (``peers``: the peers module, or None), at each
-    thread count of ``threads`` (an int or a sequence; :func:`parse_threads`): dspsim (numba) and every
+    thread count of ``threads`` (an int or a sequence; :func:`parse_counts`): dspsim (numba) and every
     peer run at the same count, and ``dspsim_over_peer`` compares rows of the same count."""
     p = problem(case, seed)
     rows = []
-    for th in parse_threads(threads):
+    for th in parse_counts(threads):
         set_threads(th)
         try:
             runners = [dspsim_runner(case, p)]
@@ -143,21 +143,23 @@ def _fmt(v, spec):
 
 def run(sizes=("small",), threads=2, repeats: int = 5, budget: float = 0.5, ops=OPS,
         cost_size: str | None = "small", memory_size: str | None = "small", peers=True,
-        log=None, models: str | None = None, model_threads=(1,), frontend: str | None = None) -> dict:
+        log=None, models: str | None = None, model_threads=(1,), frontend: str | None = None,
+        channels=()) -> dict:
     """Run the cases of ``sizes`` at each thread count of ``threads`` (an int or a sequence: dspsim and
     every peer at the same count), the cost model (at the largest count), the whole-model rows of ``models``
     (a size of :data:`dspsim.bench.models.MODEL_SIZES`, or None) at each of ``model_threads`` and the
     front-end rows of ``frontend`` (``quick``, ``full`` or None: :mod:`dspsim.bench.frontend`, at 1 thread
-    and the largest count); return the result dictionary (see ``--json``)."""
+    and the largest count); ``channels``: also the conv / depthwise cases of
+    :func:`dspsim.bench.workloads.channel_cases`. Returns the result dictionary (see ``--json``)."""
     import dspsim
 
-    counts = parse_threads(threads)
+    counts = parse_counts(threads)
     peer_mod = peer_engines if peers else None
     head = host.header(peer_mod.available() if peer_mod else "not run (--no-peers)")
     if log:
         log("\n".join(line for line in host.format_header(head) if line))
     rows = []
-    for case in cases(sizes, ops):
+    for case in cases(sizes, ops) + channel_cases(channels, ops):
         for row in run_case(case, peer_mod, counts, repeats, budget):
             rows.append(asdict(row))
             if log:
@@ -185,8 +187,8 @@ def run(sizes=("small",), threads=2, repeats: int = 5, budget: float = 0.5, ops=
 
 
 def main(argv=None) -> int:
-    """``dspsim bench [--quick] [--size S[,S]] [--json FILE] [--out DIR] [--threads N[,N]] [--no-peers]
-    [--models quick|full|none] [--model-threads N[,N]] [--frontend quick|full|none]``."""
+    """``dspsim bench [--quick] [--size S[,S]] [--json FILE] [--out DIR] [--threads N[,N]] [--channels C[,C]]
+    [--no-peers] [--models quick|full|none] [--model-threads N[,N]] [--frontend quick|full|none]``."""
     from ..harness.report import plot_bench
 
     ap = argparse.ArgumentParser(prog="dspsim bench", description="Throughput of dspsim beside peer engines.")
@@ -199,6 +201,9 @@ def main(argv=None) -> int:
     ap.add_argument("--threads", default="2",
                     help="comma-separated thread counts: every case runs at each, dspsim and every peer at the same "
                          "count (default 2; e.g. 1,2 for the speed-up N/1)")
+    ap.add_argument("--channels", default=None,
+                    help="comma-separated channel counts: also conv2d / depthwise_conv2d on medium's 56x56 image "
+                         "with that many channels (issue 29's targets name 64 and 128)")
     ap.add_argument("--no-peers", action="store_true", help="benchmark dspsim alone")
     ap.add_argument("--models", choices=MODEL_SIZES + ("none",), default=None,
                     help="whole-model rows: quick (the committed test models; default with --quick), full "
@@ -230,10 +235,11 @@ def main(argv=None) -> int:
     models = args.models or ("quick" if args.quick else "full")
     frontend = args.frontend or ("quick" if args.quick else "full")
     try:
-        threads = parse_threads(args.threads)
-        model_threads = parse_threads(args.model_threads or ("1" if args.quick else "1,2"))
+        threads = parse_counts(args.threads)
+        model_threads = parse_counts(args.model_threads or ("1" if args.quick else "1,2"))
+        channels = parse_counts(args.channels, "channel counts") if args.channels else ()
     except ValueError as exc:
-        ap.error(f"--threads / --model-threads: {exc}")
+        ap.error(f"--threads / --model-threads / --channels: {exc}")
     from ..harness.safe_io import atomic_dir, atomic_write_text, check_output_dir, check_output_file
 
     out_dir = Path(args.out) if args.out else Path("reports") / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -246,7 +252,7 @@ def main(argv=None) -> int:
     result = run(sizes, threads, repeats, budget, ops, cost_size, mem_size, not args.no_peers,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  models=None if models == "none" else models, model_threads=model_threads,
-                 frontend=None if frontend == "none" else frontend)
+                 frontend=None if frontend == "none" else frontend, channels=channels)
     table = format_table(result)
     print(table)
     text = json.dumps(result, indent=1, default=float)

@@ -114,7 +114,8 @@ def scaling(rows: list[dict]) -> list[dict]:
         flags = [f"slower at {b} threads than at {a}" for a, b, ga, gb in zip(counts, counts[1:], g, g[1:]) if gb < ga]
         flags += [f"speed-up {x:.2f} < {SPEEDUP_PER_THREAD} x {n / counts[0]:g}"
                   for n, x in zip(counts[1:], speedup[1:]) if x < SPEEDUP_PER_THREAD * n / counts[0]]
-        out.append(dict(case=case, engine=engine, unit=by[counts[0]]["unit"], threads=counts, throughput=g,
+        out.append(dict(case=case, engine=engine, size=by[counts[0]]["size"], unit=by[counts[0]]["unit"],
+                        threads=counts, throughput=g,
                         speedup=speedup, dspsim_over_peer=[by[n]["dspsim_over_peer"] for n in counts], flags=flags))
     return out
 
@@ -130,9 +131,9 @@ ISSUE_MODEL_TARGETS = (
 )
 
 
-def _channels(r: dict) -> str:
-    dims = r["shape"].split("x")
-    return f"{dims[1]} -> {dims[2]}" if r["op"] in ("fully_connected", "gemm_s32") else dims[-1]
+def _channels(op: str, shape: str) -> str:
+    dims = shape.split("x")
+    return f"{dims[1]} -> {dims[2]}" if op in ("fully_connected", "gemm_s32") else dims[-1]
 
 
 def _find(rows, **key):
@@ -159,31 +160,24 @@ def issue_targets(rows: list[dict], model_rows: list[dict], head: dict) -> list[
     amx = bool(head["features"].get("amx_int8"))
     no_amx = "" if amx else "no AMX-INT8 on this CPU: not applicable, the ratio is shown"
     out = []
-    sizes = sorted({r["size"] for r in one if r["op"] in dict(ISSUE_KERNELS).values()}, key=SIZES.index)
-    for size in sizes:
-        for name, op in ISSUE_KERNELS:
-            fbgemm = _find(one, op=op, variant="fbgemm", size=size, engine="torch-fbgemm")
-            for scheme, variant in ISSUE_SCHEMES:
-                mine = _find(one, op=op, variant=variant, size=size, engine="dspsim")
-                if mine is None and fbgemm is None:
-                    continue
-                chans = _channels(mine or fbgemm)
-                why = "" if variant == "fbgemm" else "FBGEMM has no gemmlowp scheme: its FBGEMM-scheme call, speed only"
-                out.append(_ratio_target(f"1 thread: {name} ({chans} channels, {size}), {scheme} scheme >= 1x FBGEMM",
-                                         mine, fbgemm, 1.0, why=why))
-            mine = _find(one, op=op, variant="fbgemm", size=size, engine="dspsim")
-            if mine is None and fbgemm is None:
-                continue
-            out.append(_ratio_target(f"with AMX: {name} ({size}), FBGEMM scheme >= 2x FBGEMM", mine, fbgemm, 2.0,
-                                     amx, no_amx))
-        for op, variant in (("fully_connected", "onnxruntime"), ("gemm_s32", None)):
-            mlas = _find(one, op=op, size=size, engine="ort-matmulinteger", **({"variant": variant} if variant else {}))
-            if mlas is None:
-                continue
-            mine = _find(one, case=mlas["case"], engine="dspsim")
-            what = "dense (ONNX Runtime scheme)" if op == "fully_connected" else f"gemm_s32 [{mlas['variant']}]"
-            out.append(_ratio_target(f"with AMX: {what} ({size}) >= 1x ONNX Runtime MatMulInteger (MLAS)", mine, mlas,
-                                     1.0, amx, no_amx))
+    names = {op: name for name, op in ISSUE_KERNELS}
+    layers = sorted({(r["size"], r["op"], r["shape"]) for r in one if r["op"] in names},
+                    key=lambda k: (_size_rank(k[0]), list(names).index(k[1]), [int(d) for d in k[2].split("x")]))
+    for size, op, shape in layers:  # each layer shape run: a size's, or a --channels case
+        fbgemm = _find(one, op=op, variant="fbgemm", shape=shape, engine="torch-fbgemm")
+        where = f"{names[op]} ({_channels(op, shape)} channels, {size})"
+        for scheme, variant in ISSUE_SCHEMES:
+            why = "" if variant == "fbgemm" else "FBGEMM has no gemmlowp scheme: its FBGEMM-scheme call, speed only"
+            out.append(_ratio_target(f"1 thread: {where}, {scheme} scheme >= 1x FBGEMM",
+                                     _find(one, op=op, variant=variant, shape=shape, engine="dspsim"), fbgemm, 1.0,
+                                     why=why))
+        out.append(_ratio_target(f"with AMX: {where}, FBGEMM scheme >= 2x FBGEMM",
+                                 _find(one, op=op, variant="fbgemm", shape=shape, engine="dspsim"), fbgemm, 2.0, amx,
+                                 no_amx))
+    for mlas in (r for r in one if r["engine"] == "ort-matmulinteger" and r["throughput"]):
+        what = "dense (ONNX Runtime scheme)" if mlas["op"] == "fully_connected" else f"gemm_s32 [{mlas['variant']}]"
+        out.append(_ratio_target(f"with AMX: {what} ({mlas['shape']}) >= 1x ONNX Runtime MatMulInteger (MLAS)",
+                                 _find(one, case=mlas["case"], engine="dspsim"), mlas, 1.0, amx, no_amx))
     out += _thread_targets([s for s in scaling(rows) if s["engine"] == "dspsim"])
     return out + model_targets(model_rows, ISSUE_MODEL_TARGETS)
 
@@ -192,8 +186,8 @@ def _thread_targets(dspsim_scaling: list[dict]) -> list[dict]:
     """The two thread targets over dspsim's rows at more than one count, of the largest size run (a smaller
     call stays on one thread by design: :func:`dspsim._jit.split_threads`)."""
     kernels = [s for s in dspsim_scaling if s["unit"] == "MAC" and s["threads"][0] == 1]
-    largest = max((s["case"].rsplit("/", 1)[1] for s in kernels), key=_size_rank, default=None)
-    kernels = [s for s in kernels if s["case"].rsplit("/", 1)[1] == largest]
+    largest = max((s["size"] for s in kernels), key=_size_rank, default=None)
+    kernels = [s for s in kernels if s["size"] == largest]
     label = f"threads: dspsim's speed-up >= {SPEEDUP_PER_THREAD} x N at N threads (kernels and cores)"
     slower = "threads: never slower with more threads (kernels and cores)"
     if not kernels:

@@ -120,6 +120,20 @@ def cases(sizes=("quick",), ops=OPS) -> list[Case]:
     return [Case(op, v, s) for s in sizes for op in ops for v in variants(op)]
 
 
+CHANNEL_OPS = ("conv2d", "depthwise_conv2d")
+
+
+def channel_cases(channels=(), ops=OPS) -> list[Case]:
+    """The conv2d (C -> C) and depthwise (C) cases of ``medium``'s image (56 x 56, 3x3 SAME) at each channel
+    count of ``channels`` (issue 29 judges 64 and 128), every variant; ``ops`` filters them."""
+    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in channels):
+        raise ValueError(f"channel_cases: channel counts must be integers >= 1, got {channels!r}")
+    n, h, w = SHAPES["medium"]["conv"][:3]
+    dims = {"conv2d": lambda c: (n, h, w, c, c), "depthwise_conv2d": lambda c: (n, h, w, c)}
+    return [Case(op, v, "medium", dims[op](c)) for c in channels for op in CHANNEL_OPS if op in ops
+            for v in variants(op)]
+
+
 @dataclass
 class Runner:
     """A timed call and how to read its result: ``fn()`` is timed, ``to_numpy(fn())`` gives integers

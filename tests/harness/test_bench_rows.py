@@ -8,7 +8,7 @@ import pytest
 
 from dspsim import bench
 from dspsim.bench import host
-from dspsim.bench.run import parse_threads, run_engine
+from dspsim.bench.run import parse_counts, run_engine
 from dspsim.bench.summary import format_table, issue_targets, scaling
 from dspsim.kernels.mac.gemm import PATHS
 from dspsim.simd.cpu import host_has_vnni
@@ -16,19 +16,31 @@ from dspsim.simd.cpu import host_has_vnni
 
 @pytest.mark.parametrize("text, counts", [("1,2", (1, 2)), ("2", (2,)), (" 4 , 1 ", (1, 4)), ("2,1,2", (1, 2)),
                                           (3, (3,)), ([2, 1], (1, 2))])
-def test_parse_threads_gives_ascending_distinct_counts(text, counts):
-    assert parse_threads(text) == counts
+def test_parse_counts_gives_ascending_distinct_counts(text, counts):
+    assert parse_counts(text) == counts
 
 
 @pytest.mark.parametrize("bad", ["", "0", "1,0", "-1", "1,x", "1.5", "1,,2", 1.5, True, None, [], [1, 2.0]])
-def test_parse_threads_refuses_anything_but_integers_from_one(bad):
-    with pytest.raises(ValueError, match="parse_threads: thread counts must be comma-separated integers >= 1"):
-        parse_threads(bad)
+def test_parse_counts_refuses_anything_but_integers_from_one(bad):
+    with pytest.raises(ValueError, match="parse_counts: thread counts must be comma-separated integers >= 1"):
+        parse_counts(bad)
 
 
-def test_bench_refuses_a_bad_thread_list():
+@pytest.mark.parametrize("args", [["--threads", "1,zero"], ["--threads", "0"], ["--channels", "64,-128"]])
+def test_bench_refuses_a_bad_count_list(args):
     with pytest.raises(SystemExit):
-        bench.main(["--threads", "1,zero"])
+        bench.main(args)
+
+
+def test_channel_cases_are_conv_and_depthwise_on_medium_s_image():
+    got = bench.workloads.channel_cases((64, 128), ("conv2d", "depthwise_conv2d", "gemm_s32"))
+    assert {(c.op, c.shape) for c in got} == {("conv2d", (1, 56, 56, 64, 64)), ("conv2d", (1, 56, 56, 128, 128)),
+                                              ("depthwise_conv2d", (1, 56, 56, 64)),
+                                              ("depthwise_conv2d", (1, 56, 56, 128))}
+    assert len(got) == 4 * len(bench.workloads.KERNEL_VARIANTS) and got[0].name == "conv2d[double]/1x56x56x64x64"
+    assert bench.workloads.channel_cases((64,), ("fully_connected",)) == []
+    with pytest.raises(ValueError, match="channel_cases: channel counts must be integers >= 1"):
+        bench.workloads.channel_cases((0,))
 
 
 def test_header_names_this_cpu_its_features_paths_and_peers():
@@ -83,8 +95,8 @@ def test_issue_targets_judge_one_thread_ratios_against_fbgemm():
 
 
 def test_issue_targets_apply_the_amx_targets_only_with_amx():
-    amx = "with AMX: conv (medium), FBGEMM scheme >= 2x FBGEMM"
-    mlas = "with AMX: gemm_s32 [vnni] (medium) >= 1x ONNX Runtime MatMulInteger (MLAS)"
+    amx = "with AMX: conv (64 channels, medium), FBGEMM scheme >= 2x FBGEMM"
+    mlas = "with AMX: gemm_s32 [vnni] (256x1024x1024) >= 1x ONNX Runtime MatMulInteger (MLAS)"
     without, with_amx = _targets(False), _targets(True)
     assert without[amx]["met"] is None and without[amx]["value"] == pytest.approx(1.5)
     assert "no AMX" in without[amx]["note"]
