@@ -20,7 +20,7 @@ from numba import njit
 from ..kernels.signal._bits import msb
 from .config import LOG_COEFF, LOG_SCALE_LOG2, LOG_SEGMENTS_LOG2, NOISE_REDUCTION_BITS
 from .plan import (_CORRECTION_BITS, _ENABLE_LOG, _ENABLE_PCAN, _EVEN, _FB_END, _FB_START, _MIN_SIGNAL, _NCH, _NFFT,
-                   _ODD, _SCALE_SHIFT, _SIZE, _SMOOTHING_BITS, _SNR_SHIFT, _STEP, _sections)
+                   _ODD, _SCALE_SHIFT, _SIZE, _SMOOTHING_BITS, _SNR_SHIFT, _sections)
 
 LANES = 64
 """Streams per block: four AVX-512 registers of int32 lanes (measured: 16 lanes 1.7 us a stream-frame, 32 1.26, 64
@@ -91,15 +91,17 @@ def _bfly2(fr, fi, a, m, wr, wi):
 
 
 @njit(cache=True, nogil=True)
-def _window_lanes(buf, s0, window, win, shift):
-    """``WindowProcessSamples`` on ``buf[:, s0:s0 + LANES]`` (a column per stream) into ``win`` [size, LANES]
+def _window_lanes(buf, start, window, win, shift):
+    """``WindowProcessSamples`` on the ring buffer ``buf`` [size, LANES] (a column per stream, the window's first
+    sample at row ``start``) into ``win`` [size, LANES]
     int32, and each lane's ``input_shift = 15 - MostSignificantBit32(max_abs)`` into ``shift``."""
     nl = win.shape[1]
     max_abs = np.zeros(nl, np.int32)
-    for i in range(window.shape[0]):
-        coef = I32(window[i])
+    size = window.shape[0]
+    for i in range(size):
+        coef, row = I32(window[i]), buf[(start + i) % size]
         for ln in range(nl):
-            v = _w16((I32(buf[i, U64(s0 + ln)]) * coef) >> 12)
+            v = _w16((I32(row[ln]) * coef) >> 12)
             win[i, ln] = v
             a = _w16(-v) if v < 0 else v  # -(-32768) wraps and is never the maximum
             max_abs[ln] = max(max_abs[ln], a)
@@ -289,33 +291,63 @@ def _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, t, feats
 
 
 @njit(cache=True, nogil=True)
-def _lanes_kernel(plan, buf, estimate, samples, used, take, b0, b1, out):
+def _lane_sizes(size, ncfft, n_ch):
+    """int64 elements of each of :func:`_lane_buffers`' views."""
+    n16, n32 = (ncfft + 3) // 4 * LANES, (ncfft + 2) // 2 * LANES
+    return (LANES, (size + 1) // 2 * LANES, n16, n16, n32, n32, n32, (n_ch + 1) * LANES, n_ch * LANES,
+            _PLANES * n_ch * LANES)
+
+
+def lane_scratch_size(plan: np.ndarray) -> int:
+    """int64 elements of one lane block's working buffers (:func:`_lane_buffers`)."""
+    return int(sum(_lane_sizes(int(plan[_SIZE]), int(plan[_NFFT]) // 2, int(plan[_NCH]))))
+
+
+@njit(cache=True, nogil=True)
+def _lane_buffers(row, size, ncfft, n_ch):
+    """The working buffers of a block, views of its scratch ``row`` (int64, :func:`lane_scratch_size`): shift,
+    window output, FFT (real, imaginary), spectrum (real, imaginary), energy, channel sums, features, planes."""
+    sizes = _lane_sizes(size, ncfft, n_ch)
+    o = np.empty(len(sizes) + 1, np.int64)
+    o[0] = 0
+    for i in range(len(sizes)):
+        o[i + 1] = o[i] + sizes[i]
+    n16, n32 = ncfft * LANES, (ncfft + 1) * LANES
+    return (row[o[0]:o[1]], row[o[1]:o[2]].view(np.int32)[:size * LANES].reshape((size, LANES)),
+            row[o[2]:o[3]].view(np.int16)[:n16].reshape((ncfft, LANES)),
+            row[o[3]:o[4]].view(np.int16)[:n16].reshape((ncfft, LANES)),
+            row[o[4]:o[5]].view(np.int32)[:n32].reshape((ncfft + 1, LANES)),
+            row[o[5]:o[6]].view(np.int32)[:n32].reshape((ncfft + 1, LANES)),
+            row[o[6]:o[7]].view(np.int32)[:n32].reshape((ncfft + 1, LANES)),
+            row[o[7]:o[8]].view(np.uint64).reshape((n_ch + 1, LANES)), row[o[8]:o[9]].reshape((n_ch, LANES)),
+            row[o[9]:o[10]].reshape((_PLANES, n_ch, LANES)))
+
+
+@njit(cache=True, nogil=True)
+def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scratch, out):
     """``FrontendProcessSamples`` on the lane blocks ``b0..b1-1`` of lockstep streams: ``take`` samples of each
-    stream (``samples`` (streams, >= take) int16) appended at row ``used`` of its column of ``buf`` (window_size,
-    padded streams) int16; where they complete the window, each stream's features go to ``out[s]`` and the window
-    moves on by a step. ``estimate`` (num_channels, padded streams) int64: the noise estimates."""
+    stream (``samples`` (streams, >= take) int16) appended at row ``used`` of the window in its block's ring buffer
+    ``buf`` (blocks, window_size, LANES) int16, whose window starts at row ``start``; where they complete the
+    window, each stream's features go to ``out[s]`` (the caller then moves ``start`` on by a step). ``estimate`` (num_channels, padded streams) int64: the noise estimates;
+    ``scratch`` (blocks, :func:`lane_scratch_size`) int64, of which row ``b0`` is used."""
     (window, twiddles, stages, leaf_order, super_twiddles, freq_starts, weight_starts, widths, weights, unweights,
      pcan_lut, log_lut) = _sections(plan)
-    size, step, n_ch, n_streams = plan[_SIZE], plan[_STEP], plan[_NCH], samples.shape[0]
+    size, n_ch, n_streams = plan[_SIZE], plan[_NCH], samples.shape[0]
     ready = used + take == size
-    ncfft = plan[_NFFT] // 2
-    shift = np.empty(LANES, np.int64)
-    win = np.empty((size, LANES), np.int32)
-    fr, fi = np.empty((ncfft, LANES), np.int16), np.empty((ncfft, LANES), np.int16)
-    sr, si = np.empty((ncfft + 1, LANES), np.int32), np.empty((ncfft + 1, LANES), np.int32)
-    energy = np.empty((ncfft + 1, LANES), np.int32)
-    work = np.empty((n_ch + 1, LANES), np.uint64)
-    feats = np.empty((n_ch, LANES), np.int64)
-    planes = np.empty((_PLANES, n_ch, LANES), np.int64)
+    # one scratch per call, the row of its first block (calls on other threads start at other blocks): the blocks
+    # of a call reuse it while it is in cache
+    shift, win, fr, fi, sr, si, energy, work, feats, planes = _lane_buffers(scratch[b0], size, plan[_NFFT] // 2, n_ch)
     for b in range(b0, b1):
         s0 = b * LANES
+        blk = buf[b]
         n = min(LANES, n_streams - s0)
-        for ln in range(n):
-            for i in range(take):
-                buf[used + i, U64(s0 + ln)] = samples[U64(s0 + ln), i]
+        for i in range(take):
+            row = blk[(start + used + i) % size]
+            for ln in range(n):
+                row[ln] = samples[U64(s0 + ln), i]
         if not ready:
             continue
-        _window_lanes(buf, s0, window, win, shift)
+        _window_lanes(blk, start, window, win, shift)
         _fft_input_lanes(win, shift, leaf_order, fr, fi)
         _fft_stages_lanes(fr, fi, twiddles, stages)
         _split_lanes(fr, fi, super_twiddles, sr, si)
@@ -325,6 +357,3 @@ def _lanes_kernel(plan, buf, estimate, samples, used, take, b0, b1, out):
         for ln in range(n):
             for c in range(n_ch):
                 out[U64(s0 + ln), c] = feats[c, ln]
-        for i in range(size - step):
-            for ln in range(LANES):
-                buf[i, U64(s0 + ln)] = buf[i + step, U64(s0 + ln)]

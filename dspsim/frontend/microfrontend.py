@@ -21,7 +21,7 @@ from ._bits import msb
 from ._checks import int16_array, int_array
 from .config import FrontendConfig
 from .fft import _fft_input_kernel
-from .lanes import LANES, _lanes_kernel
+from .lanes import LANES, _lanes_kernel, lane_scratch_size
 from .filterbank import _accumulate_kernel, _energy_kernel, _sqrt_kernel
 from .log_scale import _log_scale_kernel
 from .noise_reduction import _noise_reduction_kernel
@@ -191,9 +191,10 @@ class MicroFrontend:
             self.estimate = self._state0[1:1 + n_ch]
             return
         # the streams as lanes (lanes.py): a column per stream, padded to whole blocks of LANES
-        padded = self._blocks * LANES
-        self._buf = np.zeros((self._size, padded), np.int16)
-        self._estimates = np.zeros((n_ch, padded), np.int64)
+        self._buf = np.zeros((self._blocks, self._size, LANES), np.int16)
+        self._estimates = np.zeros((n_ch, self._blocks * LANES), np.int64)
+        self._lane_scratch = np.empty((self._blocks, lane_scratch_size(self._plan)), np.int64)
+        self._start = 0  # the window's first row in the ring buffer
         self.estimate = self._estimates[:, :self.streams].T
 
     def process_samples(self, samples):
@@ -215,9 +216,12 @@ class MicroFrontend:
             if n != self.streams:
                 raise ValueError(f"MicroFrontend.process_samples: samples must have one row per stream "
                                  f"({self.streams}), got shape {samples.shape}")
-            plan, buf, est, used = self._plan, self._buf, self._estimates, self._used
-            parallel_rows(lambda b0, b1: _lanes_kernel(plan, buf, est, samples, used, take, b0, b1, out),
-                          self._blocks, n * _FRAME_WORK * ready)
+            plan, buf, start, est, used = self._plan, self._buf, self._start, self._estimates, self._used
+            scratch = self._lane_scratch
+            parallel_rows(lambda b0, b1: _lanes_kernel(plan, buf, start, est, samples, used, take, b0, b1, scratch,
+                                                       out), self._blocks, n * _FRAME_WORK * ready)
+            if ready:
+                self._start = (start + self._step) % self._size
         if not ready:
             self._used += take
             return None, take
