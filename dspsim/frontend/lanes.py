@@ -22,9 +22,10 @@ from .config import LOG_COEFF, LOG_SCALE_LOG2, LOG_SEGMENTS_LOG2, NOISE_REDUCTIO
 from .plan import (_CORRECTION_BITS, _ENABLE_LOG, _ENABLE_PCAN, _EVEN, _FB_END, _FB_START, _MIN_SIGNAL, _NCH, _NFFT,
                    _ODD, _SCALE_SHIFT, _SIZE, _SMOOTHING_BITS, _SNR_SHIFT, _sections)
 
-LANES = 64
-"""Streams per block: four AVX-512 registers of int32 lanes (measured: 16 lanes 1.7 us a stream-frame, 32 1.26, 64
-1.00, 128 0.94; the per-row and per-butterfly overheads are shared by more lanes)."""
+LANES = 128
+"""Streams per block: eight AVX-512 registers of int32 lanes. Measured per stream-frame (Zen 4, 1 thread): 16 lanes
+1.7 us, 32 1.26, 64 1.00, 128 0.94 (the per-row and per-butterfly overheads, the loops' runtime alias checks
+among them, are shared by more lanes)."""
 
 I32 = np.int32
 I16 = np.int16
@@ -90,19 +91,24 @@ def _bfly2(fr, fi, a, m, wr, wi):
         fr[a, ln], fi[a, ln] = I16(ar + tr), I16(ai + ti)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _windowed(row, coef, ln):
+    """``WindowProcessSamples``' ``(int16)((int32)x * coef >> 12)`` of lane ``ln`` of a buffer row, as int32."""
+    return _w16((I32(row[ln]) * coef) >> 12)
+
+
 @njit(cache=True, nogil=True)
-def _window_lanes(buf, start, window, win, shift):
-    """``WindowProcessSamples`` on the ring buffer ``buf`` [size, LANES] (a column per stream, the window's first
-    sample at row ``start``) into ``win`` [size, LANES]
-    int32, and each lane's ``input_shift = 15 - MostSignificantBit32(max_abs)`` into ``shift``."""
-    nl = win.shape[1]
+def _window_lanes(buf, start, window, shift):
+    """The window's largest magnitude per lane over the ring buffer ``buf`` [size, LANES] (a column per stream,
+    the window's first sample at row ``start``), as ``input_shift = 15 - MostSignificantBit32(max_abs)`` into
+    ``shift``. The windowed samples themselves are made again by :func:`_fft_input_lanes` (cheaper than storing
+    and loading them)."""
+    nl, size = shift.shape[0], window.shape[0]
     max_abs = np.zeros(nl, np.int32)
-    size = window.shape[0]
     for i in range(size):
         coef, row = I32(window[i]), buf[(start + i) % size]
         for ln in range(nl):
-            v = _w16((I32(row[ln]) * coef) >> 12)
-            win[i, ln] = v
+            v = _windowed(row, coef, ln)
             a = _w16(-v) if v < 0 else v  # -(-32768) wraps and is never the maximum
             max_abs[ln] = max(max_abs[ln], a)
     for ln in range(nl):
@@ -110,19 +116,26 @@ def _window_lanes(buf, start, window, win, shift):
 
 
 @njit(cache=True, nogil=True)
-def _fft_input_lanes(win, shift, leaf_order, fr, fi):
-    """``FftCompute``'s ``(int16)(w << input_shift)``, zero-padded, split into kiss_fftr's even (real) and odd
-    (imaginary) samples and put in ``kf_work``'s leaf order."""
-    size, nl = win.shape[0], win.shape[1]
+def _fft_input_lanes(buf, start, window, shift, leaf_order, fr, fi):
+    """``FftCompute``'s ``(int16)(w << input_shift)`` of the windowed samples, zero-padded, split into kiss_fftr's
+    even (real) and odd (imaginary) samples and put in ``kf_work``'s leaf order."""
+    size, nl = window.shape[0], shift.shape[0]
     for j in range(fr.shape[0]):
         t = 2 * leaf_order[j]
         if t + 1 < size:
+            c0, row0 = I32(window[t]), buf[(start + t) % size]
+            c1, row1 = I32(window[t + 1]), buf[(start + t + 1) % size]
             for ln in range(nl):
-                fr[j, ln] = I16(win[t, ln] << shift[ln])
-                fi[j, ln] = I16(win[t + 1, ln] << shift[ln])
+                fr[j, ln] = I16(_windowed(row0, c0, ln) << shift[ln])
+                fi[j, ln] = I16(_windowed(row1, c1, ln) << shift[ln])
+        elif t < size:
+            c0, row0 = I32(window[t]), buf[(start + t) % size]
+            for ln in range(nl):
+                fr[j, ln] = I16(_windowed(row0, c0, ln) << shift[ln])
+                fi[j, ln] = 0
         else:
             for ln in range(nl):
-                fr[j, ln] = I16(win[t, ln] << shift[ln]) if t < size else 0
+                fr[j, ln] = 0
                 fi[j, ln] = 0
 
 
@@ -210,11 +223,16 @@ _VALUE, _EST, _BASE, _FRAC, _G0, _G1, _G2, _PLANES = range(8)
 
 
 @njit(cache=True, nogil=True)
-def _lookup(lut, index, offset, out):
-    """``out = lut[index + offset]`` elementwise over [num_channels, LANES]."""
+def _lookup(lut, index, out):
+    """``out[j] = lut[index + j]`` elementwise over [num_channels, LANES], for the 2 or 3 planes of ``out``
+    (consecutive entries: one index load for them all)."""
+    three = out.shape[0] == 3
     for c in range(index.shape[0]):
         for ln in range(index.shape[1]):
-            out[c, ln] = lut[U64(index[c, ln] + offset)]
+            i = U64(index[c, ln])
+            out[0, c, ln], out[1, c, ln] = lut[i], lut[i + _U64_1]
+            if three:
+                out[2, c, ln] = lut[i + _U64_1 + _U64_1]
 
 
 @njit(cache=True, nogil=True)
@@ -243,9 +261,7 @@ def _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, t, feats
                 interval = msb(x)
                 base[c, ln] = 4 * interval - 6 if x > 2 else x  # x <= 2: the gain is lut[x]
                 frac[c, ln] = ((x << max(11 - interval, 0)) >> max(interval - 11, 0)) & 0x3FF
-        _lookup(pcan_lut, base, 0, g0)
-        _lookup(pcan_lut, base, 1, g1)
-        _lookup(pcan_lut, base, 2, g2)
+        _lookup(pcan_lut, base, t[_G0:_G2 + 1])
         for c in range(feats.shape[0]):
             for ln in range(nl):
                 f = frac[c, ln]
@@ -271,8 +287,7 @@ def _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, t, feats
                 frac[c, ln] = fr
                 base[c, ln] = fr >> (LOG_SCALE_LOG2 - LOG_SEGMENTS_LOG2)
                 est[c, ln] = integer
-        _lookup(log_lut, base, 0, g0)
-        _lookup(log_lut, base, 1, g1)
+        _lookup(log_lut, base, t[_G0:_G1 + 1])
         rnd = (1 << LOG_SCALE_LOG2) // 2
         for c in range(feats.shape[0]):
             for ln in range(nl):
@@ -291,36 +306,36 @@ def _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, t, feats
 
 
 @njit(cache=True, nogil=True)
-def _lane_sizes(size, ncfft, n_ch):
+def _lane_sizes(ncfft, n_ch):
     """int64 elements of each of :func:`_lane_buffers`' views."""
     n16, n32 = (ncfft + 3) // 4 * LANES, (ncfft + 2) // 2 * LANES
-    return (LANES, (size + 1) // 2 * LANES, n16, n16, n32, n32, n32, (n_ch + 1) * LANES, n_ch * LANES,
+    return (LANES, n16, n16, n32, n32, n32, (n_ch + 1) * LANES, n_ch * LANES,
             _PLANES * n_ch * LANES)
 
 
 def lane_scratch_size(plan: np.ndarray) -> int:
     """int64 elements of one lane block's working buffers (:func:`_lane_buffers`)."""
-    return int(sum(_lane_sizes(int(plan[_SIZE]), int(plan[_NFFT]) // 2, int(plan[_NCH]))))
+    return int(sum(_lane_sizes(int(plan[_NFFT]) // 2, int(plan[_NCH]))))
 
 
 @njit(cache=True, nogil=True)
-def _lane_buffers(row, size, ncfft, n_ch):
+def _lane_buffers(row, ncfft, n_ch):
     """The working buffers of a block, views of its scratch ``row`` (int64, :func:`lane_scratch_size`): shift,
-    window output, FFT (real, imaginary), spectrum (real, imaginary), energy, channel sums, features, planes."""
-    sizes = _lane_sizes(size, ncfft, n_ch)
+    (int32), FFT (real, imaginary), spectrum (real, imaginary), energy, channel sums, features, planes."""
+    sizes = _lane_sizes(ncfft, n_ch)
     o = np.empty(len(sizes) + 1, np.int64)
     o[0] = 0
     for i in range(len(sizes)):
         o[i + 1] = o[i] + sizes[i]
     n16, n32 = ncfft * LANES, (ncfft + 1) * LANES
-    return (row[o[0]:o[1]], row[o[1]:o[2]].view(np.int32)[:size * LANES].reshape((size, LANES)),
+    return (row[o[0]:o[1]].view(np.int32)[:LANES],
+            row[o[1]:o[2]].view(np.int16)[:n16].reshape((ncfft, LANES)),
             row[o[2]:o[3]].view(np.int16)[:n16].reshape((ncfft, LANES)),
-            row[o[3]:o[4]].view(np.int16)[:n16].reshape((ncfft, LANES)),
+            row[o[3]:o[4]].view(np.int32)[:n32].reshape((ncfft + 1, LANES)),
             row[o[4]:o[5]].view(np.int32)[:n32].reshape((ncfft + 1, LANES)),
             row[o[5]:o[6]].view(np.int32)[:n32].reshape((ncfft + 1, LANES)),
-            row[o[6]:o[7]].view(np.int32)[:n32].reshape((ncfft + 1, LANES)),
-            row[o[7]:o[8]].view(np.uint64).reshape((n_ch + 1, LANES)), row[o[8]:o[9]].reshape((n_ch, LANES)),
-            row[o[9]:o[10]].reshape((_PLANES, n_ch, LANES)))
+            row[o[6]:o[7]].view(np.uint64).reshape((n_ch + 1, LANES)), row[o[7]:o[8]].reshape((n_ch, LANES)),
+            row[o[8]:o[9]].reshape((_PLANES, n_ch, LANES)))
 
 
 @njit(cache=True, nogil=True)
@@ -336,7 +351,7 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
     ready = used + take == size
     # one scratch per call, the row of its first block (calls on other threads start at other blocks): the blocks
     # of a call reuse it while it is in cache
-    shift, win, fr, fi, sr, si, energy, work, feats, planes = _lane_buffers(scratch[b0], size, plan[_NFFT] // 2, n_ch)
+    shift, fr, fi, sr, si, energy, work, feats, planes = _lane_buffers(scratch[b0], plan[_NFFT] // 2, n_ch)
     for b in range(b0, b1):
         s0 = b * LANES
         blk = buf[b]
@@ -347,8 +362,8 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
                 row[ln] = samples[U64(s0 + ln), i]
         if not ready:
             continue
-        _window_lanes(blk, start, window, win, shift)
-        _fft_input_lanes(win, shift, leaf_order, fr, fi)
+        _window_lanes(blk, start, window, shift)
+        _fft_input_lanes(blk, start, window, shift, leaf_order, fr, fi)
         _fft_stages_lanes(fr, fi, twiddles, stages)
         _split_lanes(fr, fi, super_twiddles, sr, si)
         _filterbank_lanes(sr, si, plan[_FB_START], plan[_FB_END], freq_starts, weight_starts, widths, weights,
