@@ -57,10 +57,10 @@ def peer_vnni() -> dict:
 
 
 def header(peers_available: dict | str) -> dict:
-    """The header of a report: ``cpu`` (its name), ``llvm_cpu``, ``load_average``, ``features`` (LLVM names,
-    bools), ``level`` (dspsim's SIMD level), ``paths`` (:func:`simd_facts`' and the GEMM paths runnable here, numba's most
-    threads), ``peers`` (versions, as :func:`dspsim.bench.peers.available`, or why none ran) and
-    ``peer_vnni`` (:func:`peer_vnni`)."""
+    """The header of a report: ``cpu`` (its name), ``llvm_cpu``, ``load_average``, ``features`` (LLVM
+    names, bools), ``level`` (dspsim's SIMD level), ``paths`` (:func:`simd_facts`' and the GEMM paths
+    runnable here, numba's most threads), ``peers`` (versions, as :func:`dspsim.bench.peers.available`, or
+    why none ran) and ``peer_vnni`` (:func:`peer_vnni`)."""
     import llvmlite.binding as llvm
     import numba
 

@@ -174,7 +174,9 @@ def issue_targets(rows: list[dict], model_rows: list[dict], head: dict) -> list[
         out.append(_ratio_target(f"with AMX: {where}, FBGEMM scheme >= 2x FBGEMM",
                                  _find(one, op=op, variant="fbgemm", shape=shape, engine="dspsim"), fbgemm, 2.0, amx,
                                  no_amx))
-    for mlas in (r for r in one if r["engine"] == "ort-matmulinteger" and r["throughput"]):
+    default_path = head["paths"]["gemm"]  # the gemm_s32 core on the path dspsim takes here
+    for mlas in (r for r in one if r["engine"] == "ort-matmulinteger" and r["throughput"]
+                 and (r["op"] == "fully_connected" or r["variant"] == default_path)):
         what = "dense (ONNX Runtime scheme)" if mlas["op"] == "fully_connected" else f"gemm_s32 [{mlas['variant']}]"
         out.append(_ratio_target(f"with AMX: {what} ({mlas['shape']}) >= 1x ONNX Runtime MatMulInteger (MLAS)",
                                  _find(one, case=mlas["case"], engine="dspsim"), mlas, 1.0, amx, no_amx))

@@ -81,7 +81,7 @@ SYNTHETIC = [
 
 
 def _targets(amx=False, models=()):
-    head = {"features": {"amx_int8": amx}}
+    head = {"features": {"amx_int8": amx}, "paths": {"gemm": "vnni"}}
     return {t["target"]: t for t in issue_targets(SYNTHETIC, list(models), head)}
 
 
