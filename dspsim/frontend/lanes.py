@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from ..kernels.signal._bits import msb
+from .frame import _frame_kernel, _scratch_size
 from .config import LOG_COEFF, LOG_SCALE_LOG2, LOG_SEGMENTS_LOG2, NOISE_REDUCTION_BITS
 from .plan import (_CORRECTION_BITS, _ENABLE_LOG, _ENABLE_PCAN, _EVEN, _FB_END, _FB_START, _MIN_SIGNAL, _NCH, _NFFT,
                    _ODD, _SCALE_SHIFT, _SIZE, _SMOOTHING_BITS, _SNR_SHIFT, _sections)
@@ -26,6 +27,10 @@ LANES = 128
 """Streams per block: eight AVX-512 registers of int32 lanes. Measured per stream-frame (Zen 4, 1 thread): 16 lanes
 1.7 us, 32 1.26, 64 1.00, 128 0.94 (the per-row and per-butterfly overheads, the loops' runtime alias checks
 among them, are shared by more lanes)."""
+
+SCALAR_BELOW = 24
+"""A block of fewer streams than this runs each stream's own frame (:func:`dspsim.frontend.frame._frame_kernel`,
+~5 us): a block of lanes costs about as much as LANES streams (~115 us), whatever its streams."""
 
 I32 = np.int32
 I16 = np.int16
@@ -362,6 +367,9 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
                 row[ln] = samples[U64(s0 + ln), i]
         if not ready:
             continue
+        if n < SCALAR_BELOW:
+            _scalar_block(plan, blk, start, estimate, s0, n, scratch[b0], out)
+            continue
         _window_lanes(blk, start, window, shift)
         _fft_input_lanes(blk, start, window, shift, leaf_order, fr, fi)
         _fft_stages_lanes(fr, fi, twiddles, stages)
@@ -372,3 +380,16 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
         for ln in range(n):
             for c in range(n_ch):
                 out[U64(s0 + ln), c] = feats[c, ln]
+
+
+@njit(cache=True, nogil=True)
+def _scalar_block(plan, blk, start, estimate, s0, n, row, out):
+    """The frames of a block's ``n`` streams one stream at a time (:data:`SCALAR_BELOW`), in the block's scratch
+    ``row``."""
+    size = plan[_SIZE]
+    k = _scratch_size(plan)
+    frame = row[k:k + (size + 3) // 4].view(np.int16)[:size]
+    for ln in range(n):
+        for i in range(size):
+            frame[i] = blk[(start + i) % size, ln]
+        _frame_kernel(frame, plan, estimate[:, s0 + ln], row[:k], out[s0 + ln])
