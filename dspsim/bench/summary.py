@@ -305,7 +305,7 @@ def format_table(result: dict) -> str:
                   "ratio = dspsim's throughput / the peer's (models: the peer's time / dspsim's), one run; met: "
                   "MET / MISSED, n/a where not measured or not applicable on this CPU.", "",
                   "| target | ratio | met | measured |", "|---|---:|---|---|"]
-        lines += [f"| {t['target']} | {_fmt(t['value'], '.2f')} | "
+        lines += [f"| {t['target']} | {_fmt(t['value'], '.3f')} | "
                   f"{'MET' if t['met'] else ('MISSED' if t['met'] is False else 'n/a')} | {t['note']} |"
                   for t in result["issue_targets"]]
     cm = result.get("cost_model") or {}
