@@ -10,9 +10,12 @@ call, then the minimum of the timed calls, least process CPU time beside it):
   over :data:`CHUNKS` chunks of a stream whose window is already full, so that every chunk gives a frame: time
   per frame. The features of the warm-up call are diffed (pymicro-features' floats are exact multiples of
   0.0390625).
-- ``microfrontend N streams``: dspsim's ``MicroFrontend(streams=N)`` (one call per chunk for all N streams,
-  split over the threads) beside the C code called per stream (N pymicro-features objects): time per
-  stream-frame, at each thread count (the C code is single-threaded).
+- ``microfrontend N streams``: dspsim's ``MicroFrontend(streams=N)`` (one call per chunk for all N streams, the
+  streams as SIMD lanes in blocks of :data:`dspsim.frontend.lanes.LANES`, the blocks split over the threads)
+  beside the C code called per stream (N pymicro-features objects): time per stream-frame, at each thread count
+  (the C code is single-threaded).
+- ``microfrontend lanes: <stage>``: each stage of the lanes' frame on one block, per stream-frame (1 thread; no
+  peer): where the N-stream time goes.
 - ``microfrontend whole signal``: dspsim's ``microfrontend(pcm)`` (one compiled loop), per frame; no peer.
 - CMSIS-DSP: ``arm_rfft_q15`` (512), ``arm_fir_q15`` (32 taps, 160-sample block), ``arm_biquad_cascade_df1_q15``
   (3 stages), ``arm_mfcc_q15`` (512, 40 mel filters, 13 DCT outputs): a call each, the first call's output of a
@@ -22,7 +25,7 @@ call, then the minimum of the timed calls, least process CPU time beside it):
 
 ``speedup`` = peer time / dspsim time (> 1: dspsim is faster); ``cpu_speedup`` the same in CPU time (all threads
 summed). The issue's targets (:data:`FRONTEND_TARGETS`): batch 1 >= 1x the C code per frame, N = 256 streams >=
-10x its throughput.
+10x its throughput; judged at 1 thread (the gate), other thread counts shown.
 """
 from __future__ import annotations
 
@@ -204,6 +207,42 @@ def microfrontend_rows(size: str, threads, repeats: int, budget: float, run_peer
     n = t.result.shape[0]
     row.dspsim_us, row.dspsim_cpu_us, row.status = _us(t, n), _cpu_us(t, n), "no peer (the compiled loop's floor)"
     rows.append(row)
+    return rows + lane_stage_rows(repeats, budget)
+
+
+def lane_stage_rows(repeats: int, budget: float) -> list:
+    """One row per stage of the lanes' frame (:mod:`dspsim.frontend.lanes`), timed on one block of LANES streams of
+    :func:`bench_signal` whose window is full, per stream-frame (1 thread)."""
+    from ..frontend import MicroFrontend
+    from ..frontend import lanes as ln
+    from ..frontend.plan import _FB_END, _FB_START, _NCH, _NFFT, _SIZE, _sections
+
+    fe = MicroFrontend(streams=ln.LANES)
+    fe.process_samples(bench_signal(int(fe._plan[_SIZE]), ln.LANES))
+    plan, blk = fe._plan, fe._buf[0]
+    (window, twiddles, stages, leaf_order, super_twiddles, fstart, wstart, widths, weights, unweights, pcan_lut,
+     log_lut) = _sections(plan)
+    shift, fr, fi, sr, si, energy, work, feats, planes = ln._lane_buffers(fe._lane_scratch[0], int(plan[_NFFT]) // 2,
+                                                                          int(plan[_NCH]))
+    est = np.zeros_like(fe._estimates)
+    stage_calls = (
+        ("window (largest magnitude, input shift)", lambda: ln._window_lanes(blk, 0, window, shift)),
+        ("FFT input (window again, shift, leaf order)",
+         lambda: ln._fft_input_lanes(blk, 0, window, shift, leaf_order, fr, fi)),
+        ("FFT butterflies", lambda: ln._fft_stages_lanes(fr, fi, twiddles, stages)),
+        ("real FFT split", lambda: ln._split_lanes(fr, fi, super_twiddles, sr, si)),
+        ("energy and filterbank", lambda: ln._filterbank_lanes(sr, si, plan[_FB_START], plan[_FB_END], fstart, wstart,
+                                                               widths, weights, unweights, energy, work)),
+        ("sqrt, noise reduction, PCAN, log", lambda: ln._channels_lanes(plan, work, shift, est, 0, pcan_lut,
+                                                                         log_lut, planes, feats)))
+    set_threads(1)
+    rows = []
+    for name, call in stage_calls:
+        row = FrontendRow(f"microfrontend lanes: {name}", f"one block of {ln.LANES} streams", 1, "")
+        t = measure(call, repeats, budget)
+        row.dspsim_us, row.dspsim_cpu_us = _us(t, ln.LANES), _cpu_us(t, ln.LANES)
+        row.status = "no peer (a stage of the N-stream frame)"
+        rows.append(row)
     return rows
 
 
@@ -313,17 +352,20 @@ def dsp_rows(repeats: int, budget: float, run_peers: bool = True) -> list:
 
 
 def frontend_targets(rows: list[dict]) -> list[dict]:
-    """The issue's front-end targets against the rows (a bit-exact row only; the best thread count)."""
+    """The issue's front-end targets against the rows: the 1-thread row is the gate (bit-exact only); the other
+    thread counts are shown in the note."""
     out = []
     for label, case, threshold in FRONTEND_TARGETS:
         done = [r for r in rows if r["case"] == case and r["speedup"] is not None]
-        if not done:
-            out.append(dict(target=label, value=None, met=None, note=f"not measured ({case})"))
+        gate = [r for r in done if r["threads"] == 1]
+        if not gate:
+            out.append(dict(target=label, value=None, met=None, note=f"not measured at 1 thread ({case})"))
             continue
-        best = max(done, key=lambda r: r["speedup"])
-        out.append(dict(target=label, value=best["speedup"], met=best["speedup"] >= threshold and best["bit_exact"],
-                        note=f"{best['speedup']:.2f}x at {best['threads']} thread(s) (CPU time "
-                             f"{best['cpu_speedup']:.2f}x); bit-exact: {best['bit_exact']}"))
+        g = gate[0]
+        others = "; ".join(f"{r['speedup']:.2f}x at {r['threads']} threads" for r in done if r["threads"] != 1)
+        out.append(dict(target=label, value=g["speedup"], met=g["speedup"] >= threshold and g["bit_exact"],
+                        note=f"{g['speedup']:.2f}x at 1 thread (CPU time {g['cpu_speedup']:.2f}x); bit-exact: "
+                             f"{g['bit_exact']}" + (f"; shown: {others}" if others else "")))
     return out
 
 
