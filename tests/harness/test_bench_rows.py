@@ -155,3 +155,15 @@ def test_matmulinteger_matches_gemm_s32_bit_for_bit():
         wrong[0, 0] += 1  # the diff sees one differing element
         runner.fn, runner.to_numpy = (lambda: wrong), np.asarray
         assert run_engine(case, runner, ref, repeats=1, budget=0.0)[0].mismatches == 1
+
+
+@pytest.mark.parametrize("op", bench.KERNEL_OPS)
+def test_xnnpack_one_op_rows_match_dspsim_requant_xnnpack(op):
+    case = bench.Case(op, "double", "quick")
+    p = bench.problem(case)
+    runner = next(r for r in bench.peers.runners(case, p, 1) if r.engine == "litert-xnnpack")
+    if runner.skip:
+        pytest.skip(runner.skip)  # no LiteRT here nor through DSPSIM_LITERT_PYTHON / DSPSIM_INTERPRETER_PYTHON
+    row, out = run_engine(case, runner, None, repeats=1, budget=0.0)
+    assert runner.compared_with == "dspsim requant=xnnpack"
+    assert row.status == "ok" and row.mismatches == 0 and row.bit_exact, row
