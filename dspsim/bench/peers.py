@@ -63,10 +63,23 @@ def available() -> dict:
             out[name] = getattr(mod, "__version__", "installed")
         except Exception as exc:
             out[name] = f"missing ({type(exc).__name__})"
-    for package, var in (("ai_edge_litert", "DSPSIM_LITERT_PYTHON"), ("tflite_micro", "DSPSIM_TFLM_PYTHON")):
-        if out.get(package, "missing").startswith("missing") and worker_python(var):
-            out[package] = f"worker process: {worker_python(var)}"
+    for package, dist, var in (("ai_edge_litert", "ai-edge-litert", "DSPSIM_LITERT_PYTHON"),
+                               ("tflite_micro", "tflite-micro", "DSPSIM_TFLM_PYTHON")):
+        if out[package].startswith("missing") and worker_python(var):
+            out[package] = f"{_worker_version(worker_python(var), dist)} (worker process: {worker_python(var)})"
     return out
+
+
+def _worker_version(python: str, dist: str) -> str:
+    """The version of distribution ``dist`` installed for the worker interpreter ``python`` (or why not known)."""
+    import subprocess
+
+    try:
+        res = subprocess.run([python, "-c", "import importlib.metadata as m, sys; print(m.version(sys.argv[1]))", dist],
+                             capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"version unknown ({type(exc).__name__})"
+    return res.stdout.strip() if res.returncode == 0 else "version unknown"
 
 
 def engines(case: Case) -> list[str]:

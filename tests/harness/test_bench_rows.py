@@ -167,3 +167,17 @@ def test_xnnpack_one_op_rows_match_dspsim_requant_xnnpack(op):
     row, out = run_engine(case, runner, None, repeats=1, budget=0.0)
     assert runner.compared_with == "dspsim requant=xnnpack"
     assert row.status == "ok" and row.mismatches == 0 and row.bit_exact, row
+
+
+def test_peer_versions_name_a_worker_interpreter_s_own(monkeypatch):
+    import importlib.util
+    import sys
+
+    from dspsim.bench.peers import _worker_version, available
+
+    assert _worker_version(sys.executable, "numpy") == np.__version__
+    assert _worker_version(sys.executable, "no-such-distribution") == "version unknown"
+    monkeypatch.setenv("DSPSIM_TFLM_PYTHON", sys.executable)  # a worker without tflite-micro
+    tflm = available()["tflite_micro"]
+    if importlib.util.find_spec("tflite_micro") is None:
+        assert tflm == f"version unknown (worker process: {sys.executable})"
