@@ -259,14 +259,21 @@ def _fmt(v):
 
 
 def run_models(size: str = "quick", threads=(1,), repeats: int = 3, budget: float = 0.2, log=None,
-               run_peers: bool = True) -> list[dict]:
-    """Every row of the model cases of ``size``, as dictionaries (the ``models`` of ``dspsim bench``'s
-    JSON); numba's thread count is restored afterwards."""
+               run_peers: bool = True, names=None) -> list[dict]:
+    """Every row of the model cases of ``size`` (only those named in ``names``, when given), as dictionaries
+    (the ``models`` of ``dspsim bench``'s JSON); numba's thread count is restored afterwards."""
     from .._jit import get_num_threads, set_num_threads
 
+    chosen = model_cases(size)
+    if names is not None:
+        unknown = sorted(set(names) - {c.name for c in chosen})
+        if unknown:
+            raise ValueError(f"run_models: no model {unknown} in size {size!r}; its models: "
+                             f"{', '.join(c.name for c in chosen)}")
+        chosen = [c for c in chosen if c.name in names]
     before = get_num_threads()
     try:
-        return [asdict(r) for case in model_cases(size) for r in model_rows(case, threads, repeats, budget, log=log,
-                                                                     run_peers=run_peers)]
+        return [asdict(r) for case in chosen for r in model_rows(case, threads, repeats, budget, log=log,
+                                                                 run_peers=run_peers)]
     finally:
         set_num_threads(before)

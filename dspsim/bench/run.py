@@ -16,7 +16,7 @@ import numpy as np
 
 from . import cost_model, host, peers as peer_engines
 from .frontend import CHUNKS as FRONTEND_SIZES, run_frontend
-from .models import MODEL_SIZES, run_models
+from .models import MODEL_SIZES, model_cases, run_models
 from .summary import format_table, issue_targets, model_targets, scaling, targets
 from .timing import error_status, measure, set_threads
 from .workloads import OPS, SIZES, Case, Runner, cases, channel_cases, dspsim_runner, problem
@@ -144,13 +144,14 @@ def _fmt(v, spec):
 def run(sizes=("small",), threads=2, repeats: int = 5, budget: float = 0.5, ops=OPS,
         cost_size: str | None = "small", memory_size: str | None = "small", peers=True,
         log=None, models: str | None = None, model_threads=(1,), frontend: str | None = None,
-        channels=()) -> dict:
+        channels=(), model_names=None) -> dict:
     """Run the cases of ``sizes`` at each thread count of ``threads`` (an int or a sequence: dspsim and
     every peer at the same count), the cost model (at the largest count), the whole-model rows of ``models``
     (a size of :data:`dspsim.bench.models.MODEL_SIZES`, or None) at each of ``model_threads`` and the
     front-end rows of ``frontend`` (``quick``, ``full`` or None: :mod:`dspsim.bench.frontend`, at 1 thread
     and the largest count); ``channels``: also the conv / depthwise cases of
-    :func:`dspsim.bench.workloads.channel_cases`. Returns the result dictionary (see ``--json``)."""
+    :func:`dspsim.bench.workloads.channel_cases`; ``model_names``: only those models of ``models``. Returns the
+    result dictionary (see ``--json``)."""
     import dspsim
 
     counts = parse_counts(threads)
@@ -174,7 +175,7 @@ def run(sizes=("small",), threads=2, repeats: int = 5, budget: float = 0.5, ops=
         cost["accumulator"] = cost_model.cost_accumulator(cost_size, repeats, budget)
     if memory_size:
         cost["memory"] = cost_model.cost_memory(memory_size)
-    model_rows = run_models(models, model_threads, min(repeats, 3), budget, log, peers) if models else []
+    model_rows = run_models(models, model_threads, min(repeats, 3), budget, log, peers, model_names) if models else []
     fe = run_frontend(frontend, tuple(sorted({1, th["numba"]})), repeats, budget, log, peers) if frontend else None
     set_threads(counts[-1])
     return dict(run=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), version=dspsim.__version__,
@@ -188,7 +189,8 @@ def run(sizes=("small",), threads=2, repeats: int = 5, budget: float = 0.5, ops=
 
 def main(argv=None) -> int:
     """``dspsim bench [--quick] [--size S[,S]] [--json FILE] [--out DIR] [--threads N[,N]] [--channels C[,C]]
-    [--no-peers] [--models quick|full|none] [--model-threads N[,N]] [--frontend quick|full|none]``."""
+    [--no-peers] [--models quick|full|none] [--model-names M[,M]] [--model-threads N[,N]]
+    [--frontend quick|full|none]``."""
     from ..harness.report import plot_bench
 
     ap = argparse.ArgumentParser(prog="dspsim bench", description="Throughput of dspsim beside peer engines.")
@@ -212,6 +214,9 @@ def main(argv=None) -> int:
                     help="audio front-end rows (microfrontend beside pymicro-features, CMSIS-DSP kernels beside "
                          "cmsisdsp): quick (8 chunks, 8 streams; default with --quick), full (50 chunks, 256 "
                          "streams; the default) or none")
+    ap.add_argument("--model-names", default=None,
+                    help="comma-separated model names: only these of --models (issue 29's: mobilenet_v2_224, "
+                         "mww_v1_okay_nabu, mww_v2_okay_nabu, mww_v2_vad)")
     ap.add_argument("--model-threads", default=None,
                     help="comma-separated thread counts of the model rows (default 1 with --quick, else 1,2)")
     args = ap.parse_args(argv)
@@ -240,6 +245,13 @@ def main(argv=None) -> int:
         channels = parse_counts(args.channels, "channel counts") if args.channels else ()
     except ValueError as exc:
         ap.error(f"--threads / --model-threads / --channels: {exc}")
+    model_names = None
+    if args.model_names:
+        model_names = [n.strip() for n in args.model_names.split(",") if n.strip()]
+        known = {c.name for c in model_cases(models)} if models != "none" else set()
+        if not model_names or set(model_names) - known:
+            ap.error(f"--model-names: unknown model(s) {sorted(set(model_names) - known)} for --models {models}; "
+                     f"expected among {sorted(known)}")
     from ..harness.safe_io import atomic_dir, atomic_write_text, check_output_dir, check_output_file
 
     out_dir = Path(args.out) if args.out else Path("reports") / f"bench-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -252,7 +264,7 @@ def main(argv=None) -> int:
     result = run(sizes, threads, repeats, budget, ops, cost_size, mem_size, not args.no_peers,
                  log=lambda s: print(s, file=sys.stderr, flush=True),
                  models=None if models == "none" else models, model_threads=model_threads,
-                 frontend=None if frontend == "none" else frontend, channels=channels)
+                 frontend=None if frontend == "none" else frontend, channels=channels, model_names=model_names)
     table = format_table(result)
     print(table)
     text = json.dumps(result, indent=1, default=float)

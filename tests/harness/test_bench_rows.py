@@ -26,10 +26,19 @@ def test_parse_counts_refuses_anything_but_integers_from_one(bad):
         parse_counts(bad)
 
 
-@pytest.mark.parametrize("args", [["--threads", "1,zero"], ["--threads", "0"], ["--channels", "64,-128"]])
+@pytest.mark.parametrize("args", [["--threads", "1,zero"], ["--threads", "0"], ["--channels", "64,-128"],
+                                  ["--models", "full", "--model-names", "mww_v1_okay_nabu,resnet"],
+                                  ["--models", "none", "--model-names", "cnn"]])
 def test_bench_refuses_a_bad_count_list(args):
     with pytest.raises(SystemExit):
         bench.main(args)
+
+
+def test_run_models_takes_the_named_models_only():
+    with pytest.raises(ValueError, match=r"run_models: no model \['resnet'\] in size 'quick'"):
+        bench.run_models("quick", names=["cnn", "resnet"])
+    rows = bench.run_models("quick", repeats=1, budget=0.0, run_peers=False, names=["cnn"])
+    assert {r["model"] for r in rows} == {"cnn"} and {r["peer"] for r in rows} == set(bench.model_peers.PEERS)
 
 
 def test_channel_cases_are_conv_and_depthwise_on_medium_s_image():
