@@ -2,6 +2,8 @@
 :func:`dspsim.harness.report.plot_bench`, like every other plot)."""
 from __future__ import annotations
 
+import os
+
 from .frontend import format_frontend
 from .host import format_header
 from .workloads import REQUANT_VARIANTS, SIZES
@@ -180,13 +182,14 @@ def issue_targets(rows: list[dict], model_rows: list[dict], head: dict) -> list[
         what = "dense (ONNX Runtime scheme)" if mlas["op"] == "fully_connected" else f"gemm_s32 [{mlas['variant']}]"
         out.append(_ratio_target(f"with AMX: {what} ({mlas['shape']}) >= 1x ONNX Runtime MatMulInteger (MLAS)",
                                  _find(one, case=mlas["case"], engine="dspsim"), mlas, 1.0, amx, no_amx))
-    out += _thread_targets([s for s in scaling(rows) if s["engine"] == "dspsim"])
+    out += _thread_targets([s for s in scaling(rows) if s["engine"] == "dspsim"], head.get("load_average"))
     return out + model_targets(model_rows, ISSUE_MODEL_TARGETS)
 
 
-def _thread_targets(dspsim_scaling: list[dict]) -> list[dict]:
+def _thread_targets(dspsim_scaling: list[dict], load: float | None = None) -> list[dict]:
     """The two thread targets over dspsim's rows at more than one count, of the largest size run (a smaller
-    call stays on one thread by design: :func:`dspsim._jit.split_threads`)."""
+    call stays on one thread by design: :func:`dspsim._jit.split_threads`); ``load``: the load average at the
+    start, said in the notes (the other processes' demand on a shared host leaves the threads no idle core)."""
     kernels = [s for s in dspsim_scaling if s["unit"] == "MAC" and s["threads"][0] == 1]
     largest = max((s["size"] for s in kernels), key=_size_rank, default=None)
     kernels = [s for s in kernels if s["size"] == largest]
@@ -200,12 +203,13 @@ def _thread_targets(dspsim_scaling: list[dict]) -> list[dict]:
     below = [s["case"] for s in kernels if s["speedup"][-1] < SPEEDUP_PER_THREAD * s["threads"][-1]]
     slow = [s["case"] for s in kernels if any(f.startswith("slower") for f in s["flags"])]
     step = min((b / a, s["case"]) for s in kernels for a, b in zip(s["throughput"], s["throughput"][1:]))
+    busy = "" if load is None else f"; load average {load:.1f} on {os.cpu_count()} CPUs at the start"
     return [dict(target=label, value=worst["speedup"][-1], met=not below,
                  note=f"worst {worst['case']} {worst['speedup'][-1]:.2f}x at {n} threads; {len(below)} of "
-                      f"{len(kernels)} cases below" + _listed(below)),
+                      f"{len(kernels)} cases below" + _listed(below) + busy),
             dict(target=slower, value=step[0], met=not slow,
                  note=f"ratio: the least throughput with more threads / with fewer ({step[1]}); {len(slow)} of "
-                      f"{len(kernels)} cases slower" + _listed(slow))]
+                      f"{len(kernels)} cases slower" + _listed(slow) + busy)]
 
 
 def _size_rank(size: str) -> int:

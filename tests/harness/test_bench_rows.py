@@ -90,7 +90,7 @@ SYNTHETIC = [
 
 
 def _targets(amx=False, models=()):
-    head = {"features": {"amx_int8": amx}, "paths": {"gemm": "vnni"}}
+    head = {"features": {"amx_int8": amx}, "paths": {"gemm": "vnni"}, "load_average": 3.25}
     return {t["target"]: t for t in issue_targets(SYNTHETIC, list(models), head)}
 
 
@@ -118,6 +118,7 @@ def test_issue_targets_flag_poor_scaling_and_a_slowdown():
     speed = t["threads: dspsim's speed-up >= 0.7 x N at N threads (kernels and cores)"]
     assert speed["met"] is False and speed["value"] == pytest.approx(14 / 15)
     assert "1 of 2 cases below: conv2d[double]/medium" in speed["note"]
+    assert speed["note"].endswith(f"; load average 3.2 on {os.cpu_count()} CPUs at the start")
     slower = t["threads: never slower with more threads (kernels and cores)"]
     assert slower["met"] is False and slower["value"] == pytest.approx(14 / 15)
     fb = next(s for s in scaling(SYNTHETIC) if s["case"] == "conv2d[fbgemm]/medium" and s["engine"] == "dspsim")
