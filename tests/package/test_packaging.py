@@ -37,7 +37,7 @@ def test_bench_and_its_peers_import_without_the_checkout_on_sys_path(tmp_path):
                   "print(','.join(peers.engines(b.Case('fully_connected', 'double', 'quick'))))", tmp_path)
     peers_file, init_file, engines = out.splitlines()
     assert Path(peers_file).parent == Path(init_file).parent / "bench"
-    assert engines == "numpy-int64,litert"
+    assert engines == "numpy-int64,litert,litert-xnnpack"
 
 
 def test_litert_worker_loads_the_timing_rule_without_dspsim():
