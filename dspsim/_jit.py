@@ -8,9 +8,14 @@ thread and a thread pool take in turn, and returns every chunk's result in order
 chunks are plain (not ``prange``) loops, every kernel compiles with ``cache=True`` and loads from
 disk in later processes; numba cannot cache ``parallel=True`` functions.
 
-* One threshold, :data:`PARALLEL_MIN`: each thread gets at least that many elements of work, so a
-  call below ``2 * PARALLEL_MIN`` stays on the calling thread (handing work to a thread costs tens
-  of microseconds on a busy machine).
+* The work decides the threads (:func:`split_threads`): each thread gets at least
+  :data:`PARALLEL_MIN` elements of work (handing work to a thread costs tens of microseconds: the
+  pool thread's wake-up and the GIL), and at least ``grain`` rows, the kernel's tile (a gemm's
+  row tile of a panel, a depthwise layer's band of output rows that amortises its halo), so no
+  thread count runs a call slower than a smaller one for want of work, and no chunk re-reads a
+  tile's inputs (weights, halo rows) to compute less than a tile.
+* A chunk's own calls run on its thread (a model's samples split over threads run their
+  operators single-threaded): no nested split.
 * One setting for the thread count: :func:`set_num_threads` / :func:`get_num_threads`. It is numba's
   own (``numba.set_num_threads``; default ``NUMBA_NUM_THREADS``, else the number of CPUs), so code
   that sets numba's count sets dspsim's.
@@ -32,11 +37,12 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-PARALLEL_MIN = 1 << 18
-"""Elements of work each thread gets at least (about 0.1 ms of an elementwise loop on one core)."""
+PARALLEL_MIN = 1 << 19
+"""Elements of work each thread gets at least: about 0.2 ms of an elementwise loop on one core (a
+kernel counts its work in such elements: a gemm MAC is 1/64 of one, a depthwise MAC 1/4). Measured on
+a 2-core Zen 4 (issue 29): a split of 0.1 ms per thread runs at 0.94x of one thread, 0.2 ms at 1.3x."""
 _CHUNKS_PER_THREAD = 4
 
-_POOL = {}
 _POOL_LOCK = threading.Lock()
 
 
@@ -68,50 +74,92 @@ def set_num_threads(n: int) -> None:
     _THREADS.n = int(n)
 
 
-def _pool(workers: int):
-    """The thread pool, with at least ``workers`` threads (made once, grown if a larger count is set)."""
-    with _POOL_LOCK:
-        if _POOL.get("workers", 0) < workers:
-            from concurrent.futures import ThreadPoolExecutor
+class _Workers:
+    """Pool threads that run the functions handed to :meth:`submit`, taken from one ``SimpleQueue`` (a
+    hand-off is one put and one wake-up, no future)."""
 
-            old = _POOL.get("pool")
-            _POOL.update(pool=ThreadPoolExecutor(max_workers=workers, thread_name_prefix="dspsim"), workers=workers)
-            if old is not None:
-                old.shutdown(wait=False)
-        return _POOL["pool"]
+    def __init__(self):
+        import queue
+
+        self.tasks = queue.SimpleQueue()
+        self.size = 0
+
+    def grow(self, workers: int):
+        """Start threads until there are ``workers``."""
+        for i in range(self.size, workers):
+            threading.Thread(target=self._serve, name=f"dspsim_{i}", daemon=True).start()
+        self.size = max(self.size, workers)
+
+    def _serve(self):
+        while True:
+            self.tasks.get()()
+
+    def submit(self, fn):
+        self.tasks.put(fn)
 
 
-def parallel_rows(call, n_rows: int, work: int) -> list:
+_POOL = _Workers()
+
+
+def _pool(workers: int) -> _Workers:
+    """The thread pool, with at least ``workers`` threads (grown when a larger count is set)."""
+    if _POOL.size < workers:
+        with _POOL_LOCK:
+            _POOL.grow(workers)
+    return _POOL
+
+
+def split_threads(n_rows: int, work: int, grain: int = 1) -> int:
+    """Threads that a call of ``n_rows`` rows and ``work`` elements runs on:
+    ``min(get_num_threads(), n_rows // grain, work // PARALLEL_MIN)``, at least 1: every thread gets
+    at least :data:`PARALLEL_MIN` elements of work and ``grain`` rows (a tile)."""
+    if work < 2 * PARALLEL_MIN or n_rows < 2 * grain:  # one thread's worth: no thread count to look up
+        return 1
+    return max(1, min(get_num_threads(), n_rows // grain, work // PARALLEL_MIN))
+
+
+def chunk_cuts(n_rows: int, threads: int, grain: int = 1) -> list:
+    """The boundaries ``[0, ..., n_rows]`` of the chunks of a split over ``threads``: up to
+    :data:`_CHUNKS_PER_THREAD` per thread, each at least ``grain`` rows (one chunk when ``n_rows < 2 * grain``)."""
+    n_chunks = max(1, min(n_rows // max(grain, 1), _CHUNKS_PER_THREAD * threads))
+    return [n_rows * t // n_chunks for t in range(n_chunks + 1)]
+
+
+def parallel_rows(call, n_rows: int, work: int, grain: int = 1) -> list:
     """``[call(r0, r1), ...]`` over a split of ``range(n_rows)`` into contiguous chunks, in order.
 
-    ``work`` is the call's size in elements (a gemm passes its MACs / 8); it runs on
-    ``min(get_num_threads(), n_rows, work // PARALLEL_MIN)`` threads, i.e. on the calling thread
-    alone when it is small. ``call`` must run a ``nogil`` numba function, so that the chunks run in
-    parallel. There are up to :data:`_CHUNKS_PER_THREAD` chunks per thread, taken in turn by the
+    ``work`` is the call's size in elements (a gemm passes its MACs / 64); it runs on
+    :func:`split_threads` ``(n_rows, work, grain)`` threads, i.e. on the calling thread alone when it is
+    small, in chunks of at least ``grain`` rows (:func:`chunk_cuts`). ``call`` must run a ``nogil``
+    numba function, so that the chunks run in parallel; a kernel called inside ``call`` runs on its
+    thread. There are up to :data:`_CHUNKS_PER_THREAD` chunks per thread, taken in turn by the
     calling thread and the pool's: a pool thread that the OS schedules late (a busy machine) finds
     the chunks done instead of holding the call up, so a call never takes much longer than on one
     thread.
     """
-    if work < 2 * PARALLEL_MIN:  # one thread's worth: no thread count to look up
-        return [call(0, n_rows)]
-    threads = min(get_num_threads(), n_rows, work // PARALLEL_MIN)
+    threads = split_threads(n_rows, work, grain)
     if threads <= 1:
         return [call(0, n_rows)]
-    n_chunks = min(n_rows, _CHUNKS_PER_THREAD * threads)
-    cut = [n_rows * t // n_chunks for t in range(n_chunks + 1)]
+    cut = chunk_cuts(n_rows, threads, grain)
+    n_chunks = len(cut) - 1
     results = [None] * n_chunks
     errors = []
     tickets = itertools.count()  # next() is atomic under the GIL
     finished = threading.Semaphore(0)
 
     def take_chunks():
-        while (i := next(tickets)) < n_chunks:
-            try:
-                results[i] = call(cut[i], cut[i + 1])
-            except BaseException as e:  # re-raised on the calling thread
-                errors.append(e)
-            finally:
-                finished.release()
+        setting = getattr(_THREADS, "n", None)
+        _THREADS.n = 1  # the chunk's own kernel calls stay on this thread
+        try:
+            while (i := next(tickets)) < n_chunks:
+                try:
+                    results[i] = call(cut[i], cut[i + 1])
+                except BaseException as e:  # re-raised on the calling thread
+                    errors.append(e)
+                finally:
+                    finished.release()
+        finally:
+            _THREADS.n = setting
 
     pool = _pool(threads - 1)
     for _ in range(threads - 1):

@@ -180,6 +180,7 @@ class Executor:
         self.trace_steps = plain if trace_steps is None else trace_steps
         self.constants = [[t.data for t in sg.tensors] for sg in mdef.subgraphs]
         self._peak = {}  # subgraph index -> peak_bytes
+        self._work = {}  # subgraph index -> work
         self.stream_plans = stream_plans or [None] * len(mdef.subgraphs)
         self._planned = list(self.steps)  # the steps the stream plans stand for
 
@@ -218,6 +219,15 @@ class Executor:
         if index not in self._peak:
             self._peak[index] = self._walk_peak(index)
         return self._peak[index]
+
+    def work(self, index=0):
+        """Elements of work of one run of subgraph ``index`` (computed once), for a split over threads
+        (:func:`dspsim._jit.split_threads`): the elements of its operators' declared outputs (an undeclared one
+        counts 0)."""
+        if index not in self._work:
+            self._work[index] = sum(math.prod(shape) for step in self.steps[index] for shape in step.shapes
+                                    if shape is not None)
+        return self._work[index]
 
     def _walk_peak(self, index):
         sg = self.mdef.subgraphs[index]

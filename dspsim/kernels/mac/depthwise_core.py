@@ -369,10 +369,11 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
     # a run's last n % 16 values (n >= 16, whole pixels) are channels (j - 16) mod C: the period's last block
     tail_w, tail_i = (period - 1) * n_pairs * 32, 16 * (period - 1)
     column = out_w == 1 and ww == 1 and stride_h == 1
+    k_rows = (k_h - 1) * dil_h + 1  # padded rows that one output row reads
+    ring = min(ring, (r1 - r0 - 1) * stride_h + k_rows)  # a chunk of rows reads no more than its own band
     buf = np.empty(ring * w_p * c if copy else 0, xf.dtype)
     for i in range(buf.shape[0]):  # the pad columns, once
         buf[i] = zx
-    k_rows = (k_h - 1) * dil_h + 1  # padded rows that one output row reads
     held_b, held0, held1 = -1, 0, 0  # buf holds padded rows [held0, held1) of image held_b
     fused = lanes[0] != 0
     chunk = lanes[1]
@@ -445,27 +446,40 @@ def depthwise_accumulate(x, weights: DepthwiseWeights, input_zero_point, bias, s
         ``in_y = out_y * stride_h - pad_top + dilation_h * filter_y``; taps outside add nothing)
     exact_bits : 32 | 64
 
-    Threads split the output rows (:func:`dspsim._jit.parallel_rows`).
+    Threads split the output rows, in bands of :func:`_split_work` (:func:`dspsim._jit.parallel_rows`).
     """
     n_b, in_h, in_w, c = x.shape
     k_h, k_w = weights.kernel
     n_oc = weights.tap_sum.shape[0]
     wide = exact_bits != 32
     acc = np.empty((n_b * out_h * out_w, n_oc), np.int64 if wide else np.int32)
-    work = acc.size * k_h * k_w
+    work, grain = _split_work(acc.size * k_h * k_w, k_h, dilation[0], stride[0])
     if not wide and takes_pairs(x.shape, weights, stride, dilation, out_h, out_w):
         xe = expand_channels(x, weights.depth_multiplier)
         args = (xe.reshape(-1),) + _pair_args(x.shape, weights, input_zero_point, bias, stride, dilation, pad_top,
                                               pad_left, out_h, out_w, acc.reshape(-1), _UNFUSED)
         no_out = np.empty(0, x.dtype)
-        parallel_rows(lambda r0, r1: _pair_rows(*args, no_out, r0, r1), n_b * out_h, work)
+        parallel_rows(lambda r0, r1: _pair_rows(*args, no_out, r0, r1), n_b * out_h, work, grain)
         return acc
     args = (x.reshape(-1), in_h, in_w, c, weights.taps64 if wide else weights.taps, int(input_zero_point), bias,
             weights.depth_multiplier, stride[0], stride[1], dilation[0], dilation[1], pad_top, pad_left, out_h, out_w,
             acc.reshape(-1))
-    parallel_rows(lambda r0, r1: _direct_rows(*args, r0, r1), n_b * out_h, work)
+    parallel_rows(lambda r0, r1: _direct_rows(*args, r0, r1), n_b * out_h, work, grain)
     return acc
 
+
+
+MACS_PER_ELEMENT = 4
+"""A depthwise MAC counts as 1/4 of an element of work (:data:`dspsim._jit.PARALLEL_MIN`, ~0.4 ns): the tap pairs
+run ~16 GMAC/s on one Zen 4 core."""
+
+
+def _split_work(macs, k_h, dilation_h, stride_h):
+    """(work, grain) of a layer's split over threads (:func:`dspsim._jit.parallel_rows`): its MACs in elements,
+    and the rows a thread takes at least, a band whose halo (the ``(KH - 1) * dilation`` input rows that the
+    band above reads too, reloaded into its window) is at most a quarter of the rows it reads."""
+    halo = (k_h - 1) * dilation_h
+    return macs // MACS_PER_ELEMENT, max(1, -(-3 * halo // stride_h))
 
 
 RING_BYTES = 1 << 16
@@ -573,12 +587,14 @@ def prepare_depthwise_requantize(x_shape, weights: DepthwiseWeights, input_zero_
     shape = (x_shape[0] * out_h * out_w, n_oc)
     args = _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w,
                       _NO_INT, store.lanes)
-    n_rows, work = x_shape[0] * out_h, shape[0] * n_oc * weights.taps.shape[0] * weights.taps.shape[1]
+    n_rows = x_shape[0] * out_h
+    work, grain = _split_work(shape[0] * n_oc * weights.taps.shape[0] * weights.taps.shape[1], weights.taps.shape[0],
+                              dilation[0], stride[0])
 
     def run(x):
         out = np.empty(shape, store.dtype)
         xf, of = expand_channels(x, m).reshape(-1), out.reshape(-1)
-        parallel_rows(lambda r0, r1: _pair_rows(xf, *args, of, r0, r1), n_rows, work)
+        parallel_rows(lambda r0, r1: _pair_rows(xf, *args, of, r0, r1), n_rows, work, grain)
         return out
 
     return run

@@ -34,8 +34,9 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
   8-bit codes directly: no int32 matrix, no second pass.
 
 Threads: the driver runs a range of (group, column panel, row chunk) work items without the GIL;
-:func:`dspsim._jit.parallel_rows` splits the items over threads (a MAC counts as 1/8 element of
-work there, so two threads start at 2^22 MACs), and the driver stays cached on disk.
+:func:`dspsim._jit.parallel_rows` splits the items over threads (a MAC counts as 1/64 element of
+work there, so two threads start at 2^26 MACs, ~0.3 ms on one core), a row chunk at least
+:data:`MIN_CHUNK_TILES` row tiles of its panel (:func:`split_items`), and the driver stays cached on disk.
 The tile is the best of :data:`PATHS` (``"vnni"``, ``"avx2"``, ``"plain"``: those this CPU runs) unless
 ``path=`` or the environment variable ``DSPSIM_GEMM_PATH`` names another; only ``"plain"`` runs under
 ``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsics cannot.
@@ -51,7 +52,7 @@ import numpy as np
 from ..._errors import names_its_errors
 from numba import njit
 
-from ..._jit import get_num_threads, parallel_rows
+from ..._jit import parallel_rows, split_threads
 from ...fixedpoint import as_int_array, wrap_scalar
 from ...requant import Arithmetic, FloatBias, loop_tie, requantize_value
 from ...simd import requant_lanes
@@ -60,7 +61,10 @@ from ...simd.tiles import MR, NR, NV, tile_avx2, tile_avx2_signed, tile_vnni
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
-_MACS_PER_ELEMENT = 8  # a vectorized MAC costs about 1/8 of an element of an elementwise loop
+_MACS_PER_ELEMENT = 64  # a VNNI tile's MAC (~200 GMAC/s on one Zen 4 core) costs about 1/64 of an element of work
+MIN_CHUNK_TILES = 8
+"""Row tiles (of :data:`~dspsim.simd.tiles.MR` rows) a work item takes at least when the rows of a panel are split:
+a thread streams its panel of weights from L2 for at least that many tiles."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -511,6 +515,16 @@ def _flip(dtype):
     return 128 if np.dtype(dtype) == np.int8 else 0
 
 
+def split_items(panels, m_tiles, work):
+    """Row chunks per panel of a gemm of ``panels`` column panels, ``m_tiles`` row tiles and ``work`` elements: 1
+    when the panels alone give each of the :func:`dspsim._jit.split_threads` threads 8 items, else enough for 8 per
+    thread, each at least :data:`MIN_CHUNK_TILES` tiles (the work items are ``panels * chunks``)."""
+    threads = split_threads(panels * m_tiles, work, MIN_CHUNK_TILES)
+    if panels >= 8 * threads:
+        return 1
+    return max(1, min(m_tiles // MIN_CHUNK_TILES, -(-8 * threads // panels)))
+
+
 def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epilogue=None, tap_run=1, flip=0):
     """The shared tail of both cores, prepared once per shape: ``run(ubuf) -> (M, N) int32``, or the
     codes of ``epilogue`` (a :class:`FusedRequant`) in its dtype.
@@ -551,8 +565,7 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
             _window_sums(ubuf, flip, row_off, segs, packed.channels_padded, packed.channels, groups, sums)
             row_add = sums.astype(np.int32).ravel()
         out = np.empty((m_dim, n_total), np.int32 if epilogue is None else epilogue.dtype)
-        threads = get_num_threads()
-        n_chunks = max(1, min(-(-m_dim // MR), -(-8 * threads // panels))) if panels < 8 * threads else 1
+        n_chunks = split_items(panels, -(-m_dim // MR), work)
         c32, epi = (out.ravel(), ()) if epilogue is None else (no_out, epilogue.params + (out.ravel(),))
         args = (ubuf, row_off, group_stride, tile_segs, k4, weights, packed.nvec, groups, n_group, c32,
                 col_add, col_mul, row_add, int(weighted_rows), n_chunks, epi)
