@@ -103,6 +103,13 @@ def test_issue_targets_judge_one_thread_ratios_against_fbgemm():
     assert "dense" not in " ".join(t)  # no dense row was run: no dense target
 
 
+def test_issue_targets_say_when_nothing_ran_at_one_thread():
+    at_two = [r for r in SYNTHETIC if r["threads"] == 2]
+    t = issue_targets(at_two, [], {"features": {}, "paths": {"gemm": "vnni"}})
+    assert t[0]["target"] == "1 thread: dense / conv / depthwise >= 1x FBGEMM" and t[0]["met"] is None
+    assert "--threads 1" in t[0]["note"] and not any(x["target"].startswith("1 thread: conv") for x in t)
+
+
 def test_issue_targets_apply_the_amx_targets_only_with_amx():
     amx = "with AMX: conv (64 channels, medium), FBGEMM scheme >= 2x FBGEMM"
     mlas = "with AMX: gemm_s32 [vnni] (256x1024x1024) >= 1x ONNX Runtime MatMulInteger (MLAS)"
