@@ -156,8 +156,9 @@ def issue_targets(rows: list[dict], model_rows: list[dict], head: dict) -> list[
     """Issue 29's speed targets, each with its measured ratio and met / missed (None: not measured here,
     or not applicable on this CPU): 1 thread, dense / conv / depthwise in the gemmlowp and FBGEMM schemes
     >= 1x FBGEMM at every layer shape run (a run without 1 thread says so); with AMX >= 2x FBGEMM and dense
-    >= 1x ONNX Runtime's MatMulInteger (MLAS); dspsim's speed-up >= 0.7 x N at N threads and never slower with more; MobileNetV2 224 batch 16
-    >= 1x XNNPACK and microWakeWord v1 / v2 batch 1 >= 1x TFLM (:data:`ISSUE_MODEL_TARGETS`)."""
+    >= 1x ONNX Runtime's MatMulInteger (MLAS); dspsim's speed-up >= 0.7 x N at N threads and never slower
+    with more; MobileNetV2 224 batch 16 >= 1x XNNPACK and microWakeWord v1 / v2 batch 1 >= 1x TFLM
+    (:data:`ISSUE_MODEL_TARGETS`)."""
     one = [r for r in rows if r.get("threads", 1) == 1]
     amx = bool(head["features"].get("amx_int8"))
     no_amx = "" if amx else "no AMX-INT8 on this CPU: not applicable, the ratio is shown"
