@@ -221,7 +221,7 @@ def lane_stage_rows(repeats: int, budget: float) -> list:
     fe.process_samples(bench_signal(int(fe._plan[_SIZE]), ln.LANES))
     plan, blk = fe._plan, fe._buf[0]
     (window, twiddles, stages, leaf_order, super_twiddles, fstart, wstart, widths, weights, unweights, pcan_lut,
-     log_lut) = _sections(plan)
+     log_lut, _) = _sections(plan)
     shift, fr, fi, sr, si, energy, work, feats, planes = ln._lane_buffers(fe._lane_scratch[0], int(plan[_NFFT]) // 2,
                                                                           int(plan[_NCH]))
     est = np.zeros_like(fe._estimates)

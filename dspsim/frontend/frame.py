@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..kernels.signal.kissfft import _rfft_scratch_kernel
 from ._bits import msb
-from .fft import _fft_input_kernel
+from .fft import _frame_fft_kernel
 from .filterbank import _accumulate_kernel, _energy_kernel, _sqrt_kernel
 from .log_scale import _log_scale_kernel
 from .noise_reduction import _noise_reduction_kernel
@@ -31,22 +30,21 @@ def _frame_kernel(frame, plan, estimate, scratch, out):
     """``FrontendProcessSamples`` on one complete window ``frame``: ``out`` (num_channels) features; ``estimate``
     (the noise reduction's state) updated; ``scratch``: :func:`_scratch_size` int64 elements."""
     (window, twiddles, stages, leaf_order, super_twiddles, freq_starts, weight_starts, widths, weights, unweights,
-     pcan_lut, log_lut) = _sections(plan)
+     pcan_lut, log_lut, stx) = _sections(plan)
     size, nfft, n_ch = plan[_SIZE], plan[_NFFT], plan[_NCH]
     n_bins = nfft // 2 + 1
     o1 = size + nfft
     o2 = o1 + (n_bins + 1) // 2  # the int16 spectrum: 2 * n_bins int16 in as many int64 halves
     o3 = o2 + n_bins
     o4 = o3 + n_ch + 1
-    windowed, x = scratch[:size], scratch[size:o1]
+    windowed = scratch[:size]
     spectrum = scratch[o1:o2].view(np.int16)[:2 * n_bins].reshape((n_bins, 2))
     energy, work = scratch[o2:o3], scratch[o3:o4].view(np.uint64)
     sig, tmp, feats = scratch[o4:o4 + n_ch], scratch[o4 + n_ch:o4 + 2 * n_ch], scratch[o4 + 2 * n_ch:o4 + 3 * n_ch]
-    fft_work = scratch[o4 + 3 * n_ch:o4 + 3 * n_ch + 2 * nfft].reshape((4, nfft // 2))
+    fft_work = scratch[o4 + 3 * n_ch:o4 + 3 * n_ch + nfft].reshape((2, nfft // 2))
     max_abs = _window_kernel(frame, window, windowed)
     shift = 15 - msb(max_abs)
-    _fft_input_kernel(windowed, shift, x)
-    _rfft_scratch_kernel(x, twiddles, stages, leaf_order, super_twiddles, spectrum, fft_work)
+    _frame_fft_kernel(windowed, shift, twiddles, stx, stages, leaf_order, super_twiddles, spectrum, fft_work)
     _energy_kernel(spectrum, plan[_FB_START], plan[_FB_END], energy)
     _accumulate_kernel(energy, freq_starts, weight_starts, widths, weights, unweights, work)
     _sqrt_kernel(work, shift, sig)

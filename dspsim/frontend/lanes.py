@@ -351,7 +351,7 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
     window, each stream's features go to ``out[s]`` (the caller then moves ``start`` on by a step). ``estimate`` (num_channels, padded streams) int64: the noise estimates;
     ``scratch`` (blocks, :func:`lane_scratch_size`) int64, of which row ``b0`` is used."""
     (window, twiddles, stages, leaf_order, super_twiddles, freq_starts, weight_starts, widths, weights, unweights,
-     pcan_lut, log_lut) = _sections(plan)
+     pcan_lut, log_lut, _) = _sections(plan)
     size, n_ch, n_streams = plan[_SIZE], plan[_NCH], samples.shape[0]
     ready = used + take == size
     # one scratch per call, the row of its first block (calls on other threads start at other blocks): the blocks

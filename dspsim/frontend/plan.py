@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .fft import stage_twiddles
 from .tables import FrontendTables
 
 (_SIZE, _STEP, _NFFT, _NCH, _NSTAGES, _NWEIGHTS, _FB_START, _FB_END, _SMOOTHING_BITS, _EVEN, _ODD, _MIN_SIGNAL,
@@ -24,23 +25,28 @@ def _pack_plan(t: FrontendTables) -> np.ndarray:
         cfg.enable_log, cfg.scale_shift, t.correction_bits]
     parts = (header, t.window, fft.twiddles, fft.stages, fft.leaf_order, fft.super_twiddles,
              fb.channel_frequency_starts, fb.channel_weight_starts, fb.channel_widths, fb.weights, fb.unweights,
-             t.pcan_lut, t.log_lut)
+             t.pcan_lut, t.log_lut, stage_twiddles(fft))
     return np.concatenate([np.asarray(a, np.int64).ravel() for a in parts])
 
 
 @njit(cache=True, nogil=True)
 def _sections(plan):
     """The plan's tables as views: window, twiddles, stages, leaf order, super twiddles, the filterbank's frequency
-    starts, weight starts, widths, weights and unweights, the PCAN and log tables."""
-    ncfft, n1, nw = plan[_NFFT] // 2, plan[_NCH] + 1, plan[_NWEIGHTS]
-    sizes = (plan[_SIZE], 2 * ncfft, 3 * plan[_NSTAGES], ncfft, 2 * (ncfft // 2), n1, n1, n1, nw, nw, 125, 130)
+    starts, weight starts, widths, weights and unweights, the PCAN and log tables, the stage twiddles."""
+    ncfft, n1, nw, ns = plan[_NFFT] // 2, plan[_NCH] + 1, plan[_NWEIGHTS], plan[_NSTAGES]
+    o2 = _HEADER + plan[_SIZE] + 2 * ncfft
+    sum_m = 0
+    for s in range(ns):
+        sum_m += plan[o2 + 3 * s + 1]
+    sizes = (plan[_SIZE], 2 * ncfft, 3 * ns, ncfft, 2 * (ncfft // 2), n1, n1, n1, nw, nw, 125, 130, 6 * sum_m)
     o = np.empty(len(sizes) + 1, np.int64)
     o[0] = _HEADER
     for i in range(len(sizes)):
         o[i + 1] = o[i] + sizes[i]
     return (plan[o[0]:o[1]], plan[o[1]:o[2]].reshape((ncfft, 2)), plan[o[2]:o[3]].reshape((plan[_NSTAGES], 3)),
             plan[o[3]:o[4]], plan[o[4]:o[5]].reshape((ncfft // 2, 2)), plan[o[5]:o[6]], plan[o[6]:o[7]],
-            plan[o[7]:o[8]], plan[o[8]:o[9]], plan[o[9]:o[10]], plan[o[10]:o[11]], plan[o[11]:o[12]])
+            plan[o[7]:o[8]], plan[o[8]:o[9]], plan[o[9]:o[10]], plan[o[10]:o[11]], plan[o[11]:o[12]],
+            plan[o[12]:o[13]].reshape((6, sum_m)))
 
 
 _PLANS = {}

@@ -222,6 +222,14 @@ def _rfft_scratch_kernel(x, twiddles, stages, leaf_order, super_twiddles, out, s
     for k in range(ncfft):
         xr[k], xi[k] = x[np.uint64(2 * k)], x[np.uint64(2 * k + 1)]
     _kiss_fft_kernel(xr, xi, fr, fi, twiddles, stages, leaf_order, False, bits)
+    _rfft_split(fr, fi, super_twiddles, out)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rfft_split(fr, fi, super_twiddles, out):
+    """``kiss_fftr``'s last step: the half-length complex FFT (fr, fi) split into the nfft/2 + 1 bins ``out``."""
+    bits = 8 * out.itemsize
+    ncfft = fr.shape[0]
     dr, di = _fixdiv(fr[0], 2, bits), _fixdiv(fi[0], 2, bits)
     out[0, 0], out[0, 1] = _wrap(dr + di, bits), 0
     out[ncfft, 0], out[ncfft, 1] = _wrap(dr - di, bits), 0
