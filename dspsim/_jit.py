@@ -41,7 +41,9 @@ PARALLEL_MIN = 1 << 19
 """Elements of work each thread gets at least: about 0.2 ms of an elementwise loop on one core (a
 kernel counts its work in such elements: a gemm MAC is 1/64 of one, a depthwise MAC 1/4). Measured on
 a 2-core Zen 4 (issue 29): a split of 0.1 ms per thread runs at 0.94x of one thread, 0.2 ms at 1.3x."""
-_CHUNKS_PER_THREAD = 4
+CHUNKS_PER_THREAD = 4
+"""Chunks a split gives each thread at most, taken in turn: a thread that starts late (a busy machine) leaves its
+chunks to the others."""
 
 _POOL_LOCK = threading.Lock()
 
@@ -120,8 +122,8 @@ def split_threads(n_rows: int, work: int, grain: int = 1) -> int:
 
 def chunk_cuts(n_rows: int, threads: int, grain: int = 1) -> list:
     """The boundaries ``[0, ..., n_rows]`` of the chunks of a split over ``threads``: up to
-    :data:`_CHUNKS_PER_THREAD` per thread, each at least ``grain`` rows (one chunk when ``n_rows < 2 * grain``)."""
-    n_chunks = max(1, min(n_rows // max(grain, 1), _CHUNKS_PER_THREAD * threads))
+    :data:`CHUNKS_PER_THREAD` per thread, each at least ``grain`` rows (one chunk when ``n_rows < 2 * grain``)."""
+    n_chunks = max(1, min(n_rows // max(grain, 1), CHUNKS_PER_THREAD * threads))
     return [n_rows * t // n_chunks for t in range(n_chunks + 1)]
 
 
@@ -132,7 +134,7 @@ def parallel_rows(call, n_rows: int, work: int, grain: int = 1) -> list:
     :func:`split_threads` ``(n_rows, work, grain)`` threads, i.e. on the calling thread alone when it is
     small, in chunks of at least ``grain`` rows (:func:`chunk_cuts`). ``call`` must run a ``nogil``
     numba function, so that the chunks run in parallel; a kernel called inside ``call`` runs on its
-    thread. There are up to :data:`_CHUNKS_PER_THREAD` chunks per thread, taken in turn by the
+    thread. There are up to :data:`CHUNKS_PER_THREAD` chunks per thread, taken in turn by the
     calling thread and the pool's: a pool thread that the OS schedules late (a busy machine) finds
     the chunks done instead of holding the call up, so a call never takes much longer than on one
     thread.

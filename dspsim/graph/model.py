@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import PARALLEL_MIN, get_num_threads, parallel_rows, split_threads
+from .._jit import CHUNKS_PER_THREAD, PARALLEL_MIN, get_num_threads, parallel_rows, split_threads
 from .executor import Trace, tensor_info
 from .state import State
 
@@ -52,7 +52,7 @@ class Model:
         self._exec = executor
         self.state = executor.state
         self._plan = executor.plans[0]
-        self._batched = {}  # (batch size, part of a split over threads) -> Executor of a batch-N copy
+        self._batched = {}  # batch size -> [Executor of a batch-N copy, one per part running at once]
         self._stateful = None
         self._blocker = None  # why run_batch cannot batch (computed on first use), "" when it can
         self._streams = None  # run_batch's streams: (N, [State per chunk] or [State per stream], parts)
@@ -299,10 +299,10 @@ class Model:
         says why) the samples run one by one.
 
         Threads (:func:`dspsim.set_num_threads`): where every thread gets at least one sample and a thread's worth
-        of work (:func:`dspsim._jit.split_threads` on the outputs' elements), the samples are split into one
-        contiguous part per thread, each run (in its chunks) by its own executor with its operators on that thread:
-        small operators at a large batch then run side by side instead of one by one; otherwise each operator
-        splits its own work. The outputs are the same either way.
+        of work (:meth:`_parts`), the samples are split into contiguous parts, up to a few per thread, which the
+        threads take in turn, each part run (in its chunks) by an executor of its own with its operators on that
+        thread: small operators at a large batch then run side by side instead of one by one; otherwise each
+        operator splits its own work. The outputs are the same either way.
 
         For a state-carrying model N is the number of independent streams: the model keeps one state
         per stream, and each call advances every stream by one frame. A call with another N needs a
@@ -341,18 +341,26 @@ class Model:
                 for lo in range(lo0, hi, chunk)]
         if stateful and self._streams is None:
             self._streams = (n, [State() for _ in jobs], parts)
+        work = n * self._sample_work()
+        threads = 1 if parts == 1 else split_threads(parts, work)
+        sizes = [hi - lo for _, lo, hi in jobs]
+        pools = {size: self._executors(size, min(threads, sizes.count(size))) for size in set(sizes)}
         outs = [None] * len(jobs)
 
         def run_parts(p0, p1):
             for k, (p, lo, hi) in enumerate(jobs):
                 if p0 <= p < p1:
-                    outs[k] = self._run_chunk(self._executor(hi - lo, p), arrays, lo, hi, one_by_one,
-                                              self._streams[1][k] if stateful else None, func)
+                    ex = pools[hi - lo].pop()  # one executor per running part (list.pop: atomic under the GIL)
+                    try:
+                        outs[k] = self._run_chunk(ex, arrays, lo, hi, one_by_one,
+                                                  self._streams[1][k] if stateful else None, func)
+                    finally:
+                        pools[hi - lo].append(ex)
 
-        if parts == 1:
-            run_parts(0, 1)
+        if threads == 1:
+            run_parts(0, parts)
         else:
-            parallel_rows(run_parts, parts, n * self._sample_work())
+            parallel_rows(run_parts, parts, work)
         if len(outs) == 1:
             return outs[0]
         return [np.concatenate([o[k] for o in outs]) for k in range(len(self.outputs))]
@@ -362,16 +370,17 @@ class Model:
         return max(1, self._exec.work())
 
     def _parts(self, n):
-        """How many parts :meth:`run_batch` splits ``n`` samples into, one per thread: as many as
-        :func:`dspsim._jit.split_threads` gives the batch's work, where every thread gets a sample and each
-        operator call of a part at least :data:`PART_OPERATOR_WORK` (1 otherwise: each operator splits its own
-        work)."""
+        """How many parts :meth:`run_batch` splits ``n`` samples into: where every thread gets a sample, up to
+        :data:`~dspsim._jit.CHUNKS_PER_THREAD` per thread of :func:`dspsim._jit.split_threads` on the batch's work
+        (taken in turn, as a kernel's chunks), each operator call of a part at least :data:`PART_OPERATOR_WORK`;
+        1 otherwise (each operator splits its own work)."""
         threads = get_num_threads()
         if threads == 1 or n < threads:
             return 1
         work = n * self._sample_work()
         per_op = work // max(1, len(self._exec.steps[0]) * PART_OPERATOR_WORK)
-        return max(1, min(split_threads(n, work), per_op))
+        threads = min(split_threads(n, work), per_op)
+        return 1 if threads <= 1 else min(n, per_op, CHUNKS_PER_THREAD * threads)
 
     def _run_chunk(self, ex, arrays, lo, hi, one_by_one, state, func):
         """Samples ``[lo, hi)`` of ``arrays`` through executor ``ex`` (with ``state`` swapped in, a stream chunk's):
@@ -389,17 +398,15 @@ class Model:
             if state is not None:
                 ex.state.swap(state)
 
-    def _executor(self, n, part=0):
-        """The executor of batch size ``n`` for ``part`` of a split over threads (prepared on first use, kept; a
-        part's own, since a prepared operator may keep scratch memory): without a batch-N copy, the model's own
-        (part 0), or for a state-carrying model a second one on its definition (the streams' states stay apart from
-        :meth:`run`'s)."""
-        if self.batch_blocker:
-            if not self.stateful and part == 0:
-                return self._exec
-            key, mdef = (1, part), self._mdef
-        else:
-            key, mdef = (n, part), None
-        if key not in self._batched:
-            self._batched[key] = self._prepare(self._mdef if mdef is not None else self._batch_def(n))
-        return self._batched[key]
+    def _executors(self, n, count):
+        """At least ``count`` executors of batch size ``n`` (prepared on first use, kept; one per part running at
+        once, since a prepared operator may keep scratch memory): without a batch-N copy, the model's own first,
+        or for a state-carrying model others on its definition (the streams' states stay apart from :meth:`run`'s)."""
+        key = 1 if self.batch_blocker else n
+        pool = self._batched.setdefault(key, [])
+        while len(pool) < count:
+            if self.batch_blocker:
+                pool.append(self._exec if not pool and not self.stateful else self._prepare(self._mdef))
+            else:
+                pool.append(self._prepare(self._batch_def(n)))
+        return pool
