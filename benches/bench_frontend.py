@@ -3,8 +3,9 @@ bench`` (:mod:`dspsim.bench.frontend`), timed here by pytest-benchmark through t
 :func:`dspsim.bench.timing.measure`.
 
 Cases: the microfrontend at batch 1 (a call per 10 ms chunk) and over N streams (``DSPSIM_BENCH_SIZE`` quick: 8
-chunks, 8 streams; any other size: 50 chunks, 256 streams), dspsim beside pymicro-features (the C code; skipped
-when it is not installed); dspsim's CMSIS-DSP kernels (rfft, FIR, biquad DF1, MFCC, q15), whose peer cmsisdsp is
+chunks, 8 streams; any other size: 50 chunks, 256 streams: the streams as SIMD lanes), dspsim beside
+pymicro-features (the C code; skipped when it is not installed); each stage of the lanes' frame on one block of
+streams (no peer: where the N-stream time goes); dspsim's CMSIS-DSP kernels (rfft, FIR, biquad DF1, MFCC, q15), whose peer cmsisdsp is
 timed by ``dspsim bench``. The features of the benchmarked calls must equal the C code's.
 """
 import numpy as np
@@ -33,6 +34,13 @@ def test_microfrontend_frames_match_the_c_code(benchmark, threads, streams, engi
                                 frames_per_call=n_streams * n_chunks)
     if engine == "dspsim":
         assert np.array_equal(frontend.dspsim_features(t.result, n_streams), frontend.c_features(peer_call()))
+
+
+@pytest.mark.parametrize("stage", range(6))
+def test_microfrontend_lane_stage(benchmark, stage):
+    name, call = frontend.lane_stage_calls()[stage]
+    bench.measure(call, benchmark=benchmark)
+    benchmark.extra_info.update(stage=name)
 
 
 @pytest.mark.parametrize("case", ["arm_rfft_q15", "arm_fir_q15", "arm_biquad_cascade_df1_q15", "arm_mfcc_q15"])

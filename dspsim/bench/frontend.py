@@ -210,9 +210,9 @@ def microfrontend_rows(size: str, threads, repeats: int, budget: float, run_peer
     return rows + lane_stage_rows(repeats, budget)
 
 
-def lane_stage_rows(repeats: int, budget: float) -> list:
-    """One row per stage of the lanes' frame (:mod:`dspsim.frontend.lanes`), timed on one block of LANES streams of
-    :func:`bench_signal` whose window is full, per stream-frame (1 thread)."""
+def lane_stage_calls() -> list:
+    """(name, call) of each stage of the lanes' frame (:mod:`dspsim.frontend.lanes`) on one block of LANES streams
+    of :func:`bench_signal` whose window is full."""
     from ..frontend import MicroFrontend
     from ..frontend import lanes as ln
     from ..frontend.plan import _FB_END, _FB_START, _NCH, _NFFT, _SIZE, _sections
@@ -235,12 +235,19 @@ def lane_stage_rows(repeats: int, budget: float) -> list:
                                                                widths, weights, unweights, energy, work)),
         ("sqrt, noise reduction, PCAN, log", lambda: ln._channels_lanes(plan, work, shift, est, 0, pcan_lut,
                                                                          log_lut, planes, feats)))
+    return list(stage_calls)
+
+
+def lane_stage_rows(repeats: int, budget: float) -> list:
+    """One row per stage of :func:`lane_stage_calls`, per stream-frame (1 thread)."""
+    from ..frontend.lanes import LANES
+
     set_threads(1)
     rows = []
-    for name, call in stage_calls:
-        row = FrontendRow(f"microfrontend lanes: {name}", f"one block of {ln.LANES} streams", 1, "")
+    for name, call in lane_stage_calls():
+        row = FrontendRow(f"microfrontend lanes: {name}", f"one block of {LANES} streams", 1, "")
         t = measure(call, repeats, budget)
-        row.dspsim_us, row.dspsim_cpu_us = _us(t, ln.LANES), _cpu_us(t, ln.LANES)
+        row.dspsim_us, row.dspsim_cpu_us = _us(t, LANES), _cpu_us(t, LANES)
         row.status = "no peer (a stage of the N-stream frame)"
         rows.append(row)
     return rows
