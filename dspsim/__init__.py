@@ -10,6 +10,7 @@ try:
 except _PackageNotFoundError:  # a source tree on sys.path that was never installed
     __version__ = "0+unknown"
 
+from .simd import cpu as _cpu  # noqa: F401  first: the SIMD level (DSPSIM_SIMD) and its numba cache dir
 from .dtypes import IntType, int_type, qint8, quint8, qint16, quint16, qint32
 from ._jit import get_num_threads, set_num_threads  # _jit.py: the one thread-count setting
 from .fixedpoint import (

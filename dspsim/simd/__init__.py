@@ -1,8 +1,10 @@
-"""SIMD for the host dspsim runs on: LLVM IR through numba intrinsics, chosen at import from the CPU's features.
+"""SIMD for the host dspsim runs on: LLVM IR through numba intrinsics, chosen at import from the CPU's features
+(or a lower level forced by ``DSPSIM_SIMD``).
 
 ==================== ==========================================================================================
-:mod:`.cpu`          what the CPU has (:data:`~.cpu.HAVE_AVX2`, :data:`~.cpu.HAVE_VNNI`), and whether a peer's
-                     GEMM takes VNNI here
+:mod:`.cpu`          the SIMD level every path obeys (the CPU's best, or ``DSPSIM_SIMD``: :data:`~.cpu.LEVEL`,
+                     :data:`~.cpu.HAVE_AVX2`, :data:`~.cpu.HAVE_AVX512`, :data:`~.cpu.HAVE_VNNI`,
+                     :func:`~.cpu.describe`), and whether a peer's GEMM takes VNNI here
 :mod:`.tiles`        the exact int8 GEMM tiles (AVX-512 VNNI ``vpdpbusd``, AVX2 ``vpmaddwd``)
 :mod:`.requant_lanes` TFLite's fixed-point and the float-scale requantizations in int32 / float32 lanes
 :mod:`.add_lanes`    TFLite's quantized ADD in int32 lanes

@@ -31,7 +31,8 @@ from .tiles import _I32, _I64, _splat
 
 __all__ = ["USE_LANES", "add_lanes"]
 
-#: whether :func:`dspsim.kernels.arithmetic.elementwise.add` runs :func:`add_lanes` (AVX2 hosts, jit on)
+#: whether :func:`dspsim.kernels.arithmetic.elementwise.add` runs :func:`add_lanes` (the AVX2 level and up, jit on;
+#: its cached loop reads this global: a forced level has its own cache, :mod:`dspsim.simd.cpu`)
 USE_LANES = bool(HAVE_AVX2 and not numba.config.DISABLE_JIT)
 
 _V8 = ir.VectorType(_I32, 8)

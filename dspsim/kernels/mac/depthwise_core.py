@@ -10,7 +10,8 @@ The sum of output channel ``oc = ic*M + m`` at output pixel ``(b, oy, ox)`` is T
 over every tap of an input padded with the code ``zx`` (a padding tap adds ``(zx - zx) * w = 0``,
 exactly what TFLite's skipped tap adds); the first term once per call, the second with raw codes.
 Two taps at a time: their bytes are interleaved and widened to int16, and one ``vpmaddwd`` against
-the interleaved weights adds both products of 8 channels into 8 int32 lanes (an odd last tap is
+the interleaved weights adds both products of 8 channels (ymm, AVX2) or 16 (zmm, AVX-512 BW: the level
+``dspsim.simd.cpu.LEVEL`` chooses; ``vpdpwssd`` on a VNNI target) into int32 lanes (an odd last tap is
 paired with a zero weight). Each product is at most ``255 * 255`` in magnitude and a pair at most
 ``2 * 255 * 255 < 2^31``: exact; the int32 lane adds wrap modulo 2^32 like a C ``int32`` accumulator
 (``-fwrapv``), so the result is exact modulo 2^32, as the bias-first TFLite sum is. Output pixels
@@ -43,11 +44,12 @@ from numba.extending import intrinsic
 from ..._jit import parallel_rows
 from ...fixedpoint import wrap_scalar
 from ...simd import requant_lanes
-from ...simd.cpu import HAVE_AVX2
+from ...simd.cpu import HAVE_AVX2, HAVE_AVX512
 
 _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (8, 16, 32, 64))
 USE_PAIRS = HAVE_AVX2 and not numba.config.DISABLE_JIT
-"""Whether int32 sums take the ``vpmaddwd`` tap pairs (compiled code for an AVX2 target)."""
+"""Whether int32 sums take the ``vpmaddwd`` tap pairs (compiled code for an AVX2 target, ``DSPSIM_SIMD`` not
+``plain``); zmm pairs where :data:`dspsim.simd.cpu.HAVE_AVX512`."""
 
 
 @dataclass(frozen=True)
@@ -118,17 +120,21 @@ def prepare_depthwise_weights(w, weight_zero_point, depth_multiplier=1) -> Depth
 # --------------------------------------------------------------------------------------------
 # the vpmaddwd tap pairs (LLVM IR)
 # --------------------------------------------------------------------------------------------
-def _pair_sums(width):
+def _pair_sums(width, lanes, group):
     """An intrinsic ``f(x, base, offs, n_pairs, w, w_off, init, init_off, acc, acc_off, n_blocks, period)``:
 
     for ``n_blocks`` blocks of ``width`` (8 or 16) channels, block ``k`` of phase ``q = k % period``:
     ``acc[acc_off + width*k + j] = init[init_off + width*q + j] + sum_p sum_h x[base + width*k + offs[2p + h] + j]
     * w[w_off + (q*n_pairs + p)*2*width + 2j + h]`` (int32, wrapping), ``x`` int8 or uint8 (sign- or zero-extended),
-    ``w`` int16. Blocks go two at a time through the pairs (their sums in registers), an odd last one alone.
+    ``w`` int16. ``lanes`` int32 lanes per ``vpmaddwd`` + ``vpaddd``: 8 (AVX2, ymm) or 16 (AVX-512 BW, zmm); on an
+    AVX-512 VNNI target LLVM fuses the two into ``vpdpwssd`` (the same int32 sums: each pair sum is exact and the
+    lane add wraps, as ``vpaddd``). Blocks go ``group`` (a power of 2) at a time through the pairs (their sums in
+    registers), the last ``n_blocks % group`` in groups of ``group / 2``, ``group / 4``, ..., 1.
     Never raises; reads only the addressed elements.
     """
-    halves = width // 8  # vpmaddwd results (8 int32 lanes) per block
-    v8, v16w, vx = ir.VectorType(_I32, 8), ir.VectorType(_I16, 16), ir.VectorType(_I8, width)
+    halves = width // lanes  # instructions per block
+    vacc, vw, vx = ir.VectorType(_I32, lanes), ir.VectorType(_I16, 2 * lanes), ir.VectorType(_I8, width)
+    name = {8: "llvm.x86.avx2.pmadd.wd", 16: "llvm.x86.avx512.pmaddw.d.512"}[lanes]
 
     def generate(typingctx, x, base, offs, n_pairs, w, w_off, init, init_off, acc, acc_off, n_blocks, period):
         signed = x.dtype == types.int8
@@ -146,8 +152,7 @@ def _pair_sums(width):
 
             xp, op, wp, ip, ap = data(0, _I8), data(2, _I64), data(4, _I16), data(6, _I32), data(8, _I32)
             base_, npairs, woff, ioff, aoff, nblk, nper = i64(1), i64(3), i64(5), i64(7), i64(9), i64(10), i64(11)
-            pmaddwd = cgutils.get_or_insert_function(b.module, ir.FunctionType(v8, [v16w, v16w]),
-                                                     "llvm.x86.avx2.pmadd.wd")
+            madd = cgutils.get_or_insert_function(b.module, ir.FunctionType(vacc, [vw, vw]), name)
             ext = b.sext if signed else b.zext
             c = lambda v: ir.Constant(_I64, v)  # noqa: E731
 
@@ -160,8 +165,8 @@ def _pair_sums(width):
                 accs, xks, wks = [], [], []
                 for g, q in enumerate(phases):
                     for h in range(halves):
-                        ptr = b.gep(ip, [b.add(ioff, b.add(b.mul(q, c(width)), c(8 * h)))])
-                        accs.append(cgutils.alloca_once_value(b, b.load(b.bitcast(ptr, v8.as_pointer()), align=4)))
+                        ptr = b.gep(ip, [b.add(ioff, b.add(b.mul(q, c(width)), c(lanes * h)))])
+                        accs.append(cgutils.alloca_once_value(b, b.load(b.bitcast(ptr, vacc.as_pointer()), align=4)))
                     xks.append(b.gep(xp, [b.add(base_, b.mul(b.add(k, c(g)), c(width)))]))
                     wks.append(b.gep(wp, [b.add(woff, b.mul(q, b.mul(npairs, c(2 * width))))]))
                 with cgutils.for_range(b, npairs) as pl:
@@ -173,27 +178,38 @@ def _pair_sums(width):
                         vb = b.load(b.bitcast(b.gep(xks[g], [ob]), vx.as_pointer()), align=1)
                         wpp = b.gep(wks[g], [b.mul(p, c(2 * width))])
                         for h in range(halves):
-                            idx = [i for j in range(8 * h, 8 * h + 8) for i in (j, j + width)]
-                            inter = b.shuffle_vector(va, vb, ir.Constant(ir.VectorType(_I32, 16), idx))
-                            wv = b.load(b.bitcast(b.gep(wpp, [c(16 * h)]), v16w.as_pointer()), align=2)
+                            idx = [i for j in range(lanes * h, lanes * (h + 1)) for i in (j, j + width)]
+                            inter = ext(b.shuffle_vector(va, vb, ir.Constant(ir.VectorType(_I32, 2 * lanes), idx)), vw)
+                            wv = b.load(b.bitcast(b.gep(wpp, [c(2 * lanes * h)]), vw.as_pointer()), align=2)
                             a = accs[g * halves + h]
-                            b.store(b.add(b.load(a), b.call(pmaddwd, [ext(inter, v16w), wv])), a)
+                            b.store(b.add(b.load(a), b.call(madd, [inter, wv])), a)
                 for g in range(len(phases)):
                     for h in range(halves):
-                        ch = b.add(b.mul(b.add(k, c(g)), c(width)), c(8 * h))
-                        ptr = b.bitcast(b.gep(ap, [b.add(aoff, ch)]), v8.as_pointer())
+                        ch = b.add(b.mul(b.add(k, c(g)), c(width)), c(lanes * h))
+                        ptr = b.bitcast(b.gep(ap, [b.add(aoff, ch)]), vacc.as_pointer())
                         b.store(b.load(accs[g * halves + h]), ptr, align=4)
 
-            # two blocks per pass over the pairs (each tap offset loaded once, twice the independent sums),
-            # then an odd last block alone
+            # `group` blocks per pass over the pairs (each tap offset loaded once, more independent sums), then
+            # the last nblk % group in groups of group/2, group/4, ..., 1
             phase = cgutils.alloca_once_value(b, c(0))
-            with cgutils.for_range(b, b.sdiv(nblk, c(2))) as two:
-                q0 = b.load(phase)
-                q1 = wrap_phase(q0)
-                b.store(wrap_phase(q1), phase)
-                blocks(b.mul(two.index, c(2)), [q0, q1])
-            with b.if_then(b.icmp_signed("==", b.srem(nblk, c(2)), c(1))):
-                blocks(b.sub(nblk, c(1)), [b.load(phase)])
+            k = cgutils.alloca_once_value(b, c(0))
+
+            def pass_of(size):
+                qs = [b.load(phase)]
+                for _ in range(size - 1):
+                    qs.append(wrap_phase(qs[-1]))
+                b.store(wrap_phase(qs[-1]), phase)
+                k0 = b.load(k)
+                b.store(b.add(k0, c(size)), k)
+                blocks(k0, qs)
+
+            with cgutils.for_range(b, b.sdiv(nblk, c(group))):
+                pass_of(group)
+            size = group // 2
+            while size:
+                with b.if_then(b.icmp_signed("!=", b.and_(b.srem(nblk, c(group)), c(size)), c(0))):
+                    pass_of(size)
+                size //= 2
             return context.get_dummy_value()
 
         sig = types.void(x, base, offs, n_pairs, w, w_off, init, init_off, acc, acc_off, n_blocks, period)
@@ -203,8 +219,12 @@ def _pair_sums(width):
     return intrinsic(generate)
 
 
-_pair_sums16 = _pair_sums(16)  # compiled only when called: on an AVX2 target (USE_PAIRS)
-_pair_sums8 = _pair_sums(8)
+# Compiled only when called: on a target of the level (USE_PAIRS); a global that the cached _pair_rows reads,
+# kept apart per level by dspsim.simd.cpu's cache directory.
+# 8 accumulators: 8 blocks of 16 channels in zmm, 4 in ymm pairs (2 blocks, 4 ymm: 7% slower at 56x56x64 3x3 on
+# Zen 4; zmm and ymm at 8 accumulators alike there, docs/engines.md); _pair_sums8 takes one block a call
+_pair_sums16 = _pair_sums(16, 16, 8) if HAVE_AVX512 else _pair_sums(16, 8, 4)
+_pair_sums8 = _pair_sums(8, 8, 1)
 
 
 # --------------------------------------------------------------------------------------------
