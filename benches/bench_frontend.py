@@ -5,8 +5,8 @@ bench`` (:mod:`dspsim.bench.frontend`), timed here by pytest-benchmark through t
 Cases: the microfrontend at batch 1 (a call per 10 ms chunk) and over N streams (``DSPSIM_BENCH_SIZE`` quick: 8
 chunks, 8 streams; any other size: 50 chunks, 256 streams: the streams as SIMD lanes), dspsim beside
 pymicro-features (the C code; skipped when it is not installed); each stage of the lanes' frame on one block of
-streams (no peer: where the N-stream time goes); dspsim's CMSIS-DSP kernels (rfft, FIR, biquad DF1, MFCC, q15), whose peer cmsisdsp is
-timed by ``dspsim bench``. The features of the benchmarked calls must equal the C code's.
+streams (no peer: where the N-stream time goes); dspsim's CMSIS-DSP kernels (rfft, FIR, biquad DF1, MFCC, q15),
+whose peer cmsisdsp is timed by ``dspsim bench``. The features of the benchmarked calls must equal the C code's.
 """
 import numpy as np
 import pytest

@@ -225,6 +225,9 @@ def lane_stage_calls() -> list:
     shift, fr, fi, sr, si, energy, work, feats, planes = ln._lane_buffers(fe._lane_scratch[0], int(plan[_NFFT]) // 2,
                                                                           int(plan[_NCH]))
     est = np.zeros_like(fe._estimates)
+    pcan_triples, log_pairs = np.empty(pcan_lut.shape[0] - 2, np.int64), np.empty(log_lut.shape[0] - 1, np.int64)
+    ln._packed(pcan_lut, 3, pcan_triples)
+    ln._packed(log_lut, 2, log_pairs)
     stage_calls = (
         ("window (largest magnitude, input shift)", lambda: ln._window_lanes(blk, 0, window, shift)),
         ("FFT input (window again, shift, leaf order)",
@@ -233,8 +236,8 @@ def lane_stage_calls() -> list:
         ("real FFT split", lambda: ln._split_lanes(fr, fi, super_twiddles, sr, si)),
         ("energy and filterbank", lambda: ln._filterbank_lanes(sr, si, plan[_FB_START], plan[_FB_END], fstart, wstart,
                                                                widths, weights, unweights, energy, work)),
-        ("sqrt, noise reduction, PCAN, log", lambda: ln._channels_lanes(plan, work, shift, est, 0, pcan_lut,
-                                                                         log_lut, planes, feats)))
+        ("sqrt, noise reduction, PCAN, log", lambda: ln._channels_lanes(plan, work, shift, est, 0, pcan_triples,
+                                                                         log_pairs, planes, feats)))
     return list(stage_calls)
 
 

@@ -223,30 +223,44 @@ def _sqrt64(num):
 
 # The table lookups of WideDynamicFunction and Log are gathers, which LLVM's cost model for this CPU does not take:
 # each table stage is a vector loop that computes the indices, a scalar loop of loads (_lookup) and a vector loop
-# that goes on from the loaded entries. t[k] below is the k-th [num_channels, LANES] int64 plane of the scratch.
-_VALUE, _EST, _BASE, _FRAC, _G0, _G1, _G2, _PLANES = range(8)
+# that goes on from the loaded entries. The consecutive entries a stage reads are packed into one int64 per index
+# (_packed: 16 bits each), so that one load fetches them all. t[k] below is the k-th [num_channels, LANES] int64
+# plane of the scratch.
+_VALUE, _EST, _BASE, _FRAC, _ENTRIES, _PLANES = range(6)
 
 
 @njit(cache=True, nogil=True)
-def _lookup(lut, index, out):
-    """``out[j] = lut[index + j]`` elementwise over [num_channels, LANES], for the 2 or 3 planes of ``out``
-    (consecutive entries: one index load for them all)."""
-    three = out.shape[0] == 3
+def _packed(lut, k, out):
+    """``out[i]`` = entries ``lut[i .. i + k - 1]`` (16 bits each, the first lowest) for every i they exist."""
+    for i in range(out.shape[0]):
+        v = 0
+        for j in range(k):
+            v |= (lut[i + j] & 0xFFFF) << (16 * j)
+        out[i] = v
+
+
+@njit(cache=True, nogil=True)
+def _lookup(table, index, out):
+    """``out = table[index]`` elementwise over [num_channels, LANES]."""
     for c in range(index.shape[0]):
         for ln in range(index.shape[1]):
-            i = U64(index[c, ln])
-            out[0, c, ln], out[1, c, ln] = lut[i], lut[i + _U64_1]
-            if three:
-                out[2, c, ln] = lut[i + _U64_1 + _U64_1]
+            out[c, ln] = table[U64(index[c, ln])]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _entry(v, j):
+    """Entry ``j`` of a :func:`_packed` value, as the int16 it is."""
+    return np.int64(I16(v >> (16 * j)))
 
 
 @njit(cache=True, nogil=True)
-def _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, t, feats):
+def _channels_lanes(plan, work, shift, estimate, s0, pcan_triples, log_pairs, t, feats):
     """Square root, noise reduction (``estimate[:, s0:s0 + LANES]`` updated), PCAN, log scale: ``feats``
-    [num_channels, LANES] uint16 values from ``work``; ``t``: [_PLANES, num_channels, LANES] int64 scratch."""
+    [num_channels, LANES] uint16 values from ``work``; ``pcan_triples``, ``log_pairs``: the PCAN table packed by 3
+    and the log table by 2 (:func:`_packed`); ``t``: [_PLANES, num_channels, LANES] int64 scratch."""
     sb, msr = plan[_SMOOTHING_BITS], plan[_MIN_SIGNAL]
     nl = feats.shape[1]
-    value, est, base, frac, g0, g1, g2 = t[_VALUE], t[_EST], t[_BASE], t[_FRAC], t[_G0], t[_G1], t[_G2]
+    value, est, base, frac, entries = t[_VALUE], t[_EST], t[_BASE], t[_FRAC], t[_ENTRIES]
     for c in range(feats.shape[0]):  # FilterbankSqrt, NoiseReductionApply
         smoothing = plan[_EVEN] if c % 2 == 0 else plan[_ODD]
         one_minus = (1 << NOISE_REDUCTION_BITS) - smoothing
@@ -266,15 +280,15 @@ def _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, t, feats
                 interval = msb(x)
                 base[c, ln] = 4 * interval - 6 if x > 2 else x  # x <= 2: the gain is lut[x]
                 frac[c, ln] = ((x << max(11 - interval, 0)) >> max(interval - 11, 0)) & 0x3FF
-        _lookup(pcan_lut, base, t[_G0:_G2 + 1])
+        _lookup(pcan_triples, base, entries)
         for c in range(feats.shape[0]):
             for ln in range(nl):
-                f = frac[c, ln]
-                result = (g2[c, ln] * f) >> 5
-                result = np.int64(I32(result + I32(g1[c, ln] << 5)))
+                f, g = frac[c, ln], entries[c, ln]
+                result = (_entry(g, 2) * f) >> 5
+                result = np.int64(I32(result + I32(_entry(g, 1) << 5)))
                 result = np.int64(I32(result * f))
                 result = np.int64(I32(result + (1 << 14))) >> 15
-                gain = np.int64(I16(result + g0[c, ln])) if est[c, ln] > 2 else g0[c, ln]
+                gain = np.int64(I16(result + _entry(g, 0))) if est[c, ln] > 2 else _entry(g, 0)
                 snr = np.int64(((U64(value[c, ln]) * (U64(gain) & _U32_MAX)) >> snr_shift) & _U32_MAX)
                 small = min(snr, 8191)
                 value[c, ln] = (small * small) >> 20 if snr < 8192 else (snr >> 6) - 64
@@ -292,13 +306,14 @@ def _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, t, feats
                 frac[c, ln] = fr
                 base[c, ln] = fr >> (LOG_SCALE_LOG2 - LOG_SEGMENTS_LOG2)
                 est[c, ln] = integer
-        _lookup(log_lut, base, t[_G0:_G1 + 1])
+        _lookup(log_pairs, base, entries)
         rnd = (1 << LOG_SCALE_LOG2) // 2
         for c in range(feats.shape[0]):
             for ln in range(nl):
-                fr, c0 = frac[c, ln], g0[c, ln]
+                fr, g = frac[c, ln], entries[c, ln]
+                c0 = _entry(g, 0) & 0xFFFF  # the log table's entries are uint16
                 seg_base = ((1 << LOG_SCALE_LOG2) >> LOG_SEGMENTS_LOG2) * base[c, ln]
-                rel_pos = ((g1[c, ln] - c0) * (fr - seg_base)) >> LOG_SCALE_LOG2
+                rel_pos = (((_entry(g, 1) & 0xFFFF) - c0) * (fr - seg_base)) >> LOG_SCALE_LOG2
                 fraction = (fr + c0 + rel_pos) & _U32
                 log2 = ((est[c, ln] << LOG_SCALE_LOG2) + fraction) & _U32
                 loge = ((LOG_COEFF * log2 + rnd) >> LOG_SCALE_LOG2) & _U32
@@ -348,8 +363,9 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
     """``FrontendProcessSamples`` on the lane blocks ``b0..b1-1`` of lockstep streams: ``take`` samples of each
     stream (``samples`` (streams, >= take) int16) appended at row ``used`` of the window in its block's ring buffer
     ``buf`` (blocks, window_size, LANES) int16, whose window starts at row ``start``; where they complete the
-    window, each stream's features go to ``out[s]`` (the caller then moves ``start`` on by a step). ``estimate`` (num_channels, padded streams) int64: the noise estimates;
-    ``scratch`` (blocks, :func:`lane_scratch_size`) int64, of which row ``b0`` is used."""
+    window, each stream's features go to ``out[s]`` (the caller then moves ``start`` on by a step). ``estimate``
+    (num_channels, padded streams) int64: the noise estimates; ``scratch`` (blocks, :func:`lane_scratch_size`)
+    int64, of which row ``b0`` is used."""
     (window, twiddles, stages, leaf_order, super_twiddles, freq_starts, weight_starts, widths, weights, unweights,
      pcan_lut, log_lut, _) = _sections(plan)
     size, n_ch, n_streams = plan[_SIZE], plan[_NCH], samples.shape[0]
@@ -357,6 +373,9 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
     # one scratch per call, the row of its first block (calls on other threads start at other blocks): the blocks
     # of a call reuse it while it is in cache
     shift, fr, fi, sr, si, energy, work, feats, planes = _lane_buffers(scratch[b0], plan[_NFFT] // 2, n_ch)
+    pcan_triples, log_pairs = np.empty(pcan_lut.shape[0] - 2, np.int64), np.empty(log_lut.shape[0] - 1, np.int64)
+    _packed(pcan_lut, 3, pcan_triples)
+    _packed(log_lut, 2, log_pairs)
     for b in range(b0, b1):
         s0 = b * LANES
         blk = buf[b]
@@ -376,7 +395,7 @@ def _lanes_kernel(plan, buf, start, estimate, samples, used, take, b0, b1, scrat
         _split_lanes(fr, fi, super_twiddles, sr, si)
         _filterbank_lanes(sr, si, plan[_FB_START], plan[_FB_END], freq_starts, weight_starts, widths, weights,
                           unweights, energy, work)
-        _channels_lanes(plan, work, shift, estimate, s0, pcan_lut, log_lut, planes, feats)
+        _channels_lanes(plan, work, shift, estimate, s0, pcan_triples, log_pairs, planes, feats)
         for ln in range(n):
             for c in range(n_ch):
                 out[U64(s0 + ln), c] = feats[c, ln]
