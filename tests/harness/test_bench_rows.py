@@ -198,3 +198,26 @@ def test_peer_versions_name_a_worker_interpreter_s_own(monkeypatch):
     tflm = available()["tflite_micro"]
     if importlib.util.find_spec("tflite_micro") is None:
         assert tflm == f"version unknown (worker process: {sys.executable})"
+
+
+def test_run_case_alternates_the_thread_counts_in_rounds():
+    from dspsim.bench.run import THREAD_ROUNDS
+
+    case = bench.Case("fully_connected", "double", "quick")
+    rows = bench.run_case(case, None, (2, 1), repeats=2, budget=0.0)
+    assert [(r.engine, r.threads, r.runs) for r in rows] == [("dspsim", 1, 2 * THREAD_ROUNDS),
+                                                              ("dspsim", 2, 2 * THREAD_ROUNDS)]
+    assert [r.runs for r in bench.run_case(case, None, 2, repeats=2, budget=0.0)] == [2]  # one count: one pass
+
+
+def test_rounds_keep_the_least_time_and_the_most_mismatches():
+    from dspsim.bench.run import Row, _least
+
+    def row(seconds, mismatches, status="ok"):
+        return Row(case="c", op="o", variant="v", size="quick", shape="1", unit="MAC", work=1, engine="peer",
+                   seconds=seconds, throughput=1 / seconds, runs=5, mismatches=mismatches, bit_exact=not mismatches,
+                   status=status)
+
+    kept = _least(row(2.0, 3), row(1.0, 0))
+    assert kept.seconds == 1.0 and kept.runs == 10 and kept.mismatches == 3 and kept.bit_exact is False
+    assert _least(row(1.0, 0), row(2.0, 0, "error: X")).status == "error: X"
