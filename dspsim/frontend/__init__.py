@@ -3,7 +3,8 @@ microWakeWord, from int16 PCM to uint16 log-mel features.
 
 One module per stage (window, fft, filterbank, noise_reduction, pcan, log_scale), each a numba kernel behind a
 validating wrapper; :mod:`.tables` derives every table from a :class:`FrontendConfig` as the C init does;
-:mod:`.microfrontend` runs them frame by frame; :mod:`.wakeword` feeds the features to a streaming model as
+:mod:`.microfrontend` runs them frame by frame (:mod:`.frame`; over many streams at once :mod:`.lanes`, the
+streams as SIMD lanes); :mod:`.wakeword` feeds the features to a streaming model as
 pymicro-wakeword does. The plain-Python oracle is :mod:`dspsim.oracle.frontend`.
 """
 from .config import FrontendConfig  # noqa: F401

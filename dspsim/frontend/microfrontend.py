@@ -122,7 +122,8 @@ class MicroFrontend:
 
     ``streams=N`` runs N independent streams in lockstep: ``process_samples`` takes (N, chunk) int16 and
     returns (N, num_channels) features, every stream as its own ``MicroFrontend`` would give them, computed in one
-    compiled call split over the threads of :func:`dspsim.set_num_threads` when it is large enough
+    compiled call: the streams as SIMD lanes in blocks of :data:`dspsim.frontend.lanes.LANES` (:mod:`.lanes`), the
+    blocks split over the threads of :func:`dspsim.set_num_threads` when there is enough work
     (:func:`dspsim._jit.parallel_rows`). Without ``streams`` the chunks and features are 1-D.
     """
 

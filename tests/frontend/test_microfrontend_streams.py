@@ -37,11 +37,12 @@ def _golden_batch(streams: int):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_many_streams_give_each_streams_golden_features(threads):
-    pcm, want = _golden_batch(40)  # 40 streams: enough work to split over 2 threads
+    n = LANES + SCALAR_BELOW  # two blocks of lanes: enough work to split over 2 threads
+    pcm, want = _golden_batch(n)
     before = dspsim.get_num_threads()
     dspsim.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
     try:
-        got = MicroFrontend(streams=40).process(pcm)
+        got = MicroFrontend(streams=n).process(pcm)
     finally:
         dspsim.set_num_threads(before)
     assert got.dtype == np.uint16 and got.shape == want.shape
