@@ -22,7 +22,7 @@ def _scratch_size(plan):
     """int64 elements of one frame's working buffers (:func:`_frame_kernel`)."""
     nfft, n_ch = plan[_NFFT], plan[_NCH]
     n_bins = nfft // 2 + 1
-    return plan[_SIZE] + nfft + (n_bins + 1) // 2 + n_bins + (n_ch + 1) + 3 * n_ch + 2 * nfft
+    return plan[_SIZE] + (n_bins + 1) // 2 + n_bins + (n_ch + 1) + 3 * n_ch + nfft
 
 
 @njit(cache=True, nogil=True)
@@ -33,7 +33,7 @@ def _frame_kernel(frame, plan, estimate, scratch, out):
      pcan_lut, log_lut, stx) = _sections(plan)
     size, nfft, n_ch = plan[_SIZE], plan[_NFFT], plan[_NCH]
     n_bins = nfft // 2 + 1
-    o1 = size + nfft
+    o1 = size
     o2 = o1 + (n_bins + 1) // 2  # the int16 spectrum: 2 * n_bins int16 in as many int64 halves
     o3 = o2 + n_bins
     o4 = o3 + n_ch + 1
