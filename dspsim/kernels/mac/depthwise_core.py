@@ -20,7 +20,7 @@ worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors t
 last ``n % 16`` values take one more block over its last 16 values, overlapping the previous one (the same sums
 recomputed), so C = 30 or 60 stays in the pairs. A depth multiplier ``M > 1`` takes the pairs on the input with
 each channel repeated M times (:func:`expand_channels`: micro_speech's 1 -> 8 channel layer, 198 -> 42 us). Hosts
-without AVX2, ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
+without AVX2 (or the ``plain`` level), ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
 needs the exact value, summed in int64) take a direct loop over the valid taps, vectorised by LLVM
 (``vpmulld``). A padded input is read through a cache-sized window of padded rows (:data:`RING_BYTES`).
 

@@ -37,9 +37,10 @@ Threads: the driver runs a range of (group, column panel, row chunk) work items 
 :func:`dspsim._jit.parallel_rows` splits the items over threads (a MAC counts as 1/64 element of
 work there, so two threads start at 2^26 MACs, ~0.3 ms on one core), a row chunk at least
 :data:`MIN_CHUNK_TILES` row tiles of its panel (:func:`split_items`), and the driver stays cached on disk.
-The tile is the best of :data:`PATHS` (``"vnni"``, ``"avx2"``, ``"plain"``: those this CPU runs) unless
-``path=`` or the environment variable ``DSPSIM_GEMM_PATH`` names another; only ``"plain"`` runs under
-``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsics cannot.
+The tile is the best of :data:`PATHS` (``"vnni"``, ``"avx2"``, ``"plain"``: those this CPU runs at the SIMD level
+:data:`dspsim.simd.cpu.LEVEL`, which ``DSPSIM_SIMD`` may lower) unless ``path=`` or the environment variable
+``DSPSIM_GEMM_PATH`` names another; only ``"plain"`` runs under ``NUMBA_DISABLE_JIT=1``, where the LLVM intrinsics
+cannot.
 """
 from __future__ import annotations
 
