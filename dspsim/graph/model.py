@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._jit import CHUNKS_PER_THREAD, PARALLEL_MIN, get_num_threads, parallel_rows, split_threads
+from .._jit import PARALLEL_MIN, get_num_threads, parallel_rows, split_threads
 from .executor import Trace, tensor_info
 from .state import State
 
@@ -25,6 +25,11 @@ PART_OPERATOR_WORK = PARALLEL_MIN // 16
 the Python time of the call, which the parts take in turn under the GIL): measured on a 2-core Zen 4, MobileNetV2 224
 at batch 16 (670 K per call) runs 1.9x faster on 2 threads by samples, person detection (60 K) 1.5x, a
 microWakeWord model at 256 streams (24 K) 0.65x."""
+
+PARTS_PER_THREAD = 2
+"""Parts of a batch split by samples per thread at most, taken in turn (a late thread leaves its second part to the
+others): MobileNetV2 224 batch 16 on 2 threads of a 2-core Zen 4 runs 2.06 ms per inference in 2 parts, 2.10 in 4,
+2.34 in 8 (each part's operators cost their Python time again)."""
 
 
 class Model:
@@ -371,7 +376,7 @@ class Model:
 
     def _parts(self, n):
         """How many parts :meth:`run_batch` splits ``n`` samples into: where every thread gets a sample, up to
-        :data:`~dspsim._jit.CHUNKS_PER_THREAD` per thread of :func:`dspsim._jit.split_threads` on the batch's work
+        :data:`PARTS_PER_THREAD` per thread of :func:`dspsim._jit.split_threads` on the batch's work
         (taken in turn, as a kernel's chunks), each operator call of a part at least :data:`PART_OPERATOR_WORK`;
         1 otherwise (each operator splits its own work)."""
         threads = get_num_threads()
@@ -380,7 +385,7 @@ class Model:
         work = n * self._sample_work()
         per_op = work // max(1, len(self._exec.steps[0]) * PART_OPERATOR_WORK)
         threads = min(split_threads(n, work), per_op)
-        return 1 if threads <= 1 else min(n, per_op, CHUNKS_PER_THREAD * threads)
+        return 1 if threads <= 1 else min(n, per_op, PARTS_PER_THREAD * threads)
 
     def _run_chunk(self, ex, arrays, lo, hi, one_by_one, state, func):
         """Samples ``[lo, hi)`` of ``arrays`` through executor ``ex`` (with ``state`` swapped in, a stream chunk's):

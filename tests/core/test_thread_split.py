@@ -181,7 +181,7 @@ def test_a_batch_split_by_samples_is_n_runs_at_every_thread_count(n_samples, thr
     want = [model.run([s])[0] for s in x]
     for n in COUNTS:
         threads(n)
-        assert model._parts(n_samples) == (1 if n == 1 or n_samples < n else min(n_samples, J.CHUNKS_PER_THREAD * n))
+        assert model._parts(n_samples) == (1 if n == 1 or n_samples < n else min(n_samples, graph_model.PARTS_PER_THREAD * n))
         got = model.run_batch([x])[0]
         assert all(np.array_equal(got[i], want[i]) for i in range(n_samples)), n
 
