@@ -7,13 +7,13 @@ import numpy as np
 from numba import njit
 
 from ._bits import msb
-from .fft import _frame_fft_kernel
+from .fft import _frame_fft256_energy, _frame_fft_kernel
 from .filterbank import _accumulate_kernel, _energy_kernel, _sqrt_kernel
 from .log_scale import _log_scale_kernel
 from .noise_reduction import _noise_reduction_kernel
 from .pcan import _pcan_kernel
 from .plan import (_CORRECTION_BITS, _ENABLE_LOG, _ENABLE_PCAN, _EVEN, _FB_END, _FB_START, _MIN_SIGNAL, _NCH, _NFFT,
-                   _ODD, _SCALE_SHIFT, _SIZE, _SMOOTHING_BITS, _SNR_SHIFT, _sections)
+                   _NSTAGES, _ODD, _SCALE_SHIFT, _SIZE, _SMOOTHING_BITS, _SNR_SHIFT, _sections)
 from .window import _window_kernel
 
 
@@ -44,8 +44,12 @@ def _frame_kernel(frame, plan, estimate, scratch, out):
     fft_work = scratch[o4 + 3 * n_ch:o4 + 3 * n_ch + nfft].reshape((2, nfft // 2))
     max_abs = _window_kernel(frame, window, windowed)
     shift = 15 - msb(max_abs)
-    _frame_fft_kernel(windowed, shift, twiddles, stx, stages, leaf_order, super_twiddles, spectrum, fft_work)
-    _energy_kernel(spectrum, plan[_FB_START], plan[_FB_END], energy)
+    if nfft == 512 and plan[_NSTAGES] == 4 and size <= nfft:  # the 512-point real FFT of TFLM's configurations
+        _frame_fft256_energy(windowed, shift, stx, leaf_order, super_twiddles, plan[_FB_START], plan[_FB_END],
+                             energy, fft_work.ravel().view(np.int16))
+    else:
+        _frame_fft_kernel(windowed, shift, twiddles, stx, stages, leaf_order, super_twiddles, spectrum, fft_work)
+        _energy_kernel(spectrum, plan[_FB_START], plan[_FB_END], energy)
     _accumulate_kernel(energy, freq_starts, weight_starts, widths, weights, unweights, work)
     _sqrt_kernel(work, shift, sig)
     _noise_reduction_kernel(sig, estimate, plan[_SMOOTHING_BITS], plan[_EVEN], plan[_ODD], plan[_MIN_SIGNAL], tmp)

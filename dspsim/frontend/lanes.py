@@ -28,9 +28,10 @@ LANES = 128
 1.7 us, 32 1.26, 64 1.00, 128 0.94 (the per-row and per-butterfly overheads, the loops' runtime alias checks
 among them, are shared by more lanes)."""
 
-SCALAR_BELOW = 24
+SCALAR_BELOW = 40
 """A block of fewer streams than this runs each stream's own frame (:func:`dspsim.frontend.frame._frame_kernel`,
-~5 us): a block of lanes costs about as much as LANES streams (~115 us), whatever its streams."""
+~2.5 us a stream in a block, its samples copied out of the lanes): a block of lanes costs about as much as LANES
+streams (~105 us), whatever its streams (24 while a frame cost ~5 us)."""
 
 I32 = np.int32
 I16 = np.int16
@@ -409,6 +410,8 @@ def _scalar_block(plan, blk, start, estimate, s0, n, row, out):
     k = _scratch_size(plan)
     frame = row[k:k + (size + 3) // 4].view(np.int16)[:size]
     for ln in range(n):
-        for i in range(size):
-            frame[i] = blk[(start + i) % size, ln]
+        for i in range(size - start):  # the ring buffer's rows from start, then its first rows: no modulo a sample
+            frame[i] = blk[start + i, ln]
+        for i in range(start):
+            frame[size - start + i] = blk[i, ln]
         _frame_kernel(frame, plan, estimate[:, s0 + ln], row[:k], out[s0 + ln])
