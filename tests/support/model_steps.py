@@ -6,10 +6,13 @@ import dataclasses
 
 import numpy as np
 
+import dspsim
+
 
 def recorded_run(model, inputs, batch=None):
-    """``run`` (or ``run_batch``) with every tensor its steps compute recorded (copies): (outputs, values)."""
-    ex = model._exec if batch is None else model._executor(batch)  # the run loop's steps: no public hook
+    """``run`` (or ``run_batch``, on one thread: one part, one executor of size ``batch``) with every tensor its
+    steps compute recorded (copies): (outputs, values)."""
+    ex = model._exec if batch is None else model._executors(batch, 1)[0]  # the run loop's steps: no public hook
     seen, steps = {}, ex.steps[0]
 
     def recording(step):
@@ -22,8 +25,11 @@ def recorded_run(model, inputs, batch=None):
         return dataclasses.replace(step, run=run)
 
     ex.steps[0] = [recording(s) for s in steps]
+    threads = dspsim.get_num_threads()
+    dspsim.set_num_threads(1)
     try:
         outs = model.run(inputs) if batch is None else model.run_batch(inputs)
     finally:
         ex.steps[0] = steps
+        dspsim.set_num_threads(threads)
     return outs, seen
