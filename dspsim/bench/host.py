@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import platform
 
-#: the features of the header beyond :func:`simd_facts`'s (LLVM names): AVX-VNNI (ymm ``vpdpbusd``, which MLAS
+#: the features of the header beyond :func:`dspsim.simd.cpu.describe`'s (LLVM names): AVX-VNNI (ymm ``vpdpbusd``, which MLAS
 #: takes where AVX-512 VNNI is absent)
 EXTRA_FEATURES = ("avxvnni",)
 
@@ -26,28 +26,6 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def simd_facts() -> dict:
-    """:func:`dspsim.simd.cpu.describe` (LLVM's CPU name, the AVX2 / AVX-512 / AMX features, the SIMD level
-    and the paths dspsim takes); where that function is absent (an older dspsim.simd), the same keys read
-    here: ``cpu``, ``features``, ``level`` (None), ``paths`` (``gemm`` tile, ``depthwise`` pairs, ``requant``
-    lanes)."""
-    from ..simd import cpu
-
-    if hasattr(cpu, "describe"):
-        return cpu.describe()
-    import llvmlite.binding as llvm
-    import numba
-
-    from ..kernels.mac import depthwise_core, gemm
-
-    feats = llvm.get_host_cpu_features()
-    names = ("avx2", "avx512f", "avx512bw", "avx512vl", "avx512vnni", "amx-tile", "amx-int8")
-    lanes = cpu.HAVE_AVX2 and not numba.config.DISABLE_JIT
-    return dict(cpu=llvm.get_host_cpu_name(), features={n.replace("-", "_"): bool(feats.get(n)) for n in names},
-                level=None, paths=dict(gemm=gemm.PATHS[0], depthwise="vpmaddwd tap pairs" if depthwise_core.USE_PAIRS
-                                       else "direct loop", requant="int32/float32 lanes" if lanes else "scalar loop"))
-
-
 def peer_vnni() -> dict:
     """Whether FBGEMM's and ONNX Runtime's MLAS u8 x s8 GEMM take their VNNI kernels here
     (:func:`dspsim.simd.cpu.host_has_vnni`); without them they saturate product pairs to int16."""
@@ -58,19 +36,20 @@ def peer_vnni() -> dict:
 
 def header(peers_available: dict | str) -> dict:
     """The header of a report: ``cpu`` (its name), ``llvm_cpu``, ``load_average``, ``features`` (LLVM
-    names, bools), ``level`` (dspsim's SIMD level), ``paths`` (:func:`simd_facts`' and the GEMM paths
+    names, bools), ``level`` (dspsim's SIMD level), ``paths`` (:func:`dspsim.simd.cpu.describe`'s and the GEMM paths
     runnable here, numba's most threads), ``peers`` (versions, as :func:`dspsim.bench.peers.available`, or
     why none ran) and ``peer_vnni`` (:func:`peer_vnni`)."""
     import llvmlite.binding as llvm
     import numba
 
     from ..kernels.mac import gemm
+    from ..simd.cpu import describe
 
-    facts = simd_facts()
+    facts = describe()
     feats = llvm.get_host_cpu_features()
     return dict(cpu=cpu_model(), llvm_cpu=facts["cpu"], load_average=_load_average(),
                 features={**facts["features"], **{f: bool(feats.get(f)) for f in EXTRA_FEATURES}},
-                level=facts.get("level"), paths={**facts["paths"], "gemm_runnable": list(gemm.PATHS),
+                level=facts["level"], paths={**facts["paths"], "gemm_runnable": list(gemm.PATHS),
                                                  "numba_threads": numba.config.NUMBA_NUM_THREADS},
                 peers=peers_available, peer_vnni=peer_vnni())
 
