@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import check_flag, names_its_errors
+from ..kernels.signal._bits import msb
 from ._checks import QTYPES
 
 _TABLE_SIZE = 512
@@ -67,12 +68,8 @@ def _wrap(v, bits):
 
 @njit(cache=True, nogil=True, inline="always")
 def _clz32(v):
-    n = 0
-    mask = np.int64(0x80000000)
-    while n < 32 and (v & mask) == 0:
-        n += 1
-        mask >>= 1
-    return n
+    """The leading zeros of v's low 32 bits (32 for 0): one ``lzcnt`` compiled."""
+    return 32 - msb(np.int64(v) & 0xFFFFFFFF)
 
 
 @njit(cache=True, nogil=True)
@@ -100,34 +97,43 @@ def _sin_cos(x, out, table, bits, cos):
 
 @njit(cache=True, nogil=True)
 def _sqrt(x, out, status, lut, bits):
-    for i in range(x.shape[0]):
+    n = x.shape[0]
+    num = np.empty(n, np.int64)    # the normalized input (0 where x <= 0: the Newton steps then give 0)
+    var1 = np.empty(n, np.int64)   # the first guess
+    half = np.empty(n, np.int64)   # the shift back
+    for i in range(n):
         number = np.int64(x[i])
         if number <= 0:
-            out[i] = 0
+            num[i] = 0
+            var1[i] = 0
+            half[i] = 0
             status[i] = 0 if number == 0 else -1
             continue
         status[i] = 0
+        sign_bits = _clz32(number) - (17 if bits == 16 else 1)
+        even = sign_bits if sign_bits % 2 == 0 else sign_bits - 1
+        number = _wrap(number << even, bits)
+        num[i] = number
+        var1[i] = lut[(number >> 11) - (0x2000 >> 11)] if bits == 16 else lut[(number >> 26) - (0x20000000 >> 26)]
+        half[i] = even // 2
+    for i in range(n):             # three Newton steps for 1/sqrt in the C types, then times the input
+        number = num[i]
+        v = var1[i]
         if bits == 16:
-            sign_bits = _clz32(number) - 17
-            number = _wrap(number << (sign_bits if sign_bits % 2 == 0 else sign_bits - 1), 16)
-            var1 = lut[(number >> 11) - (0x2000 >> 11)]
             for _ in range(3):
-                temp = _wrap((var1 * var1) >> 12, 16)
+                temp = _wrap((v * v) >> 12, 16)
                 temp = _wrap((number * temp) >> 15, 16)
                 temp = _wrap(0x3000 - temp, 16)
-                var1 = _wrap((var1 * temp) >> 13, 16)
-            var1 = _wrap((number * var1) >> 12, 16)
+                v = _wrap((v * temp) >> 13, 16)
+            v = _wrap((number * v) >> 12, 16)
         else:
-            sign_bits = _clz32(number) - 1
-            number = _wrap(number << (sign_bits if sign_bits % 2 == 0 else sign_bits - 1), 32)
-            var1 = lut[(number >> 26) - (0x20000000 >> 26)]
             for _ in range(3):
-                temp = _wrap((var1 * var1) >> 28, 32)
+                temp = _wrap((v * v) >> 28, 32)
                 temp = _wrap((number * temp) >> 31, 32)
                 temp = _wrap(0x30000000 - temp, 32)
-                var1 = _wrap((var1 * temp) >> 29, 32)
-            var1 = _wrap((number * var1) >> 28, 32)
-        out[i] = var1 >> ((sign_bits if sign_bits % 2 == 0 else sign_bits - 1) // 2)
+                v = _wrap((v * temp) >> 29, 32)
+            v = _wrap((number * v) >> 28, 32)
+        out[i] = v >> half[i]
 
 
 def _elementwise(func, x, q):
@@ -203,26 +209,29 @@ def _scalar(func, v, name, q):
     return int(v)
 
 
-def _clz(v: int) -> int:
-    return 32 - (v & 0xFFFFFFFF).bit_length()
-
-
-def _divide(func, numerator, denominator, q):
-    bits = 16 if q == "q15" else 32
-    num = _scalar(func, numerator, "numerator", q)
-    den = _scalar(func, denominator, "denominator", q)
-    hi = (1 << (bits - 1)) - 1
+@njit(cache=True, nogil=True)
+def _divide_core(num, den, bits):
+    """arm_divide_q15 / _q31 (bits 16 / 32) of two in-range values: (status, quotient, shift)."""
+    hi = (np.int64(1) << (bits - 1)) - 1
     negative = (num < 0) != (den < 0)
     if den == 0:  # ARM_MATH_NANINF
-        return -4, (-hi - 1 if negative else hi), 0
-    num, den = min(abs(num), hi), min(abs(den), hi)  # arm_abs: the minimum goes to the maximum
+        return np.int64(-4), (-hi - 1 if negative else hi), np.int64(0)
+    num = min(abs(np.int64(num)), hi)  # arm_abs: the minimum goes to the maximum
+    den = min(abs(np.int64(den)), hi)
     temp = (num << (bits - 1)) // den
-    shift = (17 - _clz(temp)) if q == "q15" else (32 - _clz(temp >> 31))
-    shift = max(shift, 0)
+    shift = np.int64(17 - _clz32(temp)) if bits == 16 else np.int64(32 - _clz32(temp >> 31))
+    shift = max(shift, np.int64(0))
     temp >>= shift
     if negative:
         temp = -temp
-    return 0, int(np.int64(temp).astype(QTYPES[q])), shift
+    return np.int64(0), _wrap(temp, bits), shift
+
+
+def _divide(func, numerator, denominator, q):
+    num = _scalar(func, numerator, "numerator", q)
+    den = _scalar(func, denominator, "denominator", q)
+    status, quotient, shift = _divide_core(num, den, 16 if q == "q15" else 32)
+    return int(status), int(quotient), int(shift)
 
 
 @names_its_errors
@@ -244,22 +253,24 @@ _LOG_INV_LOG2E = 0x58B90BFB  # 1 / log2(e) in q31
 
 @njit(cache=True, nogil=True)
 def _vlog_q31(x, out):
-    for i in range(x.shape[0]):
+    n = x.shape[0]
+    v = np.empty(n, np.int64)
+    y = np.zeros(n, np.int64)
+    c = np.empty(n, np.int64)
+    for i in range(n):
         src = np.int64(x[i]) & 0xFFFFFFFF  # the C reads the q31 value as a uint32
-        c = _clz32(src)
-        if c == 0:
-            v = src >> 1
-        else:
-            v = (src << (c - 1)) & 0xFFFFFFFF  # 1.31 -> 2.30, 1 <= v < 2
-        y = np.int64(0)
-        inc = np.int64(1) << 25                # 0.5 in q26
-        for _ in range(31):                    # log2 bit by bit: square, compare with 2
-            v = ((v * v) >> 30) & 0xFFFFFFFF
-            if v >= 0x80000000:
-                y += inc
-                v >>= 1
-            inc >>= 1
-        tmp = _wrap(y - (np.int64(c) << 26), 32)
+        c[i] = _clz32(src)
+        v[i] = src >> 1 if c[i] == 0 else (src << (c[i] - 1)) & 0xFFFFFFFF  # 1.31 -> 2.30, 1 <= v < 2
+    inc = np.int64(1) << 25                    # 0.5 in q26
+    for _ in range(31):                        # log2 bit by bit: square, compare with 2 (all values at once)
+        for i in range(n):
+            w = ((v[i] * v[i]) >> 30) & 0xFFFFFFFF
+            big = w >= 0x80000000
+            y[i] += inc if big else 0
+            v[i] = w >> 1 if big else w
+        inc >>= 1
+    for i in range(n):
+        tmp = _wrap(y[i] - (c[i] << 26), 32)
         out[i] = _wrap((tmp * _LOG_INV_LOG2E) >> 31, 32)
 
 

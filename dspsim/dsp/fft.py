@@ -398,21 +398,16 @@ def _split_rfft(src, L, ca, cb, modifier, is_q31, dst):
         k = 2 * i * modifier
         a1, a2, b1, b2 = ca[k], ca[k + 1], cb[k], cb[k + 1]
         if is_q31:  # CMSIS uses -a2 for b2 here (B's imaginary part is -A's)
-            out_r = _w32(_round_hi(ar * a1) + ((0x80000000 - ai * a2) >> 32) + ((0x80000000 - bi * a2) >> 32)
-                         + _round_hi(br * b1))
-            out_i = _w32(_round_hi(ar * a2) + _round_hi(ai * a1) + ((0x80000000 - bi * b1) >> 32)
-                         + ((0x80000000 - br * a2) >> 32))
-            dst[2 * i] = out_r
-            dst[2 * i + 1] = out_i
-            dst[4 * L - 2 * i] = out_r
-            dst[4 * L - 2 * i + 1] = _w32(-out_i)
+            dst[2 * i] = _w32(_round_hi(ar * a1) + ((0x80000000 - ai * a2) >> 32) + ((0x80000000 - bi * a2) >> 32)
+                              + _round_hi(br * b1))
+            dst[2 * i + 1] = _w32(_round_hi(ar * a2) + _round_hi(ai * a1) + ((0x80000000 - bi * b1) >> 32)
+                                  + ((0x80000000 - br * a2) >> 32))
         else:
-            out_r = _w16(_w32(ar * a1 - ai * a2 + br * b1 + bi * b2) >> 16)
-            out_i = _w32(br * b2 - bi * b1 + ai * a1 + ar * a2) >> 16
-            dst[2 * i] = out_r
-            dst[2 * i + 1] = _w16(out_i)
-            dst[4 * L - 2 * i] = out_r
-            dst[4 * L - 2 * i + 1] = _w16(-out_i)
+            dst[2 * i] = _w16(_w32(ar * a1 - ai * a2 + br * b1 + bi * b2) >> 16)
+            dst[2 * i + 1] = _w32(br * b2 - bi * b1 + ai * a1 + ar * a2) >> 16   # fits int16
+    for i in range(1, L):  # the mirrored half, conjugated (a loop of its own: the first one then vectorizes)
+        dst[4 * L - 2 * i] = dst[2 * i]
+        dst[4 * L - 2 * i + 1] = _w32(-dst[2 * i + 1]) if is_q31 else _w16(-dst[2 * i + 1])
     if is_q31:
         dst[2 * L] = _w32(src[0] - src[1]) >> 1
         dst[0] = _w32(src[0] + src[1]) >> 1

@@ -13,7 +13,9 @@ bit with the library's generic C code (docs/dsp.md §MFCC). One frame of ``fft_l
 7. q15: each value cast to int16 (wrapping); ``arm_mat_vec_mult(dct, .)``.
 
 The instance holds the C init's arrays: the DCT matrix (nb_dct_outputs x nb_mel_filters, row-major), the filters'
-first bins and lengths, their packed coefficients and the window. A frame whose largest magnitude is 1 makes the
+first bins and lengths, their packed coefficients and the window; and ``plan``, the same with the FFT's tables in one
+int64 array, which :func:`_frame` (one compiled call a frame, through the stage kernels of basic, fft, complex_math,
+fastmath and matrix) reads. A frame whose largest magnitude is 1 makes the
 C code shift by more than it defines (q15: none; q31: ``arm_scale_q31`` with shift 31, a 32-bit shift by 32);
 dspsim takes the host's result (x86 masks the count to 0), which the goldens measure.
 """
@@ -22,14 +24,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .._errors import names_its_errors
 from . import fft as _fft
-from ._checks import QTYPES, check_int, check_q
+from ._checks import check_int, check_q
 from .basic import _binary, _dot, _offset, _scale_q31, _scale_short, _shift
-from .complex_math import _mag
-from .fastmath import _divide, _vlog_q31
-from .matrix import _mat_vec_run
+from .complex_math import _mag_squares
+from .fastmath import _divide_core, _sqrt, _vlog_q31, _wrap, sqrt_lut
+from .matrix import _mat_vec
 
 MFCC_LENGTHS = (32, 64, 128, 256, 512, 1024, 2048, 4096)
 _LOG2TOLOG = 0x02C5C860
@@ -51,6 +54,90 @@ class MfccInstance:
     filter_coefs: np.ndarray
     window_coefs: np.ndarray
     rfft: _fft.RfftInstance
+    plan: np.ndarray
+    """Everything a frame reads, one read-only int64 array (:func:`_plan`)."""
+
+
+# the plan's header: sizes, then where each table starts
+_N, _MELS, _DCTS, _Q31, _WINDOW, _TWIDDLES, _PERM, _COEF_A, _COEF_B, _POS, _LENGTHS, _COEFS, _DCT, _LUT = range(14)
+_HEADER = 14
+
+
+def _plan(q, n, mel, dct_n, dct, pos, lengths, coefs, window, rfft):
+    """The frame's tables in one int64 array: a header (sizes, the offset of each table), the window, the complex
+    FFT's twiddles and bit-reversal permutation, the split tables at the instance's stride (read with modifier 1),
+    the filters' first bins, lengths and coefficients, the DCT (row-major) and arm_sqrt_q31's first-guess table."""
+    a = rfft.coef_a.reshape(-1, 2)[::rfft.modifier][:n // 2].reshape(-1)
+    b = rfft.coef_b.reshape(-1, 2)[::rfft.modifier][:n // 2].reshape(-1)
+    tables = (window, rfft.cfft.twiddles, rfft.cfft.bit_rev, a, b, pos, lengths, coefs, dct, sqrt_lut("q31"))
+    head = [n, mel, dct_n, int(q == "q31")]
+    at = _HEADER
+    for t in tables:
+        head.append(at)
+        at += t.shape[0]
+    plan = np.concatenate([np.array(head, np.int64)] + [np.asarray(t, np.int64) for t in tables])
+    plan.flags.writeable = False
+    return plan
+
+
+@njit(cache=True, nogil=True)
+def _frame(x, plan, out):
+    """arm_mfcc_q15 / _q31 of one frame (x: int16 / int32, fft_len samples) through the stage kernels: the
+    nb_dct_outputs MFCCs into out (x's dtype)."""
+    n, mels, dcts, is_q31 = plan[_N], plan[_MELS], plan[_DCTS], plan[_Q31] != 0
+    bits = 32 if is_q31 else 16
+    top = (np.int64(1) << (bits - 1)) - 1
+    half = n >> 1
+    bins = half + 1
+    scratch = np.empty(5 * n + 3 * bins + 2 * mels, np.int64)             # (no stage runs in place: LLVM then
+    src, buf, spec = scratch[:n], scratch[n:2 * n], scratch[2 * n:4 * n]  # keeps the vector loops)
+    sq, root, status = scratch[4 * n:4 * n + bins], scratch[4 * n + bins:4 * n + 2 * bins], \
+        scratch[4 * n + 2 * bins:4 * n + 3 * bins]
+    mel, vec = scratch[4 * n + 3 * bins:4 * n + 3 * bins + mels], scratch[4 * n + 3 * bins + mels:]
+    m = np.int64(0)                                                      # arm_absmax
+    for i in range(n):
+        v = np.int64(x[i])
+        m = max(m, v if v >= 0 else -v)
+    m = min(m, top)                                                      # |min| saturates
+    normalize = m != 0 and m != top
+    if normalize:                                                        # arm_divide, arm_scale
+        _, quotient, shift = _divide_core(top, m, bits)
+        if is_q31:  # shift 31 (m == 1) makes the C shift a 32-bit value by 32: x86 takes the count mod 32
+            _scale_q31(x, src, quotient, (shift + 1) & 31)
+        else:
+            _scale_short(x, src, quotient, 15 - shift, 16)
+    else:
+        for i in range(n):
+            src[i] = x[i]
+    _binary(src, plan[plan[_WINDOW]:plan[_WINDOW] + n], buf, 2, bits)   # arm_mult
+    _fft._cfft(buf, half, plan[plan[_TWIDDLES]:plan[_PERM]], is_q31, 1,  # arm_rfft: the complex FFT of n / 2,
+               plan[plan[_PERM]:plan[_COEF_A]], True)
+    _fft._split_rfft(buf, half, plan[plan[_COEF_A]:plan[_COEF_B]],       # the split
+                     plan[plan[_COEF_B]:plan[_POS]], 1, is_q31, spec)
+    _mag_squares(spec, not is_q31, sq)                                   # arm_cmplx_mag of bins 0 .. n / 2
+    _sqrt(sq, root, status, plan[plan[_LUT]:], 32)
+    if not is_q31:
+        for k in range(bins):
+            root[k] >>= 16
+    pos, lengths = plan[_POS], plan[_LENGTHS]
+    start = plan[_COEFS]
+    for i in range(mels):                                                # arm_dot_prod per filter
+        p, ln = plan[pos + i], plan[lengths + i]
+        acc = _dot(root[p:p + ln], plan[start:start + ln], bits) + (0x08637BD0 if is_q31 else 0x219)
+        start += ln
+        acc = _wrap(acc >> (_MEL_SHIFT + (18 if is_q31 else 0)), 32)     # __SSAT takes an int32
+        mel[i] = min(max(acc, -(np.int64(1) << 30)), (np.int64(1) << 30) - 1)
+    if normalize:
+        _scale_q31(mel, mel, m if is_q31 else m << 16, 1)
+    _vlog_q31(mel, mel)
+    fft_shift = np.int64(0)
+    while (np.int64(1) << fft_shift) < n:
+        fft_shift += 1
+    _offset(mel, mel, (fft_shift + 2 + _MEL_SHIFT) * _LOG2TOLOG, 32)
+    _shift(mel, mel, -3 if is_q31 else -19, 32)
+    for i in range(mels):
+        vec[i] = mel[i] if is_q31 else _wrap(mel[i], 16)                # (q15_t): wrapping
+    _mat_vec(plan[plan[_DCT]:plan[_LUT]].reshape((dcts, mels)), vec, out, not is_q31)
 
 
 def _init(func, fft_len, nb_mel_filters, nb_dct_outputs, dct_coefs, filter_pos, filter_lengths, filter_coefs,
@@ -83,7 +170,8 @@ def _init(func, fft_len, nb_mel_filters, nb_dct_outputs, dct_coefs, filter_pos, 
     if window.shape[0] != n:
         raise ValueError(f"{func}: window_coefs must hold fft_len = {n} values, got {window.shape[0]}")
     rfft = _fft._rfft_init(func, n, False, True, q)
-    return MfccInstance(q, n, mel, dct_n, dct, pos, lengths, coefs, window, rfft)
+    return MfccInstance(q, n, mel, dct_n, dct, pos, lengths, coefs, window, rfft,
+                        _plan(q, n, mel, dct_n, dct, pos, lengths, coefs, window, rfft))
 
 
 def _run(func, S, x, q):
@@ -92,39 +180,9 @@ def _run(func, S, x, q):
     x = check_q(x, func, "x", q)
     if x.shape[0] != S.fft_len:
         raise ValueError(f"{func}: x must hold fft_len = {S.fft_len} samples, got {x.shape[0]}")
-    bits = 16 if q == "q15" else 32
-    top = (1 << (bits - 1)) - 1
-    x = x.copy()
-    m = int(np.minimum(np.abs(x.astype(np.int64)), top).max())          # arm_absmax
-    normalize = m != 0 and m != top
-    if normalize:                                                        # arm_divide, arm_scale
-        _, quotient, shift = _divide(func, top, m, q)
-        if q == "q15":
-            _scale_short(x, x, np.int64(quotient), 15 - shift, 16)
-        else:  # shift 31 (m == 1) makes the C shift a 32-bit value by 32: x86 takes the count mod 32
-            _scale_q31(x, x, np.int64(quotient), (shift + 1) & 31)
-    _binary(x, S.window_coefs, x, 2, bits)                               # arm_mult
-    r = S.rfft
-    spec = _fft._rfft(x.astype(np.int64), S.fft_len, False, r.cfft.twiddles, r.cfft.bit_rev, True, r.coef_a,
-                      r.coef_b, r.modifier, q == "q31").astype(QTYPES[q])
-    mag = _mag(func, spec[:2 * (S.fft_len // 2 + 1)], q)                 # arm_cmplx_mag
-    mel = np.empty(S.nb_mel_filters, np.int32)
-    start = 0
-    for i in range(S.nb_mel_filters):                                    # arm_dot_prod per filter
-        p, n = int(S.filter_pos[i]), int(S.filter_lengths[i])
-        acc = int(_dot(mag[p:p + n], S.filter_coefs[start:start + n], bits)) + _MICRO[q]
-        start += n
-        acc >>= _MEL_SHIFT + (0 if q == "q15" else 18)
-        acc = ((acc + 2**31) % 2**32) - 2**31                            # __SSAT takes an int32
-        mel[i] = max(-2**30, min(2**30 - 1, acc))
-    if normalize:
-        _scale_q31(mel, mel, np.int64(m << 16 if q == "q15" else m), 1)
-    _vlog_q31(mel, mel)
-    fft_shift = S.fft_len.bit_length() - 1
-    _offset(mel, mel, np.int64((fft_shift + 2 + _MEL_SHIFT) * _LOG2TOLOG), 32)
-    _shift(mel, mel, -19 if q == "q15" else -3, 32)
-    vec = mel.astype(np.int16) if q == "q15" else mel                    # (q15_t): wrapping
-    return _mat_vec_run(func, S.dct_coefs.reshape(S.nb_dct_outputs, S.nb_mel_filters), vec, q)
+    out = np.empty(S.nb_dct_outputs, x.dtype)
+    _frame(x, S.plan, out)
+    return out
 
 
 @names_its_errors
