@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import check_flag, names_its_errors
-from ..kernels.signal._bits import msb
+from .._bits import msb
 from ._checks import QTYPES
 
 _TABLE_SIZE = 512

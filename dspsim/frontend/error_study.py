@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._errors import names_its_errors
-from ._bits import msb
+from .._bits import msb
 from ._checks import int16_array
 from .config import NOISE_REDUCTION_BITS, PCAN_OUTPUT_BITS, PCAN_SNR_BITS, FrontendConfig
 from .fft import _fft_input_kernel, _rfft_kernel

@@ -7,7 +7,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import names_its_errors
-from ..kernels.signal._bits import wrap16
+from .._bits import wrap16
 from ..kernels.signal.kissfft import _U1, FftTables, _bfly2, _bfly4_one, _rfft_kernel, _rfft_split
 from ._checks import int16_array
 
@@ -37,7 +37,7 @@ def stage_twiddles(tables: FftTables) -> np.ndarray:
     return out
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _stage4(fr, fi, ncfft, m, stx, t):
     """One radix-4 stage of ``m`` butterflies per base (``kf_bfly4``), its twiddles from column ``t`` of ``stx``."""
     for base in range(0, ncfft, 4 * m):
@@ -228,10 +228,10 @@ def _split_energy256(fr, fi, super_twiddles, energy, high):
 
 @njit(cache=True, nogil=True)
 def _frame_fft_kernel(windowed, input_shift, twiddles, stx, stages, leaf_order, super_twiddles, out, scratch):
-    """``FftCompute`` of one frame: :func:`_fft_input_kernel` and kissfft's real FFT (:func:`rfft`) in one pass,
-    the input put straight into ``kf_work``'s leaf order, the radix-4 stages of 1, 4, 16 and 64 butterflies a base
-    compiled for their size (LLVM then vectorizes a stage's loop over its butterflies: the distance between their
-    points is a constant); ``stx``: :func:`stage_twiddles`; ``scratch`` (2, nfft / 2) int64."""
+    """``FftCompute`` of one frame of any length: :func:`_fft_input_kernel` and kissfft's real FFT (:func:`rfft`)
+    in one pass, the input put straight into ``kf_work``'s leaf order, each radix-4 stage's twiddles contiguous
+    (``stx``: :func:`stage_twiddles`); ``scratch`` (2, nfft / 2) int64. One generic stage: a copy compiled per
+    butterfly count cost a minute of compilation for the lengths that :func:`_frame_fft256` does not take."""
     size, ncfft = windowed.shape[0], scratch.shape[1]
     fr, fi = scratch[0], scratch[1]
     for j in range(ncfft):
@@ -244,14 +244,6 @@ def _frame_fft_kernel(windowed, input_shift, twiddles, stx, stages, leaf_order, 
         if p == 2:
             for base in range(0, ncfft, 2 * m):
                 _bfly2(fr, fi, base, fstride, twiddles, m, 16)
-        elif m == 1:
-            _stage4(fr, fi, ncfft, 1, stx, t)
-        elif m == 4:
-            _stage4(fr, fi, ncfft, 4, stx, t)
-        elif m == 16:
-            _stage4(fr, fi, ncfft, 16, stx, t)
-        elif m == 64:
-            _stage4(fr, fi, ncfft, 64, stx, t)
         else:
             _stage4(fr, fi, ncfft, m, stx, t)
         t += m

@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import names_its_errors
-from ..kernels.signal._bits import U64_ONE, U64_ZERO, wrap32
+from .._bits import U64_ONE, U64_ZERO, wrap32
 from ..kernels.signal.filter_bank import _accumulate_kernel, _sqrt_kernel
 from ._checks import int16_array, int_array
 from .tables import FilterbankTables

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._bits import msb
+from .._bits import msb
 from .fft import _frame_fft256_energy, _frame_fft_kernel
 from .filterbank import _accumulate_kernel, _energy_kernel, _sqrt_kernel
 from .log_scale import _log_scale_kernel

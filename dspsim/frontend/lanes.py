@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..kernels.signal._bits import msb
+from .._bits import msb
 from .frame import _frame_kernel, _scratch_size
 from .config import LOG_COEFF, LOG_SCALE_LOG2, LOG_SEGMENTS_LOG2, NOISE_REDUCTION_BITS
 from .plan import (_CORRECTION_BITS, _ENABLE_LOG, _ENABLE_PCAN, _EVEN, _FB_END, _FB_START, _MIN_SIGNAL, _NCH, _NFFT,

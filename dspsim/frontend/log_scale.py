@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import names_its_errors
-from ._bits import msb
+from .._bits import msb
 from ._checks import int_array
 from .config import LOG_COEFF, LOG_SCALE_LOG2, LOG_SEGMENTS_LOG2
 

@@ -10,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from .._errors import names_its_errors
-from ._bits import wrap16
+from .._bits import wrap16
 from ._checks import int16_array
 from .config import FRONTEND_WINDOW_BITS
 

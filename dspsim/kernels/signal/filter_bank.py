@@ -25,7 +25,7 @@ from numba import njit
 
 from ..._errors import names_its_errors
 from .._checks import check_tensor, int_in_range
-from ._bits import U64_ONE, U64_ZERO, as_u64, msb
+from ..._bits import U64_ONE, U64_ZERO, as_u64, msb
 
 LOG_SEGMENTS_LOG2 = 7   # kLogSegmentsLog2
 _LOG_COEFF = 45426      # kLogCoeff: 2^16 ln 2

@@ -133,7 +133,7 @@ def _fixdiv(x, k, bits):
 _U0, _U1 = np.uint64(0), np.uint64(1)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _bfly2(fr, fi, base, fstride, tw, m, bits):
     for k in range(m):
         a, b = np.uint64(base + k), np.uint64(base + k + m)
@@ -225,7 +225,7 @@ def _rfft_scratch_kernel(x, twiddles, stages, leaf_order, super_twiddles, out, s
     _rfft_split(fr, fi, super_twiddles, out)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _rfft_split(fr, fi, super_twiddles, out):
     """``kiss_fftr``'s last step: the half-length complex FFT (fr, fi) split into the nfft/2 + 1 bins ``out``."""
     bits = 8 * out.itemsize

@@ -13,7 +13,7 @@ from numba import njit
 
 from ..._errors import names_its_errors
 from .._checks import check_tensor, int_in_range
-from ._bits import as_u64, msb, wrap16, wrap32
+from ..._bits import as_u64, msb, wrap16, wrap32
 
 PCAN_SNR_BITS = 12     # kPcanSnrBits
 PCAN_OUTPUT_BITS = 6   # kPcanOutputBits

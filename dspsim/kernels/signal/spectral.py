@@ -22,7 +22,7 @@ from numba import njit
 
 from ..._errors import names_its_errors
 from .._checks import check_tensor, int_in_range
-from ._bits import msb, wrap16
+from ..._bits import msb, wrap16
 from .kissfft import FftTables, _irfft_kernel, _rfft_kernel, fft_tables
 
 _I16 = (np.dtype(np.int16),)

@@ -1,5 +1,6 @@
-"""The integer helpers the audio front ends' stage kernels share (numba, and plain Python under
-``NUMBA_DISABLE_JIT=1``): TFLite Micro's Signal library here, its microfrontend in :mod:`dspsim.frontend`."""
+"""The C integer helpers that the fixed-point DSP kernels share (numba, and plain Python under ``NUMBA_DISABLE_JIT=1``):
+TFLite Micro's Signal library (:mod:`dspsim.kernels.signal`), its microfrontend (:mod:`dspsim.frontend`) and
+CMSIS-DSP (:mod:`dspsim.dsp`): C's wrapping casts, the most significant bit, the uint64 view of an int64."""
 from __future__ import annotations
 
 import numpy as np
