@@ -291,9 +291,15 @@ def leaky_relu_plan(shape, dtype, *, alpha, input_scale, input_zero_point, outpu
                              "in TFLite (not modelled)")
         negate = NegativeAlpha(negative_alpha) is NegativeAlpha.NEGATE
 
+        # MBQM(v, M) = MBQM(-v, -M) but where v << shift is -2^31 (v = -32768, shift 16): -v << shift wraps in
+        # int32, while SRDHM(-2^31, M) is exactly -M (double rounding; single rounding has no int32 shift)
+        edge_shift = shift > 0 and rounding == "double" and not negate
+
         def neg(x):
             v = x.astype(np.int64) - zi
             mag = np.asarray(multiply_by_quantized_multiplier(v if negate else -v, -m, shift, rounding), np.int64)
+            if edge_shift:
+                mag = np.where(v * (1 << shift) == -(1 << 31), -m, mag)
             return np.clip(zo - mag if negate else zo + mag, t.min, t.max)
 
     def run(x):

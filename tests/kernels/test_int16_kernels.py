@@ -313,3 +313,13 @@ def test_litert_takes_the_shift_sub_and_tflm_the_general_one():
     assert op_params("litert")["input2_shift"] == -3 and op_params("litert")["subtract"] is True
     assert op_params("xnnpack")["input2_shift"] == -3
     assert op_params("tflm")["left_shift"] == 15
+
+
+def test_leaky_relu_signed_multiplier_at_int16_min_shifted_to_int32_min_saturates_high():
+    """alpha -300 from scale 0.05 to 2^-12: M < 0 and a left shift of 16, so -32768 << 16 is -2^31, whose
+    negation wraps in int32; SRDHM(-2^31, M) is exactly -M, a large positive value: the top code."""
+    x = np.array([-32768, -32767, -1], np.int16)
+    kw = dict(alpha=-300.0, input_scale=0.05, output_scale=2.0**-12, input_zero_point=0, output_zero_point=0,
+              negative_alpha="signed_multiplier")
+    assert leaky_relu(x, **kw).tolist() == R.leaky_relu_oracle(x, **kw).tolist()
+    assert leaky_relu(x, **kw)[0] == 32767

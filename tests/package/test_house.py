@@ -13,7 +13,7 @@ PACKAGE = pathlib.Path(dspsim.__file__).parent
 #: Lowest first. A room may import its own modules and any room of a lower layer; ``dspsim`` is the package's
 #: facade (its ``__init__``: the public API), which the tools above it use.
 LAYERS = (
-    ("_errors", "_io", "_jit", "dtypes", "oracle", "interpreters"),
+    ("_errors", "_io", "_jit", "_bits", "dtypes", "oracle", "interpreters"),
     ("fixedpoint",),
     ("accumulator",),
     ("engines",),
