@@ -18,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from .._bits import msb
+from .fft import _fixdiv32, _sround32, _w16
 from .frame import _frame_kernel, _scratch_size
 from .config import LOG_COEFF, LOG_SCALE_LOG2, LOG_SEGMENTS_LOG2, NOISE_REDUCTION_BITS
 from .plan import (_CORRECTION_BITS, _ENABLE_LOG, _ENABLE_PCAN, _EVEN, _FB_END, _FB_START, _MIN_SIGNAL, _NCH, _NFFT,
@@ -44,36 +45,18 @@ _U64_32 = np.uint64(32)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _w16(v):
-    """``(int16_t)v`` as int32."""
-    return I32(I16(v))
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _sround(x):
-    """kissfft's ``sround`` (FIXED_POINT 16): ``(int16)((x + 2^14) >> 15)`` of an int32-exact ``x``."""
-    return _w16(I32(I32(x) + I32(16384)) >> 15)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fixdiv(x, q):
-    """``C_FIXDIV``: ``sround(x * q)``, q = 32767 / k (16383 or 8191)."""
-    return _sround(I32(x) * q)
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _bfly4(fr, fi, i0, m, w1r, w1i, w2r, w2i, w3r, w3i):
     """``kf_bfly4`` (forward) on the rows ``i0 + {0, 1, 2, 3} m`` of ``fr``/``fi`` [rows, LANES] (every lane)."""
     i1, i2, i3 = i0 + m, i0 + 2 * m, i0 + 3 * m
     q = I32(8191)
     for ln in range(LANES):
-        a0r, a0i = _fixdiv(fr[i0, ln], q), _fixdiv(fi[i0, ln], q)
-        a1r, a1i = _fixdiv(fr[i1, ln], q), _fixdiv(fi[i1, ln], q)
-        a2r, a2i = _fixdiv(fr[i2, ln], q), _fixdiv(fi[i2, ln], q)
-        a3r, a3i = _fixdiv(fr[i3, ln], q), _fixdiv(fi[i3, ln], q)
-        s0r, s0i = _sround(I32(a1r * w1r) - I32(a1i * w1i)), _sround(I32(a1r * w1i) + I32(a1i * w1r))
-        s1r, s1i = _sround(I32(a2r * w2r) - I32(a2i * w2i)), _sround(I32(a2r * w2i) + I32(a2i * w2r))
-        s2r, s2i = _sround(I32(a3r * w3r) - I32(a3i * w3i)), _sround(I32(a3r * w3i) + I32(a3i * w3r))
+        a0r, a0i = _fixdiv32(fr[i0, ln], q), _fixdiv32(fi[i0, ln], q)
+        a1r, a1i = _fixdiv32(fr[i1, ln], q), _fixdiv32(fi[i1, ln], q)
+        a2r, a2i = _fixdiv32(fr[i2, ln], q), _fixdiv32(fi[i2, ln], q)
+        a3r, a3i = _fixdiv32(fr[i3, ln], q), _fixdiv32(fi[i3, ln], q)
+        s0r, s0i = _sround32(I32(a1r * w1r) - I32(a1i * w1i)), _sround32(I32(a1r * w1i) + I32(a1i * w1r))
+        s1r, s1i = _sround32(I32(a2r * w2r) - I32(a2i * w2i)), _sround32(I32(a2r * w2i) + I32(a2i * w2r))
+        s2r, s2i = _sround32(I32(a3r * w3r) - I32(a3i * w3i)), _sround32(I32(a3r * w3i) + I32(a3i * w3r))
         s5r, s5i = _w16(a0r - s1r), _w16(a0i - s1i)
         f0r, f0i = _w16(a0r + s1r), _w16(a0i + s1i)
         s3r, s3i = _w16(s0r + s2r), _w16(s0i + s2i)
@@ -90,9 +73,9 @@ def _bfly2(fr, fi, a, m, wr, wi):
     b = a + m
     q = I32(16383)
     for ln in range(LANES):
-        ar, ai = _fixdiv(fr[a, ln], q), _fixdiv(fi[a, ln], q)
-        br, bi = _fixdiv(fr[b, ln], q), _fixdiv(fi[b, ln], q)
-        tr, ti = _sround(I32(br * wr) - I32(bi * wi)), _sround(I32(br * wi) + I32(bi * wr))
+        ar, ai = _fixdiv32(fr[a, ln], q), _fixdiv32(fi[a, ln], q)
+        br, bi = _fixdiv32(fr[b, ln], q), _fixdiv32(fi[b, ln], q)
+        tr, ti = _sround32(I32(br * wr) - I32(bi * wi)), _sround32(I32(br * wi) + I32(bi * wr))
         fr[b, ln], fi[b, ln] = I16(ar - tr), I16(ai - ti)
         fr[a, ln], fi[a, ln] = I16(ar + tr), I16(ai + ti)
 
@@ -168,18 +151,18 @@ def _split_lanes(fr, fi, super_twiddles, sr, si):
     ncfft, nl = fr.shape[0], fr.shape[1]
     h = I32(16383)
     for ln in range(nl):
-        dr, di = _fixdiv(fr[0, ln], h), _fixdiv(fi[0, ln], h)
+        dr, di = _fixdiv32(fr[0, ln], h), _fixdiv32(fi[0, ln], h)
         sr[0, ln], si[0, ln] = _w16(dr + di), 0
         sr[ncfft, ln], si[ncfft, ln] = _w16(dr - di), 0
     for k in range(1, ncfft // 2 + 1):
         nk = ncfft - k
         wr, wi = I32(super_twiddles[k - 1, 0]), I32(super_twiddles[k - 1, 1])
         for ln in range(nl):
-            pr, pi = _fixdiv(fr[k, ln], h), _fixdiv(fi[k, ln], h)
-            nr, ni = _fixdiv(fr[nk, ln], h), _fixdiv(_w16(-I32(fi[nk, ln])), h)
+            pr, pi = _fixdiv32(fr[k, ln], h), _fixdiv32(fi[k, ln], h)
+            nr, ni = _fixdiv32(fr[nk, ln], h), _fixdiv32(_w16(-I32(fi[nk, ln])), h)
             f1r, f1i = _w16(pr + nr), _w16(pi + ni)
             f2r, f2i = _w16(pr - nr), _w16(pi - ni)
-            tr, ti = _sround(I32(f2r * wr) - I32(f2i * wi)), _sround(I32(f2r * wi) + I32(f2i * wr))
+            tr, ti = _sround32(I32(f2r * wr) - I32(f2i * wi)), _sround32(I32(f2r * wi) + I32(f2i * wr))
             sr[k, ln], si[k, ln] = _w16(I32(f1r + tr) >> 1), _w16(I32(f1i + ti) >> 1)
             sr[nk, ln], si[nk, ln] = _w16(I32(f1r - tr) >> 1), _w16(I32(ti - f1i) >> 1)
 
