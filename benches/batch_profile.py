@@ -40,7 +40,7 @@ def profile(path, engine, n, repeat):
     info = m.inputs[0]
     frames = np.random.default_rng(0).integers(-128, 128, (repeat + 1, n) + info.shape).astype(info.dtype)
     m.run_batch(frames[0])  # prepares the batch-N executor, compiles what is not cached
-    ex = m._executor(n)  # the run loop's steps: no public hook
+    ex = m._executors(n, 1)[0]  # the run loop's steps: no public hook
     times = collections.defaultdict(list)
 
     def timed(step):
