@@ -77,7 +77,8 @@ def profile(path, engine, n, repeat):
     return min(batch) / 1e3, float(np.median(batch)) / 1e3, {k: min(v) / 1e3 for k, v in times.items()}
 
 
-PEER_RESOLVERS = {"xnnpack": "default", "litert-optimized": "BUILTIN_WITHOUT_DEFAULT_DELEGATES", "litert": "BUILTIN_REF"}
+PEER_RESOLVERS = {"xnnpack": "default", "litert-optimized": "BUILTIN_WITHOUT_DEFAULT_DELEGATES",
+                  "litert": "BUILTIN_REF"}
 """The LiteRT op resolver each engine emulates (``benches/litert_op_times.py --resolver``)."""
 
 
