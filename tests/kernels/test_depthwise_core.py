@@ -85,3 +85,55 @@ def test_depthwise_pairs_path_is_compiled_on_avx2_hosts():
     """The vector path is the one the shape tests above exercise on this host (else they test the direct loop)."""
     from dspsim.simd.cpu import HAVE_AVX2
     assert core.USE_PAIRS == (HAVE_AVX2 and not __import__("numba").config.DISABLE_JIT)
+
+
+@st.composite
+def padded_cases(draw):
+    """Layers with padding, wide and narrow (1-pixel) images, strides 1-3, channel counts on and off 16."""
+    c = draw(st.sampled_from([1, 7, 8, 9, 16, 17, 24, 33, 40, 48]))
+    kh, kw = draw(st.sampled_from([(3, 3), (3, 3), (1, 1), (2, 3), (3, 1), (5, 5), (1, 2)]))
+    return dict(b=draw(st.integers(1, 2)), h=draw(st.integers(1, 12)), w=draw(st.integers(1, 12)), c=c, k=(kh, kw),
+                stride=(draw(st.integers(1, 3)), draw(st.integers(1, 3))),
+                dil=(draw(st.integers(1, 2)), draw(st.integers(1, 2))),
+                pads=[draw(st.integers(0, 2)) for _ in range(4)], zx=draw(st.sampled_from([-128, -1, 0, 5, 127])),
+                edge=draw(st.booleans()), seed=draw(st.integers(0, 2**32 - 1)))
+
+
+@pytest.mark.skipif(not core.USE_PAIRS, reason="the read modes are the tap pairs' (AVX2, jit)")
+@settings(max_examples=150, deadline=None)
+@given(cs=padded_cases())
+def test_every_read_mode_of_the_pairs_gives_the_exact_sums(cs):
+    """The tap pairs reading a window of padded rows, or the input in place and a patch of taps for the pixels that
+    read padding (any mode on any layer, whichever _read_mode picks), against plain Python ints."""
+    rng = np.random.default_rng(cs["seed"])
+    (kh, kw), (dh, dw), pads = cs["k"], cs["dil"], cs["pads"]
+    if cs["h"] + pads[0] + pads[1] < (kh - 1) * dh + 1 or cs["w"] + pads[2] + pads[3] < (kw - 1) * dw + 1:
+        pads = [(kh - 1) * dh, (kh - 1) * dh, (kw - 1) * dw, (kw - 1) * dw]
+    x = codes(rng, (cs["b"], cs["h"], cs["w"], cs["c"]), "int8", cs["edge"])
+    w = codes(rng, (kh, kw, cs["c"]), "int8", cs["edge"])
+    zw = rng.integers(-128, 128, cs["c"])
+    bias = rng.integers(-(1 << 12), 1 << 12, cs["c"]).astype(np.int64)
+    want, out_h, out_w = plain_sums(x, w, cs["zx"], zw, bias, cs["stride"], pads, cs["dil"])
+    prepared = core.prepare_depthwise_weights(w, zw)
+    for mode in (core._RING, core._PATCHES):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(core, "_read_mode", lambda *args, mode=mode: mode)
+            got = core.depthwise_accumulate(x, prepared, cs["zx"], bias, cs["stride"], cs["dil"], pads[0], pads[2],
+                                            out_h, out_w, 32)
+        assert np.array_equal(got, want.astype(np.int64)), mode
+
+
+@pytest.mark.skipif(not core.USE_PAIRS, reason="the read modes are the tap pairs' (AVX2, jit)")
+@pytest.mark.parametrize("shape, stride, pads, want_mode", [
+    ((2, 112, 112, 96), 2, (1, 1, 1, 1), core._PATCHES),   # MobileNetV2's stride 2 layers: a left column, a top row
+    ((2, 14, 14, 576), 2, (1, 1, 1, 1), core._PATCHES),
+    ((2, 56, 56, 144), 1, (1, 1, 1, 1), core._PATCHES),
+    ((2, 7, 7, 960), 1, (1, 1, 1, 1), core._RING),         # half the pixels read padding: one padded copy is less
+    ((2, 16, 1, 24), 1, (2, 2, 0, 0), core._RING),         # a (T, 1, C) stream under a (3, 1) kernel: the column runs
+    ((2, 8, 8, 16), 1, (0, 0, 0, 0), core._IN_PLACE),
+])
+def test_read_mode_of_mobilenet_layers(shape, stride, pads, want_mode):
+    k = (3, 1) if shape[2] == 1 else (3, 3)
+    out_h, out_w = ((n + p0 + p1 - kk) // stride + 1 for n, p0, p1, kk in
+                    ((shape[1], pads[0], pads[1], k[0]), (shape[2], pads[2], pads[3], k[1])))
+    assert core._read_mode(shape, k, (stride, stride), (1, 1), pads[0], pads[2], out_h, out_w) == want_mode

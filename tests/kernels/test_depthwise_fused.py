@@ -165,8 +165,8 @@ def test_fused_layer_every_output_type_equals_oracle(cs):
 @pytest.mark.parametrize("scheme", ["double", "fbgemm-per-tensor", "xnnpack"])
 @pytest.mark.parametrize("stride", [1, 2])
 def test_small_blocks_and_row_windows_change_nothing(monkeypatch, scheme, stride):
-    """Blocks of one period (lcm(C, 16) values) and a window of the fewest padded rows: many block and window
-    boundaries, the same codes as the unfused path."""
+    """Blocks of one period (lcm(C, 16) values) and a window of the fewest padded rows, or patches: many block and
+    window boundaries, the same codes as the unfused path."""
     rng = np.random.default_rng(stride)
     cases = [((2, 13, 11, 24), (3, 3), (1, 1)), ((3, 17, 1, 40), (5, 1), (2, 1)), ((1, 9, 12, 3), (2, 3), (1, 2))]
     for shape, k, dil in cases:
@@ -179,9 +179,11 @@ def test_small_blocks_and_row_windows_change_nothing(monkeypatch, scheme, stride
         want = dspsim.depthwise_conv2d(x, w, bias, **kw_all)
         monkeypatch.setattr(core, "CHUNK_VALUES", 1)
         monkeypatch.setattr(core, "RING_BYTES", 1)
-        got = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all).run(x)
+        for mode in (core._RING, core._PATCHES):  # patches: block boundaries between patched and in-place pixels
+            monkeypatch.setattr(core, "_read_mode", lambda *args, mode=mode: mode)
+            got = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all).run(x)
+            assert np.array_equal(got, want), (shape, k, dil, mode)
         monkeypatch.undo()
-        assert np.array_equal(got, want), (shape, k, dil)
 
 
 @pairs_only

@@ -22,7 +22,9 @@ recomputed), so C = 30 or 60 stays in the pairs. A depth multiplier ``M > 1`` ta
 each channel repeated M times (:func:`expand_channels`: micro_speech's 1 -> 8 channel layer, 198 -> 42 us). Hosts
 without AVX2 (or the ``plain`` level), ``NUMBA_DISABLE_JIT`` and ``exact_bits = 64`` (a wide accumulator model that
 needs the exact value, summed in int64) take a direct loop over the valid taps, vectorised by LLVM
-(``vpmulld``). A padded input is read through a cache-sized window of padded rows (:data:`RING_BYTES`).
+(``vpmulld``). A padded input is read in place where a pixel's taps are all inside it and through a patch of the
+pixel's taps elsewhere, or, where those patches would copy more than the padded input (small images), through a
+cache-sized window of padded rows (:data:`RING_BYTES`; :func:`_read_mode`).
 
 :func:`prepare_depthwise_requantize` (a prepared layer: ``dspsim.kernels.depthwise_conv2d_plan``) fuses
 the requantization into the pairs' store: each block of about :data:`CHUNK_VALUES` sums is requantized
@@ -349,8 +351,72 @@ def _store_codes(blk, n, lanes, out, o0):
             out[o0 + i] = codes[i]
 
 
+_IN_PLACE, _RING, _PATCHES = 0, 1, 2
+"""How :func:`_pair_rows` reads its taps: the input in place (no padding), a window of padded rows (:func:`_load_rows`),
+or the input in place where every tap of a pixel is inside and a patch of its taps (:func:`_load_patch`) elsewhere."""
+
+
+@njit(cache=True, inline="always")
+def _tap_offsets(k_h, k_w, dil_h, dil_w, width, c):
+    """Tap ``t`` (in (fy, fx) order) of a pixel at ``image[pixel + offs[t]]`` in an image ``width`` pixels of ``C``
+    wide, for ``2 * ceil(KH*KW / 2)`` taps: an odd last tap's partner repeats it."""
+    n_taps = k_h * k_w
+    offs = np.empty(2 * ((n_taps + 1) // 2), np.int64)
+    for t in range(offs.shape[0]):
+        tt = min(t, n_taps - 1)
+        offs[t] = ((tt // k_w) * dil_h * width + (tt % k_w) * dil_w) * c
+    return offs
+
+
+@intrinsic
+def _copy_bytes(typingctx, dst, d0, src, s0, n):
+    """``dst[d0:d0 + n] = src[s0:s0 + n]`` (1-byte elements, ``llvm.memcpy``): no slices (each a reference count
+    and its release in a per-pixel loop). Never raises; the caller keeps it in bounds."""
+    def codegen(context, builder, signature, args):
+        at = signature.args
+        ptr = [builder.gep(context.make_array(at[i])(context, builder, args[i]).data,
+                           [context.cast(builder, args[i + 1], at[i + 1], types.int64)]) for i in (0, 2)]
+        cgutils.raw_memcpy(builder, ptr[0], ptr[1], context.cast(builder, args[4], at[4], types.int64), 1)
+        return context.get_dummy_value()
+    return types.void(dst, d0, src, s0, n), codegen
+
+
+@intrinsic
+def _fill_bytes(typingctx, dst, d0, n, value):
+    """``dst[d0:d0 + n] = value`` (1-byte elements, ``llvm.memset``). Never raises; the caller keeps it in bounds."""
+    def codegen(context, builder, signature, args):
+        at = signature.args
+        ptr = builder.gep(context.make_array(at[0])(context, builder, args[0]).data,
+                          [context.cast(builder, args[1], at[1], types.int64)])
+        byte = builder.trunc(context.cast(builder, args[3], at[3], types.int64), _I8)
+        cgutils.memset(builder, ptr, context.cast(builder, args[2], at[2], types.int64), byte)
+        return context.get_dummy_value()
+    return types.void(dst, d0, n, value), codegen
+
+
+@njit(cache=True, inline="always")
+def _load_patch(xf, b, in_h, in_w, c, iy0, ix0, dil_h, k_h, k_cols, zx, patch):
+    """The ``KH`` rows of ``k_cols`` pixels that the taps of the pixel whose first tap is input ``(iy0, ix0)`` of
+    image ``b`` of the flat NHWC input ``xf`` read, into rows ``0, dil_h, 2*dil_h, ...`` of ``patch`` (rows of
+    ``k_cols`` pixels of ``C``; :func:`_tap_offsets` of width ``k_cols``): the input's pixels, all ``zx`` outside the
+    input (a tap there adds ``(zx - zx) * w = 0``, as TFLite's skipped tap). Other rows are neither written nor read."""
+    x0, x1 = min(max(-ix0, 0), k_cols), max(min(in_w - ix0, k_cols), 0)  # the row's columns inside: [x0, x1)
+    x1 = max(x0, x1)
+    for fy in range(k_h):
+        iy = iy0 + dil_h * fy
+        d0 = fy * dil_h * k_cols * c
+        if iy < 0 or iy >= in_h:
+            _fill_bytes(patch, d0, k_cols * c, zx)
+            continue
+        _copy_bytes(patch, d0 + x0 * c, xf, ((b * in_h + iy) * in_w + ix0 + x0) * c, (x1 - x0) * c)
+        if x0 > 0:
+            _fill_bytes(patch, d0, x0 * c, zx)
+        if x1 < k_cols:
+            _fill_bytes(patch, d0 + x1 * c, (k_cols - x1) * c, zx)
+
+
 @njit(cache=True, nogil=True)
-def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_sum, pairs16, pairs8, zx, bias,
+def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, mode, ring, taps, tap_sum, pairs16, pairs8, zx, bias,
                stride_h, stride_w, dil_h, dil_w, out_h, out_w, acc, lanes, out, r0, r1):
     """Int32 sums of output rows ``b*OH + oy`` in ``[r0, r1)`` into the flat ``acc`` by the tap pairs (``xf``: the
     input of ``C`` channels, :func:`expand_channels` of the layer's);
@@ -360,12 +426,14 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
     requantized from there when the next would not fit (:func:`_store_codes`; one block serves many one-pixel
     images, as the 256 streams of a microWakeWord layer), and no int32 array is written.
 
-    The windows cover ``(HP, WP)`` pixels from (-pad_t, -pad_l); when ``copy``, they read a window of ``ring``
-    padded rows (:func:`_load_rows`, cache-sized, reloaded from the first row that an output row needs when it
-    needs one past the window), else (no padding) the input ``xf`` in place. Every tap is then inside. Output
-    pixels whose inputs are adjacent form runs, worked 16 values at a time across pixel boundaries: a row at
-    ``stride_w = 1``; all rows of an image when ``OW = WP = 1`` and ``stride_h = 1`` (a (T, 1, C) stream and a
-    (KH, 1) kernel). Otherwise each pixel is a run of ``C`` values. A run's last ``n % 16`` values take one more
+    The windows cover ``(HP, WP)`` pixels from (-pad_t, -pad_l). ``mode`` (:data:`_IN_PLACE`...) says where their taps
+    are read: ``_RING``, a window of ``ring`` padded rows (:func:`_load_rows`, cache-sized, reloaded from the first row
+    that an output row needs when it needs one past the window); ``_IN_PLACE`` (no padding), the input ``xf``;
+    ``_PATCHES``, ``xf`` for the pixels whose taps are all inside it and a patch of its taps
+    (:func:`_load_patch`) for each other pixel. Every tap is then inside. Output pixels whose inputs are adjacent
+    form runs, worked 16 values at a time across pixel boundaries: a row's (inside) pixels at ``stride_w = 1``; all
+    rows of an image when ``OW = WP = 1`` and ``stride_h = 1`` (a (T, 1, C) stream and a (KH, 1) kernel; not
+    ``_PATCHES``). Otherwise each pixel is a run of ``C`` values. A run's last ``n % 16`` values take one more
     16-value block over its last 16 (overlapping: it recomputes a few sums, the same values), so any ``C >= 16``
     stays in the pairs; a run shorter than 16 takes :func:`_short_run`.
     """
@@ -374,11 +442,8 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
     n_taps = k_h * k_w
     period = pairs16.shape[0]
     n_pairs = (n_taps + 1) // 2
-    hh, ww = (h_p, w_p) if copy else (in_h, in_w)  # the image as read
-    offs = np.empty(2 * n_pairs, np.int64)  # tap t at image[pixel + offs[t]]; an odd last tap's partner repeats it
-    for t in range(2 * n_pairs):
-        tt = min(t, n_taps - 1)
-        offs[t] = ((tt // k_w) * dil_h * ww + (tt % k_w) * dil_w) * c
+    ww = w_p if mode == _RING else in_w  # the width of the image as read
+    offs = _tap_offsets(k_h, k_w, dil_h, dil_w, ww, c)
     init = np.empty(n_oc, acc.dtype)  # bias - zx * tap_sum, wrapped to int32
     for oc in range(n_oc):
         init[oc] = wrap_scalar(bias[oc] - zx * tap_sum[oc], 32)
@@ -388,63 +453,83 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, copy, ring, taps, tap_
     n16 = c // 16
     # a run's last n % 16 values (n >= 16, whole pixels) are channels (j - 16) mod C: the period's last block
     tail_w, tail_i = (period - 1) * n_pairs * 32, 16 * (period - 1)
-    column = out_w == 1 and ww == 1 and stride_h == 1
-    k_rows = (k_h - 1) * dil_h + 1  # padded rows that one output row reads
+    column = mode != _PATCHES and out_w == 1 and ww == 1 and stride_h == 1
+    k_rows, k_cols = (k_h - 1) * dil_h + 1, (k_w - 1) * dil_w + 1  # padded rows / columns that one output pixel reads
     ring = min(ring, (r1 - r0 - 1) * stride_h + k_rows)  # a chunk of rows reads no more than its own band
-    buf = np.empty(ring * w_p * c if copy else 0, xf.dtype)
+    buf = np.empty(ring * w_p * c if mode == _RING else 0, xf.dtype)
     for i in range(buf.shape[0]):  # the pad columns, once
         buf[i] = zx
     held_b, held0, held1 = -1, 0, 0  # buf holds padded rows [held0, held1) of image held_b
+    patch = np.empty(k_rows * k_cols * c if mode == _PATCHES else 0, xf.dtype)
+    offs_p = _tap_offsets(k_h, k_w, dil_h, dil_w, k_cols, c)  # the taps in a patch
+    # the output columns [lo, hi) whose taps are all inside the input's columns
+    lo = min(out_w, -(-pad_l // stride_w)) if mode == _PATCHES else 0
+    hi = max(lo, min(out_w, (in_w - k_cols + pad_l) // stride_w + 1)) if mode == _PATCHES else out_w
     fused = lanes[0] != 0
     chunk = lanes[1]
     blk = np.empty(chunk if fused else 0, np.int32)
     sums = blk if fused else acc  # where the pairs store (chosen once: no array tuples in the loops)
     filled = 0  # blk holds the sums of the 'filled' outputs before the next one (consecutive rows share a block)
-    img = buf if copy else xf  # the image the windows read (chosen once, as sums)
+    img = buf if mode == _RING else xf  # the image the windows read (chosen once, as sums)
     r = r0
     while r < r1:
         b = r // out_h
         py0 = (r % out_h) * stride_h
         r_end = min(r1, (b + 1) * out_h) if column else r + 1
-        if copy:
+        lo_r, hi_r = lo, hi  # the row's pixels read in place (or from the window)
+        iy0 = py0 - pad_t
+        if mode == _RING:
             if column:
                 r_end = min(r_end, r + ring - k_rows + 1)  # the output rows whose inputs the window holds
             if b != held_b or (r_end - 1 - b * out_h) * stride_h + k_rows > held1:
                 held_b, held0, held1 = b, py0, min(h_p, py0 + ring)
                 _load_rows(xf, b, in_h, in_w, c, pad_t, pad_l, zx, buf, w_p, held0, held1)
             base = (py0 - held0) * ww * c
+        elif mode == _PATCHES:
+            if iy0 < 0 or iy0 + k_rows > in_h:
+                lo_r, hi_r = out_w, out_w
+            base = ((b * in_h + iy0) * in_w + lo_r * stride_w - pad_l) * c
         else:
             base = (b * in_h + py0) * ww * c
-        a0 = r * out_w * n_oc
-        if column or stride_w == 1:
-            n_run = (r_end - r) * out_w * c
-            step = chunk if fused else max(n_run, 1)
-            for s0 in range(0, n_run, step):
-                n = min(step, n_run - s0)
-                if fused and filled + n > chunk:
-                    _store_codes(blk, filled, lanes, out, a0 + s0 - filled)
-                    filled = 0
-                d0 = filled if fused else a0 + s0
-                _pair_sums16(img, base + s0, offs, n_pairs, pairs16, 0, init_run, 0, sums, d0, n // 16, period)
-                if n % 16 != 0 and n > 16:  # the last 16 values again: one overlapping block
-                    _pair_sums16(img, base + s0 + n - 16, offs, n_pairs, pairs16, tail_w, init_run, tail_i, sums,
-                                 d0 + n - 16, 1, 1)
-                elif n % 16 != 0:
-                    _short_run(img, base + s0, offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, n)
-                filled += n
-        else:
-            for ox in range(out_w):
+        # the row's pieces: the pixels left of the inside ones, the inside ones, those right of them
+        for piece in range(3):
+            ox0, ox1 = (0, lo_r) if piece == 0 else (lo_r, hi_r) if piece == 1 else (hi_r, out_w)
+            if ox1 <= ox0:
+                continue
+            a0 = (r * out_w + ox0) * n_oc
+            if piece == 1 and (column or stride_w == 1):
+                n_run = (r_end - r) * (ox1 - ox0) * c
+                step = chunk if fused else n_run
+                for s0 in range(0, n_run, step):
+                    n = min(step, n_run - s0)
+                    if fused and filled + n > chunk:
+                        _store_codes(blk, filled, lanes, out, a0 + s0 - filled)
+                        filled = 0
+                    d0 = filled if fused else a0 + s0
+                    _pair_sums16(img, base + s0, offs, n_pairs, pairs16, 0, init_run, 0, sums, d0, n // 16, period)
+                    if n % 16 != 0 and n > 16:  # the last 16 values again: one overlapping block
+                        _pair_sums16(img, base + s0 + n - 16, offs, n_pairs, pairs16, tail_w, init_run, tail_i, sums,
+                                     d0 + n - 16, 1, 1)
+                    elif n % 16 != 0:
+                        _short_run(img, base + s0, offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, n)
+                    filled += n
+                continue
+            src, src_offs = (img, offs) if piece == 1 else (patch, offs_p)  # once a piece: no reference counts a pixel
+            for i in range(ox1 - ox0):
                 if fused and filled + n_oc > chunk:
-                    _store_codes(blk, filled, lanes, out, a0 + ox * n_oc - filled)
+                    _store_codes(blk, filled, lanes, out, a0 + i * n_oc - filled)
                     filled = 0
-                px = base + ox * stride_w * c
-                d0 = filled if fused else a0 + ox * n_oc
-                _pair_sums16(img, px, offs, n_pairs, pairs16, 0, init_run, 0, sums, d0, n16, period)
+                px = base + i * stride_w * c
+                if piece != 1:
+                    _load_patch(xf, b, in_h, in_w, c, iy0, (ox0 + i) * stride_w - pad_l, dil_h, k_h, k_cols, zx, patch)
+                    px = 0
+                d0 = filled if fused else a0 + i * n_oc
+                _pair_sums16(src, px, src_offs, n_pairs, pairs16, 0, init_run, 0, sums, d0, n16, period)
                 if c % 16 != 0 and c > 16:
-                    _pair_sums16(img, px + c - 16, offs, n_pairs, pairs16, tail_w, init_run, tail_i, sums, d0 + c - 16,
-                                 1, 1)
+                    _pair_sums16(src, px + c - 16, src_offs, n_pairs, pairs16, tail_w, init_run, tail_i, sums,
+                                 d0 + c - 16, 1, 1)
                 elif c % 16 != 0:
-                    _short_run(img, px, offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, c)
+                    _short_run(src, px, src_offs, n_pairs, n_taps, taps, k_w, pairs8, init, c, sums, d0, c)
                 filled += n_oc
         r = r_end
     if fused and filled > 0:
@@ -526,6 +611,29 @@ def expand_channels(x, depth_multiplier):
     return x if depth_multiplier == 1 else np.repeat(x, depth_multiplier, axis=3)
 
 
+def _inside(n_out, stride, pad, k_extent, n_in):
+    """How many of ``n_out`` output positions read only input positions ``0..n_in-1`` (the first at ``o*stride - pad``,
+    ``k_extent`` long)."""
+    return sum(1 for o in range(n_out) if 0 <= o * stride - pad and o * stride - pad + k_extent <= n_in)
+
+
+def _read_mode(x_shape, kernel, stride, dilation, pad_top, pad_left, out_h, out_w):
+    """How :func:`_pair_rows` reads the taps: :data:`_IN_PLACE` without padding; with padding, :data:`_PATCHES` where
+    the patches of the pixels that read some padding (``KH*KW`` pixels each) copy no more than the padded input
+    (``HP*WP`` pixels, what the window of :data:`_RING` copies at least; MobileNetV2 batch 16 on Zen 4: its stride 2
+    layers 112x112x96 to 14x14x576 in 0.75-0.9 of the window's time, 112x112x32 and 56x56x144 at stride 1 in ~0.9),
+    else :data:`_RING` (its 7x7x960 and 14x14x384: patches 1.2x the window's time), and for a (T, 1, C) stream."""
+    _, in_h, in_w, _ = x_shape
+    h_p, w_p = _padded_extent(kernel, stride, dilation, out_h, out_w)
+    if not (pad_top > 0 or pad_left > 0 or h_p > in_h or w_p > in_w):
+        return _IN_PLACE
+    k_rows, k_cols = ((k - 1) * d + 1 for k, d in zip(kernel, dilation))
+    inside = (_inside(out_h, stride[0], pad_top, k_rows, in_h) * _inside(out_w, stride[1], pad_left, k_cols, in_w))
+    patched = (out_h * out_w - inside) * kernel[0] * kernel[1]
+    column = out_w == 1 and w_p == 1 and stride[0] == 1
+    return _PATCHES if patched <= h_p * w_p and not column else _RING
+
+
 def _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_top, pad_left, out_h, out_w, acc,
                lanes):
     """The arguments of :func:`_pair_rows` but the input, the output and the row range (``x_shape`` the layer's
@@ -533,10 +641,10 @@ def _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_t
     _, in_h, in_w, _ = x_shape
     c = weights.tap_sum.shape[0]
     h_p, w_p = _padded_extent(weights.kernel, stride, dilation, out_h, out_w)
-    copy = pad_top > 0 or pad_left > 0 or h_p > in_h or w_p > in_w
     k_rows = (weights.kernel[0] - 1) * dilation[0] + 1
     ring = min(h_p, max(k_rows, RING_BYTES // (w_p * c)))
-    return (in_h, in_w, c, pad_top, pad_left, h_p, w_p, copy, ring, weights.taps, weights.tap_sum, weights.pairs16,
+    mode = _read_mode(x_shape, weights.kernel, stride, dilation, pad_top, pad_left, out_h, out_w)
+    return (in_h, in_w, c, pad_top, pad_left, h_p, w_p, mode, ring, weights.taps, weights.tap_sum, weights.pairs16,
             weights.pairs8, int(input_zero_point), bias, stride[0], stride[1], dilation[0], dilation[1], out_h, out_w,
             acc, lanes)
 
