@@ -7,7 +7,7 @@
                      :func:`~.cpu.describe`), and whether a peer's GEMM takes VNNI here
 :mod:`.tiles`        the exact int8 GEMM tiles (AVX-512 VNNI ``vpdpbusd``, AVX2 ``vpmaddwd``)
 :mod:`.requant_lanes` TFLite's fixed-point and the float-scale requantizations in int32 / float32 lanes
-:mod:`.add_lanes`    TFLite's quantized ADD in int32 lanes
+:mod:`.add_lanes`    TFLite's and XNNPACK's quantized ADD in int32 lanes
 :mod:`.streaming`    non-temporal (streaming) stores of whole cache lines
 ==================== ==========================================================================================
 

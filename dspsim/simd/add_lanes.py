@@ -1,4 +1,5 @@
-"""TFLite's quantized ADD (``reference_integer_ops::AddFunc``) in int32 vector lanes (LLVM IR), 8 lanes per vector.
+"""TFLite's quantized ADD (``reference_integer_ops::AddFunc``) and XNNPACK's (``qs8-vadd`` / ``qu8-vadd``) in int32
+vector lanes (LLVM IR), 8 lanes per vector.
 
 Per lane the formula of :func:`dspsim.kernels.arithmetic.elementwise.add` (``MBQM`` = MultiplyByQuantizedMultiplier, shifts
 <= 0, the lanes of :func:`dspsim.simd.requant_lanes._mbqm_lanes`)::
@@ -15,8 +16,11 @@ Per lane the formula of :func:`dspsim.kernels.arithmetic.elementwise.add` (``MBQ
   :func:`dspsim.simd.requant_lanes.store_codes` (saturating packs for 8-bit codes).
 
 :func:`add_lanes` runs the blocks over the front of the flat operands (32 outputs per step, then 8) and returns
-where the caller's scalar loop takes over. Plain LLVM vector code, fast with AVX2: :data:`USE_LANES` is true
-only there and never under ``NUMBA_DISABLE_JIT`` (the intrinsics need the compiler).
+where the caller's scalar loop takes over. :func:`xnnpack_add_lanes` does the same for
+:func:`dspsim.kernels.arithmetic.elementwise.xnnpack_add` (int8, uint8): ``acc = bias + x1 * M1 + x2 * M2`` in
+wrapping int32 lanes, ``acc >> shift`` (``bias`` carries ``2^(shift-1)``: ties toward +inf), the same store.
+Plain LLVM vector code, fast with AVX2: :data:`USE_LANES` is true only there and never under
+``NUMBA_DISABLE_JIT`` (the intrinsics need the compiler).
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from .cpu import HAVE_AVX2
 from .requant_lanes import _V8F, _all_one_floor, _any_flagged, _mbqm_lanes, _mbqm_lanes_float, store_codes
 from .tiles import _I32, _I64, _splat
 
-__all__ = ["USE_LANES", "add_lanes"]
+__all__ = ["USE_LANES", "add_lanes", "xnnpack_add_lanes"]
 
 #: whether :func:`dspsim.kernels.arithmetic.elementwise.add` runs :func:`add_lanes` (the AVX2 level and up, jit on;
 #: its cached loop reads this global: a forced level has its own cache, :mod:`dspsim.simd.cpu`)
@@ -39,31 +43,41 @@ _V8 = ir.VectorType(_I32, 8)
 _BITS = {types.int8: 8, types.uint8: 8, types.int16: 16}
 
 
+def _operands(context, bld, sig, args):
+    """The flat operands of a block whose arguments are ``(a, b, off, ...)`` and whose last is ``out`` (one
+    dtype): ``base(i)``, the pointer to element ``off`` of array argument ``i``; ``load(i, k)``, its 8 codes
+    from ``off + 8 k`` sign- (int8, int16) or zero-extended (uint8) to int32 lanes; ``splat(i)``, int
+    argument ``i`` as int32 in 8 lanes."""
+    at = sig.args
+    dtype = at[-1].dtype
+    elem = ir.IntType(_BITS[dtype])
+    extend = bld.zext if dtype == types.uint8 else bld.sext
+    o = context.cast(bld, args[2], at[2], types.int64)
+
+    def base(i):
+        data = context.make_array(at[i])(context, bld, args[i]).data
+        return bld.gep(bld.bitcast(data, elem.as_pointer()), [o])
+
+    def load(i, k):
+        ptr = bld.gep(base(i), [ir.Constant(_I64, 8 * k)])
+        return extend(bld.load(bld.bitcast(ptr, ir.VectorType(elem, 8).as_pointer()), align=1), _V8)
+
+    def splat(i):
+        return _splat(bld, context.cast(bld, args[i], at[i], types.int32), _V8)
+
+    return base, load, splat
+
+
 def _add_block(nvec):
     """An intrinsic for the ``8 * nvec`` outputs from ``off``: ``out[off + i]`` of ``a[off + i]``, ``b[off + i]``;
     the other arguments are the int scalars of :func:`add_lanes`."""
 
     @intrinsic
     def block(typingctx, a, b, off, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out):
-        elem = ir.IntType(_BITS[out.dtype])
-        extend = "zext" if out.dtype == types.uint8 else "sext"
-
         def codegen(context, builder, sig, args):
             bld = builder
             at = sig.args
-            o = context.cast(bld, args[2], at[2], types.int64)
-
-            def base(i):
-                data = context.make_array(at[i])(context, bld, args[i]).data
-                return bld.gep(bld.bitcast(data, elem.as_pointer()), [o])
-
-            def load(i, k):
-                ptr = bld.gep(base(i), [ir.Constant(_I64, 8 * k)])
-                v = bld.load(bld.bitcast(ptr, ir.VectorType(elem, 8).as_pointer()), align=1)
-                return getattr(bld, extend)(v, _V8)
-
-            def splat(i):
-                return _splat(bld, context.cast(bld, args[i], at[i], types.int32), _V8)
+            base, load, splat = _operands(context, bld, sig, args)
 
             def multiplier(k, vt=_V8):  # loaded in the block, not splat: see add_lanes
                 data = context.make_array(at[3])(context, bld, args[3]).data
@@ -148,6 +162,64 @@ def _add_lanes(a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out):
         n8 = n - n % 8
         for j in range(n32, n8, 8):
             _add_block8(a, b, j, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out)
+        return n8
+
+    return impl
+
+
+def _xnnpack_add_block(nvec):
+    """An intrinsic for the ``8 * nvec`` outputs from ``off`` of XNNPACK's ADD: ``out[off + i]`` of ``a[off + i]``,
+    ``b[off + i]``; the other arguments the int scalars of :func:`xnnpack_add_lanes`."""
+
+    @intrinsic
+    def block(typingctx, a, b, off, bias, ma, mb, shift, zo, lo, hi, out):
+        def codegen(context, builder, sig, args):
+            base, load, splat = _operands(context, builder, sig, args)
+            biasv, mav, mbv, shiftv = (splat(i) for i in (3, 4, 5, 6))
+            qs = [builder.ashr(builder.add(builder.add(biasv, builder.mul(load(0, k), mav)),
+                                           builder.mul(load(1, k), mbv)), shiftv)
+                  for k in range(nvec)]
+            zo_, lo_, hi_ = (context.cast(builder, args[i], sig.args[i], types.int32) for i in (7, 8, 9))
+            store_codes(builder, qs, zo_, lo_, hi_, sig.args[10].dtype, base(10))
+            return context.get_dummy_value()
+
+        return types.void(a, b, off, bias, ma, mb, shift, zo, lo, hi, out), codegen
+
+    return block
+
+
+_xnnpack_add_block32 = _xnnpack_add_block(4)
+_xnnpack_add_block8 = _xnnpack_add_block(1)
+
+
+def xnnpack_add_lanes(a, b, bias, ma, mb, shift, zo, lo, hi, out):
+    """The vector front of XNNPACK's flat ADD (jit only): outputs ``[0, returned)`` done (a multiple of 8), the
+    rest for the caller's scalar loop. ``a``, ``b``, ``out`` flat int8 or uint8 arrays of one dtype and ``out``'s
+    length; the scalars those of :func:`dspsim.kernels.arithmetic.elementwise.xnnpack_add_plan` (validated
+    there: ``shift`` in [1, 31], zero points and clamp inside the dtype; ``bias`` and the multipliers count
+    modulo 2^32, as in the scalar loop). Returns 0 for other types or layouts.
+
+    Per lane ``acc = bias + a * ma + b * mb`` in int32 (``vpmulld``, wrapping as the scalar loop's
+    ``wrap_scalar(., 32)``, as XNNPACK's int32 lanes), then ``acc >> shift`` (arithmetic: the added
+    ``2^(shift-1)`` in ``bias`` makes ties round toward +inf) and :func:`store_codes`' ``clamp(q + zo, lo,
+    hi)``."""
+    raise NotImplementedError("xnnpack_add_lanes is a jit primitive")
+
+
+@overload(xnnpack_add_lanes, jit_options={"cache": True}, inline="always")
+def _xnnpack_add_lanes(a, b, bias, ma, mb, shift, zo, lo, hi, out):
+    if not (_c_array(a) and _c_array(b) and _c_array(out) and a.dtype == b.dtype == out.dtype
+            and _BITS[out.dtype] == 8):
+        return lambda a, b, bias, ma, mb, shift, zo, lo, hi, out: 0
+
+    def impl(a, b, bias, ma, mb, shift, zo, lo, hi, out):
+        n = out.shape[0]
+        n32 = n - n % 32
+        for j in range(0, n32, 32):
+            _xnnpack_add_block32(a, b, j, bias, ma, mb, shift, zo, lo, hi, out)
+        n8 = n - n % 8
+        for j in range(n32, n8, 8):
+            _xnnpack_add_block8(a, b, j, bias, ma, mb, shift, zo, lo, hi, out)
         return n8
 
     return impl

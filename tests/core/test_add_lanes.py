@@ -6,6 +6,12 @@ their seam are compared with ``dspsim.oracle.add_oracle`` (plain Python ints). T
 int8 codes, zero points at the type's extremes, the multipliers and shifts TFLite's Prepare produces over
 scale ratios from 1 to 2^-20, every right shift 0..31 with edge multipliers, a left shift that wraps int32,
 fused clamps, uint8 and int16 (the 16x8 general path, ``left_shift = 15``).
+
+XNNPACK's ADD (``xnnpack_add``, its front in ``xnnpack_add_lanes``) against its previous formula (numpy int64,
+wrapped to int32) and ``dspsim.oracle.xnnpack_add``: every pair of int8 codes with zero points at the rails and
+the delegation range's extreme ratios, scales and clamps at random (ADD and SUB's negative multiplier, int8
+and uint8, lengths on both sides of the 32- and 8-output blocks), and multipliers past XNNPACK's 21 bits whose
+sums wrap int32.
 """
 from __future__ import annotations
 
@@ -17,7 +23,10 @@ from hypothesis import strategies as st
 import dspsim.oracle as R
 from dspsim.simd import add_lanes as _add_simd
 from dspsim.simd.cpu import HAVE_AVX2
-from dspsim.kernels.arithmetic.elementwise import AddParams, add, tflite_add_params
+from dspsim.kernels.arithmetic.binary import xnnpack_sub_params
+from dspsim.kernels.arithmetic.elementwise import (
+    AddParams, XnnpackAddParams, add, tflite_add_params, xnnpack_add, xnnpack_add_params,
+)
 
 INT32_MAX = (1 << 31) - 1
 RANGE = {np.int8: (-128, 127), np.uint8: (0, 255), np.int16: (-32768, 32767)}
@@ -111,3 +120,71 @@ def test_broadcast_operands_go_through_the_lanes_as_flat_copies():
     rng = np.random.default_rng(3)
     x1, x2 = rng.integers(-128, 128, (5, 1, 19)).astype(np.int8), rng.integers(-128, 128, (1, 7, 19)).astype(np.int8)
     assert _compare(x1, x2, tflite_add_params(0.05, 0.02, 0.04), 7, -128, 3, -100, 90) == 665
+
+
+def _previous_xnnpack_add(x1, x2, p, z1, z2, zo, lo, hi):
+    """``xnnpack_add``'s formula before its vector lanes, in numpy int64 (the int32 wrap explicit)."""
+    acc = ((1 << (p.shift - 1)) - p.a_multiplier * z1 - p.b_multiplier * z2 + x1.astype(np.int64) * p.a_multiplier
+           + x2.astype(np.int64) * p.b_multiplier)
+    acc = (acc + (1 << 31)) % (1 << 32) - (1 << 31)
+    return np.clip((acc >> p.shift) + zo, lo, hi).astype(x1.dtype)
+
+
+def _compare_xnnpack(x1, x2, p, z1, z2, zo, lo=None, hi=None):
+    got = xnnpack_add(x1, x2, p, input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, act_min=lo,
+                      act_max=hi)
+    t_lo, t_hi = RANGE[x1.dtype.type]
+    lo, hi = t_lo if lo is None else lo, t_hi if hi is None else hi
+    want = _previous_xnnpack_add(x1, x2, p, z1, z2, zo, lo, hi)
+    assert got.dtype == want.dtype
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} of {got.size} differ; first at {bad[0]}: {got[bad[0]]} != {want[bad[0]]}"
+    rp = (p.a_multiplier, p.b_multiplier, p.shift)
+    assert got[:67].tolist() == [R.xnnpack_add(int(a), int(b), z1, z2, zo, rp, lo, hi) for a, b in zip(x1[:67], x2[:67])]
+    return got.size
+
+
+@pytest.mark.parametrize("ratios", [(2.0**-10, 2.0**-10), (2.0**8 * 0.999, 2.0**-10), (0.37, 1.91), (1.0, 1.0)])
+@pytest.mark.parametrize("zps", [(-128, 127, -128), (127, -128, 127), (0, 0, 0)])
+def test_xnnpack_every_pair_of_int8_codes_equals_the_previous_formula(ratios, zps):
+    """The delegation range's extreme ratios (shift 30 and 12), zero points at the rails."""
+    codes = np.arange(-128, 128, dtype=np.int8)
+    x1, x2 = np.concatenate([np.repeat(codes, 256), codes[:13]]), np.concatenate([np.tile(codes, 256), codes[-13:]])
+    p = xnnpack_add_params(ratios[0], ratios[1], 1.0)
+    assert _compare_xnnpack(x1, x2, p, *zps) == 65536 + 13
+
+
+@settings(max_examples=200, deadline=None)
+@given(r1=st.floats(2.0**-10, 255.0), r2=st.floats(2.0**-10, 255.0), sub=st.booleans(),
+       dtype=st.sampled_from([np.int8, np.uint8]), n=st.integers(1, 300), data=st.data())
+def test_xnnpack_add_and_sub_equal_the_previous_formula(r1, r2, sub, dtype, n, data):
+    so = np.float32(0.01)
+    try:
+        p = (xnnpack_sub_params if sub else xnnpack_add_params)(r1 * so, r2 * so, so)
+    except ValueError:  # a float32 ratio rounded out of [2^-10, 2^8)
+        return
+    lo_t, hi_t = RANGE[dtype]
+    z1, z2, zo = (data.draw(st.sampled_from([lo_t, hi_t, data.draw(st.integers(lo_t, hi_t))])) for _ in range(3))
+    lo = data.draw(st.integers(lo_t, hi_t))
+    hi = data.draw(st.integers(lo, hi_t))
+    fill = data.draw(st.sampled_from(["random", "rails", "equal"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    if fill == "random":
+        x1, x2 = (rng.integers(lo_t, hi_t + 1, n) for _ in range(2))
+    elif fill == "rails":
+        x1, x2 = (rng.choice([lo_t, hi_t], n) for _ in range(2))
+    else:
+        x1 = x2 = np.full(n, int(rng.integers(lo_t, hi_t + 1)))
+    _compare_xnnpack(x1.astype(dtype), x2.astype(dtype), p, z1, z2, zo, lo, hi)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_xnnpack_sums_that_wrap_int32_equal_the_previous_formula(dtype):
+    """Multipliers of 2^23 (XNNPACK's stay below 2^21, where nothing wraps): ``x * M`` and the sum wrap in the
+    lanes' int32 as in the scalar loop."""
+    rng = np.random.default_rng(11)
+    lo_t, hi_t = RANGE[dtype]
+    x1, x2 = (np.concatenate([np.full(40, lo_t), np.full(40, hi_t), rng.integers(lo_t, hi_t + 1, 203)]).astype(dtype)
+              for _ in range(2))
+    for p in (XnnpackAddParams((1 << 23) - 1, (1 << 23) + 5, 12), XnnpackAddParams(-(1 << 23), (1 << 22) + 1, 20)):
+        _compare_xnnpack(x1, x2, p, lo_t, hi_t, 0 if lo_t < 0 else 128)

@@ -22,7 +22,7 @@ from ...fixedpoint import (
 )
 from ...requant import output_range
 from ...simd import requant_lanes
-from ...simd.add_lanes import USE_LANES, add_lanes
+from ...simd.add_lanes import USE_LANES, add_lanes, xnnpack_add_lanes
 from .._plan import flat_operand
 from .._checks import (
     broadcast_shape, check_spec, checked_pair, float32_scale, q31_multiplier, scalar_int,
@@ -433,7 +433,10 @@ def xnnpack_add_params(input1_scale, input2_scale, output_scale) -> XnnpackAddPa
 
 @njit(cache=True)
 def _xnnpack_add(a, b, bias, ma, mb, shift, zo, lo, hi, out):
-    for i in range(out.size):
+    i0 = 0
+    if USE_LANES:  # the front in int32 vector lanes (AVX2, jit only): the same values
+        i0 = xnnpack_add_lanes(a, b, bias, ma, mb, shift, zo, lo, hi, out)
+    for i in range(i0, out.size):
         acc = wrap_scalar(bias + np.int64(a[i]) * ma + np.int64(b[i]) * mb, 32)
         out[i] = min(max((acc >> shift) + zo, lo), hi)
 
@@ -464,9 +467,9 @@ def xnnpack_add_plan(shape1, shape2, dtype, params: XnnpackAddParams, *, input1_
         raise TypeError(f"{func}: params must be an XnnpackAddParams (xnnpack_add_params)")
     flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
         func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
-    bias = (1 << (params.shift - 1)) - params.a_multiplier * zp1 - params.b_multiplier * zp2
-    ma, mb, shift, size, out_dtype = (params.a_multiplier, params.b_multiplier, params.shift,
-                                      math.prod(shape), t.dtype)
+    shift = scalar_int(params.shift, func, "params.shift", 1, 31)  # xnnpack_add_params: [12, 30]
+    bias = (1 << (shift - 1)) - params.a_multiplier * zp1 - params.b_multiplier * zp2
+    ma, mb, size, out_dtype = params.a_multiplier, params.b_multiplier, math.prod(shape), t.dtype
 
     def run(x1, x2):
         out = np.empty(size, out_dtype)
