@@ -2,16 +2,81 @@
 mean, and XNNPACK's ``mean_nd``."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
+from numba import njit
 
 from ..._errors import names_its_errors
-from ...fixedpoint import quantize_multiplier
+from ...fixedpoint import quantize_multiplier, wrap_scalar
 from ...requant import Requant
 from .._checks import check_spec, check_tensor, float32_scale, q31_multiplier, resolve_axes, scalar_int, zero_point
 from ..quantize.requantize import ROUNDINGS, _requantize_codes
 
 _TYPES16 = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))  # the 16x8 MEAN: the same kernel
 _BYTES = (np.dtype(np.int8), np.dtype(np.uint8))  # XNNPACK's qs8 / qu8 mean, LiteRT's optimized int8 / uint8 Mean
+
+
+@njit(cache=True)
+def _add_rows(x, acc):
+    """``acc[c] +=`` the sum over ``j`` of ``x[j, c]``, wrapped to int32 (mod 2^32, as a C int32 accumulator: the
+    order of the terms does not matter). Rows of ``inner > 1`` values go four at a time (a quarter of the loads
+    and stores of ``acc``); one value per row sums exactly in int64 (no wrap before 2^55 terms) and wraps once."""
+    r, inner = x.shape
+    if inner == 1:
+        s = np.int64(0)
+        for j in range(r):
+            s += x[j, 0]
+        acc[0] = wrap_scalar(np.int64(acc[0]) + s, 32)
+        return
+    r4 = r - r % 4
+    for j in range(0, r4, 4):
+        for c in range(inner):
+            four = np.int64(x[j, c]) + x[j + 1, c] + x[j + 2, c] + x[j + 3, c]
+            acc[c] = wrap_scalar(np.int64(acc[c]) + four, 32)
+    for j in range(r4, r):
+        for c in range(inner):
+            acc[c] = wrap_scalar(np.int64(acc[c]) + x[j, c], 32)
+
+
+@njit(cache=True)
+def _int32_sums(x):
+    """The int32 (wrapping) sums over axis 1 of ``x`` ``(outer, r, inner)``: ``(outer, inner)``."""
+    acc = np.zeros((x.shape[0], x.shape[2]), np.int32)
+    for o in range(x.shape[0]):
+        _add_rows(x[o], acc[o])
+    return acc
+
+
+def _reduction_view(shape, axes, keep_dims):
+    """Codes of ``shape`` reduced over ``axes`` (resolved, any order) as ``(outer, r, inner)``, the ``r`` terms of
+    each sum on axis 1: returns ``view(x)`` and the reduced shape (the axes kept as 1 with ``keep_dims``, else
+    dropped). Axes that are one run of neighbours give a view of ``x``; others are transposed to the end (a
+    copy)."""
+    shape = tuple(shape)
+    run = sorted(axes)
+    out_shape = tuple(1 if a in axes else d for a, d in enumerate(shape)) if keep_dims else \
+        tuple(d for a, d in enumerate(shape) if a not in axes)
+    if run and run == list(range(run[0], run[-1] + 1)):
+        geometry = (math.prod(shape[:run[0]]), math.prod(shape[run[0]:run[-1] + 1]), math.prod(shape[run[-1] + 1:]))
+        return (lambda x: x.reshape(geometry)), out_shape
+    kept = [a for a in range(len(shape)) if a not in axes]
+    perm, geometry = kept + run, (math.prod(shape[a] for a in kept), math.prod(shape[a] for a in run), 1)
+    return (lambda x: x.transpose(perm).reshape(geometry)), out_shape
+
+
+@njit(cache=True)
+def _xnnpack_mean_codes(x, inv, zp, lo, hi, out):
+    """``out[o, c] = rint(clamp(f32(f32(sum) * inv) + zp, lo, hi))``, ``sum`` the int32 (wrapping) sum over
+    axis 1 of ``x`` ``(outer, r, inner)``: float32 steps (``inv``, ``zp``, ``lo``, ``hi`` float32), no fused
+    multiply-add, ties to even (the clamp to integers before the rounding gives what it gives after)."""
+    acc = np.empty(x.shape[2], np.int32)
+    for o in range(x.shape[0]):
+        acc[:] = 0
+        _add_rows(x[o], acc)
+        for c in range(acc.size):
+            y = np.float32(acc[c]) * inv + zp
+            out[o, c] = np.rint(min(max(y, lo), hi))
 
 
 @names_its_errors
@@ -52,13 +117,14 @@ def mean_plan(shape, dtype, axis, *, input_zero_point, output_zero_point, multip
     info = np.iinfo(dt)
     args = (0, zo, int(rq.multiplier[0]), int(rq.shift[0]), 0, int(info.min), int(info.max))  # "double" MBQM
     offset = zi * n
+    view, out_shape = _reduction_view(shape, axes, keep_dims)
 
     def run(x):
         # the int32 sum wraps as TFLite's accumulator (mod 2^32, as the core's wrap of the int64 difference)
-        total = x.sum(axis=axes, keepdims=keep_dims, dtype=np.int32).astype(np.int64) - offset
+        total = _int32_sums(view(x)).reshape(-1).astype(np.int64) - offset
         out = np.empty(total.size, np.int64)
-        _requantize_codes(np.ravel(total), *args, out)
-        return out.astype(dt).reshape(np.shape(total))
+        _requantize_codes(total, *args, out)
+        return out.astype(dt).reshape(out_shape)
 
     return run
 
@@ -94,12 +160,14 @@ def xnnpack_mean_plan(shape, dtype, axis, *, input_scale, input_zero_point, outp
     inv = np.float32(np.float32(float32_scale(input_scale, func, "input_scale")
                                 / float32_scale(output_scale, func, "output_scale")) * np.float32(np.float32(1) / n))
     zp = np.float32(np.float32(zo) - np.float32(np.float32(np.int64(n * zi).astype(np.int32)) * inv))
+    view, out_shape = _reduction_view(shape, axes, keep_dims)
+    lo, hi = np.float32(info.min), np.float32(info.max)
 
     def run(x):
-        total = x.astype(np.int64).sum(axis=axes, keepdims=keep_dims)
-        acc = ((total + (1 << 31)) % (1 << 32) - (1 << 31)).astype(np.int32)
-        y = np.rint(np.float32(acc.astype(np.float32) * inv) + zp)
-        return np.clip(y, int(info.min), int(info.max)).astype(dt)
+        x3 = view(x)
+        out = np.empty((x3.shape[0], x3.shape[2]), dt)
+        _xnnpack_mean_codes(x3, inv, zp, lo, hi, out)
+        return out.reshape(out_shape)
 
     return run
 
@@ -140,13 +208,14 @@ def litert_optimized_mean_plan(shape, dtype, *, input_scale, input_zero_point, o
     neon, scalar = ((0, bias, int(multiplier), int(shift), ROUNDINGS.index(r), int(info.min), int(info.max))
                     for r in ("neon", "double"))
 
+    view, out_shape = _reduction_view(shape, (1, 2), True)
+
     def run(x):
-        total = x.sum(axis=(1, 2), keepdims=True, dtype=np.int32).astype(np.int64)
-        rows = total.reshape(-1, c)
+        rows = _int32_sums(view(x)).astype(np.int64)
         out = np.empty(rows.shape, np.int64)
         for b in range(rows.shape[0]):
             _requantize_codes(rows[b, :vector], *neon, out[b, :vector])
             _requantize_codes(rows[b, vector:], *scalar, out[b, vector:])
-        return out.astype(dt).reshape(total.shape)
+        return out.astype(dt).reshape(out_shape)
 
     return run
