@@ -39,6 +39,9 @@ The float-scale schemes FBGEMM (``Arithmetic.FBGEMM``, every float-bias mode) an
   outside int32 (or NaN) becomes INT32_MIN, the x86 "integer indefinite" that FBGEMM then clamps to
   ``lo``: a huge positive value comes out as act_min, as in FBGEMM;
 * :func:`store_codes` (the same clamp as the fixed-point lanes).
+
+:func:`float_lanes` is those steps on one vector of 8 or 16 lanes: the VNNI tile that requantizes in its
+registers (:func:`dspsim.simd.tiles.tile_vnni_requant`) runs it on its zmm sums.
 """
 from __future__ import annotations
 
@@ -399,6 +402,35 @@ _F64 = ir.DoubleType()
 _V8D = ir.VectorType(_F64, 8)
 
 
+def float_bounds(b, q_lo, q_hi, clamp):
+    """The float bounds of :func:`float_lanes`: ``q_lo``, ``q_hi`` (int32 vectors, ``lo - zp`` and ``hi - zp``)
+    as floats when ``clamp`` (an i1), else -inf and +inf (no clamp). int -> float is exact: ``|q| < 2^17``."""
+    vf = ir.VectorType(_F32, q_lo.type.count)
+    inf = ir.Constant(vf, float("inf"))
+    return b.select(clamp, b.sitofp(q_lo, vf), b.fneg(inf)), b.select(clamp, b.sitofp(q_hi, vf), inf)
+
+
+def float_lanes(b, acc, bias, scale, f_lo, f_hi):
+    """``cvtps2dq(min(max(y, f_lo), f_hi))`` with ``y = f32(fma(bias_a, bias_b, float32(acc)) * scale)`` of one
+    vector of 8 or 16 int32 lanes: :func:`requantize_float_row`'s value before the code's clamp. ``bias``:
+    ``(bias_a, bias_b)`` float vectors, or None for no float bias (``fma(0, 0, raw) = raw`` exactly: ``raw``
+    is never -0). The conversions round ties to even; ``cvtps2dq`` gives INT32_MIN outside int32 or for NaN
+    (which the clamps keep: an ordered compare is false)."""
+    n = acc.type.count
+    vf, vi = ir.VectorType(_F32, n), ir.VectorType(_I32, n)
+    raw = b.sitofp(acc, vf)
+    if bias is not None:
+        raw = _x86(b, f"llvm.fma.v{n}f32", vf, bias[0], bias[1], raw)
+    y = b.fmul(raw, scale)
+    y = b.select(b.fcmp_ordered("<", y, f_lo), f_lo, y)  # NaN stays NaN
+    y = b.select(b.fcmp_ordered(">", y, f_hi), f_hi, y)
+    if n == 8:
+        return _x86(b, "llvm.x86.avx.cvt.ps2dq.256", vi, y)
+    # the current rounding mode (4: _MM_FROUND_CUR_DIRECTION), every lane
+    return _x86(b, "llvm.x86.avx512.mask.cvtps2dq.512", vi, y, ir.Constant(vi, None), ir.Constant(_I16, -1),
+                ir.Constant(_I32, 4))
+
+
 def _float_block(nvec):
     """An intrinsic for ``8 * nvec`` outputs: ``y = f32(fma(bias_a, bias_b, float32(acc)) * scale)``, clamped in
     float to ``[lo - zp, hi - zp]`` when ``clamp`` (else to +-inf: not at all), ``q = cvtps2dq(y)``,
@@ -424,23 +456,14 @@ def _float_block(nvec):
             def splat(i, t, vt):
                 return _splat(b, context.cast(b, args[i], at[i], t), vt)
 
-            fma = cgutils.get_or_insert_function(b.module, ir.FunctionType(_V8F, [_V8F] * 3), "llvm.fma.v8f32")
-            cvt = cgutils.get_or_insert_function(b.module, ir.FunctionType(_V8, [_V8F]), "llvm.x86.avx.cvt.ps2dq.256")
             zpv = splat(7, types.int32, _V8)
             q_lo, q_hi = b.sub(splat(8, types.int32, _V8), zpv), b.sub(splat(9, types.int32, _V8), zpv)
-            clamp_ = context.cast(b, args[6], at[6], types.boolean)
-            inf = ir.Constant(_V8F, float("inf"))
-            f_lo = b.select(clamp_, b.sitofp(q_lo, _V8F), b.fneg(inf))  # int -> float exact: |q| < 2^17
-            f_hi = b.select(clamp_, b.sitofp(q_hi, _V8F), inf)
+            f_lo, f_hi = float_bounds(b, q_lo, q_hi, context.cast(b, args[6], at[6], types.boolean))
             res = []
             for k in range(nvec):
-                raw = b.sitofp(load(0, k, _I32, _V8), _V8F)
-                raw = b.call(fma, [load(2, k, _F32, _V8F), load(3, k, _F32, _V8F), raw])
                 s = b.fptrunc(load(4, k, _F64, _V8D), _V8F) if wide_scale else load(4, k, _F32, _V8F)
-                y = b.fmul(raw, s)
-                y = b.select(b.fcmp_ordered("<", y, f_lo), f_lo, y)  # NaN stays NaN
-                y = b.select(b.fcmp_ordered(">", y, f_hi), f_hi, y)
-                res.append(b.call(cvt, [y]))
+                res.append(float_lanes(b, load(0, k, _I32, _V8), (load(2, k, _F32, _V8F), load(3, k, _F32, _V8F)),
+                                       s, f_lo, f_hi))
             data = context.make_array(at[10])(context, b, args[10]).data
             store_codes(b, res, *(context.cast(b, args[i], at[i], types.int32) for i in (7, 8, 9)), at[10].dtype,
                         b.gep(b.bitcast(data, elem.as_pointer()), [o_off]))

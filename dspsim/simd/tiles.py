@@ -21,6 +21,10 @@ row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
   each lane is one column's sum and no reduction is needed; all ``MR`` rows of a 16-column slice
   (12 accumulators) share each B load. One loop nest per row count of a short last tile; the
   slices run in a loop.
+* :func:`tile_vnni_requant`: the VNNI tile that requantizes its sums in its registers (a float-scale scheme,
+  :class:`_FloatCodes`: ``vcvtdq2ps``, the fma of a float bias only when there is one, ``vmulps``, the
+  clamps, ``vcvtps2dq``, 16 lanes at a time) and stores 8- or 16-bit codes: no int32 block is stored and
+  read back.
 
 The VNNI tile holds one loop nest per (16-column vectors that hold stored columns, rows of a short
 last tile) and branches to the one that fits, so narrow weights, a narrow last panel and short tiles
@@ -50,10 +54,19 @@ NR = 16 * NV
 _LLVM = llvm.llvm_version_info[0]
 _I1, _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (1, 8, 16, 32, 64))
 _V16 = ir.VectorType(_I32, 16)
+_F32 = ir.FloatType()
+_V16F = ir.VectorType(_F32, 16)
 # LLVM 22 types vpdpbusd's byte operands as <64 x i8>, older releases as <16 x i32>; LLVM 15 moved
 # to opaque pointers, which changed the masked store's mangled name.
 _OPND = ir.VectorType(_I8, 64) if _LLVM >= 22 else _V16
-_MASKED_STORE = "llvm.masked.store.v16i32." + ("p0" if _LLVM >= 15 else "p0v16i32")
+_ELEM = {types.int32: _I32, types.int16: _I16, types.int8: _I8, types.uint8: _I8}
+"""The IR element type of each output array dtype the tiles store."""
+
+
+def _masked_store_name(elem):
+    """The masked store of 16 ``elem`` lanes: LLVM 15 moved to opaque pointers, which changed its mangled name."""
+    vec = f"v16i{elem.width}"
+    return f"llvm.masked.store.{vec}." + ("p0" if _LLVM >= 15 else f"p0{vec}")
 
 
 def _c(v):
@@ -70,10 +83,11 @@ def _splat(builder, value, vtype):
 class _Tile:
     """Pointers and loop-invariant vectors shared by the tiles' prologue and epilogue."""
 
-    def __init__(self, context, builder, signature, args, b_elem):
-        """``b_elem``: the IR type of ``bp``'s entries (bytes for VNNI, int16 for AVX2)."""
+    def __init__(self, context, builder, signature, args, b_elem, codes=False):
+        """``b_elem``: the IR type of ``bp``'s entries (bytes for VNNI, int16 for AVX2); ``codes``: store the int32
+        sums into ``c`` (False) or their :class:`_FloatCodes` (True: ``c`` int8 / uint8 / int16)."""
         (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec, weighted,
-         flip) = args
+         flip) = args[:19]
         at = signature.args
         self.builder = b = builder
 
@@ -91,7 +105,8 @@ class _Tile:
         abase = data(0, a, _I8)
         rowp = data(1, rows, _I64)
         self.row_ptrs = [b.gep(abase, [b.load(b.gep(rowp, [_c(r)]))]) for r in range(MR)]
-        self.cbase = b.gep(data(6, c, _I32), [c_off])
+        self.out_elem = _ELEM[at[6].dtype]
+        self.cbase = b.gep(data(6, c, self.out_elem), [c_off])
         self.ldc = i64(8, ldc)
         self.mv = i64(9, mv)
         self.nvec = i64(16, nvec)
@@ -107,9 +122,11 @@ class _Tile:
         self.nrun = b.sdiv(b.add(self.nv, _c(15)), _c(16))
         self.nvs = _splat(b, b.trunc(self.nv, _I32), _V16)
         self.cadd, self.cmul = cadd, cmul
+        out_vec = ir.VectorType(self.out_elem, 16)
         self.masked_store = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.VoidType(), [_V16, _V16.as_pointer(), _I32, ir.VectorType(_I1, 16)]),
-            _MASKED_STORE)
+            builder.module, ir.FunctionType(ir.VoidType(), [out_vec, out_vec.as_pointer(), _I32, ir.VectorType(_I1, 16)]),
+            _masked_store_name(self.out_elem))
+        self.codes = _FloatCodes(context, builder, signature, args) if codes else None
 
     def k_loops(self, bbase, step_len, mr=MR):
         """Nested loops over segments and 4-byte k-steps; yields (the first ``mr`` A row pointers as i8*
@@ -148,14 +165,16 @@ class _Tile:
                 val = b.add(vec, add)
                 if weighted:
                     val = b.add(val, b.mul(rvs, mul))
-                ptr = b.bitcast(b.gep(crow, [col]), _V16.as_pointer())
+                if self.codes is not None:
+                    val = self.codes.codes(b, val, col)
+                ptr = b.bitcast(b.gep(crow, [col]), val.type.as_pointer())
                 with b.if_else(b.icmp_signed(">=", self.nv, b.add(col, _c(16)))) as (full, partial):
                     with full:
-                        b.store(val, ptr, align=4)
+                        b.store(val, ptr, align=self.out_elem.width // 8)
                     with partial:
                         cols = b.add(_splat(b, b.trunc(col, _I32), _V16), ir.Constant(_V16, list(range(16))))
                         mask = b.icmp_signed("<", cols, self.nvs)
-                        b.call(self.masked_store, [val, ptr, ir.Constant(_I32, 4), mask])
+                        b.call(self.masked_store, [val, ptr, ir.Constant(_I32, self.out_elem.width // 8), mask])
 
 
     def branch(self, selector, cases, emit):
@@ -174,6 +193,44 @@ class _Tile:
         b.position_at_end(end)
 
 
+class _FloatCodes:
+    """The float-scale requantization of a tile's sums in its registers, 16 lanes at a time: the codes of
+    :func:`dspsim.simd.requant_lanes.requantize_float_row` (the same float operations, in zmm), from the
+    requantizing tile's arguments 19 on: ``bias`` (``()``: no float bias, or ``(bias_a, bias_b)``), ``scale``
+    (float32 arrays read from ``n0``, like ``col_add``), ``zp``, ``lo``, ``hi``, ``clamp_in_float``."""
+
+    def __init__(self, context, builder, signature, args):
+        from .requant_lanes import float_bounds, float_lanes  # that module builds on this one's IR helpers
+        b = builder
+        at = signature.args
+        n0 = context.cast(b, args[13], at[13], types.int64)
+
+        def column_ptr(arr, t):
+            return b.gep(b.bitcast(context.make_array(t)(context, b, arr).data, _F32.as_pointer()), [n0])
+
+        bias_types = at[19].types
+        bias = cgutils.unpack_tuple(b, args[19], len(bias_types))
+        self.bias = [column_ptr(v, t) for v, t in zip(bias, bias_types)] or None
+        self.scale = column_ptr(args[20], at[20])
+        zp, lo, hi = (_splat(b, context.cast(b, args[i], at[i], types.int32), _V16) for i in (21, 22, 23))
+        self.zp, self.q_lo, self.q_hi = zp, b.sub(lo, zp), b.sub(hi, zp)
+        self.f_lo, self.f_hi = float_bounds(b, self.q_lo, self.q_hi, context.cast(b, args[24], at[24], types.boolean))
+        self.float_lanes = float_lanes
+        self.elem = _ELEM[at[6].dtype]
+
+    def codes(self, b, acc, col):
+        """The 16 codes ``min(max(q, lo - zp), hi - zp) + zp`` (in the output's type) of the int32 sums ``acc``
+        of columns ``n0 + col`` on: the clamp before ``+ zp``, so nothing wraps."""
+        def load(ptr):
+            return b.load(b.bitcast(b.gep(ptr, [col]), _V16F.as_pointer()), align=4)
+
+        bias = None if self.bias is None else [load(p) for p in self.bias]
+        q = self.float_lanes(b, acc, bias, load(self.scale), self.f_lo, self.f_hi)
+        q = b.select(b.icmp_signed("<", q, self.q_lo), self.q_lo, q)
+        q = b.select(b.icmp_signed(">", q, self.q_hi), self.q_hi, q)
+        return b.trunc(b.add(q, self.zp), ir.VectorType(self.elem, 16))
+
+
 _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``
     (the last term only when ``weighted`` is non-zero: otherwise ``col_mul`` must be zero).
 
@@ -188,40 +245,61 @@ _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j
     """
 
 
+def _vnni_codegen(context, builder, signature, llargs, codes):
+    """The VNNI tile's IR; ``codes``: store the float-scale codes (:class:`_FloatCodes`), not the int32 sums."""
+    t = _Tile(context, builder, signature, llargs, _I8, codes)
+    b = builder
+    dpbusd = cgutils.get_or_insert_function(
+        b.module, ir.FunctionType(_V16, [_V16, _OPND, _OPND]), "llvm.x86.avx512.vpdpbusd.512")
+
+    # The flip in every lane, hidden from LLVM's optimizer (an empty inline asm): it would otherwise turn
+    # xor(splat(load), splat(flip)) back into splat(xor(load, flip)): a scalar load, xor and a GPR -> zmm
+    # vpbroadcastd per row and k-step, instead of one vpxord with the broadcast load folded in ({1to16}). The
+    # same speed on Zen 4 (vpdpbusd-bound, double-pumped); fewer uops on Intel's port 5 (not measured there).
+    flip_vec = b.asm(ir.FunctionType(_V16, [_V16]), "", "=v,0", [_splat(b, t.flip_word, _V16)], False)
+
+    def emit_rows(nvec, mr):
+        # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
+        accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(nvec)] for _ in range(mr)]
+        for arows, bk in t.k_loops(t.bbase, b.mul(t.nvec, _c(64))):  # the panel's own width
+            bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(nvec)]
+            for r in range(mr):
+                word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
+                splat = b.bitcast(b.xor(_splat(b, word, _V16), flip_vec), _OPND)
+                for v in range(nvec):
+                    b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
+        for r in range(mr):
+            t.store(r, [b.load(accs[r][v]) for v in range(nvec)], 0)
+
+    t.branch(t.nrun, list(range(1, NV + 1)),
+             lambda nvec: t.branch(t.mv, list(range(1, MR + 1)), lambda mr: emit_rows(nvec, mr)))
+    return context.get_dummy_value()
+
+
 @intrinsic
 def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0,
               nvec, weighted, flip):
     def codegen(context, builder, signature, llargs):
-        t = _Tile(context, builder, signature, llargs, _I8)
-        b = builder
-        dpbusd = cgutils.get_or_insert_function(
-            b.module, ir.FunctionType(_V16, [_V16, _OPND, _OPND]), "llvm.x86.avx512.vpdpbusd.512")
-
-        # The flip in every lane, hidden from LLVM's optimizer (an empty inline asm): it would otherwise turn
-        # xor(splat(load), splat(flip)) back into splat(xor(load, flip)): a scalar load, xor and a GPR -> zmm
-        # vpbroadcastd per row and k-step, instead of one vpxord with the broadcast load folded in ({1to16}). The
-        # same speed on Zen 4 (vpdpbusd-bound, double-pumped); fewer uops on Intel's port 5 (not measured there).
-        flip_vec = b.asm(ir.FunctionType(_V16, [_V16]), "", "=v,0", [_splat(b, t.flip_word, _V16)], False)
-
-        def emit_rows(nvec, mr):
-            # Accumulators live in allocas that LLVM's mem2reg turns into zmm registers.
-            accs = [[cgutils.alloca_once_value(b, ir.Constant(_V16, [0] * 16)) for _ in range(nvec)] for _ in range(mr)]
-            for arows, bk in t.k_loops(t.bbase, b.mul(t.nvec, _c(64))):  # the panel's own width
-                bvec = [b.load(b.bitcast(b.gep(bk, [_c(64 * v)]), _OPND.as_pointer()), align=1) for v in range(nvec)]
-                for r in range(mr):
-                    word = b.load(b.bitcast(arows[r], _I32.as_pointer()), align=1)
-                    splat = b.bitcast(b.xor(_splat(b, word, _V16), flip_vec), _OPND)
-                    for v in range(nvec):
-                        b.store(b.call(dpbusd, [b.load(accs[r][v]), splat, bvec[v]]), accs[r][v])
-            for r in range(mr):
-                t.store(r, [b.load(accs[r][v]) for v in range(nvec)], 0)
-
-        t.branch(t.nrun, list(range(1, NV + 1)),
-                 lambda nvec: t.branch(t.mv, list(range(1, MR + 1)), lambda mr: emit_rows(nvec, mr)))
-        return context.get_dummy_value()
+        return _vnni_codegen(context, builder, signature, llargs, False)
 
     sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
                      weighted, flip)
+    return sig, codegen
+
+
+@intrinsic
+def tile_vnni_requant(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add,
+                      m0, nvec, weighted, flip, bias, scale, zp, lo, hi, clamp_in_float):
+    """:func:`tile_vnni` with the float-scale requantization in its registers: ``c`` (int8 / uint8 / int16) takes
+    the codes :func:`dspsim.simd.requant_lanes.requantize_float_row` gives for the int32 values the plain tile
+    stores, with ``bias`` ``()`` (no float bias) or ``(bias_a, bias_b)``, ``scale`` (float32 arrays read for
+    ``NR`` columns from ``n0``, as ``col_add``), ``zp``, ``lo``, ``hi`` inside the output type and
+    ``clamp_in_float``. No int32 block is stored and read back."""
+    def codegen(context, builder, signature, llargs):
+        return _vnni_codegen(context, builder, signature, llargs, True)
+
+    sig = types.void(a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec,
+                     weighted, flip, bias, scale, zp, lo, hi, clamp_in_float)
     return sig, codegen
 
 

@@ -188,3 +188,45 @@ def test_wrong_epilogue_is_refused_by_name():
         G.gemm_s32(a, b, epilogue=ep5)
     with pytest.raises(TypeError, match="^conv2d_s32: epilogue must be a FusedRequant or None, got Requant"):
         G.conv2d_s32(np.ones((1, 3, 3, 1), np.int8), np.ones((4, 1, 1, 1), np.int8), epilogue=rq)
+
+
+@st.composite
+def float_schemes(draw, n):
+    """(Requant, float bias or None) of the schemes whose codes the VNNI tile makes in its registers: XNNPACK /
+    ONNX Runtime (clamp in float), FBGEMM with no, a per-tensor (fma) or a per-channel (quotient) float bias, and
+    float32 scales that make ties (0.5, 0.25) and saturate both rails (1e-7: INT32_MIN; 3e3)."""
+    kind = draw(st.sampled_from(["xnnpack", "onnxruntime", "fbgemm", "fbgemm-float-bias", "float32-ties"]))
+    c = n if draw(st.booleans()) else 1
+    if kind == "float32-ties":
+        scale = draw(st.lists(st.sampled_from([0.5, 0.25, 1e-7, 3e3]) | st.floats(1e-4, 4.0), min_size=c,
+                              max_size=c))
+        return Requant.float_scale(scale, "float32"), None
+    s_w = draw(st.lists(st.floats(1e-3, 1.0), min_size=c, max_size=c))
+    rq = Requant.from_scales(0.02, s_w if c > 1 else s_w[0], draw(st.sampled_from([1e-7, 1e-3, 0.05, 1.0])),
+                             engine=kind.split("-")[0], op="fully_connected")
+    if kind != "fbgemm-float-bias":
+        return rq, None
+    return rq, np.array(draw(st.lists(st.floats(-1e4, 1e4, width=32), min_size=n, max_size=n)), np.float32)
+
+
+@pytest.mark.skipif("vnni" not in G.PATHS, reason="the requantizing tile is VNNI's")
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), m=st.integers(1, 20), n=st.integers(1, 80), k=st.integers(1, 40),
+       xd=st.sampled_from([np.int8, np.uint8]), od=st.sampled_from([np.int8, np.uint8, np.int16]))
+def test_requantizing_vnni_tile_equals_the_separate_pass(data, m, n, k, xd, od):
+    # Float-scale codes made in the tile's registers (16 lanes, a masked store for a partial vector, rows of a
+    # short last tile), bit for bit the plain tile's int32 sums requantized by the separate pass.
+    rq, fbias = data.draw(float_schemes(n))
+    lo_t, hi_t = OUT_RANGES[od]
+    lo, hi = sorted(data.draw(st.tuples(st.integers(lo_t, hi_t), st.integers(lo_t, hi_t))))
+    c = dict(a=codes(data.draw, xd, (m, k)), b=codes(data.draw, np.int8, (n, k)),
+             zx=data.draw(st.sampled_from(EDGES[xd])), zw=data.draw(st.sampled_from([0, 0, -128, 127, 5])),
+             bias=None if fbias is not None else data.draw(st.none() | st.lists(
+                 st.integers(-(1 << 31), (1 << 31) - 1), min_size=n, max_size=n)),
+             rq=rq, fbias=fbias, zo=data.draw(st.integers(lo_t, hi_t)), lo=lo, hi=hi, od=od, acc_bits=32)
+    acc = G.gemm_s32(c["a"], G.pack_weights(c["b"]), a_zero_point=c["zx"], b_zero_point=c["zw"], bias=c["bias"],
+                     path="plain")
+    want = np.empty(acc.size, od)
+    requantize_into(acc.reshape(-1), n, 32, rq, float_bias_arrays(fbias, rq, n, "test"), c["zo"], lo, hi, want,
+                    "test")
+    np.testing.assert_array_equal(fused(c, n, "vnni").reshape(-1), want)

@@ -31,7 +31,10 @@ How it is fast. Both cores are one blocked GEMM over packed operands:
   Ring identities hold modulo 2^32, so the int32 result is exact;
 * with ``epilogue=FusedRequant.prepare(...)`` each tile's int32 block is requantized while it is in L1
   (:func:`dspsim.requant.requantize_value`, the scheme's constants compiled in), so a layer writes its
-  8-bit codes directly: no int32 matrix, no second pass.
+  8-bit codes directly: no int32 matrix, no second pass. The float-scale schemes (XNNPACK, ONNX Runtime,
+  FBGEMM) on the VNNI path requantize in the tile's registers, 16 lanes at a time, and store the codes
+  (:func:`dspsim.simd.tiles.tile_vnni_requant`): no block either (MobileNetV2's 1x1 convs, batch 16:
+  K=32 -> N=16 at 112x112 from 1.70 to 0.98 ms, K=16 -> N=96 from 4.86 to 3.76 ms on one Zen 4 core).
 
 Threads: the driver runs a range of (group, column panel, row chunk) work items without the GIL;
 :func:`dspsim._jit.parallel_rows` splits the items over threads (a MAC counts as 1/64 element of
@@ -58,7 +61,7 @@ from ...fixedpoint import as_int_array, wrap_scalar
 from ...requant import Arithmetic, FloatBias, loop_tie, requantize_value
 from ...simd import requant_lanes
 from ...simd.cpu import HAVE_AVX2, HAVE_VNNI
-from ...simd.tiles import MR, NR, NV, tile_avx2, tile_avx2_signed, tile_vnni
+from ...simd.tiles import MR, NR, NV, tile_avx2, tile_avx2_signed, tile_vnni, tile_vnni_requant
 
 _GEMM = "gemm_s32"
 _CONV = "conv2d_s32"
@@ -151,16 +154,20 @@ def _requant_block(cols, rest, block, ldb, m0, mv, n0, nv, ldc, arith, float_bia
 
 
 _TILE_IDS = {"plain": 0, "avx2": 1, "vnni": 2}
+_NARROW_CODES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
+"""The output types the requantization lanes store (8- and 16-bit codes)."""
 
 
-def _make_driver(path, epilogue_key=None, flip=0):
+def _make_driver(path, epilogue_key=None, flip=0, narrow=False):
     """The blocked GEMM driver around the tile of ``path``, over the work items ``[item0, item1)``; the
     tiles read each byte of ``a`` XOR ``flip`` (the AVX2 path: :func:`~dspsim.simd.tiles.tile_avx2_signed`
     when ``flip`` is 128, see :func:`_prepare_run`).
 
     Without ``epilogue_key`` the tile stores the int32 sums into ``out`` (M, N). With one (a
     :attr:`FusedRequant.key`) each tile stores into an L1-resident ``MR x nr`` block, which
-    :func:`_requant_block` requantizes into ``epi``'s output: the int32 matrix never exists.
+    :func:`_requant_block` requantizes into ``epi``'s output: the int32 matrix never exists. A float-scale
+    scheme (:data:`~dspsim.simd.requant_lanes.FLOAT_LANES`) into ``narrow`` codes (8 or 16 bits) on the VNNI
+    path skips the block: :func:`~dspsim.simd.tiles.tile_vnni_requant` requantizes the sums in its registers.
 
     The closure holds only ints and enums (their pickles, part of numba's cache key, are the same in
     every process; a closure over a dispatcher or an intrinsic would pickle a fresh uuid and miss the
@@ -177,6 +184,9 @@ def _make_driver(path, epilogue_key=None, flip=0):
     simd = int(lanes == requant_lanes.FIXED_LANES)
     float_simd = int(lanes == requant_lanes.FLOAT_LANES)
     clamp_in_float = arith == Arithmetic.FLOAT32
+    if tile_id == 2 and float_simd and narrow:
+        tile_id = 4  # the codes from the tile's registers
+    has_bias = float_bias != FloatBias.NONE
 
     @njit(cache=True, nogil=True)
     def drive(a, row_off, group_stride, segs, k4, bp, nvec, groups, n_group, out, col_add, col_mul,
@@ -189,7 +199,9 @@ def _make_driver(path, epilogue_key=None, flip=0):
         chunk = (m_tiles + n_chunks - 1) // n_chunks
         ldc = n_group * groups
         rows = np.empty(MR, np.int64)
-        block = np.empty(MR * nr if fused else 0, np.int32)
+        block = np.empty(MR * nr if fused and tile_id != 4 else 0, np.int32)
+        if tile_id == 4:  # no float bias: no fma in the tile
+            fbias = (epi[10], epi[11]) if has_bias else ()
         for item in range(item0, item1):  # of groups * n_pan * n_chunks
             g = item // (n_pan * n_chunks)
             pan = (item // n_chunks) % n_pan
@@ -197,7 +209,7 @@ def _make_driver(path, epilogue_key=None, flip=0):
             nv = min(nr, n_group - n0)
             col = g * n_group + n0
             b_off = (g * n_pan + pan) * panel_bytes
-            if fused:
+            if fused and tile_id != 4:
                 cols, rest = _epilogue_columns(epi, col, per_channel)
             for t in range(item % n_chunks * chunk, min(m_tiles, (item % n_chunks + 1) * chunk)):
                 m0 = t * MR
@@ -205,7 +217,11 @@ def _make_driver(path, epilogue_key=None, flip=0):
                 for r in range(MR):
                     rows[r] = row_off[min(m0 + r, m_dim - 1)] + g * group_stride
                 dest, c_off, ld = (block, 0, nr) if fused else (out, m0 * ldc + col, ldc)
-                if tile_id == 2:
+                if tile_id == 4:  # epi: see FusedRequant.params
+                    tile_vnni_requant(a, rows, segs, k4, bp, b_off, epi[13], m0 * ldc + col, ldc, mv, nv, col_add,
+                                      col_mul, col, row_add, g * m_dim + m0, nvec, weighted, flip, fbias, epi[12],
+                                      epi[5], epi[6], epi[7], clamp_in_float)
+                elif tile_id == 2:
                     tile_vnni(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
                               g * m_dim + m0, nvec, weighted, flip)
                 elif tile_id == 3:  # int8 codes sign-extended in the tile: col_add holds + 128 * sum b
@@ -217,7 +233,7 @@ def _make_driver(path, epilogue_key=None, flip=0):
                 else:
                     _tile_plain(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col,
                                 row_add, g * m_dim + m0, nvec, weighted, flip)
-                if fused:
+                if fused and tile_id != 4:
                     _requant_block(cols, rest, block, nr, m0, mv, col, nv, ldc, arith, float_bias, tie, wrap,
                                    per_channel, float_in, simd, float_simd, clamp_in_float)
 
@@ -225,13 +241,13 @@ def _make_driver(path, epilogue_key=None, flip=0):
 
 
 _RUNNABLE = ("plain",) + (("avx2",) if HAVE_AVX2 else ()) + (("vnni",) if HAVE_VNNI else ())
-_DRIVERS = {}  # (path, FusedRequant.key or None, flip) -> driver, made on first use
+_DRIVERS = {}  # (path, FusedRequant.key or None, flip, narrow) -> driver, made on first use
 
 
-def _driver(path, epilogue_key=None, flip=0):
-    key = (path, epilogue_key, flip)
+def _driver(path, epilogue_key=None, flip=0, narrow=False):
+    key = (path, epilogue_key, flip, narrow)
     if key not in _DRIVERS:
-        _DRIVERS[key] = _make_driver(path, epilogue_key, flip)
+        _DRIVERS[key] = _make_driver(*key)
     return _DRIVERS[key]
 
 
@@ -471,7 +487,8 @@ class FusedRequant:
     params : tuple
         ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lanes, lane_bias_a, lane_bias_b, lane_scale)``:
         arrays of length ``channels``, ints, then the lane parameters of :func:`dspsim.simd.requant_lanes.lane_parameters`
-        (one ``(LANE_ROWS, channels)`` array) and :func:`~dspsim.simd.requant_lanes.float_lane_parameters`.
+        (one ``(LANE_ROWS, channels)`` array) and :func:`~dspsim.simd.requant_lanes.float_lane_parameters`
+        (float32, zeros past ``channels`` to ``channels + NR``: the requantizing tile reads whole vectors).
     dtype : numpy dtype
         The output type.
     channels : int
@@ -500,8 +517,16 @@ class FusedRequant:
         float_lanes = requant_lanes.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)[:3] \
             if requant_lanes.lane_kind(arith, fb_mode, tie) == requant_lanes.FLOAT_LANES else (np.zeros(n, np.float32),) * 3
         params = (mult, shift, scale, fb_a, fb_b, int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes + \
-            tuple(np.ascontiguousarray(np.broadcast_to(v, (n,)), np.float32) for v in float_lanes)
+            tuple(_padded_columns(v, n) for v in float_lanes)
         return cls(key, params, np.dtype(out_dtype), int(n))
+
+
+def _padded_columns(values, n):
+    """``values`` (one or ``n``) as ``n + NR`` float32 columns, zeros past ``n``: a tile reads whole 16-column
+    vectors (see :func:`~dspsim.simd.tiles.tile_vnni_requant`)."""
+    out = np.zeros(n + NR, np.float32)
+    out[:n] = values
+    return out
 
 
 def _check_epilogue(epilogue, n, func):
@@ -551,7 +576,8 @@ def _prepare_run(row_off, group_stride, segs, packed, alpha, zb, bias, path, epi
     # Work items are (group, panel, row chunk), panel-major so that a thread keeps its B panel in
     # cache; rows are split into chunks only when there are fewer than 8 panels per thread.
     panels = groups * -(-n_group // (16 * packed.nvec))
-    drive = _driver(path, None if epilogue is None else epilogue.key, int(flip))
+    drive = _driver(path, None if epilogue is None else epilogue.key, int(flip),
+                    epilogue is not None and epilogue.dtype in _NARROW_CODES)
     flip = np.uint8(flip)
     work = m_dim * n_total * k_real // _MACS_PER_ELEMENT
     no_out = np.empty(0, np.int32)  # a fused driver writes epilogue's array instead
