@@ -1,21 +1,27 @@
 """TFLite's quantized ADD (``reference_integer_ops::AddFunc``) and XNNPACK's (``qs8-vadd`` / ``qu8-vadd``) in int32
 vector lanes (LLVM IR), 8 lanes per vector.
 
-Per lane the formula of :func:`dspsim.kernels.arithmetic.elementwise.add` (``MBQM`` = MultiplyByQuantizedMultiplier, shifts
-<= 0, the lanes of :func:`dspsim.simd.requant_lanes._mbqm_lanes`)::
+Per lane the formula of :func:`dspsim.kernels.arithmetic.elementwise.add` and of LiteRT's optimized kernel's blocks
+(``MBQM`` = MultiplyByQuantizedMultiplier, shifts <= 0, SRDHM and RDBP = RoundingDivideByPOT as in
+:func:`dspsim.simd.requant_lanes._mbqm_lanes`), each input with its steps ``(pre, left, round, floor)``::
 
-    v1 = MBQM((x1 - zp1) << left_shift, M1, S1)
-    v2 = MBQM((x2 - zp2) << left_shift, M2, S2)
+    v1 = RDBP(SRDHM(((x1 - zp1) >> pre1) << left1, M1), round1) >> floor1
+    v2 = RDBP(SRDHM(((x2 - zp2) >> pre2) << left2, M2), round2) >> floor2
     out = clamp(MBQM(v1 + v2, Mo, So) + zo, act_min, act_max)
 
-* the codes sign- (int8, int16) or zero-extended (uint8) to int32, ``- zp`` exact;
-* ``<< left_shift`` and ``v1 + v2`` in int32 lanes: they wrap as the scalar loop's ``wrap_scalar(., 32)`` does
-  (for TFLite's own parameters nothing wraps: ``255 << 20`` and ``65535 << 15`` fit);
-* SRDHM ties toward +inf, RoundingDivideByPOT ties away from zero (``_mbqm_lanes``);
-* ``clamp(v + zo, lo, hi)`` as the int64 scalar loop computes it, stored by
-  :func:`dspsim.simd.requant_lanes.store_codes` (saturating packs for 8-bit codes).
+TFLite's reference takes ``(0, left_shift, -S, 0)``: ``v = MBQM((x - zp) << left_shift, M, S)``; LiteRT's optimized
+int8 elementwise kernel ``(max(-n, 0), max(n, 0), 0, 0)`` with ``n = left_shift + S`` (one SRDHM after a combined
+shift), its other kernels ``(0, left_shift, 0, -S)`` (a floor shift after SRDHM).
 
-:func:`add_lanes` runs the blocks over the front of the flat operands (32 outputs per step, then 8) and returns
+* the codes sign- (int8, int16) or zero-extended (uint8) to int32, ``- zp`` exact;
+* ``>> pre`` and ``>> floor`` floor shifts; ``<< left`` and ``v1 + v2`` in int32 lanes: they wrap as the scalar loop's
+  ``wrap_scalar(., 32)`` does (for TFLite's own parameters nothing wraps: ``255 << 22`` and ``65535 << 15`` fit);
+* SRDHM ties toward +inf, RoundingDivideByPOT ties away from zero (``_mbqm_lanes``; by 0 it is the identity);
+* ``clamp(v + zo, lo, hi)`` as the int64 scalar loop computes it, stored by
+  :func:`dspsim.simd.requant_lanes.store_codes` (saturating packs for 8-bit codes). LiteRT's optimized kernel
+  narrows ``v`` to int16 by wrapping first: its caller runs these lanes only where that cannot wrap.
+
+:func:`add_lanes` runs the blocks over a range of the flat operands (32 outputs per step, then 8) and returns
 where the caller's scalar loop takes over. :func:`xnnpack_add_lanes` does the same for
 :func:`dspsim.kernels.arithmetic.elementwise.xnnpack_add` (int8, uint8): ``acc = bias + x1 * M1 + x2 * M2`` in
 wrapping int32 lanes, ``acc >> shift`` (``bias`` carries ``2^(shift-1)``: ties toward +inf), the same store.
@@ -68,12 +74,44 @@ def _operands(context, bld, sig, args):
     return base, load, splat
 
 
+def _input_sums(context, bld, args, at, xs, ms):
+    """``v1 + v2`` of each pair of 8 int32 lanes in ``xs``, each input's ``v`` by the module's formula with its
+    multiplier lanes in ``ms`` and its steps ``(pre, left, round, floor)``, arguments 7 and 8 of the block. The two
+    floor shifts cost a tenth of TFLite's ADD (vector shifts share a pipe): they run in a branch of their own,
+    taken where a step has one (LiteRT's optimized kernels but the int8 elementwise one)."""
+    steps = [[context.cast(bld, bld.extract_value(args[i], k), at[i].dtype, types.int32) for k in range(4)]
+             for i in (7, 8)]
+
+    def sums(floors):
+        def value(x, m, st):
+            pre, left, rnd, flr = (_splat(bld, v, _V8) for v in st)
+            if not floors:
+                return _mbqm_lanes(bld, x, m, left, rnd)
+            return bld.ashr(_mbqm_lanes(bld, bld.ashr(x, pre), m, left, rnd), flr)
+
+        return [bld.add(*(value(x, m, st) for x, m, st in zip(pair, ms, steps))) for pair in xs]
+
+    floors = bld.or_(bld.or_(steps[0][0], steps[0][3]), bld.or_(steps[1][0], steps[1][3]))
+    with bld.if_else(bld.icmp_signed("!=", floors, ir.Constant(_I32, 0))) as (shifted, plain):
+        with shifted:
+            with_floors, shifted_end = sums(True), bld.block
+        with plain:
+            without, plain_end = sums(False), bld.block
+    merged = []
+    for f, w in zip(with_floors, without):
+        phi = bld.phi(_V8)
+        phi.add_incoming(f, shifted_end)
+        phi.add_incoming(w, plain_end)
+        merged.append(phi)
+    return merged
+
+
 def _add_block(nvec):
     """An intrinsic for the ``8 * nvec`` outputs from ``off``: ``out[off + i]`` of ``a[off + i]``, ``b[off + i]``;
-    the other arguments are the int scalars of :func:`add_lanes`."""
+    the other arguments are those of :func:`add_lanes`, ``ro = -So``."""
 
     @intrinsic
-    def block(typingctx, a, b, off, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out):
+    def block(typingctx, a, b, off, mults, zp1, zp2, zo, steps1, steps2, ro, lo, hi, out):
         def codegen(context, builder, sig, args):
             bld = builder
             at = sig.args
@@ -84,19 +122,15 @@ def _add_block(nvec):
                 ptr = bld.gep(bld.bitcast(data, _I32.as_pointer()), [ir.Constant(_I64, 8 * k)])
                 return bld.load(bld.bitcast(ptr, vt.as_pointer()), align=4)
 
-            zp1v, zp2v, ls = splat(4), splat(5), splat(7)
-            r1v, r2v, rov = splat(8), splat(9), splat(10)
+            zp1v, zp2v, rov = splat(4), splat(5), splat(9)
             m1v, m2v, mov = multiplier(0), multiplier(1), multiplier(2)
             no_shift = ir.Constant(_V8, [0] * 8)
-            sums = []
-            for k in range(nvec):
-                v1 = _mbqm_lanes(bld, bld.sub(load(0, k), zp1v), m1v, ls, r1v)
-                v2 = _mbqm_lanes(bld, bld.sub(load(1, k), zp2v), m2v, ls, r2v)
-                sums.append(bld.add(v1, v2))
-            zo, lo, hi = (context.cast(bld, args[i], at[i], types.int32) for i in (6, 11, 12))
+            xs = [(bld.sub(load(0, k), zp1v), bld.sub(load(1, k), zp2v)) for k in range(nvec)]
+            sums = _input_sums(context, bld, args, at, xs, (m1v, m2v))
+            zo, lo, hi = (context.cast(bld, args[i], at[i], types.int32) for i in (6, 10, 11))
 
             def store(qs):
-                store_codes(bld, qs, zo, lo, hi, at[13].dtype, base(13))
+                store_codes(bld, qs, zo, lo, hi, at[12].dtype, base(12))
 
             def exact():
                 store([_mbqm_lanes(bld, v, mov, no_shift, rov) for v in sums])
@@ -119,7 +153,7 @@ def _add_block(nvec):
                     exact()
             return context.get_dummy_value()
 
-        return types.void(a, b, off, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out), codegen
+        return types.void(a, b, off, mults, zp1, zp2, zo, steps1, steps2, ro, lo, hi, out), codegen
 
     return block
 
@@ -128,13 +162,15 @@ _add_block32 = _add_block(4)
 _add_block8 = _add_block(1)
 
 
-def add_lanes(a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out):
-    """The vector front of a flat ADD (jit only): outputs ``[0, returned)`` done (a multiple of 8), the rest for
-    the scalar loop. ``a``, ``b``, ``out`` flat arrays of one dtype (int8, uint8 or int16) and ``out``'s length;
-    ``mults`` int32 ``[M1] * 8 + [M2] * 8 + [Mo] * 8`` then rows 3-6 of the output's
-    :func:`dspsim.simd.requant_lanes.lane_parameters` (``Mo``, ``So``), 8 of each; the other parameters those of
-    :func:`dspsim.kernels.arithmetic.elementwise.add_plan` (validated there: multipliers in [0, 2^31), shifts in [-31, 0],
-    zero points and clamp inside the dtype). Returns 0 for other types or layouts.
+def add_lanes(a, b, start, stop, mults, zp1, zp2, zo, steps1, steps2, so, lo, hi, out):
+    """The vector lanes of a flat ADD over ``[start, stop)`` (jit only): outputs ``[start, returned)`` done (a
+    multiple of 8 of them), the rest for the scalar loop. ``a``, ``b``, ``out`` flat arrays of one dtype (int8,
+    uint8 or int16); ``mults`` int32 ``[M1] * 8 + [M2] * 8 + [Mo] * 8`` then rows 3-6 of the output's
+    :func:`dspsim.simd.requant_lanes.lane_parameters` (``Mo``, ``So``), 8 of each; ``steps1``, ``steps2`` each
+    input's int tuple ``(pre, left, round, floor)`` (the module's formula); the other parameters those of
+    :func:`dspsim.kernels.arithmetic.elementwise.add_plan` (validated there: multipliers in [0, 2^31), shifts in
+    [0, 31] and ``So`` in [-31, 0], zero points and clamp inside the dtype). Returns ``start`` for other types or
+    layouts.
 
     The multipliers are loaded in each block, not splat from scalars: a splat is hoisted out of the loop, and
     LLVM's instruction selection, which sees one basic block, then cannot tell that the odd lanes' ``>> 32``
@@ -147,22 +183,26 @@ def _c_array(t):
     return isinstance(t, types.Array) and t.ndim == 1 and t.layout == "C" and t.dtype in _BITS
 
 
-@overload(add_lanes, jit_options={"cache": True}, inline="always")
-def _add_lanes(a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out):
-    if not (_c_array(a) and _c_array(b) and _c_array(out) and a.dtype == b.dtype == out.dtype
-            and isinstance(mults, types.Array) and mults.dtype == types.int32 and mults.layout == "C"):
-        return lambda a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out: 0
+def _steps(t):
+    return isinstance(t, types.UniTuple) and t.count == 4 and isinstance(t.dtype, types.Integer)
 
-    def impl(a, b, mults, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out):
-        n = out.shape[0]
-        r1, r2, ro = -s1, -s2, -so
-        n32 = n - n % 32
-        for j in range(0, n32, 32):
-            _add_block32(a, b, j, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out)
-        n8 = n - n % 8
-        for j in range(n32, n8, 8):
-            _add_block8(a, b, j, mults, zp1, zp2, zo, left_shift, r1, r2, ro, lo, hi, out)
-        return n8
+
+@overload(add_lanes, jit_options={"cache": True}, inline="always")
+def _add_lanes(a, b, start, stop, mults, zp1, zp2, zo, steps1, steps2, so, lo, hi, out):
+    if not (_c_array(a) and _c_array(b) and _c_array(out) and a.dtype == b.dtype == out.dtype
+            and isinstance(mults, types.Array) and mults.dtype == types.int32 and mults.layout == "C"
+            and _steps(steps1) and _steps(steps2)):
+        return lambda a, b, start, stop, mults, zp1, zp2, zo, steps1, steps2, so, lo, hi, out: start
+
+    def impl(a, b, start, stop, mults, zp1, zp2, zo, steps1, steps2, so, lo, hi, out):
+        n = stop - start
+        end32 = stop - n % 32
+        for j in range(start, end32, 32):
+            _add_block32(a, b, j, mults, zp1, zp2, zo, steps1, steps2, -so, lo, hi, out)
+        end8 = stop - n % 8
+        for j in range(end32, end8, 8):
+            _add_block8(a, b, j, mults, zp1, zp2, zo, steps1, steps2, -so, lo, hi, out)
+        return end8
 
     return impl
 

@@ -1,6 +1,7 @@
 """LiteRT's optimized kernels that differ from the reference (engine "litert-optimized"): the int8 spatial MEAN,
 the int8 SUM, the int8 DEQUANTIZE and the 8-bit ADD and MUL, against the oracle on random codes, every int8 code, exact
-ties and saturation."""
+ties and saturation. The ADD's blocks run in int32 vector lanes (dspsim.simd.add_lanes, AVX2 hosts) where their int16
+narrow cannot wrap: the cases with outputs inside int16 pin those lanes, the seam at int16's edge included."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import strategies as st
 
 from dspsim import oracle as ref
 from dspsim.kernels.arithmetic.elementwise import (
-    add_plan, litert_broadcast_runs, litert_optimized_add_plan, litert_optimized_mul_plan, mul_plan, tflite_add_params,
+    AddParams, add_plan, litert_broadcast_runs, litert_optimized_add_plan, litert_optimized_mul_plan, mul_plan, tflite_add_params,
 )
 from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels.reduce.mean import litert_optimized_mean_plan
@@ -185,6 +186,53 @@ def test_optimized_add_rounds_inputs_in_the_blocks_order_on_every_code_pair(shap
     got = litert_optimized_add_plan(x1.shape, x2.shape, x1.dtype, params, **kw)(x1, x2)
     assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x2, params, **kw))
     assert np.any(got != add_plan(x1.shape, x2.shape, x1.dtype, params, **kw)(x1, x2))
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 140), scalar_broadcast=st.booleans(), uint8=st.booleans(),
+       ratios=st.tuples(st.sampled_from([1.0, 0.5, 0.25, 2.0**-7]), st.floats(2.0**-12, 1.0),
+                        st.floats(2.0**-6, 16.0)),
+       zps=st.tuples(*[st.sampled_from([-128, 127, 0, 5])] * 3), relu=st.booleans(), edge=st.booleans())
+def test_optimized_add_lanes_match_the_oracle(seed, n, scalar_broadcast, uint8, ratios, zps, relu, edge):
+    """Outputs inside int16 (an output scale at most 64 times below the inputs'): the blocks in vector lanes,
+    the int8 elementwise kernel's combined shift and the others' floor shift, lengths on both sides of the 8-
+    and 32-output blocks and of the 16-lane NEON blocks; power-of-two ratios put sums on ties."""
+    shapes = ((3, 1), (3, n)) if scalar_broadcast else ((3, n), (3, n))
+    dt, off, x1, x2 = _operands(seed, shapes, uint8, edge)
+    params = tflite_add_params(ratios[0], ratios[1], max(ratios[:2]) / ratios[2])
+    kw = dict(input1_zero_point=zps[0] + off, input2_zero_point=zps[1] + off, output_zero_point=zps[2] + off,
+              act_min=zps[2] + off if relu else None)
+    got = litert_optimized_add_plan(x1.shape, x2.shape, dt, params, **kw)(x1, x2)
+    assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x2, params, **kw))
+
+
+@pytest.mark.parametrize("uint8", [False, True])
+def test_optimized_add_lanes_take_an_input_shift_below_zero(uint8):
+    """``left_shift + S = 20 - 25 < 0``: the int8 elementwise kernel floor-shifts the inputs right by 5 (and 4)
+    before SRDHM; the others shift by 20, then floor-shift by 25 (24) after it. The output halves the sum: the
+    inputs' rounding shows in most outputs."""
+    codes = np.arange(256)
+    dt, off = (np.uint8, 128) if uint8 else (np.int8, 0)
+    x1, x2 = (codes - 128 + off).astype(dt), ((codes * 37) % 256 - 128 + off).astype(dt)
+    params = AddParams(20, (1 << 31) - 1, -25, 1 << 30, -23, 1 << 30, 0)
+    kw = dict(input1_zero_point=3 + off, input2_zero_point=-7 + off, output_zero_point=-1 + off)
+    got = litert_optimized_add_plan(x1.shape, x2.shape, dt, params, **kw)(x1, x2)
+    assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x2, params, **kw))
+    assert np.count_nonzero(got != add_plan(x1.shape, x2.shape, dt, params, **kw)(x1, x2)) > 16
+
+
+def test_optimized_add_runs_the_lanes_up_to_int16s_edge_and_wraps_past_it():
+    """The extreme sums +-255 * 2 at an output scale 1/64.2 of the inputs' come out near +-32,740: with every
+    output zero point from -60 to 60 the largest or the smallest output plus ``zo`` crosses int16's edge. The
+    plan runs the lanes exactly while it stays inside (where the lanes' saturation is the narrow's value) and
+    wraps past it, as the oracle does."""
+    x1 = np.array([127, -128] * 24 + [127] * 16 + [-128] * 16, np.int8)
+    params = tflite_add_params(1.0, 1.0, 1.0 / 64.2)
+    for zp in (-128, 127):
+        for zo in range(-60, 61):
+            kw = dict(input1_zero_point=zp, input2_zero_point=zp, output_zero_point=zo)
+            got = litert_optimized_add_plan(x1.shape, x1.shape, x1.dtype, params, **kw)(x1, x1)
+            assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x1, params, **kw)), (zp, zo)
 
 
 def test_optimized_add_walks_operands_as_litert_broadcast_shapes():

@@ -17,8 +17,7 @@ from ..._errors import names_its_errors
 from numba import njit
 
 from ...fixedpoint import (
-    multiply_by_quantized_multiplier_scalar, quantize_multiplier, rounding_divide_by_pot_scalar,
-    saturating_rounding_doubling_high_mul_scalar, wrap_scalar,
+    multiply_by_quantized_multiplier_scalar, quantize_multiplier, wrap_scalar,
 )
 from ...requant import output_range
 from ...simd import requant_lanes
@@ -76,16 +75,44 @@ def tflite_add_params(input1_scale, input2_scale, output_scale, left_shift=20) -
     return AddParams(left_shift, m1, e1, m2, e2, mo, eo)
 
 
+@njit(cache=True, inline="always")
+def _neon_narrow(v, zo, saturating):
+    """The NEON blocks' output: ``v`` narrowed to int16 (``vqmovn_s32`` saturates, ``vmovn_s32`` wraps), then the
+    zero point added in int16 (``vaddq_s16`` wraps). The 8-bit saturation after it is the caller's clamp."""
+    narrow = min(max(v, -32768), 32767) if saturating else wrap_scalar(v, 16)
+    return wrap_scalar(narrow + zo, 16)
+
+
+@njit(cache=True, inline="always")
+def _input_value(x, m, steps):
+    """One input on the common scale: ``RDBP(SRDHM(wrap32((x >> pre) << left), m), round) >> floor`` for
+    ``steps = (pre, left, round, floor)`` (:func:`_reference_steps`, :func:`_optimized_steps`)."""
+    pre, left, rnd, flr = steps
+    return multiply_by_quantized_multiplier_scalar(wrap_scalar((x >> pre) << left, 32), m, -rnd) >> flr
+
+
+@njit(cache=True, inline="always")
+def _requantized_sum(x1, x2, zp1, zp2, m1, m2, mo, so, steps1, steps2):
+    """``MBQM(wrap32(v1 + v2), Mo, So)`` of the codes ``x1``, ``x2``, each input's ``v`` by :func:`_input_value`."""
+    v1 = _input_value(np.int64(x1) - zp1, m1, steps1)
+    v2 = _input_value(np.int64(x2) - zp2, m2, steps2)
+    return multiply_by_quantized_multiplier_scalar(wrap_scalar(v1 + v2, 32), mo, so)
+
+
 @njit(cache=True)
-def _add(a, b, zp1, zp2, zo, left_shift, m1, s1, m2, s2, mo, so, lo, hi, out, lane_multipliers):
-    i0 = 0
-    if USE_LANES:  # the front in int32 vector lanes (AVX2, jit only): the same values
-        i0 = add_lanes(a, b, lane_multipliers, zp1, zp2, zo, left_shift, s1, s2, so, lo, hi, out)
-    for i in range(i0, out.size):
-        v1 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(a[i]) - zp1) << left_shift, 32), m1, s1)
-        v2 = multiply_by_quantized_multiplier_scalar(wrap_scalar((np.int64(b[i]) - zp2) << left_shift, 32), m2, s2)
-        v = multiply_by_quantized_multiplier_scalar(wrap_scalar(v1 + v2, 32), mo, so) + zo
-        out[i] = min(max(v, lo), hi)
+def _add(a, b, zp1, zp2, zo, m1, m2, mo, so, front1, front2, tail1, tail2, call, front, narrow, lo, hi, lanes, out):
+    """The outputs in calls of ``call`` values: the first ``front`` of each with the inputs' steps ``front1``,
+    ``front2`` (the int32 lanes where ``narrow`` is off), the rest with ``tail1``, ``tail2``; ``narrow``: the front
+    wraps its value to int16 and adds ``zo`` in int16 (:func:`_neon_narrow`) before the clamp."""
+    for start in range(0, out.size, call):
+        j = start
+        if USE_LANES and not narrow:  # int32 vector lanes (AVX2, jit only): the same values
+            j = add_lanes(a, b, start, start + front, lanes, zp1, zp2, zo, front1, front2, so, lo, hi, out)
+        for i in range(j, start + front):
+            v = _requantized_sum(a[i], b[i], zp1, zp2, m1, m2, mo, so, front1, front2)
+            out[i] = min(max(_neon_narrow(v, zo, False) if narrow else v + zo, lo), hi)
+        for i in range(start + front, start + call):
+            out[i] = min(max(_requantized_sum(a[i], b[i], zp1, zp2, m1, m2, mo, so, tail1, tail2) + zo, lo), hi)
 
 
 def _binary_plan(func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min,
@@ -152,28 +179,45 @@ def _add_arguments(params, func):
     return args
 
 
-def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point,
-             act_min=None, act_max=None):
-    """:func:`add` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: every argument
-    validated here, once; returns the lean ``run(x1, x2) -> out`` (inputs of exactly those shapes and
-    dtype, unchecked)."""
-    func = "add"
-    _add_arguments(params, func)
-    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
-        func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
-        _TYPES16)
+def _reference_steps(ls, s):
+    """The reference's input steps (:func:`_input_value`): ``MBQM(x << ls, M, S)``."""
+    return 0, ls, -s, 0
+
+
+def _add_runner(func, shape1, shape2, dtype, params, zps, act_min, act_max, allowed, blocks=None):
+    """The lean ``run(x1, x2) -> out`` of an ADD, everything validated here: the reference on every value, or with
+    ``blocks = (call, front, steps1, steps2)`` LiteRT's optimized kernel: calls of ``call`` values whose first
+    ``front`` take the inputs' ``steps`` (:func:`_input_value`) and the int16 narrow, the rest the reference."""
     ls, m1, s1, m2, s2, mo, so = _add_arguments(params, func)
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(func, shape1, shape2, dtype, *zps, act_min, act_max,
+                                                                allowed)
     size, out_dtype = math.prod(shape), t.dtype
+    tail1, tail2 = _reference_steps(ls, s1), _reference_steps(ls, s2)
+    call, front, front1, front2 = (max(size, 1), max(size, 1), tail1, tail2) if blocks is None else blocks
+    narrow = False
+    if blocks is not None:  # the values are monotone in the codes: the narrow cannot wrap if the extremes' cannot
+        q = [_requantized_sum(c, c, zp1, zp2, m1, m2, mo, so, front1, front2) for c in (t.min, t.max)]
+        narrow = not all(-32768 <= v and -32768 <= v + zo and v <= 32767 and v + zo <= 32767 for v in q)
     # each multiplier in 8 lanes, then the output's float32 lanes (add_lanes)
     out_lanes = requant_lanes.lane_parameters(np.array([mo]), np.array([so]), 1, False)[3:, 0]
     lanes = np.repeat(np.concatenate([np.array([m1, m2, mo], np.int32), out_lanes]), 8)
 
     def run(x1, x2):
         out = np.empty(size, out_dtype)
-        _add(flat1(x1), flat2(x2), zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, out, lanes)
+        _add(flat1(x1), flat2(x2), zp1, zp2, zo, m1, m2, mo, so, front1, front2, tail1, tail2, call, front, narrow,
+             lo, hi, lanes, out)
         return out.reshape(shape)
 
     return run
+
+
+def add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point, output_zero_point,
+             act_min=None, act_max=None):
+    """:func:`add` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype``: every argument
+    validated here, once; returns the lean ``run(x1, x2) -> out`` (inputs of exactly those shapes and
+    dtype, unchecked)."""
+    return _add_runner("add", shape1, shape2, dtype, params, (input1_zero_point, input2_zero_point, output_zero_point),
+                       act_min, act_max, _TYPES16)
 
 
 # --------------------------------------------------------------------------------------------
@@ -205,41 +249,10 @@ def litert_broadcast_runs(shape1, shape2):
     return (y[4], True) if y[4] > 1 else (y[3], False)
 
 
-@njit(cache=True, inline="always")
-def _vshl(x, n):
-    """NEON ``vshlq_s32``: a (wrapping) left shift for ``n >= 0``, a floor right shift for ``n < 0``."""
-    return wrap_scalar(x << n, 32) if n >= 0 else x >> -n
-
-
-@njit(cache=True, inline="always")
-def _neon_narrow(v, zo, saturating):
-    """The NEON blocks' output: ``v`` narrowed to int16 (``vqmovn_s32`` saturates, ``vmovn_s32`` wraps), then the
-    zero point added in int16 (``vaddq_s16`` wraps). The 8-bit saturation after it is the caller's clamp."""
-    narrow = min(max(v, -32768), 32767) if saturating else wrap_scalar(v, 16)
-    return wrap_scalar(narrow + zo, 16)
-
-
-@njit(cache=True)
-def _optimized_add(a, b, zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, run, lanes, combined_shift, out):
-    vector_end = run // lanes * lanes
-    for i in range(out.size):
-        x1 = np.int64(a[i]) - zp1
-        x2 = np.int64(b[i]) - zp2
-        if i % run < vector_end:  # a whole block of lanes
-            if combined_shift:
-                v1 = saturating_rounding_doubling_high_mul_scalar(_vshl(x1, ls + s1), m1)
-                v2 = saturating_rounding_doubling_high_mul_scalar(_vshl(x2, ls + s2), m2)
-            else:
-                v1 = saturating_rounding_doubling_high_mul_scalar(x1 << ls, m1) >> -s1
-                v2 = saturating_rounding_doubling_high_mul_scalar(x2 << ls, m2) >> -s2
-            v = rounding_divide_by_pot_scalar(saturating_rounding_doubling_high_mul_scalar(wrap_scalar(v1 + v2, 32),
-                                                                                           mo), -so)
-            v = _neon_narrow(v, zo, False)
-        else:  # the scalar tail: the reference kernel
-            v1 = multiply_by_quantized_multiplier_scalar(wrap_scalar(x1 << ls, 32), m1, s1)
-            v2 = multiply_by_quantized_multiplier_scalar(wrap_scalar(x2 << ls, 32), m2, s2)
-            v = multiply_by_quantized_multiplier_scalar(wrap_scalar(v1 + v2, 32), mo, so) + zo
-        out[i] = min(max(v, lo), hi)
+def _optimized_steps(ls, s, combined):
+    """LiteRT's blocks' input steps (:func:`_input_value`): one SRDHM after the ``combined`` shift ``ls + S`` (a
+    floor shift right where it is negative; the int8 elementwise kernel), else a floor shift by ``-S`` after SRDHM."""
+    return (max(-ls - s, 0), max(ls + s, 0), 0, 0) if combined else (0, ls, 0, -s)
 
 
 def litert_optimized_add_plan(shape1, shape2, dtype, params: AddParams, *, input1_zero_point, input2_zero_point,
@@ -257,28 +270,25 @@ def litert_optimized_add_plan(shape1, shape2, dtype, params: AddParams, *, input
 
     then saturate and clamp to ``[act_min, act_max]``: an output beyond int16 wraps (the reference clamps it).
     SRDHM ties toward +inf, RoundingDivideByPOT away from zero. The tail of each call (``run % lanes`` values)
-    is :func:`add`'s reference arithmetic. Returns the lean ``run(x1, x2) -> out``.
+    is :func:`add`'s reference arithmetic. The blocks run in :func:`dspsim.simd.add_lanes.add_lanes` where the
+    extreme codes' sums plus ``zo`` stay inside int16 (the values are monotone in the codes, so the narrow cannot
+    wrap: an output scale at most ~2^7 below the inputs'), else in the scalar loop. Returns the lean
+    ``run(x1, x2) -> out``.
     """
     func = "litert_optimized_add"
-    ls, m1, s1, m2, s2, mo, so = _add_arguments(params, func)
-    kw = dict(input1_zero_point=input1_zero_point, input2_zero_point=input2_zero_point,
-              output_zero_point=output_zero_point, act_min=act_min, act_max=act_max)
-    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(func, shape1, shape2, dtype, *kw.values())
+    ls, _, s1, _, s2, _, _ = _add_arguments(params, func)
+    zps = (input1_zero_point, input2_zero_point, output_zero_point)
+    _binary_plan(func, shape1, shape2, dtype, *zps, act_min, act_max)
     walk = litert_broadcast_runs(shape1, shape2)
     if walk is None:
-        return add_plan(shape1, shape2, dtype, params, **kw)
-    run_length, elementwise = walk
-    int8_elementwise = elementwise and t.dtype == np.int8
-    lanes = 16 if int8_elementwise else 8
-    size, out_dtype = math.prod(shape), t.dtype
-
-    def run(x1, x2):
-        out = np.empty(size, out_dtype)
-        _optimized_add(flat1(x1), flat2(x2), zp1, zp2, zo, ls, m1, s1, m2, s2, mo, so, lo, hi, run_length, lanes,
-                       int8_elementwise, out)
-        return out.reshape(shape)
-
-    return run
+        return add_plan(shape1, shape2, dtype, params, input1_zero_point=input1_zero_point,
+                        input2_zero_point=input2_zero_point, output_zero_point=output_zero_point, act_min=act_min,
+                        act_max=act_max)
+    call, elementwise = walk
+    combined = elementwise and np.dtype(dtype) == np.int8
+    lanes = 16 if combined else 8
+    blocks = call, call // lanes * lanes, _optimized_steps(ls, s1, combined), _optimized_steps(ls, s2, combined)
+    return _add_runner(func, shape1, shape2, dtype, params, zps, act_min, act_max, _TYPES, blocks)
 
 
 # --------------------------------------------------------------------------------------------
