@@ -165,8 +165,8 @@ def test_fused_layer_every_output_type_equals_oracle(cs):
 @pytest.mark.parametrize("scheme", ["double", "fbgemm-per-tensor", "xnnpack"])
 @pytest.mark.parametrize("stride", [1, 2])
 def test_small_blocks_and_row_windows_change_nothing(monkeypatch, scheme, stride):
-    """Blocks of one period (lcm(C, 16) values) and a window of the fewest padded rows, or patches: many block and
-    window boundaries, the same codes as the unfused path."""
+    """Blocks of one period (lcm(C, 16) values) or of ~4096 values requantized in rows of one period, and a window of
+    the fewest padded rows, or patches: many block, row and window boundaries, the same codes as the unfused path."""
     rng = np.random.default_rng(stride)
     cases = [((2, 13, 11, 24), (3, 3), (1, 1)), ((3, 17, 1, 40), (5, 1), (2, 1)), ((1, 9, 12, 3), (2, 3), (1, 2))]
     for shape, k, dil in cases:
@@ -177,12 +177,14 @@ def test_small_blocks_and_row_windows_change_nothing(monkeypatch, scheme, stride
         kw_all = dict(stride=stride, dilation=dil, padding="SAME", input_zero_point=int(x.flat[0]),
                       output_zero_point=1, out_dtype=str(x.dtype), **kw_q)
         want = dspsim.depthwise_conv2d(x, w, bias, **kw_all)
-        monkeypatch.setattr(core, "CHUNK_VALUES", 1)
         monkeypatch.setattr(core, "RING_BYTES", 1)
+        monkeypatch.setattr(core, "ROW_VALUES", 1)  # lane parameters of one period: rows and tails across them
         for mode in (core._RING, core._PATCHES):  # patches: block boundaries between patched and in-place pixels
             monkeypatch.setattr(core, "_read_mode", lambda *args, mode=mode: mode)
-            got = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all).run(x)
-            assert np.array_equal(got, want), (shape, k, dil, mode)
+            for chunk in (1, 4096):
+                monkeypatch.setattr(core, "CHUNK_VALUES", chunk)
+                got = kernels.depthwise_conv2d_plan(x.shape, x.dtype, w, bias, **kw_all).run(x)
+                assert np.array_equal(got, want), (shape, k, dil, mode, chunk)
         monkeypatch.undo()
 
 
@@ -225,7 +227,8 @@ def test_store_requant_is_prepared_only_for_schemes_with_lanes():
     for rq in (Requant.float_scale(0.1, "fbgemm"), Requant.float_scale(0.1, "float32")):
         assert store(rq).lanes[0] == 2
     s = store(Requant.from_scales(0.1, np.full(8, 0.2), 0.3, engine="fbgemm"), np.ones(8, np.float32))
-    assert s.lanes[0] == 2 and s.lanes[1] % 16 == 0 and s.lanes[4].tolist() == [1.0] * s.lanes[1]
+    assert s.lanes[0] == 2 and s.lanes[1] % 16 == 0 and s.lanes[2] % 16 == 0  # a block, a row of lane parameters
+    assert s.lanes[5].tolist() == [1.0] * (s.lanes[2] + 8)  # a row's positions and 8 past it
     for rq in (Requant.fixed_point(1 << 30, -3, "single"), Requant.shift_only(-2),
                Requant.float_scale(0.1, "float64"), Requant.from_scales(0.1, 0.2, 0.3, engine="onednn"),
                Requant.fixed_point(1 << 30, -3, tie="half_to_even"), Requant.float_scale(0.1, tie="half_up")):

@@ -324,29 +324,40 @@ def _load_rows(xf, b, in_h, in_w, c, pad_t, pad_l, zx, buf, w_p, py0, py1):
 
 
 @njit(cache=True, nogil=True)
-def _store_lanes(blk, s0, n, lanes, out, o0):
-    """The vector front of ``blk[s0:s0 + n]`` (lane positions ``s0..``) requantized into ``out[o0:o0 + n]`` by the
-    lanes of :class:`StoreRequant` (``lanes[0]``: 1 the int32-lane fixed point, 2 the float lanes); returns how
-    many it did (``n - n % 8``). Not inlined: one compiled copy for every call site."""
-    kind, _, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
-    src, dst = blk[s0:s0 + n], out[o0:o0 + n]
+def _store_lanes(blk, s0, p0, rows, n, lanes, out, o0):
+    """The vector front of ``rows`` rows of ``n`` sums, row ``r`` at ``blk[s0 + r*n:]`` from lane position ``p0``,
+    requantized into ``out[o0 + r*n:]`` by the lanes of :class:`StoreRequant` (``lanes[0]``: 1 the int32-lane fixed
+    point, 2 the float lanes); returns how many of a row it did (``n - n % 8``). Not inlined: one compiled copy for
+    every call site."""
+    kind, _, _, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float = lanes
+    src = blk[s0:]
     if kind == _FIXED_LANES:
-        return requant_lanes.requantize_blocks(src, dst, fixed, s0, zp, lo, hi)
-    return requant_lanes.requantize_float_row(src, dst, bias_a[s0:], bias_b[s0:], scale[s0:], zp, lo, hi,
-                                              clamp_in_float)
+        return requant_lanes.requantize_rows(src, n, rows, n, out, o0, n, fixed, p0, zp, lo, hi)
+    return requant_lanes.requantize_float_rows(src, n, rows, n, out, o0, n, bias_a[p0:], bias_b[p0:], scale[p0:], zp,
+                                               lo, hi, clamp_in_float)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _store_codes(blk, n, lanes, out, o0):
-    """The ``n`` int32 sums ``blk[:n]`` requantized into ``out[o0:o0 + n]``, all in vector lanes: a last ``n % 8``
-    by one more vector over the last 8 (it recomputes a few codes, the same), fewer than 8 through 8 lanes of
-    ``blk`` (which holds at least 16 values; those past ``n`` are discarded) and a scratch vector."""
+    """The ``n`` int32 sums ``blk[:n]`` (whole pixels from channel 0) requantized into ``out[o0:o0 + n]``, all in
+    vector lanes: rows of ``lanes[2]`` values (a multiple of ``lcm(C, 16)``, each from lane position 0: the lane
+    parameters of one row stay in L1), the rest (whole pixels) from lane position 0, a last ``n % 8`` by one more
+    vector over the last 8 (it recomputes a few codes, the same; from lane position ``n - 8`` modulo a row, the
+    parameters holding 8 positions past a row), fewer than 8 through 8 lanes of ``blk`` (which holds at least 16
+    values; those past ``n`` are discarded) and a scratch vector."""
     if n >= 8:
-        if _store_lanes(blk, 0, n, lanes, out, o0) < n:
-            _store_lanes(blk, n - 8, 8, lanes, out, o0 + n - 8)
+        row = lanes[2]
+        rows = n // row
+        s0 = rows * row
+        if rows > 0:
+            _store_lanes(blk, 0, 0, rows, row, lanes, out, o0)
+        if n - s0 >= 8:
+            _store_lanes(blk, s0, 0, 1, n - s0, lanes, out, o0 + s0)
+        if n % 8 != 0:
+            _store_lanes(blk, n - 8, (n - 8) % row, 1, 8, lanes, out, o0 + n - 8)
     else:
         codes = np.empty(8, out.dtype)
-        _store_lanes(blk, 0, 8, lanes, codes, 0)
+        _store_lanes(blk, 0, 0, 1, 8, lanes, codes, 0)
         for i in range(n):
             out[o0 + i] = codes[i]
 
@@ -654,11 +665,14 @@ def _pair_args(x_shape, weights, input_zero_point, bias, stride, dilation, pad_t
 # --------------------------------------------------------------------------------------------
 _FIXED_LANES, _FLOAT_LANES = 1, 2  # lanes[0] of StoreRequant: requantize_blocks / requantize_float_row
 CHUNK_VALUES = 4096
-"""About how many int32 sums a block holds before its requantization (16 KB, with its 48 KB of lane parameters
-in L1 / L2; smaller blocks cost more per block than they save); the block is a multiple of ``lcm(C, 16)`` values."""
+"""About how many int32 sums a block holds before its requantization (16 KB; smaller blocks cost more per block
+than they save); the block is a multiple of ``lcm(C, 16)`` values."""
+ROW_VALUES = 256
+"""About how many positions the lane parameters cover (a multiple of ``lcm(C, 16)``, the block requantized in rows of
+that many): 7 KB of fixed-point parameters, 3 KB of float ones, that stay in L1 beside the block."""
 _NO_INT, _NO_FLOAT = np.empty(0, np.int32), np.empty(0, np.float32)
 _NO_LANES = np.empty((0, 0), np.int32)  # the type of lane_parameters' array, no positions
-_UNFUSED = (0, 0, _NO_LANES, _NO_FLOAT, _NO_FLOAT, _NO_FLOAT, 0, 0, 0, False)
+_UNFUSED = (0, 0, 1, _NO_LANES, _NO_FLOAT, _NO_FLOAT, _NO_FLOAT, 0, 0, 0, False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -668,11 +682,12 @@ class StoreRequant:
     Attributes
     ----------
     lanes : tuple
-        ``(kind, chunk, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the int32-lane fixed
-        point (:func:`dspsim.simd.requant_lanes.requantize_blocks` with ``fixed``, a ``(LANE_ROWS, chunk)`` array of
-        :func:`~dspsim.simd.requant_lanes.lane_parameters`), kind 2 the float lanes (:func:`dspsim.simd.requant_lanes.requantize_float_row` with ``bias_a,
-        bias_b, scale, clamp_in_float``); the arrays hold the parameters of the ``chunk`` positions of a block (channel
-        ``j % C``), the others are empty.
+        ``(kind, chunk, row, fixed, bias_a, bias_b, scale, zp, lo, hi, clamp_in_float)``: kind 1 the int32-lane
+        fixed point (:func:`dspsim.simd.requant_lanes.requantize_rows` with ``fixed``, a ``(LANE_ROWS, row + 8)`` array
+        of :func:`~dspsim.simd.requant_lanes.lane_parameters`), kind 2 the float lanes
+        (:func:`dspsim.simd.requant_lanes.requantize_float_rows` with ``bias_a, bias_b, scale, clamp_in_float``); a
+        block of up to ``chunk`` sums is requantized in rows of ``row`` (:data:`ROW_VALUES`), the arrays holding the
+        parameters of the ``row + 8`` positions of a row and 8 past it (channel ``j % C``), the others are empty.
     dtype : numpy dtype
         The output type.
     """
@@ -693,16 +708,18 @@ def prepare_store_requant(epilogue, weights: DepthwiseWeights):
     n = epilogue.channels
     period = 16 * weights.pairs16.shape[0]  # lcm(C, 16)
     chunk = period * max(1, CHUNK_VALUES // period)
+    row = period * max(1, ROW_VALUES // period)
+    positions = np.arange(row + 8) % n  # a row's channels and 8 past it
     kind = requant_lanes.lane_kind(arith, float_bias, tie)
     if kind == requant_lanes.FIXED_LANES:
         ints = requant_lanes.lane_parameters(np.asarray(mult, np.int64), np.asarray(shift, np.int64), n, True)
-        lanes = (_FIXED_LANES, chunk, np.tile(ints, (1, chunk // n))) + (_NO_FLOAT,) * 3 + (False,)
+        lanes = (_FIXED_LANES, chunk, row, np.ascontiguousarray(ints[:, positions])) + (_NO_FLOAT,) * 3 + (False,)
     else:
         if kind != requant_lanes.FLOAT_LANES:
             return None
         floats = requant_lanes.float_lane_parameters(arith, float_bias, scale, fb_a, fb_b)
-        lanes = (_FLOAT_LANES, chunk, _NO_LANES) + tuple(np.tile(v, chunk // n) for v in floats[:3]) + floats[3:]
-    return StoreRequant(lanes[:6] + (int(zp), int(lo), int(hi)) + lanes[6:], np.dtype(epilogue.dtype))
+        lanes = (_FLOAT_LANES, chunk, row, _NO_LANES) + tuple(v[positions] for v in floats[:3]) + floats[3:]
+    return StoreRequant(lanes[:7] + (int(zp), int(lo), int(hi)) + lanes[7:], np.dtype(epilogue.dtype))
 
 
 def prepare_depthwise_requantize(x_shape, weights: DepthwiseWeights, input_zero_point, bias, stride, dilation, pad_top,
