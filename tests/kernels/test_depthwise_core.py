@@ -137,3 +137,14 @@ def test_read_mode_of_mobilenet_layers(shape, stride, pads, want_mode):
     out_h, out_w = ((n + p0 + p1 - kk) // stride + 1 for n, p0, p1, kk in
                     ((shape[1], pads[0], pads[1], k[0]), (shape[2], pads[2], pads[3], k[1])))
     assert core._read_mode(shape, k, (stride, stride), (1, 1), pads[0], pads[2], out_h, out_w) == want_mode
+
+
+@pytest.mark.parametrize("n", [0, 1, 9, 16, 960, 4096])
+def test_the_arrays_the_pairs_read_start_on_a_cache_line(n):
+    """Weights, lane parameters and the sums' blocks start on a 64-byte line (no zmm access splits two lines)."""
+    c = max(n % 97, 1)
+    prepared = core.prepare_depthwise_weights(np.ones((3, 3, c), np.int8), np.zeros(c, np.int64))
+    values = np.arange(n, dtype=np.float32).reshape(-1, 1)
+    for a in (prepared.pairs16, prepared.pairs8, core._aligned(values), core._aligned_int32(n)):
+        assert a.flags.c_contiguous and (a.size == 0 or a.ctypes.data % core.LINE == 0)
+    assert np.array_equal(core._aligned(values), values) and core._aligned_int32(n).shape == (n,)
