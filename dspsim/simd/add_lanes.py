@@ -1,5 +1,5 @@
-"""TFLite's quantized ADD (``reference_integer_ops::AddFunc``) and XNNPACK's (``qs8-vadd`` / ``qu8-vadd``) in int32
-vector lanes (LLVM IR), 8 lanes per vector.
+"""TFLite's quantized ADD (``reference_integer_ops::AddFunc``) and MUL, LiteRT's optimized ADD and XNNPACK's
+(``qs8-vadd`` / ``qu8-vadd``) in int32 vector lanes (LLVM IR), 8 lanes per vector.
 
 Per lane the formula of :func:`dspsim.kernels.arithmetic.elementwise.add` and of LiteRT's optimized kernel's blocks
 (``MBQM`` = MultiplyByQuantizedMultiplier, shifts <= 0, SRDHM and RDBP = RoundingDivideByPOT as in
@@ -22,7 +22,9 @@ shift), its other kernels ``(0, left_shift, 0, -S)`` (a floor shift after SRDHM)
   narrows ``v`` to int16 by wrapping first: its caller runs these lanes only where that cannot wrap.
 
 :func:`add_lanes` runs the blocks over a range of the flat operands (32 outputs per step, then 8) and returns
-where the caller's scalar loop takes over. :func:`xnnpack_add_lanes` does the same for
+where the caller's scalar loop takes over. :func:`mul_lanes` does the same for TFLite's MUL of 8-bit codes
+(:func:`dspsim.kernels.arithmetic.elementwise.mul`): ``clamp(MBQM((x1 - zp1) * (x2 - zp2), M, S) + zo)``, the product
+exact in int32, the requantization and the store those of the ADD's output (:func:`_store_requantized`). :func:`xnnpack_add_lanes` does the same for
 :func:`dspsim.kernels.arithmetic.elementwise.xnnpack_add` (int8, uint8): ``acc = bias + x1 * M1 + x2 * M2`` in
 wrapping int32 lanes, ``acc >> shift`` (``bias`` carries ``2^(shift-1)``: ties toward +inf), the same store.
 Plain LLVM vector code, fast with AVX2: :data:`USE_LANES` is true only there and never under
@@ -39,7 +41,7 @@ from .cpu import HAVE_AVX2
 from .requant_lanes import _V8F, _all_one_floor, _any_flagged, _mbqm_lanes, _mbqm_lanes_float, store_codes
 from .tiles import _I32, _I64, _splat
 
-__all__ = ["USE_LANES", "add_lanes", "xnnpack_add_lanes"]
+__all__ = ["USE_LANES", "add_lanes", "mul_lanes", "xnnpack_add_lanes"]
 
 #: whether :func:`dspsim.kernels.arithmetic.elementwise.add` runs :func:`add_lanes` (the AVX2 level and up, jit on;
 #: its cached loop reads this global: a forced level has its own cache, :mod:`dspsim.simd.cpu`)
@@ -106,51 +108,61 @@ def _input_sums(context, bld, args, at, xs, ms):
     return merged
 
 
+def _row_loader(context, bld, mults_type, mults):
+    """``row(k, vt)``: the 8 values of row ``k`` of the block's int32 ``mults`` argument as a vector ``vt``, loaded
+    in the block, not splat (see :func:`add_lanes`)."""
+    def row(k, vt=_V8):
+        data = context.make_array(mults_type)(context, bld, mults).data
+        ptr = bld.gep(bld.bitcast(data, _I32.as_pointer()), [ir.Constant(_I64, 8 * k)])
+        return bld.load(bld.bitcast(ptr, vt.as_pointer()), align=4)
+
+    return row
+
+
+def _store_requantized(bld, sums, row, first, left, right, zo, lo, hi, dtype, ptr):
+    """Store ``clamp(MBQM(v, Mo, So) + zo, lo, hi)`` of each 8-lane int32 vector ``v`` of ``sums`` (1 or 4) as codes
+    of ``dtype`` at ``ptr``: ``row(first)`` holds ``Mo``, rows ``first + 1 ..`` rows 3-6 of its
+    :func:`dspsim.simd.requant_lanes.lane_parameters`; ``left``, ``right`` its shifts (8 lanes). 8-bit codes take
+    the float32 lanes where the right shift is in [2, 31] and no lane is flagged, else the exact lanes."""
+    mov = row(first)
+
+    def store(qs):
+        store_codes(bld, qs, zo, lo, hi, dtype, ptr)
+
+    def exact():
+        store([_mbqm_lanes(bld, v, mov, left, right) for v in sums])
+
+    if _BITS[dtype] != 8:
+        exact()
+        return
+    with bld.if_else(_all_one_floor(bld, [row(first + 1)]), likely=True) as (one_floor, other):
+        with one_floor:
+            qs, fractions = zip(*(_mbqm_lanes_float(bld, v, *(row(first + r, _V8F) for r in (2, 3, 4)))
+                                  for v in sums))
+            with bld.if_else(_any_flagged(bld, fractions), likely=False) as (flagged_block, fast):
+                with flagged_block:
+                    exact()
+                with fast:
+                    store(list(qs))
+        with other:
+            exact()
+
+
 def _add_block(nvec):
     """An intrinsic for the ``8 * nvec`` outputs from ``off``: ``out[off + i]`` of ``a[off + i]``, ``b[off + i]``;
     the other arguments are those of :func:`add_lanes`, ``ro = -So``."""
 
     @intrinsic
     def block(typingctx, a, b, off, mults, zp1, zp2, zo, steps1, steps2, ro, lo, hi, out):
-        def codegen(context, builder, sig, args):
-            bld = builder
+        def codegen(context, bld, sig, args):
             at = sig.args
             base, load, splat = _operands(context, bld, sig, args)
-
-            def multiplier(k, vt=_V8):  # loaded in the block, not splat: see add_lanes
-                data = context.make_array(at[3])(context, bld, args[3]).data
-                ptr = bld.gep(bld.bitcast(data, _I32.as_pointer()), [ir.Constant(_I64, 8 * k)])
-                return bld.load(bld.bitcast(ptr, vt.as_pointer()), align=4)
-
-            zp1v, zp2v, rov = splat(4), splat(5), splat(9)
-            m1v, m2v, mov = multiplier(0), multiplier(1), multiplier(2)
-            no_shift = ir.Constant(_V8, [0] * 8)
-            xs = [(bld.sub(load(0, k), zp1v), bld.sub(load(1, k), zp2v)) for k in range(nvec)]
-            sums = _input_sums(context, bld, args, at, xs, (m1v, m2v))
-            zo, lo, hi = (context.cast(bld, args[i], at[i], types.int32) for i in (6, 10, 11))
-
-            def store(qs):
-                store_codes(bld, qs, zo, lo, hi, at[12].dtype, base(12))
-
-            def exact():
-                store([_mbqm_lanes(bld, v, mov, no_shift, rov) for v in sums])
-
-            if _BITS[out.dtype] != 8:
-                exact()
-                return context.get_dummy_value()
-            # 8-bit codes: the output's requantization in the float32 lanes of dspsim.simd.requant_lanes where its
-            # right shift is in [2, 31] and no lane is flagged, else exactly
-            with bld.if_else(_all_one_floor(bld, [multiplier(3)]), likely=True) as (one_floor, other):
-                with one_floor:
-                    qs, fractions = zip(*(_mbqm_lanes_float(bld, v, *(multiplier(r, _V8F) for r in (4, 5, 6)))
-                                          for v in sums))
-                    with bld.if_else(_any_flagged(bld, fractions), likely=False) as (flagged_block, fast):
-                        with flagged_block:
-                            exact()
-                        with fast:
-                            store(list(qs))
-                with other:
-                    exact()
+            row = _row_loader(context, bld, at[3], args[3])
+            xs = [(bld.sub(load(0, k), splat(4)), bld.sub(load(1, k), splat(5))) for k in range(nvec)]
+            sums = _input_sums(context, bld, args, at, xs, (row(0), row(1)))
+            zo_, lo_, hi_ = (context.cast(bld, args[i], at[i], types.int32) for i in (6, 10, 11))
+            _store_requantized(bld, sums, row, 2, ir.Constant(_V8, [0] * 8), splat(9), zo_, lo_, hi_, at[12].dtype,
+                               base(12))
             return context.get_dummy_value()
 
         return types.void(a, b, off, mults, zp1, zp2, zo, steps1, steps2, ro, lo, hi, out), codegen
@@ -158,8 +170,31 @@ def _add_block(nvec):
     return block
 
 
+def _mul_block(nvec):
+    """An intrinsic for the ``8 * nvec`` outputs from ``off`` of a MUL: ``out[off + i]`` of ``a[off + i]``,
+    ``b[off + i]``; the other arguments are those of :func:`mul_lanes`, ``left = max(So, 0)``, ``right =
+    max(-So, 0)``."""
+
+    @intrinsic
+    def block(typingctx, a, b, off, mults, zp1, zp2, zo, left, right, lo, hi, out):
+        def codegen(context, bld, sig, args):
+            at = sig.args
+            base, load, splat = _operands(context, bld, sig, args)
+            products = [bld.mul(bld.sub(load(0, k), splat(4)), bld.sub(load(1, k), splat(5))) for k in range(nvec)]
+            zo_, lo_, hi_ = (context.cast(bld, args[i], at[i], types.int32) for i in (6, 9, 10))
+            _store_requantized(bld, products, _row_loader(context, bld, at[3], args[3]), 0, splat(7), splat(8), zo_,
+                               lo_, hi_, at[11].dtype, base(11))
+            return context.get_dummy_value()
+
+        return types.void(a, b, off, mults, zp1, zp2, zo, left, right, lo, hi, out), codegen
+
+    return block
+
+
 _add_block32 = _add_block(4)
 _add_block8 = _add_block(1)
+_mul_block32 = _mul_block(4)
+_mul_block8 = _mul_block(1)
 
 
 def add_lanes(a, b, start, stop, mults, zp1, zp2, zo, steps1, steps2, so, lo, hi, out):
@@ -202,6 +237,38 @@ def _add_lanes(a, b, start, stop, mults, zp1, zp2, zo, steps1, steps2, so, lo, h
         end8 = stop - n % 8
         for j in range(end32, end8, 8):
             _add_block8(a, b, j, mults, zp1, zp2, zo, steps1, steps2, -so, lo, hi, out)
+        return end8
+
+    return impl
+
+
+def mul_lanes(a, b, start, stop, mults, zp1, zp2, zo, so, lo, hi, out):
+    """The vector lanes of TFLite's flat MUL (``reference_integer_ops::MulElementwise``) over ``[start, stop)`` (jit
+    only): ``clamp(MBQM((a - zp1) * (b - zp2), Mo, So) + zo, lo, hi)``, outputs ``[start, returned)`` done (a
+    multiple of 8 of them). ``a``, ``b``, ``out`` flat int8 or uint8 arrays of one dtype (int16 MUL takes zero
+    points 0 only: the scalar loop); ``mults`` int32 ``[Mo] * 8`` then rows 3-6 of its
+    :func:`dspsim.simd.requant_lanes.lane_parameters`, 8 of each; ``So`` in [-31, 30]; the product of two 8-bit
+    differences (``|p| <= 255^2``) is exact in int32 (``vpmulld``), MBQM as ADD's output (SRDHM ties toward +inf,
+    RoundingDivideByPOT away from zero, a left shift wrapping). Returns ``start`` for other types or layouts."""
+    raise NotImplementedError("mul_lanes is a jit primitive")
+
+
+@overload(mul_lanes, jit_options={"cache": True}, inline="always")
+def _mul_lanes(a, b, start, stop, mults, zp1, zp2, zo, so, lo, hi, out):
+    if not (_c_array(a) and _c_array(b) and _c_array(out) and a.dtype == b.dtype == out.dtype
+            and _BITS[out.dtype] == 8 and isinstance(mults, types.Array) and mults.dtype == types.int32
+            and mults.layout == "C"):
+        return lambda a, b, start, stop, mults, zp1, zp2, zo, so, lo, hi, out: start
+
+    def impl(a, b, start, stop, mults, zp1, zp2, zo, so, lo, hi, out):
+        n = stop - start
+        left, right = max(so, 0), max(-so, 0)
+        end32 = stop - n % 32
+        for j in range(start, end32, 32):
+            _mul_block32(a, b, j, mults, zp1, zp2, zo, left, right, lo, hi, out)
+        end8 = stop - n % 8
+        for j in range(end32, end8, 8):
+            _mul_block8(a, b, j, mults, zp1, zp2, zo, left, right, lo, hi, out)
         return end8
 
     return impl

@@ -7,6 +7,10 @@ int8 codes, zero points at the type's extremes, the multipliers and shifts TFLit
 scale ratios from 1 to 2^-20, every right shift 0..31 with edge multipliers, a left shift that wraps int32,
 fused clamps, uint8 and int16 (the 16x8 general path, ``left_shift = 15``).
 
+TFLite's MUL of 8-bit codes (``mul``, its front in ``mul_lanes``) against ``dspsim.oracle.mul_oracle``: every pair of
+int8 codes at tie-making multipliers, every shift from -31 to 30 with edge multipliers (left shifts that wrap int32),
+uint8, random lengths and clamps.
+
 XNNPACK's ADD (``xnnpack_add``, its front in ``xnnpack_add_lanes``) against its previous formula (numpy int64,
 wrapped to int32) and ``dspsim.oracle.xnnpack_add``: every pair of int8 codes with zero points at the rails and
 the delegation range's extreme ratios, scales and clamps at random (ADD and SUB's negative multiplier, int8
@@ -25,7 +29,7 @@ from dspsim.simd import add_lanes as _add_simd
 from dspsim.simd.cpu import HAVE_AVX2
 from dspsim.kernels.arithmetic.binary import xnnpack_sub_params
 from dspsim.kernels.arithmetic.elementwise import (
-    AddParams, XnnpackAddParams, add, tflite_add_params, xnnpack_add, xnnpack_add_params,
+    AddParams, XnnpackAddParams, add, mul, tflite_add_params, xnnpack_add, xnnpack_add_params,
 )
 
 INT32_MAX = (1 << 31) - 1
@@ -120,6 +124,53 @@ def test_broadcast_operands_go_through_the_lanes_as_flat_copies():
     rng = np.random.default_rng(3)
     x1, x2 = rng.integers(-128, 128, (5, 1, 19)).astype(np.int8), rng.integers(-128, 128, (1, 7, 19)).astype(np.int8)
     assert _compare(x1, x2, tflite_add_params(0.05, 0.02, 0.04), 7, -128, 3, -100, 90) == 665
+
+
+def _compare_mul(x1, x2, m, s, z1, z2, zo, lo=None, hi=None):
+    kw = dict(input1_zero_point=z1, input2_zero_point=z2, output_zero_point=zo, multiplier=m, shift=s, act_min=lo,
+              act_max=hi)
+    got, want = mul(x1, x2, **kw), R.mul_oracle(x1, x2, **kw)
+    bad = np.flatnonzero(got != want)
+    assert bad.size == 0, f"{bad.size} of {got.size} differ; first at {bad[0]}: {got[bad[0]]} != {want[bad[0]]}"
+
+
+@pytest.mark.parametrize("real", [0.5, 2.0**-7, 2.0**-12, 0.0213, 1.0, 3.0])
+def test_mul_every_pair_of_int8_codes_equals_the_oracle(real):
+    """Power-of-two multipliers put products on exact ties (SRDHM toward +inf, the shift away from zero); 1 and 3
+    saturate most codes."""
+    codes = np.arange(-128, 128, dtype=np.int8)
+    x1, x2 = np.concatenate([np.repeat(codes, 256), codes[:13]]), np.concatenate([np.tile(codes, 256), codes[-13:]])
+    m, s = R.quantize_multiplier(real)
+    _compare_mul(x1, x2, m, s, -128, 127, 3)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8])
+def test_mul_every_shift_and_edge_multiplier_equals_the_oracle(dtype):
+    """Shifts -31..30 with multipliers 0, 1, 2^30, 2^31 - 1 and random ones: a left shift of the product past 2^31
+    wraps in int32, in the lanes as in the scalar loop."""
+    rng = np.random.default_rng(7)
+    lo_t, hi_t = RANGE[dtype]
+    edges = np.array([lo_t, lo_t + 1, (lo_t + hi_t) // 2, hi_t - 1, hi_t], dtype)
+    for shift in range(-31, 31):
+        m = [0, 1, 1 << 30, INT32_MAX, int(rng.integers(1 << 30, 1 << 31))][shift % 5]
+        x1 = np.concatenate([np.repeat(edges, 5), rng.integers(lo_t, hi_t + 1, 46)]).astype(dtype)
+        x2 = np.concatenate([np.tile(edges, 5), rng.integers(lo_t, hi_t + 1, 46)]).astype(dtype)
+        _compare_mul(x1, x2, m, shift, int(rng.integers(lo_t, hi_t + 1)), int(edges[shift % 5]),
+                     int(edges[-1 - shift % 5]))
+
+
+@settings(max_examples=100, deadline=None)
+@given(real=st.floats(2.0**-16, 4.0), dtype=st.sampled_from([np.int8, np.uint8]), n=st.integers(1, 100),
+       data=st.data())
+def test_mul_random_equals_the_oracle(real, dtype, n, data):
+    lo_t, hi_t = RANGE[dtype]
+    z1, z2, zo = (data.draw(st.sampled_from([lo_t, hi_t, data.draw(st.integers(lo_t, hi_t))])) for _ in range(3))
+    lo = data.draw(st.integers(lo_t, hi_t))
+    hi = data.draw(st.integers(lo, hi_t))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    x1, x2 = (rng.integers(lo_t, hi_t + 1, n).astype(dtype) for _ in range(2))
+    m, s = R.quantize_multiplier(real)
+    _compare_mul(x1, x2, m, s, z1, z2, zo, lo, hi)
 
 
 def _previous_xnnpack_add(x1, x2, p, z1, z2, zo, lo, hi):

@@ -235,6 +235,35 @@ def test_optimized_add_runs_the_lanes_up_to_int16s_edge_and_wraps_past_it():
             assert np.array_equal(got, ref.litert_optimized_add_oracle(x1, x1, params, **kw)), (zp, zo)
 
 
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 140), scalar_broadcast=st.booleans(), uint8=st.booleans(),
+       real=st.floats(2.0**-14, 0.49), zps=st.tuples(*[st.sampled_from([-128, 127, 0, 5])] * 3), relu=st.booleans(),
+       edge=st.booleans())
+def test_optimized_mul_lanes_match_the_oracle(seed, n, scalar_broadcast, uint8, real, zps, relu, edge):
+    """Products times a multiplier below 0.49 stay inside int16 with any zero point: the blocks in vector lanes."""
+    shapes = ((3, 1), (3, n)) if scalar_broadcast else ((3, n), (3, n))
+    dt, off, x1, x2 = _operands(seed, shapes, uint8, edge)
+    m, s = quantize_multiplier(real)
+    kw = dict(input1_zero_point=zps[0] + off, input2_zero_point=zps[1] + off, output_zero_point=zps[2] + off,
+              multiplier=int(m), shift=int(s), act_min=zps[2] + off if relu else None)
+    got = litert_optimized_mul_plan(x1.shape, x2.shape, dt, **kw)(x1, x2)
+    assert np.array_equal(got, ref.litert_optimized_mul_oracle(x1, x2, **kw))
+
+
+def test_optimized_mul_runs_the_lanes_up_to_int16s_edge_and_narrows_past_it():
+    """+-255 * 255 * 0.5036 comes out at +-32,747: with every output zero point from -60 to 60 the largest (or
+    smallest) output plus ``zo`` crosses int16's edge, where the saturated product's zero point wraps."""
+    x1 = np.array([127, -128] * 24 + [127] * 16 + [-128] * 16, np.int8)
+    x2 = np.roll(x1, 1)
+    m, s = quantize_multiplier(0.5036)
+    for zp1, zp2 in ((-128, -128), (127, -128)):
+        for zo in range(-60, 61):
+            kw = dict(input1_zero_point=zp1, input2_zero_point=zp2, output_zero_point=zo, multiplier=int(m),
+                      shift=int(s))
+            got = litert_optimized_mul_plan(x1.shape, x2.shape, x1.dtype, **kw)(x1, x2)
+            assert np.array_equal(got, ref.litert_optimized_mul_oracle(x1, x2, **kw)), (zp1, zp2, zo)
+
+
 def test_optimized_add_walks_operands_as_litert_broadcast_shapes():
     assert litert_broadcast_runs((2, 40), (2, 40)) == (80, True)
     assert litert_broadcast_runs((3, 1, 21), (3, 4, 21)) == (21, True)

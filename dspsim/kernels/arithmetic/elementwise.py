@@ -21,7 +21,7 @@ from ...fixedpoint import (
 )
 from ...requant import output_range
 from ...simd import requant_lanes
-from ...simd.add_lanes import USE_LANES, add_lanes, xnnpack_add_lanes
+from ...simd.add_lanes import USE_LANES, add_lanes, mul_lanes, xnnpack_add_lanes
 from .._plan import flat_operand
 from .._checks import (
     broadcast_shape, check_spec, checked_pair, float32_scale, q31_multiplier, scalar_int,
@@ -305,14 +305,22 @@ def tflite_mul_multiplier(input1_scale, input2_scale, output_scale):
 
 
 @njit(cache=True)
-def _mul(a, b, zp1, zp2, zo, m, s, scale, fp32, lo, hi, out):
-    for i in range(out.size):
-        acc = (np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2)
-        if fp32:  # |acc| <= 2^16: exact in float32; one float32 product, ties to even
-            v = np.int64(np.rint(np.float32(acc) * scale)) + zo
-        else:
-            v = multiply_by_quantized_multiplier_scalar(acc, m, s) + zo
-        out[i] = min(max(v, lo), hi)
+def _mul(a, b, zp1, zp2, zo, m, s, scale, fp32, call, front, narrow, saturating, lo, hi, lanes, out):
+    """The outputs in calls of ``call`` values; with ``narrow`` the first ``front`` of each narrow to int16
+    (:func:`_neon_narrow`, ``saturating`` or wrapping) before the clamp. The fixed-point MUL of 8-bit codes runs in
+    int32 vector lanes where ``narrow`` is off (AVX2, jit only): the same values."""
+    for start in range(0, out.size, call):
+        j = start
+        if USE_LANES and not fp32 and not narrow:
+            j = mul_lanes(a, b, start, start + front, lanes, zp1, zp2, zo, s, lo, hi, out)
+        for i in range(j, start + call):
+            acc = (np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2)
+            if fp32:  # |acc| <= 2^16: exact in float32; one float32 product, ties to even
+                v = np.int64(np.rint(np.float32(acc) * scale))
+            else:
+                v = multiply_by_quantized_multiplier_scalar(acc, m, s)
+            v = _neon_narrow(v, zo, saturating) if narrow and i < start + front else v + zo
+            out[i] = min(max(v, lo), hi)
 
 
 @names_its_errors
@@ -339,10 +347,17 @@ def mul_plan(shape1, shape2, dtype, *, input1_zero_point, input2_zero_point, out
              shift=None, scale=None, act_min=None, act_max=None):
     """:func:`mul` prepared for operands of shapes ``shape1``, ``shape2`` and ``dtype`` (validated once);
     returns the lean ``run(x1, x2) -> out``."""
-    func = "mul"
-    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
-        func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max,
-        _TYPES16)
+    return _mul_runner("mul", shape1, shape2, dtype, (input1_zero_point, input2_zero_point, output_zero_point),
+                       multiplier, shift, scale, act_min, act_max)
+
+
+def _mul_runner(func, shape1, shape2, dtype, zps, multiplier, shift, scale, act_min, act_max, blocks=None):
+    """The lean ``run(x1, x2) -> out`` of a MUL, everything validated here: the reference (or XNNPACK's, with
+    ``scale``) on every value, or with ``blocks = (call, front, saturating)`` LiteRT's optimized kernel: calls of
+    ``call`` values whose first ``front`` narrow to int16 (saturating or wrapping), the rest the reference."""
+    allowed = _TYPES if blocks is not None else _TYPES16
+    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(func, shape1, shape2, dtype, *zps, act_min, act_max,
+                                                                allowed)
     dtype = np.dtype(dtype)
     if (scale is None) == (multiplier is None or shift is None):
         raise ValueError(f"{func}: give multiplier and shift (TFLite) or scale (XNNPACK), not both")
@@ -354,22 +369,29 @@ def mul_plan(shape1, shape2, dtype, *, input1_zero_point, input2_zero_point, out
     else:
         m, s, sc = 0, 0, float32_scale(scale, func, "scale")
     fp32, size, out_dtype = scale is not None, math.prod(shape), t.dtype
+    call, front, saturating = (max(size, 1), max(size, 1), True) if blocks is None else blocks
+    narrow = blocks is not None and not _narrow_is_exact(t, zp1, zp2, zo, m, s)
+    # the multiplier in 8 lanes, then its float32 lanes (mul_lanes)
+    lanes = np.repeat(np.concatenate([np.array([m], np.int32),
+                                      requant_lanes.lane_parameters(np.array([m]), np.array([s]), 1, False)[3:, 0]]), 8)
 
     def run(x1, x2):
         out = np.empty(size, out_dtype)
-        _mul(flat1(x1), flat2(x2), zp1, zp2, zo, m, s, sc, fp32, lo, hi, out)
+        _mul(flat1(x1), flat2(x2), zp1, zp2, zo, m, s, sc, fp32, call, front, narrow, saturating, lo, hi, lanes, out)
         return out.reshape(shape)
 
     return run
 
 
-@njit(cache=True)
-def _optimized_mul(a, b, zp1, zp2, zo, m, s, lo, hi, run, lanes, saturating, out):
-    vector_end = run // lanes * lanes
-    for i in range(out.size):
-        v = multiply_by_quantized_multiplier_scalar((np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2), m, s)
-        v = _neon_narrow(v, zo, saturating) if i % run < vector_end else v + zo
-        out[i] = min(max(v, lo), hi)
+def _narrow_is_exact(t, zp1, zp2, zo, m, s):
+    """Whether LiteRT's int16 narrow leaves every MUL output of codes of type ``t`` as the reference's: the products'
+    extremes lie at the corners, and ``MBQM`` is monotone where its left shift cannot wrap; their outputs and ``+ zo``
+    inside int16."""
+    products = [(c1 - zp1) * (c2 - zp2) for c1 in (t.min, t.max) for c2 in (t.min, t.max)]
+    if max(abs(p) for p in products) << max(s, 0) >= 1 << 31:
+        return False
+    q = [int(multiply_by_quantized_multiplier_scalar(np.int64(p), m, s)) for p in (min(products), max(products))]
+    return all(-32768 <= v and -32768 <= v + zo and v <= 32767 and v + zo <= 32767 for v in q)
 
 
 def litert_optimized_mul_plan(shape1, shape2, dtype, *, input1_zero_point, input2_zero_point, output_zero_point,
@@ -381,28 +403,24 @@ def litert_optimized_mul_plan(shape1, shape2, dtype, *, input1_zero_point, input
     blocks (16 lanes for int8, 8 for uint8) compute the reference's ``MBQM((x1 - zp1) * (x2 - zp2), M, S)``, narrow
     it to int16 (saturating; wrapping in the uint8 scalar-broadcast kernel) and add ``zo`` in int16, which wraps:
     a product saturated at 32,767 plus a positive zero point comes out at the type's minimum, where the reference
-    clamps to its maximum. The tail of each call is the reference. Returns the lean ``run(x1, x2) -> out``.
+    clamps to its maximum. The tail of each call is the reference. The blocks run in
+    :func:`dspsim.simd.add_lanes.mul_lanes` where the narrow cannot change a value (:func:`_narrow_is_exact`), else in
+    the scalar loop. Returns the lean ``run(x1, x2) -> out``.
     """
     func = "litert_optimized_mul"
-    flat1, flat2, shape, t, lo, hi, zp1, zp2, zo = _binary_plan(
-        func, shape1, shape2, dtype, input1_zero_point, input2_zero_point, output_zero_point, act_min, act_max)
-    m, s = q31_multiplier(multiplier, func, "multiplier"), scalar_int(shift, func, "shift", -31, 30)
+    zps = (input1_zero_point, input2_zero_point, output_zero_point)
+    _binary_plan(func, shape1, shape2, dtype, *zps, act_min, act_max)
+    q31_multiplier(multiplier, func, "multiplier")
+    scalar_int(shift, func, "shift", -31, 30)
     walk = litert_broadcast_runs(shape1, shape2)
     if walk is None:
         return mul_plan(shape1, shape2, dtype, input1_zero_point=input1_zero_point,
                         input2_zero_point=input2_zero_point, output_zero_point=output_zero_point,
                         multiplier=multiplier, shift=shift, act_min=act_min, act_max=act_max)
-    run_length, elementwise = walk
-    int8 = t.dtype == np.int8
-    lanes, saturating = (16, True) if int8 else (8, elementwise)
-    size, out_dtype = math.prod(shape), t.dtype
-
-    def run(x1, x2):
-        out = np.empty(size, out_dtype)
-        _optimized_mul(flat1(x1), flat2(x2), zp1, zp2, zo, m, s, lo, hi, run_length, lanes, saturating, out)
-        return out.reshape(shape)
-
-    return run
+    call, elementwise = walk
+    lanes, saturating = (16, True) if np.dtype(dtype) == np.int8 else (8, elementwise)
+    return _mul_runner(func, shape1, shape2, dtype, zps, multiplier, shift, None, act_min, act_max,
+                       (call, call // lanes * lanes, saturating))
 
 
 # --------------------------------------------------------------------------------------------
