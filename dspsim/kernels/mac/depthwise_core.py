@@ -16,7 +16,8 @@ paired with a zero weight). Each product is at most ``255 * 255`` in magnitude a
 ``2 * 255 * 255 < 2^31``: exact; the int32 lane adds wrap modulo 2^32 like a C ``int32`` accumulator
 (``-fwrapv``), so the result is exact modulo 2^32, as the bias-first TFLite sum is. Output pixels
 whose inputs are adjacent (a row at stride 1; a (T, 1, C) stream under a (KH, 1) kernel) are one run
-worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors too; a run's (or a pixel's)
+worked 16 values at a time across pixel boundaries, so C = 8 fills the vectors too (a row at a larger stride with
+C % 16 = 0 is one run too, its blocks skipping the pixels between two of its pixels); a run's (or a pixel's)
 last ``n % 16`` values take one more block over its last 16 values, overlapping the previous one (the same sums
 recomputed), so C = 30 or 60 stays in the pairs. A depth multiplier ``M > 1`` takes the pairs on the input with
 each channel repeated M times (:func:`expand_channels`: micro_speech's 1 -> 8 channel layer, 198 -> 42 us). Hosts
@@ -489,7 +490,8 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, mode, ring, taps, tap_
     (:func:`_load_patch`) for each other pixel. Every tap is then inside. Output pixels whose inputs are adjacent
     form runs, worked 16 values at a time across pixel boundaries: a row's (inside) pixels at ``stride_w = 1``; all
     rows of an image when ``OW = WP = 1`` and ``stride_h = 1`` (a (T, 1, C) stream and a (KH, 1) kernel; not
-    ``_PATCHES``). Otherwise each pixel is a run of ``C`` values. A run's last ``n % 16`` values take one more
+    ``_PATCHES``); a row's inside pixels at ``stride_w > 1`` when ``C % 16 = 0`` (its blocks skip the ``stride_w - 1``
+    pixels between two of them, :func:`_pair_sums`). Otherwise each pixel is a run of ``C`` values. A run's last ``n % 16`` values take one more
     16-value block over its last 16 (overlapping: it recomputes a few sums, the same values), so any ``C >= 16``
     stays in the pairs; a run shorter than 16 takes :func:`_short_run`.
     """
