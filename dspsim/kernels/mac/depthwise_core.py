@@ -491,9 +491,9 @@ def _pair_rows(xf, in_h, in_w, c, pad_t, pad_l, h_p, w_p, mode, ring, taps, tap_
     form runs, worked 16 values at a time across pixel boundaries: a row's (inside) pixels at ``stride_w = 1``; all
     rows of an image when ``OW = WP = 1`` and ``stride_h = 1`` (a (T, 1, C) stream and a (KH, 1) kernel; not
     ``_PATCHES``); a row's inside pixels at ``stride_w > 1`` when ``C % 16 = 0`` (its blocks skip the ``stride_w - 1``
-    pixels between two of them, :func:`_pair_sums`). Otherwise each pixel is a run of ``C`` values. A run's last ``n % 16`` values take one more
-    16-value block over its last 16 (overlapping: it recomputes a few sums, the same values), so any ``C >= 16``
-    stays in the pairs; a run shorter than 16 takes :func:`_short_run`.
+    pixels between two of them, :func:`_pair_sums`). Otherwise each pixel is a run of ``C`` values. A run's last
+    ``n % 16`` values take one more 16-value block over its last 16 (overlapping: it recomputes a few sums, the same
+    values), so any ``C >= 16`` stays in the pairs; a run shorter than 16 takes :func:`_short_run`.
     """
     n_oc = bias.shape[0]
     k_h, k_w = taps.shape[0], taps.shape[1]
