@@ -22,8 +22,10 @@ _TYPES = (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int16))
 @njit(cache=True)
 def _pool(x, k_h, k_w, s_h, s_w, pad_t, pad_l, out_h, out_w, is_max, lowest, lo, hi, out):
     """Average (``is_max`` False) or max pooling into ``out``; returns False when a window has no
-    input tap (TFLite's AveragePool then fails). Never raises."""
+    input tap (TFLite's AveragePool then fails). Never raises. Per output pixel the window's rows of ``depth``
+    codes are folded into one row of int64 accumulators: contiguous loops over the channels, which vectorize."""
     n_b, in_h, in_w, depth = x.shape
+    acc = np.empty(depth, np.int64)
     for b in range(n_b):
         for oy in range(out_h):
             for ox in range(out_w):
@@ -33,26 +35,27 @@ def _pool(x, k_h, k_w, s_h, s_w, pad_t, pad_l, out_h, out_w, is_max, lowest, lo,
                 fy1 = min(k_h, in_h - iy0)
                 fx0 = max(0, -ix0)
                 fx1 = min(k_w, in_w - ix0)
-                for c in range(depth):
-                    acc = np.int64(lowest) if is_max else np.int64(0)
-                    count = 0
-                    for fy in range(fy0, fy1):
-                        for fx in range(fx0, fx1):
-                            v = np.int64(x[b, iy0 + fy, ix0 + fx, c])
-                            if is_max:
-                                acc = max(acc, v)
-                            else:
-                                acc += v
-                            count += 1
-                    if not is_max:
-                        if count == 0:
-                            return False
-                        # C division truncates toward zero: ties go away from zero
-                        if acc > 0:
-                            acc = (acc + count // 2) // count
+                count = max(fy1 - fy0, 0) * max(fx1 - fx0, 0)
+                acc[:] = lowest if is_max else 0
+                for fy in range(fy0, fy1):
+                    for fx in range(fx0, fx1):
+                        row = x[b, iy0 + fy, ix0 + fx]
+                        if is_max:
+                            for c in range(depth):
+                                acc[c] = max(acc[c], np.int64(row[c]))
                         else:
-                            acc = -((-acc + count // 2) // count)
-                    out[b, oy, ox, c] = min(max(acc, lo), hi)
+                            for c in range(depth):
+                                acc[c] += np.int64(row[c])
+                if not is_max:
+                    if count == 0:
+                        return False
+                    # C division truncates toward zero: ties go away from zero
+                    for c in range(depth):
+                        a = acc[c]
+                        acc[c] = (a + count // 2) // count if a > 0 else -((-a + count // 2) // count)
+                o = out[b, oy, ox]
+                for c in range(depth):
+                    o[c] = min(max(acc[c], lo), hi)
     return True
 
 

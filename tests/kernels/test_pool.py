@@ -12,13 +12,18 @@ from dspsim.kernels.pool import average_pool2d, max_pool2d
 
 @settings(max_examples=200, deadline=None)
 @given(h=st.integers(1, 7), w=st.integers(1, 7), k=st.integers(1, 4), s=st.integers(1, 3),
-       padding=st.sampled_from(["SAME", "VALID"]), lo=st.integers(-128, 0), seed=st.integers(0, 2**32 - 1))
-def test_pools_equal_oracle(h, w, k, s, padding, lo, seed):
+       padding=st.sampled_from(["SAME", "VALID"]), lo=st.integers(-128, 0), seed=st.integers(0, 2**32 - 1),
+       c=st.sampled_from([1, 3, 17]), dtype=st.sampled_from([np.int8, np.uint8, np.int16]))
+def test_pools_equal_oracle(h, w, k, s, padding, lo, seed, c, dtype):
+    """Channel counts on both sides of a vector (the kernel folds each window's rows of channels), every type at
+    its extreme codes."""
     if padding == "VALID" and (k > h or k > w):
         return
     rng = np.random.default_rng(seed)
-    x = rng.integers(-128, 128, size=(2, h, w, 3)).astype(np.int8)
-    hi = 100
+    info = np.iinfo(dtype)
+    x = rng.integers(int(info.min), int(info.max) + 1, size=(2, h, w, c)).astype(dtype)
+    x.reshape(-1)[::5] = rng.choice([info.min, info.max], x.reshape(-1)[::5].size)
+    lo, hi = max(lo, int(info.min)), int(info.max) - 27
     for fn, oracle in ((average_pool2d, R.average_pool2d), (max_pool2d, R.max_pool2d)):
         out = fn(x, k, stride=s, padding=padding, act_min=lo, act_max=hi)
         want = oracle(x.tolist(), (k, k), (s, s), padding, lo, hi)
