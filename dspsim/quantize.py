@@ -1165,6 +1165,26 @@ def tflite_quantize_plan(shape, scale, zero_point=0, dtype="int8", axis=None):
     return run
 
 
+@njit(cache=True, error_model="numpy")
+def _litert_optimized_quantize_loop(x, inv, scale, zp, lo, hi, out):
+    """:func:`litert_optimized_quantize` of the flat ``x`` into ``out``; returns the number of NaN inputs."""
+    block = x.size // 8 * 8
+    nan = 0
+    for i in range(block):  # f32(x * inv), ties to even
+        v = x[i]
+        nan += v != v
+        r = np.rint(v * inv)
+        r = r if (r < _F2P31) & (r >= -_F2P31) else -_F2P31
+        out[i] = min(max(wrap_scalar(np.int64(r) + zp, 32), lo), hi)
+    for i in range(block, x.size):  # TfLiteRound(x / double(scale)), ties away from zero
+        v = x[i]
+        nan += v != v
+        q = round_half_away_from_zero(np.float64(v) / scale)
+        q = q if (q < 2.0**31) & (q >= -(2.0**31)) else -(2.0**31)
+        out[i] = min(max(wrap_scalar(np.int64(q) + zp, 32), lo), hi)
+    return nan
+
+
 def litert_optimized_quantize(x, scale, zero_point=0, dtype="int16"):
     """LiteRT's optimized float32 -> int8 / uint8 / int16 ``AffineQuantize`` (``optimized_ops.h``, its NEON code
     through NEON_2_SSE on x86, one overload per type with the same steps; the XNNPACK engine's int16 fallback and
@@ -1178,28 +1198,32 @@ def litert_optimized_quantize(x, scale, zero_point=0, dtype="int16"):
     reference kernel's (``tests/golden/ops/int16_edges.npz``); int8: openmv_face_landmarks_192's input
     quantization (``tests/golden/real_models``).
     """
+    x = _float32_array(x, "litert_optimized_quantize")
+    return litert_optimized_quantize_plan(x.shape, scale, zero_point, dtype)(x)
+
+
+def litert_optimized_quantize_plan(shape, scale, zero_point=0, dtype="int16"):
+    """:func:`litert_optimized_quantize` prepared for a float32 input of ``shape``: every parameter validated here,
+    once; returns the lean ``run(x) -> codes`` (NaN still refused)."""
     func = "litert_optimized_quantize"
     if dtype not in ("int8", "uint8", "int16"):
         raise ValueError(f"{func}: dtype must be 'int8', 'uint8' or 'int16', got {dtype!r}")
     info = np.iinfo(np.dtype(dtype))
-    x = _float32_array(x, func)
     s = _scales(scale, func, "scale")
     if s.size != 1:
         raise ValueError(f"{func}: scale must be one value (per tensor), got {s.size}")
     zp = int(as_int_array(zero_point, func, "zero_point", int(info.min), int(info.max)))
-    if np.isnan(x).any():
-        raise ValueError(f"{func}: x contains NaN, whose code no engine defines")
-    flat = x.reshape(-1)
-    block = flat.size // 8 * 8
-    with np.errstate(over="ignore", invalid="ignore"):
-        inv = np.float32(1.0 / np.float64(s.reshape(-1)[0]))
-        head = np.rint(np.float32(flat[:block] * inv)).astype(np.float64)
-        q = flat[block:].astype(np.float64) / np.float64(s.reshape(-1)[0])
-        tail = np.sign(q) * np.floor(np.abs(q) + 0.5)
-    v = np.concatenate([head, tail])
-    v = np.where((v >= -(2.0**31)) & (v < 2.0**31), v, -(2.0**31)).astype(np.int64)
-    v = (v + zp + (1 << 31)) % (1 << 32) - (1 << 31)
-    return np.clip(v, int(info.min), int(info.max)).astype(info.dtype).reshape(x.shape)
+    scale64 = np.float64(s.reshape(-1)[0])
+    with np.errstate(over="ignore"):
+        inv = np.float32(1.0 / scale64)
+    shape, lo, hi = tuple(int(d) for d in shape), int(info.min), int(info.max)
+
+    def run(x):
+        out = np.empty(shape, info.dtype)
+        _refuse_nan(_litert_optimized_quantize_loop(np.ravel(x), inv, scale64, zp, lo, hi, out.reshape(-1)), func)
+        return out
+
+    return run
 
 
 @names_its_errors

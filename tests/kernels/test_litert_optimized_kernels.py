@@ -16,7 +16,7 @@ from dspsim.kernels.arithmetic.elementwise import (
 from dspsim.fixedpoint import quantize_multiplier
 from dspsim.kernels.reduce.mean import litert_optimized_mean_plan
 from dspsim.kernels.reduce.sum import litert_optimized_sum_plan
-from dspsim.quantize import litert_optimized_dequantize_plan, tflite_dequantize_plan
+from dspsim.quantize import litert_optimized_dequantize_plan, litert_optimized_quantize_plan, tflite_dequantize_plan
 
 
 @settings(max_examples=80, deadline=None)
@@ -50,6 +50,34 @@ def test_optimized_mean_refuses_what_its_path_does_not_take():
     with pytest.raises((TypeError, ValueError), match="litert_optimized_mean"):
         litert_optimized_mean_plan((1, 2, 2, 3), np.int16, input_scale=1.0, input_zero_point=0, output_scale=1.0,
                                    output_zero_point=0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(shape=st.sampled_from([(1,), (7,), (8,), (2, 9), (3, 5, 7), (4, 33)]), dtype=st.sampled_from(["int8", "uint8",
+                                                                                                     "int16"]),
+       scale=st.sampled_from([2.0**-7, 2.0**-3, 0.0213, 1.7]), zp=st.integers(-128, 127), seed=st.integers(0, 2**32 - 1))
+def test_optimized_quantize_plan_matches_the_oracle(shape, dtype, scale, zp, seed):
+    """Blocks of 8 (ties to even) and the tail (ties away from zero) on exact ties k + 1/2, values past the type and
+    past int32 (the oracle takes no infinity: test_int16_ops has them)."""
+    rng = np.random.default_rng(seed)
+    info = np.iinfo(np.dtype(dtype))
+    zp = min(max(zp, int(info.min)), int(info.max))
+    k = rng.integers(-300, 300, shape) + rng.choice([0.0, 0.5, 0.25], shape)
+    x = (k * scale).astype(np.float32)
+    x.reshape(-1)[::7] = rng.choice(np.array([-1e12, 3e9, -3e9, 1e12], np.float32), x.reshape(-1)[::7].size)
+    got = litert_optimized_quantize_plan(x.shape, scale, zp, dtype)(x)
+    assert got.dtype == np.dtype(dtype) and got.shape == x.shape
+    assert np.array_equal(got, ref.litert_optimized_quantize_oracle(x, scale, zp, dtype))
+
+
+def test_optimized_quantize_plan_refuses_nan_and_foreign_parameters():
+    run = litert_optimized_quantize_plan((9,), 0.5, 0, "int8")
+    with pytest.raises(ValueError, match="litert_optimized_quantize: x contains NaN"):
+        run(np.array([0.0] * 8 + [np.nan], np.float32))
+    with pytest.raises(ValueError, match="litert_optimized_quantize: dtype"):
+        litert_optimized_quantize_plan((9,), 0.5, 0, "int32")
+    with pytest.raises(ValueError, match="litert_optimized_quantize"):
+        litert_optimized_quantize_plan((9,), 0.5, 200, "int8")
 
 
 @settings(max_examples=60, deadline=None)

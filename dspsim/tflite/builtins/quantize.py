@@ -22,7 +22,7 @@ from ...kernels.quantize.cast import CastNaN, cast_plan
 from ...kernels.quantize.requantize import tflite_requantize_plan
 from ...kernels.quantize.xnnpack import xnnpack_convert_plan, xnnpack_quantize_plan
 from ...quantize import (
-    litert_optimized_dequantize_plan, litert_optimized_quantize, tflite_dequantize_plan, tflite_quantize_plan,
+    litert_optimized_dequantize_plan, litert_optimized_quantize_plan, tflite_dequantize_plan, tflite_quantize_plan,
 )
 from ..prepare import (
     Prepared, at_run, builtin, check_arity, check_dtype, check_same_shape, fixed_point_multiplier, per_tensor_quant,
@@ -70,9 +70,8 @@ def prepare_quantize(op, g):
             # LiteRT's optimized AffineQuantize: every one of litert-optimized, and the int16 ones the XNNPACK
             # delegate leaves to the builtin kernels
             if xnnpack or g.kernel(op) is Kernel.LITERT_OPTIMIZED:
-                dt = t_out.dtype.name
-                return Prepared(lambda inputs: at_run(op, litert_optimized_quantize, inputs[0], scale, zp, dt),
-                                {"scale": scale, "zero_point": zp, "kernel": "optimized"})
+                return Prepared(unary_run(op, g, litert_optimized_quantize_plan, scale, zp, t_out.dtype.name,
+                                          shape_only=True), {"scale": scale, "zero_point": zp, "kernel": "optimized"})
         return Prepared(unary_run(op, g, tflite_quantize_plan, scale, zp, t_out.dtype.name, axis,
                                   shape_only=True), {"scale": scale, "zero_point": zp, "axis": axis})
     check_dtype(op, t_in, _QTYPES + (_INT32,), "input")  # int -> int: Requantize (int16 -> int8 in the keyword models)
