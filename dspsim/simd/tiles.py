@@ -21,10 +21,11 @@ row_add[m] * col_mul[n]`` (modulo 2^32) under a column mask.
   each lane is one column's sum and no reduction is needed; all ``MR`` rows of a 16-column slice
   (12 accumulators) share each B load. One loop nest per row count of a short last tile; the
   slices run in a loop.
-* :func:`tile_vnni_requant`: the VNNI tile that requantizes its sums in its registers (a float-scale scheme,
-  :class:`_FloatCodes`: ``vcvtdq2ps``, the fma of a float bias only when there is one, ``vmulps``, the
-  clamps, ``vcvtps2dq``, 16 lanes at a time) and stores 8- or 16-bit codes: no int32 block is stored and
-  read back.
+* :func:`tile_vnni_requant`: the VNNI tile that requantizes its sums in its registers, 16 lanes at a time (a
+  float-scale scheme, :class:`_FloatCodes`: ``vcvtdq2ps``, the fma of a float bias only when there is one,
+  ``vmulps``, the clamps, ``vcvtps2dq``; TFLite's fixed-point scheme, :class:`_FixedCodes`: the lanes of
+  :func:`dspsim.simd.requant_lanes.fixed_lanes`, ``vpmuldq`` on zmm) and stores 8- or 16-bit codes: no int32
+  block is stored and read back.
 
 The VNNI tile holds one loop nest per (16-column vectors that hold stored columns, rows of a short
 last tile) and branches to the one that fits, so narrow weights, a narrow last panel and short tiles
@@ -85,7 +86,8 @@ class _Tile:
 
     def __init__(self, context, builder, signature, args, b_elem, codes=False):
         """``b_elem``: the IR type of ``bp``'s entries (bytes for VNNI, int16 for AVX2); ``codes``: store the int32
-        sums into ``c`` (False) or their :class:`_FloatCodes` (True: ``c`` int8 / uint8 / int16)."""
+        sums into ``c`` (False) or their codes (True: ``c`` int8 / uint8 / int16; :class:`_FixedCodes` when
+        ``scale``, argument 20, is 2-D, else :class:`_FloatCodes`)."""
         (a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add, m0, nvec, weighted,
          flip) = args[:19]
         at = signature.args
@@ -126,7 +128,8 @@ class _Tile:
         self.masked_store = cgutils.get_or_insert_function(
             builder.module, ir.FunctionType(ir.VoidType(), [out_vec, out_vec.as_pointer(), _I32, ir.VectorType(_I1, 16)]),
             _masked_store_name(self.out_elem))
-        self.codes = _FloatCodes(context, builder, signature, args) if codes else None
+        fixed = codes and isinstance(at[20], types.Array) and at[20].ndim == 2
+        self.codes = (_FixedCodes if fixed else _FloatCodes)(context, builder, signature, args) if codes else None
 
     def k_loops(self, bbase, step_len, mr=MR):
         """Nested loops over segments and 4-byte k-steps; yields (the first ``mr`` A row pointers as i8*
@@ -157,23 +160,24 @@ class _Tile:
         with b.if_then(b.icmp_signed("<", _c(r), self.mv)):
             rvs = _splat(b, b.load(b.gep(self.radd, [_c(r)])), _V16)
             crow = b.gep(self.cbase, [b.mul(_c(r), self.ldc)])
-            for i, vec in enumerate(vecs):
-                col = b.mul(b.add(v0, _c(i)), _c(16))
+            cols = [b.mul(b.add(v0, _c(i)), _c(16)) for i in range(len(vecs))]
+            vals = []
+            for vec, col in zip(vecs, cols):
                 # The column terms are read here (L1), not held in registers across the k-loops.
                 add, mul = (b.load(b.bitcast(b.gep(p, [col]), _V16.as_pointer()), align=4)
                             for p in (self.cadd, self.cmul))
                 val = b.add(vec, add)
-                if weighted:
-                    val = b.add(val, b.mul(rvs, mul))
-                if self.codes is not None:
-                    val = self.codes.codes(b, val, col)
+                vals.append(b.add(val, b.mul(rvs, mul)) if weighted else val)
+            if self.codes is not None:  # the row's vectors together: one branch per row, not per vector
+                vals = self.codes.codes(b, vals, cols)
+            for val, col in zip(vals, cols):
                 ptr = b.bitcast(b.gep(crow, [col]), val.type.as_pointer())
                 with b.if_else(b.icmp_signed(">=", self.nv, b.add(col, _c(16)))) as (full, partial):
                     with full:
                         b.store(val, ptr, align=self.out_elem.width // 8)
                     with partial:
-                        cols = b.add(_splat(b, b.trunc(col, _I32), _V16), ir.Constant(_V16, list(range(16))))
-                        mask = b.icmp_signed("<", cols, self.nvs)
+                        lane_cols = b.add(_splat(b, b.trunc(col, _I32), _V16), ir.Constant(_V16, list(range(16))))
+                        mask = b.icmp_signed("<", lane_cols, self.nvs)
                         b.call(self.masked_store, [val, ptr, ir.Constant(_I32, self.out_elem.width // 8), mask])
 
 
@@ -193,42 +197,76 @@ class _Tile:
         b.position_at_end(end)
 
 
-class _FloatCodes:
-    """The float-scale requantization of a tile's sums in its registers, 16 lanes at a time: the codes of
-    :func:`dspsim.simd.requant_lanes.requantize_float_row` (the same float operations, in zmm), from the
-    requantizing tile's arguments 19 on: ``bias`` (``()``: no float bias, or ``(bias_a, bias_b)``), ``scale``
-    (float32 arrays read from ``n0``, like ``col_add``), ``zp``, ``lo``, ``hi``, ``clamp_in_float``."""
+class _Codes:
+    """The requantization of a tile's sums in its registers, 16 lanes at a time, from the requantizing tile's
+    arguments 19 on: ``bias``, ``scale``, ``zp``, ``lo``, ``hi``, ``clamp_in_float`` (see
+    :func:`tile_vnni_requant`); :meth:`values` (a subclass's) gives the int32 values before the code's clamp."""
 
     def __init__(self, context, builder, signature, args):
-        from .requant_lanes import float_bounds, float_lanes  # that module builds on this one's IR helpers
+        from .requant_lanes import clamped_codes  # that module builds on this one's IR helpers
         b = builder
         at = signature.args
-        n0 = context.cast(b, args[13], at[13], types.int64)
+        self.n0 = context.cast(b, args[13], at[13], types.int64)
+        zp, lo, hi = (_splat(b, context.cast(b, args[i], at[i], types.int32), _V16) for i in (21, 22, 23))
+        self.zp, self.q_lo, self.q_hi = zp, b.sub(lo, zp), b.sub(hi, zp)
+        self.elem = _ELEM[at[6].dtype]
+        self.clamped_codes = clamped_codes
+
+    def codes(self, b, accs, cols):
+        """The codes ``min(max(q, lo - zp), hi - zp) + zp`` (16 each, in the output's type) of the int32 sums
+        ``accs[i]`` of columns ``n0 + cols[i]`` on: the clamp before ``+ zp``, so nothing wraps."""
+        return [self.clamped_codes(b, q, self.zp, self.q_lo, self.q_hi, self.elem) for q in self.values(b, accs, cols)]
+
+
+class _FloatCodes(_Codes):
+    """The float-scale schemes: :func:`dspsim.simd.requant_lanes.requantize_float_row`'s float operations in
+    zmm. ``bias`` ``()`` (no float bias) or ``(bias_a, bias_b)``, ``scale``: float32 arrays read from ``n0``, like
+    ``col_add``."""
+
+    def __init__(self, context, builder, signature, args):
+        super().__init__(context, builder, signature, args)
+        from .requant_lanes import float_bounds, float_lanes
+        b = builder
+        at = signature.args
 
         def column_ptr(arr, t):
-            return b.gep(b.bitcast(context.make_array(t)(context, b, arr).data, _F32.as_pointer()), [n0])
+            return b.gep(b.bitcast(context.make_array(t)(context, b, arr).data, _F32.as_pointer()), [self.n0])
 
         bias_types = at[19].types
         bias = cgutils.unpack_tuple(b, args[19], len(bias_types))
         self.bias = [column_ptr(v, t) for v, t in zip(bias, bias_types)] or None
         self.scale = column_ptr(args[20], at[20])
-        zp, lo, hi = (_splat(b, context.cast(b, args[i], at[i], types.int32), _V16) for i in (21, 22, 23))
-        self.zp, self.q_lo, self.q_hi = zp, b.sub(lo, zp), b.sub(hi, zp)
         self.f_lo, self.f_hi = float_bounds(b, self.q_lo, self.q_hi, context.cast(b, args[24], at[24], types.boolean))
         self.float_lanes = float_lanes
-        self.elem = _ELEM[at[6].dtype]
 
-    def codes(self, b, acc, col):
-        """The 16 codes ``min(max(q, lo - zp), hi - zp) + zp`` (in the output's type) of the int32 sums ``acc``
-        of columns ``n0 + col`` on: the clamp before ``+ zp``, so nothing wraps."""
-        def load(ptr):
+    def values(self, b, accs, cols):
+        def load(ptr, col):
             return b.load(b.bitcast(b.gep(ptr, [col]), _V16F.as_pointer()), align=4)
 
-        bias = None if self.bias is None else [load(p) for p in self.bias]
-        q = self.float_lanes(b, acc, bias, load(self.scale), self.f_lo, self.f_hi)
-        q = b.select(b.icmp_signed("<", q, self.q_lo), self.q_lo, q)
-        q = b.select(b.icmp_signed(">", q, self.q_hi), self.q_hi, q)
-        return b.trunc(b.add(q, self.zp), ir.VectorType(self.elem, 16))
+        return [self.float_lanes(b, acc, None if self.bias is None else [load(p, col) for p in self.bias],
+                                 load(self.scale, col), self.f_lo, self.f_hi) for acc, col in zip(accs, cols)]
+
+
+class _FixedCodes(_Codes):
+    """TFLite's fixed-point scheme (gemmlowp's roundings): :func:`dspsim.simd.requant_lanes.fixed_lanes` in zmm,
+    ``scale`` the int32 ``(LANE_ROWS, columns)`` array of :func:`~dspsim.simd.requant_lanes.lane_parameters`, read
+    from column ``n0``; ``bias`` ``()``, ``clamp_in_float`` unused."""
+
+    def __init__(self, context, builder, signature, args):
+        super().__init__(context, builder, signature, args)
+        from .requant_lanes import fixed_lanes
+        b = builder
+        params = context.make_array(signature.args[20])(context, b, args[20])
+        self.row_len = cgutils.unpack_tuple(b, params.shape, 2)[1]
+        self.p_base = b.gep(b.bitcast(params.data, _I32.as_pointer()), [self.n0])
+        self.fixed_lanes = fixed_lanes
+
+    def values(self, b, accs, cols):
+        def param(row, k, vt):
+            ptr = b.gep(self.p_base, [b.add(b.mul(self.row_len, _c(row)), cols[k])])
+            return b.load(b.bitcast(ptr, vt.as_pointer()), align=4)
+
+        return self.fixed_lanes(b, accs, param, self.elem.width == 8)
 
 
 _TILE_DOC = """One ``MR x nr`` tile: ``c[c_off + r*ldc + j] = sum + col_add[n0+j] + row_add[m0+r]*col_mul[n0+j]``
@@ -290,11 +328,17 @@ def tile_vnni(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, co
 @intrinsic
 def tile_vnni_requant(typingctx, a, rows, segs, k4, bp, b_off, c, c_off, ldc, mv, nv, col_add, col_mul, n0, row_add,
                       m0, nvec, weighted, flip, bias, scale, zp, lo, hi, clamp_in_float):
-    """:func:`tile_vnni` with the float-scale requantization in its registers: ``c`` (int8 / uint8 / int16) takes
-    the codes :func:`dspsim.simd.requant_lanes.requantize_float_row` gives for the int32 values the plain tile
-    stores, with ``bias`` ``()`` (no float bias) or ``(bias_a, bias_b)``, ``scale`` (float32 arrays read for
-    ``NR`` columns from ``n0``, as ``col_add``), ``zp``, ``lo``, ``hi`` inside the output type and
-    ``clamp_in_float``. No int32 block is stored and read back."""
+    """:func:`tile_vnni` with the requantization in its registers: ``c`` (int8 / uint8 / int16) takes the codes
+    of the int32 values the plain tile stores, ``zp``, ``lo``, ``hi`` inside the output type. No int32 block is
+    stored and read back.
+
+    * a float-scale scheme (:class:`_FloatCodes`): the codes of :func:`dspsim.simd.requant_lanes.requantize_float_row`,
+      ``bias`` ``()`` (no float bias) or ``(bias_a, bias_b)``, ``scale`` (float32 arrays read for ``NR`` columns
+      from ``n0``, as ``col_add``) and ``clamp_in_float``;
+    * TFLite's fixed-point scheme (:class:`_FixedCodes`, ``scale`` 2-D): those of
+      :func:`dspsim.simd.requant_lanes.requantize_rows`, ``scale`` the int32
+      :func:`~dspsim.simd.requant_lanes.lane_parameters` with ``NR`` columns from ``n0`` on, ``bias`` ``()``;
+      ``clamp_in_float`` is not read."""
     def codegen(context, builder, signature, llargs):
         return _vnni_codegen(context, builder, signature, llargs, True)
 

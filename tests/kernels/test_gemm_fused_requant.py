@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dspsim import oracle as ref
 from dspsim.kernels.mac import gemm as G
+from dspsim.fixedpoint import multiply_by_quantized_multiplier_scalar
 from dspsim.requant import Requant, float_bias_arrays
 from dspsim.kernels.quantize.requantize import requantize_into
 from oracle_views import oracle_requant
@@ -230,3 +231,45 @@ def test_requantizing_vnni_tile_equals_the_separate_pass(data, m, n, k, xd, od):
     requantize_into(acc.reshape(-1), n, 32, rq, float_bias_arrays(fbias, rq, n, "test"), c["zo"], lo, hi, want,
                     "test")
     np.testing.assert_array_equal(fused(c, n, "vnni").reshape(-1), want)
+
+
+@st.composite
+def fixed_schemes(draw, n):
+    """TFLite's fixed-point Requant (gemmlowp's roundings) the VNNI tile requantizes in its registers: multipliers
+    from 2^30 (every sum an exact tie at a right shift of 1) to 2^31 - 1, every shift in [-31, 30] (left shifts
+    wrap, large ones saturate both rails), per tensor or per channel; a shift in [-4, -2] for every channel
+    makes the 8-bit float lanes take most blocks (their flagged lanes the exact ones)."""
+    c = n if draw(st.booleans()) else 1
+    mult = st.sampled_from([1 << 30, (1 << 30) + 1, (1 << 31) - 1, (1 << 31) - 2, 1518500250]) | \
+        st.integers(1 << 30, (1 << 31) - 1)
+    shifts = st.integers(-31, 30) if draw(st.booleans()) else st.integers(-12, -2)
+    return Requant.fixed_point(draw(st.lists(mult, min_size=c, max_size=c)),
+                               draw(st.lists(shifts, min_size=c, max_size=c)))
+
+
+def scalar_requant(acc, rq, n, zo, lo, hi, od):
+    """clamp(MBQM(acc, m, s) + zo, lo, hi) of each int32 sum by the scalar primitive (channel = column)."""
+    mult, shift = np.broadcast_to(rq.multiplier, (n,)), np.broadcast_to(rq.shift, (n,))
+    out = np.empty(acc.shape, od)
+    for (i, j), v in np.ndenumerate(acc):
+        out[i, j] = min(max(multiply_by_quantized_multiplier_scalar(int(v), int(mult[j]), int(shift[j])) + zo, lo), hi)
+    return out
+
+
+@pytest.mark.skipif("vnni" not in G.PATHS, reason="the requantizing tile is VNNI's")
+@settings(max_examples=60, deadline=None)
+@given(data=st.data(), m=st.integers(1, 20), n=st.integers(1, 80), k=st.integers(1, 40),
+       xd=st.sampled_from([np.int8, np.uint8]), od=st.sampled_from([np.int8, np.uint8, np.int16]))
+def test_requantizing_vnni_tile_equals_the_scalar_fixed_point_requantization(data, m, n, k, xd, od):
+    # TFLite's scheme in the tile's registers (16 lanes: the float lanes and their flagged-lane fallback for 8-bit
+    # codes, the one floor, the two roundings; a masked store for a partial vector, rows of a short last tile),
+    # bit for bit the scalar multiply_by_quantized_multiplier of the plain tile's int32 sums.
+    rq = data.draw(fixed_schemes(n))
+    lo_t, hi_t = OUT_RANGES[od]
+    lo, hi = sorted(data.draw(st.tuples(st.integers(lo_t, hi_t), st.integers(lo_t, hi_t))))
+    c = dict(a=codes(data.draw, xd, (m, k)), b=codes(data.draw, np.int8, (n, k)),
+             zx=data.draw(st.sampled_from(EDGES[xd])), zw=0,
+             bias=data.draw(st.none() | st.lists(st.integers(-(1 << 31), (1 << 31) - 1), min_size=n, max_size=n)),
+             rq=rq, fbias=None, zo=data.draw(st.integers(lo_t, hi_t)), lo=lo, hi=hi, od=od, acc_bits=32)
+    acc = G.gemm_s32(c["a"], G.pack_weights(c["b"]), a_zero_point=c["zx"], bias=c["bias"], path="plain")
+    np.testing.assert_array_equal(fused(c, n, "vnni"), scalar_requant(acc, rq, n, c["zo"], lo, hi, od))

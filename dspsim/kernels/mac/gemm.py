@@ -165,9 +165,10 @@ def _make_driver(path, epilogue_key=None, flip=0, narrow=False):
 
     Without ``epilogue_key`` the tile stores the int32 sums into ``out`` (M, N). With one (a
     :attr:`FusedRequant.key`) each tile stores into an L1-resident ``MR x nr`` block, which
-    :func:`_requant_block` requantizes into ``epi``'s output: the int32 matrix never exists. A float-scale
-    scheme (:data:`~dspsim.simd.requant_lanes.FLOAT_LANES`) into ``narrow`` codes (8 or 16 bits) on the VNNI
-    path skips the block: :func:`~dspsim.simd.tiles.tile_vnni_requant` requantizes the sums in its registers.
+    :func:`_requant_block` requantizes into ``epi``'s output: the int32 matrix never exists. A scheme with lanes
+    (:func:`~dspsim.simd.requant_lanes.lane_kind`: the float-scale schemes, TFLite's fixed point) into ``narrow``
+    codes (8 or 16 bits) on the VNNI path skips the block: :func:`~dspsim.simd.tiles.tile_vnni_requant`
+    requantizes the sums in its registers.
 
     The closure holds only ints and enums (their pickles, part of numba's cache key, are the same in
     every process; a closure over a dispatcher or an intrinsic would pickle a fresh uuid and miss the
@@ -184,7 +185,7 @@ def _make_driver(path, epilogue_key=None, flip=0, narrow=False):
     simd = int(lanes == requant_lanes.FIXED_LANES)
     float_simd = int(lanes == requant_lanes.FLOAT_LANES)
     clamp_in_float = arith == Arithmetic.FLOAT32
-    if tile_id == 2 and float_simd and narrow:
+    if tile_id == 2 and lanes and narrow:
         tile_id = 4  # the codes from the tile's registers
     has_bias = float_bias != FloatBias.NONE
 
@@ -200,8 +201,9 @@ def _make_driver(path, epilogue_key=None, flip=0, narrow=False):
         ldc = n_group * groups
         rows = np.empty(MR, np.int64)
         block = np.empty(MR * nr if fused and tile_id != 4 else 0, np.int32)
-        if tile_id == 4:  # no float bias: no fma in the tile
+        if tile_id == 4:  # no float bias: no fma in the tile; TFLite's scheme: the int32 lane parameters
             fbias = (epi[10], epi[11]) if has_bias else ()
+            tile_scale = epi[9] if simd else epi[12]
         for item in range(item0, item1):  # of groups * n_pan * n_chunks
             g = item // (n_pan * n_chunks)
             pan = (item // n_chunks) % n_pan
@@ -219,7 +221,7 @@ def _make_driver(path, epilogue_key=None, flip=0, narrow=False):
                 dest, c_off, ld = (block, 0, nr) if fused else (out, m0 * ldc + col, ldc)
                 if tile_id == 4:  # epi: see FusedRequant.params
                     tile_vnni_requant(a, rows, segs, k4, bp, b_off, epi[13], m0 * ldc + col, ldc, mv, nv, col_add,
-                                      col_mul, col, row_add, g * m_dim + m0, nvec, weighted, flip, fbias, epi[12],
+                                      col_mul, col, row_add, g * m_dim + m0, nvec, weighted, flip, fbias, tile_scale,
                                       epi[5], epi[6], epi[7], clamp_in_float)
                 elif tile_id == 2:
                     tile_vnni(a, rows, segs, k4, bp, b_off, dest, c_off, ld, mv, nv, col_add, col_mul, col, row_add,
@@ -487,8 +489,9 @@ class FusedRequant:
     params : tuple
         ``(mult, shift, scale, fb_a, fb_b, zp, lo, hi, acc_bits, lanes, lane_bias_a, lane_bias_b, lane_scale)``:
         arrays of length ``channels``, ints, then the lane parameters of :func:`dspsim.simd.requant_lanes.lane_parameters`
-        (one ``(LANE_ROWS, channels)`` array) and :func:`~dspsim.simd.requant_lanes.float_lane_parameters`
-        (float32, zeros past ``channels`` to ``channels + NR``: the requantizing tile reads whole vectors).
+        (one ``(LANE_ROWS, channels + NR)`` array, the last channel's repeated past ``channels``) and
+        :func:`~dspsim.simd.requant_lanes.float_lane_parameters` (float32, zeros past ``channels`` to ``channels +
+        NR``): the requantizing tile reads whole vectors.
     dtype : numpy dtype
         The output type.
     channels : int
@@ -513,7 +516,7 @@ class FusedRequant:
         fb_a, fb_b = np.ascontiguousarray(fb_a, np.float32), np.ascontiguousarray(fb_b, np.float32)
         # Per column: the int32 lanes' parameters of the fixed-point front of each row, and the float
         # lanes' (bias_a, bias_b, scale) of the float schemes (zeros for the other schemes).
-        lanes = (requant_lanes.lane_parameters(mult, shift, n, per_channel),)
+        lanes = (np.pad(requant_lanes.lane_parameters(mult, shift, n, per_channel), ((0, 0), (0, NR)), "edge"),)
         float_lanes = requant_lanes.float_lane_parameters(arith, fb_mode, scale, fb_a, fb_b)[:3] \
             if requant_lanes.lane_kind(arith, fb_mode, tie) == requant_lanes.FLOAT_LANES else (np.zeros(n, np.float32),) * 3
         params = (mult, shift, scale, fb_a, fb_b, int(zero_point), int(lo), int(hi), int(acc_bits)) + lanes + \
