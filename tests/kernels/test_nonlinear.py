@@ -192,6 +192,21 @@ def test_lut_beyond_int32_saturates():
     assert t[255] == 127 and t[128] == 127 and t[0] == 0
 
 
+# ------------------------------------------------------------------ lookup in byte vectors
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 200), uint8=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_lookup_table_equals_indexing_on_every_code(n, uint8, seed):
+    """The 32-code vector blocks (dspsim.simd.lut_lanes: a nibble per row, 16 rows) and the scalar tail against
+    numpy indexing: every code once in a random order, then ``n`` random ones (lengths on both sides of 32)."""
+    dtype = np.uint8 if uint8 else np.int8
+    lo = int(np.iinfo(dtype).min)
+    rng = np.random.default_rng(seed)
+    table = rng.integers(lo, lo + 256, 256).astype(dtype)
+    x = np.concatenate([rng.permutation(256), rng.integers(0, 256, n)]).astype(np.int64) + lo
+    x = x.astype(dtype)
+    assert np.array_equal(nl.lookup_table(x, table), table[x.astype(np.int64) - lo])
+
+
 # ------------------------------------------------------------------ bad input
 def test_bad_input_names_function_and_rule():
     with pytest.raises(TypeError, match="lookup_table: x must have dtype int8"):

@@ -38,6 +38,8 @@ from ...fixedpoint import (
 )
 from ..._errors import names_its_errors
 from .._plan import flat_operand
+from ...simd.add_lanes import USE_LANES
+from ...simd.lut_lanes import lookup_lanes, lut_rows
 from .._checks import float32_scale
 from .._checks import check_spec, check_tensor, int_in_range, zero_point
 
@@ -170,8 +172,11 @@ def xnnpack_lut_table(function, *, input_scale, input_zero_point, output_scale, 
 
 
 @njit(cache=True)
-def _lookup(x, table, offset, out):
-    for i in range(x.shape[0]):
+def _lookup(x, table, offset, rows, out):
+    i0 = 0
+    if USE_LANES:  # 32 codes per step in byte vectors (AVX2, jit only): the same values
+        i0 = lookup_lanes(x, rows, out)
+    for i in range(i0, x.shape[0]):
         out[i] = table[np.int64(x[i]) + offset]
 
 
@@ -194,10 +199,11 @@ def lookup_table_plan(shape, dtype, table):
         raise ValueError(f"{func}: table must be {article} {dt} array of 256 entries (the codes' type), got {t.dtype} "
                          f"{t.shape}")
     t, size, offset = np.ascontiguousarray(t), math.prod(shape), -int(np.iinfo(dt).min)
+    rows = lut_rows(t)
 
     def run(x):
         out = np.empty(size, dt)
-        _lookup(np.ravel(x), t, offset, out)
+        _lookup(np.ravel(x), t, offset, rows, out)
         return out.reshape(shape)
 
     return run
