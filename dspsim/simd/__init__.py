@@ -7,7 +7,9 @@
                      :func:`~.cpu.describe`), and whether a peer's GEMM takes VNNI here
 :mod:`.tiles`        the exact int8 GEMM tiles (AVX-512 VNNI ``vpdpbusd``, AVX2 ``vpmaddwd``)
 :mod:`.requant_lanes` TFLite's fixed-point and the float-scale requantizations in int32 / float32 lanes
-:mod:`.add_lanes`    TFLite's and XNNPACK's quantized ADD in int32 lanes
+:mod:`.add_lanes`    TFLite's, LiteRT's optimized and XNNPACK's quantized ADD, and MUL, in int32 lanes
+:mod:`.lut_lanes`    8-bit lookup tables over 32 codes a step (byte shuffles)
+:mod:`._ir`          the IR types, constants, splats and intrinsic calls the others build with
 :mod:`.streaming`    non-temporal (streaming) stores of whole cache lines
 ==================== ==========================================================================================
 

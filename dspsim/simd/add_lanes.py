@@ -39,7 +39,7 @@ from numba.extending import intrinsic, overload
 
 from .cpu import HAVE_AVX2
 from .requant_lanes import _V8F, _all_one_floor, _any_flagged, _mbqm_lanes, _mbqm_lanes_float, store_codes
-from .tiles import _I32, _I64, _splat
+from ._ir import _I32, _I64, _splat
 
 __all__ = ["USE_LANES", "add_lanes", "mul_lanes", "xnnpack_add_lanes"]
 

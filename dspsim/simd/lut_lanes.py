@@ -13,8 +13,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from .requant_lanes import _x86
-from .tiles import _I8, _I64
+from ._ir import _I8, _I64, _x86
 
 __all__ = ["lookup_lanes", "lut_rows"]
 

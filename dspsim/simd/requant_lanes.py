@@ -55,7 +55,7 @@ from numba.extending import intrinsic, overload
 from ..fixedpoint import Rounding
 from ..requant import Arithmetic, FloatBias
 from .cpu import HAVE_AVX2, HAVE_AVX512
-from .tiles import _I8, _I16, _I32, _I64, _splat
+from ._ir import _F32, _I8, _I16, _I32, _I64, _splat, _x86
 
 __all__ = ["HAVE_AVX2", "LANES", "LANE_ROWS", "float_lane_parameters", "lane_parameters", "requantize_blocks", "lane_kind", "FIXED_LANES", "FLOAT_LANES",
            "requantize_float_row", "requantize_float_rows", "requantize_rows"]
@@ -63,7 +63,6 @@ __all__ = ["HAVE_AVX2", "LANES", "LANE_ROWS", "float_lane_parameters", "lane_par
 _V8 = ir.VectorType(_I32, 8)
 _OUT_BITS = {types.int8: 8, types.uint8: 8, types.int16: 16}
 _OUT_TYPE = {t: ir.IntType(bits) for t, bits in _OUT_BITS.items()}
-_F32 = ir.FloatType()
 _V8F = ir.VectorType(_F32, 8)
 
 LANE_ROWS = 7
@@ -178,11 +177,6 @@ def _any_flagged(b, fractions):
         least = b.select(b.fcmp_ordered("<", f, least), f, least)
     flagged = b.fcmp_ordered("<", least, ir.Constant(least.type, [2 * FLOAT_MARGIN] * n))
     return b.icmp_unsigned("!=", b.bitcast(flagged, ir.IntType(n)), ir.Constant(ir.IntType(n), 0))
-
-
-def _x86(b, name, ret, *args):
-    return b.call(cgutils.get_or_insert_function(b.module, ir.FunctionType(ret, [a.type for a in args]), name),
-                  list(args))
 
 
 def clamped_codes(b, q, zpv, q_lo, q_hi, elem):

@@ -42,6 +42,9 @@ from llvmlite import ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
 
+from ._ir import _F32, _I1, _I8, _I16, _I32, _I64, _c, _splat
+from .requant_lanes import fixed_lanes, float_bounds, float_lanes
+
 
 MR = 6
 """Rows of A per tile (one 4-byte broadcast each per k-step)."""
@@ -53,9 +56,7 @@ NR = 16 * NV
 
 
 _LLVM = llvm.llvm_version_info[0]
-_I1, _I8, _I16, _I32, _I64 = (ir.IntType(b) for b in (1, 8, 16, 32, 64))
 _V16 = ir.VectorType(_I32, 16)
-_F32 = ir.FloatType()
 _V16F = ir.VectorType(_F32, 16)
 # LLVM 22 types vpdpbusd's byte operands as <64 x i8>, older releases as <16 x i32>; LLVM 15 moved
 # to opaque pointers, which changed the masked store's mangled name.
@@ -68,17 +69,6 @@ def _masked_store_name(elem):
     """The masked store of 16 ``elem`` lanes: LLVM 15 moved to opaque pointers, which changed its mangled name."""
     vec = f"v16i{elem.width}"
     return f"llvm.masked.store.{vec}." + ("p0" if _LLVM >= 15 else f"p0{vec}")
-
-
-def _c(v):
-    return ir.Constant(_I64, v)
-
-
-def _splat(builder, value, vtype):
-    """``value`` in every lane of ``vtype``."""
-    n = vtype.count
-    one = builder.insert_element(ir.Constant(vtype, None), value, ir.Constant(_I32, 0))
-    return builder.shuffle_vector(one, ir.Constant(vtype, None), ir.Constant(ir.VectorType(_I32, n), [0] * n))
 
 
 class _Tile:
@@ -225,7 +215,6 @@ class _FloatCodes(_Codes):
 
     def __init__(self, context, builder, signature, args):
         super().__init__(context, builder, signature, args)
-        from .requant_lanes import float_bounds, float_lanes
         b = builder
         at = signature.args
 
@@ -254,7 +243,6 @@ class _FixedCodes(_Codes):
 
     def __init__(self, context, builder, signature, args):
         super().__init__(context, builder, signature, args)
-        from .requant_lanes import fixed_lanes
         b = builder
         params = context.make_array(signature.args[20])(context, b, args[20])
         self.row_len = cgutils.unpack_tuple(b, params.shape, 2)[1]
