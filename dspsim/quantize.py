@@ -862,6 +862,8 @@ def quantize(x, min_range, max_range, T, mode="MIN_COMBINED", round_mode="HALF_A
     nan, bad = _launch(_tf_quantize_kernel, x.size, x.reshape(-1), n_slices, inner, mode_i, round_i, t.bits,
                        t.signed, *params, out.reshape(-1))
     _refuse_nan(nan, func)
+    if mode_i == MIN_FIRST and np.isinf(params[2]).any():
+        bad = x.size  # TF's offset round(min * inf) is infinite: no value has a defined code (0 * inf is NaN)
     if bad:
         raise ValueError(f"{func}: the range is too small for {t.name}: the scale overflows float32 and "
                          f"{bad} values have no defined code in TensorFlow (raise ensure_minimum_range)")

@@ -278,3 +278,15 @@ def test_range_check_reads_subnormals_as_zero():
     # max < min only through subnormals: TF compares under DAZ and accepts
     res = quantize(np.zeros(2, F), -1e-40, -2e-40, "quint8", mode="SCALED", ensure_minimum_range=1e-38)
     assert res.output.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("x", [0.25, 0.0, -1.0e-33])
+def test_min_first_range_whose_scale_overflows_float32_is_refused(x):
+    """[-3.4e-32, 0] with ensure_minimum_range=0: qint32's (2^32 - 1) / range overflows float32, so TF's offset
+    round(min * inf) is infinite and no value has a defined code, even where a clamp would give one (found by
+    hypothesis in CI: 0.25 came out as 2147483520)."""
+    lo, hi = -3.4268681346951294e-32, 0.0
+    codes, _, _ = R.tf_quantize([x], lo, hi, "qint32", "MIN_FIRST", "HALF_AWAY_FROM_ZERO", False, 0.0)
+    assert codes == [None]
+    with pytest.raises(ValueError, match="quantize: the range is too small for qint32"):
+        quantize(np.array([x], np.float32), lo, hi, "qint32", mode="MIN_FIRST", ensure_minimum_range=0.0)
